@@ -1,0 +1,46 @@
+//! One module per command group; each turns parsed flags into `helm-core`
+//! calls and renders the outcome.
+
+mod channel;
+mod init;
+mod status;
+
+use anyhow::Result;
+use helm_core::{Helm, HelmOptions, model::User};
+
+use crate::cli::{Cli, Command, Global};
+use crate::output::Output;
+
+/// What every command needs: the global flags and the output.
+pub struct Ctx {
+    pub global: Global,
+    pub out: Output,
+}
+
+impl Ctx {
+    /// Opens the data directory (which must be initialised).
+    pub async fn open(&self) -> Result<Helm> {
+        Ok(Helm::open(HelmOptions::new(&self.global.data)).await?)
+    }
+
+    /// The acting user: `--as USER`, or the Captain.
+    pub async fn actor(&self, helm: &Helm) -> Result<User> {
+        Ok(match &self.global.as_user {
+            Some(name) => helm.user(name).await?,
+            None => helm.captain().await?,
+        })
+    }
+}
+
+/// Runs the parsed command; returns the exit code.
+pub async fn run(cli: Cli) -> Result<i32> {
+    let ctx = Ctx {
+        out: Output::new(cli.global.json),
+        global: cli.global,
+    };
+    match cli.command {
+        Command::Init(args) => init::run(&ctx, args).await,
+        Command::Channel(cmd) => channel::run(&ctx, cmd).await,
+        Command::Status => status::run(&ctx).await,
+    }
+}

@@ -1,0 +1,39 @@
+//! `1helm status`.
+
+use anyhow::Result;
+
+use super::Ctx;
+use crate::exit;
+
+pub async fn run(ctx: &Ctx) -> Result<i32> {
+    let helm = ctx.open().await?;
+    let status = helm.status().await?;
+    ctx.out.print(&status, || {
+        let s = &status.stats;
+        format!(
+            "Workspace {:?} at {}\n\
+             Captain:   {}\n\
+             Skipper:   {} ({})\n\
+             Channels:  {} active, {} archived\n\
+             Agents:    {}\n\
+             People:    {}\n\
+             Threads:   {}\n\
+             Messages:  {}\n\
+             Schema:    v{}, event log at #{}",
+            status.workspace.name,
+            status.data_dir.display(),
+            status.captain.name,
+            status.skipper.handle,
+            status.skipper.status,
+            s.channels_active,
+            s.channels_archived,
+            s.agents,
+            s.users,
+            s.threads,
+            s.messages,
+            s.schema_version,
+            s.last_event_seq,
+        )
+    })?;
+    Ok(exit::OK)
+}

@@ -1,0 +1,65 @@
+//! `1helm`: operate a Helm workspace from the command line.
+//!
+//! Every command opens the data directory, calls `helm-core`, and renders the
+//! result as text or, with `--json`, as JSON. Errors go to stderr with an exit
+//! code that says what kind of failure it was (see `exit.rs`).
+
+mod cli;
+mod commands;
+mod exit;
+mod output;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use cli::Cli;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging();
+    let json = cli.global.json;
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => return fail(json, "internal", &format!("cannot start the runtime: {e}"), exit::INTERNAL),
+    };
+    match runtime.block_on(commands::run(cli)) {
+        Ok(code) => ExitCode::from(code as u8),
+        Err(err) => {
+            if let Some(core) = err.downcast_ref::<helm_core::Error>() {
+                fail(json, core.code(), &core.to_string(), exit::code_for(core.kind()))
+            } else {
+                fail(json, "internal", &format!("{err:#}"), exit::INTERNAL)
+            }
+        }
+    }
+}
+
+/// Logs go to stderr, quiet unless `HELM_LOG` (or `RUST_LOG`) asks for more.
+fn init_logging() {
+    let filter = std::env::var("HELM_LOG")
+        .or_else(|_| std::env::var("RUST_LOG"))
+        .unwrap_or_else(|_| "warn".to_string());
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+fn fail(json: bool, code: &str, message: &str, exit_code: i32) -> ExitCode {
+    let mut err = std::io::stderr().lock();
+    let _ = if json {
+        writeln!(
+            err,
+            "{}",
+            serde_json::json!({ "error": { "code": code, "message": message } })
+        )
+    } else {
+        writeln!(err, "error: {message}")
+    };
+    ExitCode::from(exit_code as u8)
+}

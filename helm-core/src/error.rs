@@ -1,0 +1,156 @@
+//! The one error type of helm-core.
+//!
+//! Every failure a user can cause has its own variant with a message that says
+//! what was wrong and what to do. Frontends never match on message text: they
+//! map [`Error::kind`] (or the variant itself) to an exit code, an HTTP status or
+//! a Python exception, each in one place.
+
+use std::path::PathBuf;
+
+/// The result type of helm-core.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What went wrong, in terms a frontend can act on.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A value given by a user or an agent is malformed (a name, a path, an argument).
+    #[error("invalid {what}: {reason}")]
+    Invalid {
+        /// What was invalid, such as "channel name".
+        what: &'static str,
+        /// Why, and what would be accepted.
+        reason: String,
+    },
+
+    /// A channel was created without saying what it is for.
+    #[error("What is this channel all about?")]
+    MissingPurpose,
+
+    /// The named thing does not exist (or the actor may not see it).
+    #[error("{what} {name} not found")]
+    NotFound {
+        /// The kind of thing, such as "channel".
+        what: &'static str,
+        /// The name or id that was looked up.
+        name: String,
+    },
+
+    /// The operation would break a uniqueness rule or clash with the current state.
+    #[error("{0}")]
+    Conflict(String),
+
+    /// The operation is understood but refused by a rule of the product
+    /// (a protected channel, a missing confirmation, a channel that is still active).
+    #[error("{0}")]
+    Refused(String),
+
+    /// The actor lacks the authority for this operation.
+    #[error("not allowed: {0}")]
+    Forbidden(String),
+
+    /// The data directory has not been initialised.
+    #[error("no Helm data at {}: run `1helm init` first (or pass --data DIR)", .0.display())]
+    NotInitialized(PathBuf),
+
+    /// The data directory is held by another process (a running server).
+    #[error("{0}")]
+    Busy(String),
+
+    /// A file-system operation on Helm's own data failed.
+    #[error("{action} {}: {source}", .path.display())]
+    Io {
+        /// What Helm was doing.
+        action: &'static str,
+        /// The path involved.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// The store failed in a way that is not the caller's fault.
+    #[error("storage error: {0}")]
+    Store(String),
+
+    /// A bug or an impossible state; the message is for the operator's logs.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+/// Coarse classes of [`Error`], for frontends that map errors to codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// Bad input: fix the request.
+    Invalid,
+    /// The target does not exist.
+    NotFound,
+    /// Clashes with existing state.
+    Conflict,
+    /// Refused by a product rule.
+    Refused,
+    /// The actor lacks authority.
+    Forbidden,
+    /// Not available right now (not initialised, busy).
+    Unavailable,
+    /// Helm's own failure.
+    Internal,
+}
+
+impl Error {
+    /// Shorthand for [`Error::Invalid`].
+    pub fn invalid(what: &'static str, reason: impl Into<String>) -> Self {
+        Error::Invalid {
+            what,
+            reason: reason.into(),
+        }
+    }
+
+    /// Shorthand for [`Error::NotFound`].
+    pub fn not_found(what: &'static str, name: impl ToString) -> Self {
+        Error::NotFound {
+            what,
+            name: name.to_string(),
+        }
+    }
+
+    /// Shorthand for [`Error::Io`].
+    pub fn io(action: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            action,
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// The class of this error.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Invalid { .. } | Error::MissingPurpose => ErrorKind::Invalid,
+            Error::NotFound { .. } => ErrorKind::NotFound,
+            Error::Conflict(_) => ErrorKind::Conflict,
+            Error::Refused(_) => ErrorKind::Refused,
+            Error::Forbidden(_) => ErrorKind::Forbidden,
+            Error::NotInitialized(_) | Error::Busy(_) => ErrorKind::Unavailable,
+            Error::Io { .. } | Error::Store(_) | Error::Internal(_) => ErrorKind::Internal,
+        }
+    }
+
+    /// A stable machine-readable code, such as `not_found` or `missing_purpose`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Error::Invalid { .. } => "invalid",
+            Error::MissingPurpose => "missing_purpose",
+            Error::NotFound { .. } => "not_found",
+            Error::Conflict(_) => "conflict",
+            Error::Refused(_) => "refused",
+            Error::Forbidden(_) => "forbidden",
+            Error::NotInitialized(_) => "not_initialized",
+            Error::Busy(_) => "busy",
+            Error::Io { .. } => "io",
+            Error::Store(_) => "store",
+            Error::Internal(_) => "internal",
+        }
+    }
+}

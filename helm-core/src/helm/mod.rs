@@ -1,0 +1,259 @@
+//! The `Helm` facade: the one entry point every frontend uses.
+//!
+//! `Helm` is cheap to clone (it is an `Arc`) and safe to share across tasks. It
+//! owns the data root, the store and the workspace identity; its methods take
+//! the acting [`User`] and check that user's authority before touching
+//! anything.
+
+mod channels;
+mod status;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tokio::sync::broadcast;
+
+pub use channels::NewChannel;
+pub use status::Status;
+
+use crate::error::{Error, Result};
+use crate::events::Event;
+use crate::faults::Faults;
+use crate::model::{ModelChoice, Role, User, Workspace, validate_user_name};
+use crate::store::{BootstrapPlan, NewUser, SqliteStore, Store, WorldHook};
+use crate::world::DataRoot;
+
+/// `#main`'s purpose.
+const HOME_PURPOSE: &str = "Skipper's home: workspace-wide questions, new channels, and anything \
+                            that needs the operator.";
+
+/// Skipper's standing instructions.
+const SKIPPER_INSTRUCTIONS: &str = "You are Skipper, the workspace operator and chief of staff. \
+    Channel agents call you into their threads when they need something outside their world. \
+    Act visibly, record what you change, and ask the Captain when final authority is needed.";
+
+fn absolute(dir: &std::path::Path) -> Result<PathBuf> {
+    std::path::absolute(dir).map_err(|e| Error::io("resolving", dir, e))
+}
+
+/// How to open a data directory.
+#[derive(Debug, Clone)]
+pub struct HelmOptions {
+    /// The data root (`./helm-data` in the CLI by default).
+    pub data_dir: PathBuf,
+    /// The model used when no session, channel or workspace choice is set.
+    pub fallback_model: Option<ModelChoice>,
+}
+
+impl HelmOptions {
+    /// Options for the data root at `data_dir`.
+    pub fn new(data_dir: impl Into<PathBuf>) -> Self {
+        HelmOptions {
+            data_dir: data_dir.into(),
+            fallback_model: None,
+        }
+    }
+}
+
+/// What `init` sets up the first time.
+#[derive(Debug, Clone)]
+pub struct InitOptions {
+    /// The workspace's name.
+    pub workspace_name: String,
+    /// The Captain's user name.
+    pub captain_name: String,
+}
+
+impl Default for InitOptions {
+    fn default() -> Self {
+        InitOptions {
+            workspace_name: "Helm".to_string(),
+            captain_name: "captain".to_string(),
+        }
+    }
+}
+
+/// The outcome of [`Helm::init`].
+#[derive(Debug, Clone)]
+pub struct InitReport {
+    /// True if this call created the workspace; false if it already existed.
+    pub created: bool,
+    /// The workspace.
+    pub workspace: Workspace,
+    /// The Captain.
+    pub captain: User,
+}
+
+/// A Helm workspace, opened on its data root.
+#[derive(Clone)]
+pub struct Helm {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    root: DataRoot,
+    store: Arc<dyn Store>,
+    workspace: Workspace,
+    fallback_model: Option<ModelChoice>,
+    faults: Faults,
+}
+
+impl Helm {
+    /// Creates the data root, the workspace, the Captain, `#main` and Skipper,
+    /// unless they exist already; then opens it. Idempotent.
+    pub async fn init(options: HelmOptions, init: InitOptions) -> Result<(Helm, InitReport)> {
+        validate_user_name(&init.captain_name)?;
+        if init.workspace_name.trim().is_empty() {
+            return Err(Error::invalid("workspace name", "it must not be empty"));
+        }
+        let root = DataRoot::new(absolute(&options.data_dir)?);
+        root.create()?;
+        let store: Arc<dyn Store> = Arc::new(SqliteStore::open(root.db_path()).await?);
+        Self::bootstrap(root, store, init, options.fallback_model).await
+    }
+
+    /// Opens an initialised data root.
+    pub async fn open(options: HelmOptions) -> Result<Helm> {
+        let root = DataRoot::new(absolute(&options.data_dir)?);
+        if !root.is_initialized() {
+            return Err(Error::NotInitialized(options.data_dir));
+        }
+        let store: Arc<dyn Store> = Arc::new(SqliteStore::open(root.db_path()).await?);
+        Self::with_store(root, store, options.fallback_model).await
+    }
+
+    /// Opens a workspace over a store supplied by the embedding application.
+    /// The store must already be bootstrapped (see [`Helm::init_with_store`]).
+    pub async fn with_store(
+        root: DataRoot,
+        store: Arc<dyn Store>,
+        fallback_model: Option<ModelChoice>,
+    ) -> Result<Helm> {
+        let workspace = store
+            .workspace()
+            .await?
+            .ok_or_else(|| Error::NotInitialized(root.path().to_path_buf()))?;
+        root.sweep_trash();
+        Ok(Helm {
+            inner: Arc::new(Inner {
+                root,
+                store,
+                workspace,
+                fallback_model,
+                faults: Faults::default(),
+            }),
+        })
+    }
+
+    /// Like [`Helm::init`], over a store supplied by the embedding application.
+    pub async fn init_with_store(
+        root: DataRoot,
+        store: Arc<dyn Store>,
+        init: InitOptions,
+        fallback_model: Option<ModelChoice>,
+    ) -> Result<(Helm, InitReport)> {
+        root.create()?;
+        Self::bootstrap(root, store, init, fallback_model).await
+    }
+
+    async fn bootstrap(
+        root: DataRoot,
+        store: Arc<dyn Store>,
+        init: InitOptions,
+        fallback_model: Option<ModelChoice>,
+    ) -> Result<(Helm, InitReport)> {
+        let plan = BootstrapPlan {
+            workspace_name: init.workspace_name.trim().to_string(),
+            captain_name: init.captain_name.clone(),
+            home_purpose: HOME_PURPOSE.to_string(),
+            skipper_instructions: SKIPPER_INSTRUCTIONS.to_string(),
+        };
+        let world_root = root.clone();
+        // #main's world is ensured on every init, which also repairs it.
+        let world: WorldHook =
+            Box::new(move |home| world_root.world(home.channel.id).ensure(home));
+        let boot = store.bootstrap(plan, world).await?;
+        let helm = Self::with_store(root, store, fallback_model).await?;
+        if boot.created {
+            tracing::info!(workspace = %boot.workspace.name, captain = %boot.captain.name, "initialised");
+        }
+        let report = InitReport {
+            created: boot.created,
+            workspace: boot.workspace,
+            captain: boot.captain,
+        };
+        Ok((helm, report))
+    }
+
+    /// The store, for operations the facade does not wrap.
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.inner.store
+    }
+
+    /// The data root.
+    pub fn data_root(&self) -> &DataRoot {
+        &self.inner.root
+    }
+
+    /// The workspace.
+    pub fn workspace(&self) -> &Workspace {
+        &self.inner.workspace
+    }
+
+    /// Fault injection for tests (armed only with the `test-support` feature).
+    pub fn faults(&self) -> &Faults {
+        &self.inner.faults
+    }
+
+    /// Live events as they are committed; see [`Store::subscribe`].
+    pub fn subscribe(&self) -> broadcast::Receiver<Event> {
+        self.inner.store.subscribe()
+    }
+
+    /// The Captain.
+    pub async fn captain(&self) -> Result<User> {
+        let users = self.inner.store.list_users().await?;
+        users
+            .into_iter()
+            .find(|u| u.role == Role::Captain)
+            .ok_or_else(|| Error::Internal("the workspace has no Captain".into()))
+    }
+
+    /// A user by name.
+    pub async fn user(&self, name: &str) -> Result<User> {
+        self.inner.store.user_by_name(name).await
+    }
+
+    /// Every user.
+    pub async fn users(&self) -> Result<Vec<User>> {
+        self.inner.store.list_users().await
+    }
+
+    /// Adds a person to the workspace. Only the Captain and admins may, and
+    /// only the Captain may make admins.
+    pub async fn add_user(&self, actor: &User, name: &str, role: Role) -> Result<User> {
+        if !actor.role.is_admin() {
+            return Err(Error::Forbidden("only the Captain or an admin adds people".into()));
+        }
+        match role {
+            Role::Captain => {
+                return Err(Error::Refused(
+                    "the workspace already has its Captain; add an admin instead".into(),
+                ));
+            }
+            Role::Admin if actor.role != Role::Captain => {
+                return Err(Error::Forbidden("only the Captain makes admins".into()));
+            }
+            _ => {}
+        }
+        validate_user_name(name)?;
+        self.inner
+            .store
+            .insert_user(NewUser {
+                name: name.to_string(),
+                display_name: name.to_string(),
+                role,
+            })
+            .await
+    }
+}

@@ -1,0 +1,31 @@
+//! # helm-core
+//!
+//! The embeddable library behind Helm, a self-hosted agent workspace: create a
+//! channel for anything and it comes with a resident AI agent that has a
+//! computer (a shell workspace at `/workspace`), a memory that belongs to the
+//! channel, and threads that are durable work sessions. One workspace-wide
+//! operator agent, Skipper, takes escalations; the Captain owns everything.
+//!
+//! The crate is the whole domain; frontends (the `1helm` CLI, the `helm-http`
+//! server, the `onehelm` Python package) are thin layers over [`Helm`].
+//!
+//! - [`model`]: plain data types (ids, channels, agents, threads, memory…).
+//! - [`store`]: the [`Store`](store::Store) port and [`SqliteStore`](store::SqliteStore).
+//! - [`events`]: the ordered, durable [`Event`](events::Event) log frontends render.
+//! - [`world`]: each channel's tree on disk.
+//! - [`Helm`]: the facade every frontend calls.
+//!
+//! The library never prints; it logs through `tracing` and returns events.
+
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+pub mod error;
+pub mod events;
+pub mod faults;
+mod helm;
+pub mod model;
+pub mod store;
+pub mod world;
+
+pub use error::{Error, ErrorKind, Result};
+pub use helm::{Helm, HelmOptions, InitOptions, InitReport, NewChannel, Status};

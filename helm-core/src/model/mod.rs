@@ -1,0 +1,31 @@
+//! The domain: plain data types shared by the store, the runtime and every
+//! frontend. Nothing here does I/O.
+
+mod agent;
+mod channel;
+mod enums;
+mod ids;
+mod policy;
+mod records;
+mod thread;
+mod workspace;
+
+pub use agent::{
+    Agent, AgentKind, AgentProfile, AgentStatus, Binding, CapabilityPolicy, CredentialGrant,
+    Handle, ReadOnlyMount, SKIPPER_HANDLE, display_name_for_channel,
+};
+pub use channel::{
+    Channel, ChannelKind, ChannelName, ChannelRef, ChannelStatus, HOME_CHANNEL,
+    MAX_CHANNEL_NAME, MAX_PURPOSE, Visibility, validate_purpose,
+};
+pub use ids::{
+    AgentId, ArtifactId, ChannelId, EscalationId, MemoryId, MessageId, ProviderId, ThreadId,
+    ToolActionId, TurnId, UserId, WorkspaceId,
+};
+pub use policy::{ModelChoice, ModelPolicy, PolicyLevel, ResolvedModel};
+pub use records::{
+    Artifact, ArtifactKind, AuthorType, Escalation, EscalationStatus, MemoryItem, MemoryKind,
+    MemoryScope, MemoryStatus, ToolAction, ToolStatus,
+};
+pub use thread::{Author, Message, MessageStatus, Thread, ThreadStatus};
+pub use workspace::{Actor, Role, User, Workspace, validate_user_name};

@@ -1,0 +1,132 @@
+//! Threads (durable work sessions) and the messages in them.
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+
+use super::agent::{AgentKind, Handle};
+use super::enums::string_enum;
+use super::ids::{AgentId, ChannelId, MessageId, ThreadId, UserId};
+use super::policy::ModelChoice;
+
+string_enum! {
+    /// Where a session stands.
+    ThreadStatus as "thread status" {
+        /// Work is going on or can go on.
+        Open => "open",
+        /// The agent waits on a person (an answer or an approval).
+        Waiting => "waiting",
+        /// Someone declared the work done; a new message reopens it.
+        Resolved => "resolved",
+        /// The last turn failed; a new message reopens it.
+        Failed => "failed",
+        /// Put away with its channel, or by hand; read-only until reopened.
+        Archived => "archived",
+    }
+}
+
+/// A thread: one focused, durable working session in a channel.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Thread {
+    /// Its id.
+    pub id: ThreadId,
+    /// The channel it belongs to.
+    pub channel_id: ChannelId,
+    /// The message that started it.
+    pub root_message_id: Option<MessageId>,
+    /// Its title or goal (the start of the root message unless set).
+    pub title: String,
+    /// Where the session stands.
+    pub status: ThreadStatus,
+    /// The rolling working summary.
+    pub summary: String,
+    /// Who opened it, when a human did.
+    pub opened_by: Option<UserId>,
+    /// When it was opened.
+    pub opened_at: Timestamp,
+    /// When anything in it last changed.
+    pub updated_at: Timestamp,
+    /// An id from an imported history, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external_id: Option<String>,
+}
+
+/// Who wrote a message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Author {
+    /// A workspace user.
+    Human {
+        /// The user.
+        user_id: UserId,
+        /// Their name at the time.
+        name: String,
+    },
+    /// Skipper or a resident agent.
+    Agent {
+        /// The agent.
+        agent_id: AgentId,
+        /// Its handle.
+        handle: Handle,
+        /// Skipper or channel agent.
+        agent_kind: AgentKind,
+    },
+    /// Helm itself (lifecycle notes).
+    System,
+    /// Someone from an imported history who is not a user.
+    Guest {
+        /// The name the history gave.
+        name: String,
+    },
+}
+
+impl Author {
+    /// The name to show in a transcript.
+    pub fn display(&self) -> String {
+        match self {
+            Author::Human { name, .. } | Author::Guest { name } => name.clone(),
+            Author::Agent { handle, .. } => handle.to_string(),
+            Author::System => "helm".to_string(),
+        }
+    }
+}
+
+string_enum! {
+    /// Whether a message is final.
+    MessageStatus as "message status" {
+        /// Final.
+        Complete => "complete",
+        /// An agent is still writing it.
+        Streaming => "streaming",
+        /// The turn writing it failed; the text is what arrived before.
+        Failed => "failed",
+        /// Someone stopped the turn writing it.
+        Stopped => "stopped",
+        /// The process ended while it was being written.
+        Interrupted => "interrupted",
+    }
+}
+
+/// A message in a channel, at channel level or in a thread.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Message {
+    /// Its id.
+    pub id: MessageId,
+    /// The channel.
+    pub channel_id: ChannelId,
+    /// The thread, unless it is a channel-level announcement.
+    pub thread_id: Option<ThreadId>,
+    /// Who wrote it.
+    pub author: Author,
+    /// Its text (Markdown).
+    pub content: String,
+    /// Whether it is final.
+    pub status: MessageStatus,
+    /// For an agent's message, the provider and model that served it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub served_by: Option<ModelChoice>,
+    /// An id from an imported history, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external_id: Option<String>,
+    /// When it was posted.
+    pub created: Timestamp,
+}

@@ -1,0 +1,113 @@
+//! The `Store` port: durable state and the event log.
+//!
+//! Store methods are domain operations, each one transaction: provisioning a
+//! channel writes every row of the new agent world and its events at once, or
+//! nothing. The port is async; an implementation must never block the caller's
+//! runtime (`SqliteStore` runs SQLite on blocking threads).
+//!
+//! Invariants that matter (one resident agent per channel, one Skipper, unique
+//! live channel names) are enforced by the database itself, not only here, so a
+//! caller that goes around the facade still cannot break them.
+
+mod sqlite;
+mod types;
+
+use async_trait::async_trait;
+use tokio::sync::broadcast;
+
+pub use sqlite::SqliteStore;
+pub use types::{
+    Bootstrap, BootstrapPlan, ChannelFilter, ChannelPlan, ChannelRecord, JournalEntry, NewAgent,
+    NewUser, PolicyScope, StoreStats, WorldHook,
+};
+
+use crate::error::Result;
+use crate::events::Event;
+use crate::model::{
+    Actor, Agent, AgentId, Binding, ChannelId, ChannelRef, ChannelStatus, ModelChoice,
+    ModelPolicy, ThreadId, User, UserId, Workspace,
+};
+
+/// Durable state of one workspace, and its event log.
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    /// Creates the workspace, the Captain, `#main` and Skipper if they do not
+    /// exist yet; returns what exists either way. Idempotent.
+    async fn bootstrap(&self, plan: BootstrapPlan, world: WorldHook) -> Result<Bootstrap>;
+
+    /// The workspace, if bootstrapped.
+    async fn workspace(&self) -> Result<Option<Workspace>>;
+
+    /// Adds a user.
+    async fn insert_user(&self, user: NewUser) -> Result<User>;
+
+    /// A user by id.
+    async fn user(&self, id: UserId) -> Result<User>;
+
+    /// A user by name.
+    async fn user_by_name(&self, name: &str) -> Result<User>;
+
+    /// Every user, oldest first.
+    async fn list_users(&self) -> Result<Vec<User>>;
+
+    /// Provisions a channel and its whole agent world in one transaction:
+    /// channel, membership, agent (with a free handle derived from the plan),
+    /// profile, binding, memory namespace, inherited model policy, journal
+    /// record, ready announcement and events. `world` runs inside the
+    /// transaction after the rows are written; if it fails, nothing is kept.
+    async fn provision_channel(&self, plan: ChannelPlan, world: WorldHook)
+    -> Result<ChannelRecord>;
+
+    /// A channel with its agent and profile.
+    async fn channel(&self, channel: &ChannelRef) -> Result<ChannelRecord>;
+
+    /// Channels, by name.
+    async fn list_channels(&self, filter: ChannelFilter) -> Result<Vec<ChannelRecord>>;
+
+    /// Archives or restores a channel, pausing or waking its agent.
+    async fn set_channel_status(
+        &self,
+        channel: ChannelId,
+        status: ChannelStatus,
+        actor: Actor,
+    ) -> Result<ChannelRecord>;
+
+    /// Permanently removes a channel's rows and its agent. `world` runs inside
+    /// the transaction (to move the on-disk tree aside); if it fails, nothing
+    /// is removed.
+    async fn delete_channel(&self, channel: ChannelId, actor: Actor, world: WorldHook)
+    -> Result<()>;
+
+    /// Adds an unbound agent. Provisioning does this itself; the method exists
+    /// for repair tools and for proving the binding rules.
+    async fn insert_agent(&self, agent: NewAgent) -> Result<Agent>;
+
+    /// Binds a resident agent to a channel. The database refuses a second agent
+    /// for a channel, a second channel for an agent, and any Skipper binding.
+    async fn bind_agent(&self, agent: AgentId, channel: ChannelId) -> Result<Binding>;
+
+    /// The stored model choices that apply to a turn in `channel` (and
+    /// `thread`, if given); the fallback level is left empty for the caller.
+    async fn model_policy(
+        &self,
+        channel: ChannelId,
+        thread: Option<ThreadId>,
+    ) -> Result<ModelPolicy>;
+
+    /// Sets (or with `None`, clears back to inherit) the choice at one level.
+    async fn set_model_policy(&self, scope: PolicyScope, choice: Option<ModelChoice>)
+    -> Result<()>;
+
+    /// The lifecycle journal, newest last; of one channel or of everything.
+    async fn journal(&self, channel: Option<ChannelId>) -> Result<Vec<JournalEntry>>;
+
+    /// Counts of what the store holds.
+    async fn stats(&self) -> Result<StoreStats>;
+
+    /// Durable events with `seq > after`, oldest first, at most `limit`.
+    async fn events_after(&self, after: u64, limit: usize) -> Result<Vec<Event>>;
+
+    /// Live events as they are committed, in `seq` order. Subscribe before
+    /// reading [`Store::events_after`] to resume without a gap.
+    fn subscribe(&self) -> broadcast::Receiver<Event>;
+}

@@ -1,0 +1,58 @@
+//! The durable event log.
+
+use rusqlite::{Connection, params};
+
+use super::codec::{ms, now, ts};
+use crate::error::{Error, Result};
+use crate::events::{Event, EventBody};
+use crate::model::ChannelId;
+
+/// Appends one event and returns it with its sequence number.
+pub(super) fn append(
+    conn: &Connection,
+    channel_id: Option<ChannelId>,
+    body: EventBody,
+) -> Result<Event> {
+    let at = now();
+    let payload = serde_json::to_string(&body)
+        .map_err(|e| Error::Internal(format!("event does not serialise: {e}")))?;
+    conn.prepare_cached(
+        "INSERT INTO events (channel_id, type, payload, created) VALUES (?1, ?2, ?3, ?4)",
+    )?
+    .execute(params![channel_id, body.type_name(), payload, ms(at)])?;
+    Ok(Event {
+        seq: conn.last_insert_rowid() as u64,
+        at,
+        channel_id,
+        body,
+    })
+}
+
+/// Events after `after`, oldest first.
+pub(super) fn after(conn: &Connection, after: u64, limit: usize) -> Result<Vec<Event>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT seq, created, channel_id, payload FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2",
+    )?;
+    let rows = stmt.query_map(params![after as i64, limit as i64], |row| {
+        Ok((
+            row.get::<_, i64>(0)?,
+            ts(row, 1)?,
+            row.get::<_, Option<ChannelId>>(2)?,
+            row.get::<_, String>(3)?,
+        ))
+    })?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (seq, at, channel_id, payload) = row?;
+        let body: EventBody = serde_json::from_str(&payload).map_err(|e| {
+            Error::Store(format!("event {seq} in the log cannot be read: {e}"))
+        })?;
+        out.push(Event {
+            seq: seq as u64,
+            at,
+            channel_id,
+            body,
+        });
+    }
+    Ok(out)
+}

@@ -1,0 +1,316 @@
+//! `SqliteStore`: the embedded default store.
+//!
+//! One writer connection behind a mutex serialises every transaction (SQLite
+//! allows one writer anyway) and a small pool of read-only connections serves
+//! reads concurrently under WAL. All SQLite work runs on tokio's blocking
+//! threads, so async callers never stall the runtime. Events are published to
+//! live subscribers while the writer lock is still held, which keeps the live
+//! feed in exactly `seq` order.
+
+mod channels;
+mod codec;
+mod errors;
+mod events;
+mod messages;
+mod policy;
+mod schema;
+mod workspace;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use rusqlite::{Connection, OpenFlags, TransactionBehavior};
+use tokio::sync::broadcast;
+
+use super::types::{
+    Bootstrap, BootstrapPlan, ChannelFilter, ChannelPlan, ChannelRecord, JournalEntry, NewAgent,
+    NewUser, PolicyScope, StoreStats, WorldHook,
+};
+use super::Store;
+use crate::error::{Error, Result};
+use crate::events::{Event, EventBody};
+use crate::model::{
+    Actor, Agent, AgentId, Binding, ChannelId, ChannelRef, ChannelStatus, ModelChoice,
+    ModelPolicy, ThreadId, User, UserId, Workspace,
+};
+
+/// How many live events a slow subscriber may fall behind before it lags
+/// (and must resume from the durable log).
+const LIVE_CAPACITY: usize = 8192;
+/// Idle read connections kept open.
+const MAX_IDLE_READERS: usize = 8;
+/// How long a connection waits for a lock held by another process.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The SQLite implementation of [`Store`].
+#[derive(Clone)]
+pub struct SqliteStore {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    path: PathBuf,
+    writer: Mutex<Connection>,
+    readers: Mutex<Vec<Connection>>,
+    live: broadcast::Sender<Event>,
+}
+
+/// A write transaction that also collects the events it emits, to be
+/// published once it commits.
+pub(crate) struct Tx<'c> {
+    tx: rusqlite::Transaction<'c>,
+    events: Vec<Event>,
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the database at `path` and brings its schema
+    /// up to date. Runs on a blocking thread.
+    pub async fn open(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref().to_path_buf();
+        tokio::task::spawn_blocking(move || Self::open_blocking(path))
+            .await
+            .map_err(|e| Error::Internal(format!("store open task failed: {e}")))?
+    }
+
+    fn open_blocking(path: PathBuf) -> Result<Self> {
+        let mut writer = Connection::open(&path).map_err(|e| {
+            Error::Store(format!("cannot open database {}: {e}", path.display()))
+        })?;
+        configure(&writer, false)?;
+        schema::migrate(&mut writer)?;
+        let (live, _) = broadcast::channel(LIVE_CAPACITY);
+        Ok(SqliteStore {
+            inner: Arc::new(Inner {
+                path,
+                writer: Mutex::new(writer),
+                readers: Mutex::new(Vec::new()),
+                live,
+            }),
+        })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// The schema version (the number of migrations applied).
+    pub async fn schema_version(&self) -> Result<i64> {
+        self.read(|c| Ok(c.pragma_query_value(None, "user_version", |r| r.get(0))?))
+            .await
+    }
+
+    /// Runs `f` on a read-only connection on a blocking thread.
+    pub(crate) async fn read<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+    {
+        let inner = self.inner.clone();
+        tokio::task::spawn_blocking(move || {
+            let conn = inner.take_reader()?;
+            let out = f(&conn);
+            inner.return_reader(conn);
+            out
+        })
+        .await
+        .map_err(|e| Error::Internal(format!("store read task failed: {e}")))?
+    }
+
+    /// Runs `f` in one immediate write transaction on a blocking thread;
+    /// commits if it returns `Ok`, then publishes the events it emitted.
+    pub(crate) async fn write<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Tx<'_>) -> Result<T> + Send + 'static,
+    {
+        let inner = self.inner.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut conn = lock(&inner.writer)?;
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let mut work = Tx {
+                tx,
+                events: Vec::new(),
+            };
+            let out = f(&mut work)?;
+            let Tx { tx, events } = work;
+            tx.commit()?;
+            for event in events {
+                // No receivers is fine: nobody is listening live.
+                let _ = inner.live.send(event);
+            }
+            Ok(out)
+        })
+        .await
+        .map_err(|e| Error::Internal(format!("store write task failed: {e}")))?
+    }
+}
+
+impl Tx<'_> {
+    /// The connection inside the transaction.
+    pub(crate) fn conn(&self) -> &Connection {
+        &self.tx
+    }
+
+    /// Appends an event to the durable log; it is published after commit.
+    pub(crate) fn emit(&mut self, channel_id: Option<ChannelId>, body: EventBody) -> Result<Event> {
+        let event = events::append(&self.tx, channel_id, body)?;
+        self.events.push(event.clone());
+        Ok(event)
+    }
+}
+
+impl Inner {
+    fn take_reader(&self) -> Result<Connection> {
+        if let Some(conn) = lock(&self.readers)?.pop() {
+            return Ok(conn);
+        }
+        let conn = Connection::open_with_flags(
+            &self.path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX
+                | OpenFlags::SQLITE_OPEN_URI,
+        )
+        .map_err(|e| Error::Store(format!("cannot open {}: {e}", self.path.display())))?;
+        configure(&conn, true)?;
+        Ok(conn)
+    }
+
+    fn return_reader(&self, conn: Connection) {
+        if let Ok(mut pool) = self.readers.lock() {
+            if pool.len() < MAX_IDLE_READERS {
+                pool.push(conn);
+            }
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> Result<MutexGuard<'_, T>> {
+    m.lock()
+        .map_err(|_| Error::Internal("a store thread panicked while holding a connection".into()))
+}
+
+fn configure(conn: &Connection, read_only: bool) -> Result<()> {
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    if !read_only {
+        // WAL lets readers run beside the writer; NORMAL sync is durable across
+        // process crashes and loses at most the last commits on power loss.
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+    }
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    conn.pragma_update(None, "temp_store", "MEMORY")?;
+    conn.set_prepared_statement_cache_capacity(64);
+    Ok(())
+}
+
+#[async_trait]
+impl Store for SqliteStore {
+    async fn bootstrap(&self, plan: BootstrapPlan, world: WorldHook) -> Result<Bootstrap> {
+        self.write(move |tx| workspace::bootstrap(tx, plan, world)).await
+    }
+
+    async fn workspace(&self) -> Result<Option<Workspace>> {
+        self.read(workspace::workspace).await
+    }
+
+    async fn insert_user(&self, user: NewUser) -> Result<User> {
+        self.write(move |tx| workspace::insert_user(tx.conn(), &user)).await
+    }
+
+    async fn user(&self, id: UserId) -> Result<User> {
+        self.read(move |c| workspace::user(c, id)).await
+    }
+
+    async fn user_by_name(&self, name: &str) -> Result<User> {
+        let name = name.to_string();
+        self.read(move |c| workspace::user_by_name(c, &name)).await
+    }
+
+    async fn list_users(&self) -> Result<Vec<User>> {
+        self.read(workspace::list_users).await
+    }
+
+    async fn provision_channel(
+        &self,
+        plan: ChannelPlan,
+        world: WorldHook,
+    ) -> Result<ChannelRecord> {
+        self.write(move |tx| channels::provision(tx, plan, world))
+            .await
+    }
+
+    async fn channel(&self, channel: &ChannelRef) -> Result<ChannelRecord> {
+        let channel = channel.clone();
+        self.read(move |c| channels::get(c, &channel)).await
+    }
+
+    async fn list_channels(&self, filter: ChannelFilter) -> Result<Vec<ChannelRecord>> {
+        self.read(move |c| channels::list(c, filter)).await
+    }
+
+    async fn set_channel_status(
+        &self,
+        channel: ChannelId,
+        status: ChannelStatus,
+        actor: Actor,
+    ) -> Result<ChannelRecord> {
+        self.write(move |tx| channels::set_status(tx, channel, status, &actor))
+            .await
+    }
+
+    async fn delete_channel(
+        &self,
+        channel: ChannelId,
+        actor: Actor,
+        world: WorldHook,
+    ) -> Result<()> {
+        self.write(move |tx| channels::delete(tx, channel, &actor, world))
+            .await
+    }
+
+    async fn insert_agent(&self, agent: NewAgent) -> Result<Agent> {
+        self.write(move |tx| channels::insert_agent(tx.conn(), &agent))
+            .await
+    }
+
+    async fn bind_agent(&self, agent: AgentId, channel: ChannelId) -> Result<Binding> {
+        self.write(move |tx| channels::bind(tx.conn(), agent, channel))
+            .await
+    }
+
+    async fn model_policy(
+        &self,
+        channel: ChannelId,
+        thread: Option<ThreadId>,
+    ) -> Result<ModelPolicy> {
+        self.read(move |c| policy::get(c, channel, thread)).await
+    }
+
+    async fn set_model_policy(
+        &self,
+        scope: PolicyScope,
+        choice: Option<ModelChoice>,
+    ) -> Result<()> {
+        self.write(move |tx| policy::set(tx.conn(), scope, choice.as_ref()))
+            .await
+    }
+
+    async fn journal(&self, channel: Option<ChannelId>) -> Result<Vec<JournalEntry>> {
+        self.read(move |c| channels::journal(c, channel)).await
+    }
+
+    async fn stats(&self) -> Result<StoreStats> {
+        self.read(workspace::stats).await
+    }
+
+    async fn events_after(&self, after: u64, limit: usize) -> Result<Vec<Event>> {
+        self.read(move |c| events::after(c, after, limit)).await
+    }
+
+    fn subscribe(&self) -> broadcast::Receiver<Event> {
+        self.inner.live.subscribe()
+    }
+}

@@ -1,0 +1,35 @@
+//! Versioned migrations, tracked in `PRAGMA user_version`. Each migration runs
+//! in its own transaction; a database newer than this build is refused rather
+//! than guessed at.
+
+use rusqlite::Connection;
+
+use crate::error::{Error, Result};
+
+/// The migrations, in order; `user_version` counts how many have run.
+const MIGRATIONS: &[(&str, &str)] = &[(
+    "foundation",
+    include_str!("migrations/001_foundation.sql"),
+)];
+
+/// Applies every migration not yet applied.
+pub(super) fn migrate(conn: &mut Connection) -> Result<()> {
+    let current: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    let known = MIGRATIONS.len() as i64;
+    if current > known {
+        return Err(Error::Store(format!(
+            "the database has schema version {current}, newer than this Helm ({known}); \
+             upgrade Helm before opening it"
+        )));
+    }
+    for (index, (name, sql)) in MIGRATIONS.iter().enumerate().skip(current as usize) {
+        let version = index as i64 + 1;
+        let tx = conn.transaction()?;
+        tx.execute_batch(sql)
+            .map_err(|e| Error::Store(format!("migration {version} ({name}) failed: {e}")))?;
+        tx.pragma_update(None, "user_version", version)?;
+        tx.commit()?;
+        tracing::info!(version, name, "applied migration");
+    }
+    Ok(())
+}

@@ -1,0 +1,233 @@
+//! The data root on disk and each channel's world in it:
+//!
+//! ```text
+//! <data-root>/helm.db
+//! <data-root>/channels/<channel-id>/{workspace,files,state,memory,profile}
+//! ```
+//!
+//! The agent never sees these host paths; its computer shows `workspace/` as
+//! `/workspace`. Deleted worlds are first moved to `channels/.trash` inside
+//! the deleting transaction and removed after it commits, so a failed delete
+//! can put them back and a crash leaves nothing half-removed in place.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::faults::{FaultPoint, Faults};
+use crate::model::ChannelId;
+use crate::store::ChannelRecord;
+
+/// The directories of a channel's world, in creation order.
+pub const WORLD_DIRS: [&str; 5] = ["workspace", "files", "state", "memory", "profile"];
+
+const TRASH: &str = ".trash";
+const ORPHANED: &str = ".orphaned";
+
+/// A Helm data directory.
+#[derive(Debug, Clone)]
+pub struct DataRoot {
+    root: PathBuf,
+}
+
+impl DataRoot {
+    /// The data root at `root` (not created until [`DataRoot::create`]).
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        DataRoot { root: root.into() }
+    }
+
+    /// Its path.
+    pub fn path(&self) -> &Path {
+        &self.root
+    }
+
+    /// The SQLite database.
+    pub fn db_path(&self) -> PathBuf {
+        self.root.join("helm.db")
+    }
+
+    /// Where the channel worlds live.
+    pub fn channels_dir(&self) -> PathBuf {
+        self.root.join("channels")
+    }
+
+    /// The world of one channel.
+    pub fn world(&self, channel: ChannelId) -> ChannelWorld {
+        ChannelWorld {
+            root: self.channels_dir().join(channel.to_string()),
+        }
+    }
+
+    /// Whether `init` has run here.
+    pub fn is_initialized(&self) -> bool {
+        self.db_path().is_file()
+    }
+
+    /// Creates the data root and its `channels/` directory.
+    pub fn create(&self) -> Result<()> {
+        let channels = self.channels_dir();
+        std::fs::create_dir_all(&channels)
+            .map_err(|e| Error::io("creating the data directory", &channels, e))
+    }
+
+    fn trash_dir(&self) -> PathBuf {
+        self.channels_dir().join(TRASH)
+    }
+
+    /// Removes worlds left in the trash by a delete that committed but was
+    /// interrupted before cleaning up.
+    pub fn sweep_trash(&self) {
+        let trash = self.trash_dir();
+        if trash.exists() {
+            if let Err(e) = std::fs::remove_dir_all(&trash) {
+                tracing::warn!(path = %trash.display(), error = %e, "could not empty the trash");
+            }
+        }
+    }
+
+    /// Moves a world into the trash; returns where it went.
+    pub(crate) fn trash(&self, world: &ChannelWorld) -> Result<Option<PathBuf>> {
+        if !world.root.exists() {
+            return Ok(None);
+        }
+        let trash = self.trash_dir();
+        std::fs::create_dir_all(&trash).map_err(|e| Error::io("creating", &trash, e))?;
+        let name = world
+            .root
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let target = trash.join(format!("{name}-{}", unique_suffix()));
+        std::fs::rename(&world.root, &target)
+            .map_err(|e| Error::io("moving to the trash", &world.root, e))?;
+        Ok(Some(target))
+    }
+
+    /// Moves a world found where a new channel's world must go (left by a
+    /// provisioning attempt that crashed before committing) out of the way.
+    /// It is kept, not deleted: it may be someone's data.
+    fn set_aside(&self, world: &ChannelWorld) -> Result<()> {
+        let orphaned = self.channels_dir().join(ORPHANED);
+        std::fs::create_dir_all(&orphaned).map_err(|e| Error::io("creating", &orphaned, e))?;
+        let name = world
+            .root
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let target = orphaned.join(format!("{name}-{}", unique_suffix()));
+        tracing::warn!(
+            from = %world.root.display(),
+            to = %target.display(),
+            "a directory with no channel was in the way; set it aside"
+        );
+        std::fs::rename(&world.root, &target)
+            .map_err(|e| Error::io("setting aside", &world.root, e))
+    }
+
+    /// Creates the world of a channel that is being provisioned: the five
+    /// directories and the human-readable profile mirror. On failure it
+    /// removes what it made, so the aborted transaction leaves no trace.
+    pub(crate) fn create_world(&self, record: &ChannelRecord, faults: &Faults) -> Result<ChannelWorld> {
+        let world = self.world(record.channel.id);
+        if world.root.exists() {
+            self.set_aside(&world)?;
+        }
+        let made = (|| {
+            let workspace = world.workspace();
+            std::fs::create_dir_all(&workspace).map_err(|e| Error::io("creating", &workspace, e))?;
+            faults.check(FaultPoint::MidWorld)?;
+            world.ensure(record)?;
+            faults.check(FaultPoint::BeforeCommit)
+        })();
+        if let Err(e) = made {
+            if let Err(cleanup) = std::fs::remove_dir_all(&world.root) {
+                tracing::warn!(path = %world.root.display(), error = %cleanup, "could not remove a half-made world");
+            }
+            return Err(e);
+        }
+        Ok(world)
+    }
+}
+
+fn unique_suffix() -> String {
+    format!(
+        "{}-{}",
+        jiff::Timestamp::now().as_millisecond(),
+        std::process::id()
+    )
+}
+
+/// One channel's world on disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChannelWorld {
+    root: PathBuf,
+}
+
+/// What `profile/agent.json` holds: the store's record, for people to read.
+#[derive(Serialize)]
+struct ProfileMirror<'a> {
+    note: &'static str,
+    #[serde(flatten)]
+    record: &'a ChannelRecord,
+}
+
+impl ChannelWorld {
+    /// The world's root (`channels/<id>`).
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The agent's `/workspace`.
+    pub fn workspace(&self) -> PathBuf {
+        self.root.join("workspace")
+    }
+
+    /// Uploads and imported assets.
+    pub fn files(&self) -> PathBuf {
+        self.root.join("files")
+    }
+
+    /// Runtime state and journals.
+    pub fn state(&self) -> PathBuf {
+        self.root.join("state")
+    }
+
+    /// Exports of the channel's memory.
+    pub fn memory(&self) -> PathBuf {
+        self.root.join("memory")
+    }
+
+    /// The profile mirror.
+    pub fn profile(&self) -> PathBuf {
+        self.root.join("profile")
+    }
+
+    /// Whether every directory of the world exists.
+    pub fn is_complete(&self) -> bool {
+        WORLD_DIRS.iter().all(|d| self.root.join(d).is_dir())
+    }
+
+    /// Creates whatever is missing and rewrites the profile mirror.
+    pub(crate) fn ensure(&self, record: &ChannelRecord) -> Result<()> {
+        for dir in WORLD_DIRS {
+            let path = self.root.join(dir);
+            std::fs::create_dir_all(&path).map_err(|e| Error::io("creating", &path, e))?;
+        }
+        self.write_profile(record)
+    }
+
+    /// Rewrites `profile/agent.json` from the store's record.
+    pub(crate) fn write_profile(&self, record: &ChannelRecord) -> Result<()> {
+        let mirror = ProfileMirror {
+            note: "A read-only mirror of this agent's profile; Helm's store holds the original.",
+            record,
+        };
+        let text = serde_json::to_string_pretty(&mirror)
+            .map_err(|e| Error::Internal(format!("profile does not serialise: {e}")))?;
+        let path = self.profile().join("agent.json");
+        let tmp = self.profile().join(".agent.json.tmp");
+        std::fs::write(&tmp, text).map_err(|e| Error::io("writing", &tmp, e))?;
+        std::fs::rename(&tmp, &path).map_err(|e| Error::io("writing", &path, e))
+    }
+}
