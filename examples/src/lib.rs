@@ -1,1 +1,1 @@
-//! Examples live beside this crate as `examples/*.rs`.
+//! Runnable examples of embedding Helm; see the `*.rs` files beside this crate.

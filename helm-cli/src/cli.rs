@@ -21,7 +21,13 @@ pub struct Cli {
 #[derive(Debug, Args)]
 pub struct Global {
     /// The data directory.
-    #[arg(long = "data", global = true, env = "HELM_DATA", default_value = "helm-data", value_name = "DIR")]
+    #[arg(
+        long = "data",
+        global = true,
+        env = "HELM_DATA",
+        default_value = "helm-data",
+        value_name = "DIR"
+    )]
     pub data: PathBuf,
 
     /// Print machine-readable JSON instead of text.

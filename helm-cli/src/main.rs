@@ -25,13 +25,25 @@ fn main() -> ExitCode {
         .build()
     {
         Ok(rt) => rt,
-        Err(e) => return fail(json, "internal", &format!("cannot start the runtime: {e}"), exit::INTERNAL),
+        Err(e) => {
+            return fail(
+                json,
+                "internal",
+                &format!("cannot start the runtime: {e}"),
+                exit::INTERNAL,
+            );
+        }
     };
     match runtime.block_on(commands::run(cli)) {
         Ok(code) => ExitCode::from(code as u8),
         Err(err) => {
             if let Some(core) = err.downcast_ref::<helm_core::Error>() {
-                fail(json, core.code(), &core.to_string(), exit::code_for(core.kind()))
+                fail(
+                    json,
+                    core.code(),
+                    &core.to_string(),
+                    exit::code_for(core.kind()),
+                )
             } else {
                 fail(json, "internal", &format!("{err:#}"), exit::INTERNAL)
             }

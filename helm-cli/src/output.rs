@@ -15,7 +15,11 @@ impl Output {
     }
 
     /// Prints `value` as JSON with `--json`, or the text `human` builds.
-    pub fn print<T: Serialize>(&self, value: &T, human: impl FnOnce() -> String) -> anyhow::Result<()> {
+    pub fn print<T: Serialize>(
+        &self,
+        value: &T,
+        human: impl FnOnce() -> String,
+    ) -> anyhow::Result<()> {
         let text = if self.json {
             serde_json::to_string_pretty(value)?
         } else {

@@ -9,9 +9,7 @@
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use crate::model::{
-    Agent, AgentId, AgentStatus, Channel, ChannelId, Message, MessageId, ThreadId,
-};
+use crate::model::{Agent, AgentId, AgentStatus, Channel, ChannelId, Message, MessageId, ThreadId};
 
 /// A durable, ordered record of one change.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -79,10 +79,10 @@ impl DataRoot {
     /// interrupted before cleaning up.
     pub fn sweep_trash(&self) {
         let trash = self.trash_dir();
-        if trash.exists() {
-            if let Err(e) = std::fs::remove_dir_all(&trash) {
-                tracing::warn!(path = %trash.display(), error = %e, "could not empty the trash");
-            }
+        if trash.exists()
+            && let Err(e) = std::fs::remove_dir_all(&trash)
+        {
+            tracing::warn!(path = %trash.display(), error = %e, "could not empty the trash");
         }
     }
 
@@ -128,14 +128,19 @@ impl DataRoot {
     /// Creates the world of a channel that is being provisioned: the five
     /// directories and the human-readable profile mirror. On failure it
     /// removes what it made, so the aborted transaction leaves no trace.
-    pub(crate) fn create_world(&self, record: &ChannelRecord, faults: &Faults) -> Result<ChannelWorld> {
+    pub(crate) fn create_world(
+        &self,
+        record: &ChannelRecord,
+        faults: &Faults,
+    ) -> Result<ChannelWorld> {
         let world = self.world(record.channel.id);
         if world.root.exists() {
             self.set_aside(&world)?;
         }
         let made = (|| {
             let workspace = world.workspace();
-            std::fs::create_dir_all(&workspace).map_err(|e| Error::io("creating", &workspace, e))?;
+            std::fs::create_dir_all(&workspace)
+                .map_err(|e| Error::io("creating", &workspace, e))?;
             faults.check(FaultPoint::MidWorld)?;
             world.ensure(record)?;
             faults.check(FaultPoint::BeforeCommit)

@@ -59,7 +59,10 @@ pub async fn run(ctx: &Ctx, cmd: ChannelCommand) -> Result<i32> {
                         ]
                     })
                     .collect();
-                table(&["CHANNEL", "AGENT", "AGENT STATUS", "STATUS", "PURPOSE"], &rows)
+                table(
+                    &["CHANNEL", "AGENT", "AGENT STATUS", "STATUS", "PURPOSE"],
+                    &rows,
+                )
             })?;
         }
         ChannelCommand::Show { channel } => {
@@ -75,7 +78,11 @@ pub async fn run(ctx: &Ctx, cmd: ChannelCommand) -> Result<i32> {
                     Some(m) => format!(
                         "{}{} (from the {} setting)",
                         m.choice.provider,
-                        m.choice.model.as_deref().map(|m| format!(" / {m}")).unwrap_or_default(),
+                        m.choice
+                            .model
+                            .as_deref()
+                            .map(|m| format!(" / {m}"))
+                            .unwrap_or_default(),
                         m.level
                     ),
                     None => "none configured (add one with `1helm provider add`)".to_string(),
@@ -97,7 +104,11 @@ pub async fn run(ctx: &Ctx, cmd: ChannelCommand) -> Result<i32> {
                     record.agent.status,
                     record.profile.memory_namespace,
                     dir.display(),
-                    if record.profile.capability_policy.network { "on" } else { "off" },
+                    if record.profile.capability_policy.network {
+                        "on"
+                    } else {
+                        "off"
+                    },
                 )
             })?;
         }

@@ -3,8 +3,8 @@
 use crate::error::{Error, Result};
 use crate::model::{
     Actor, CapabilityPolicy, ChannelKind, ChannelName, ChannelRef, ChannelStatus, Handle,
-    ModelChoice, ModelPolicy, ResolvedModel, ThreadId, User, Visibility,
-    display_name_for_channel, validate_purpose,
+    ModelChoice, ModelPolicy, ResolvedModel, ThreadId, User, Visibility, display_name_for_channel,
+    validate_purpose,
 };
 use crate::store::{ChannelFilter, ChannelPlan, ChannelRecord, PolicyScope, WorldHook};
 
@@ -251,10 +251,10 @@ impl Helm {
             }
             _ => {}
         }
-        if let Some(choice) = &choice {
-            if choice.provider.trim().is_empty() {
-                return Err(Error::invalid("provider", "name a provider"));
-            }
+        if let Some(choice) = &choice
+            && choice.provider.trim().is_empty()
+        {
+            return Err(Error::invalid("provider", "name a provider"));
         }
         self.inner.store.set_model_policy(scope, choice).await
     }

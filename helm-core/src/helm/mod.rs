@@ -170,8 +170,7 @@ impl Helm {
         };
         let world_root = root.clone();
         // #main's world is ensured on every init, which also repairs it.
-        let world: WorldHook =
-            Box::new(move |home| world_root.world(home.channel.id).ensure(home));
+        let world: WorldHook = Box::new(move |home| world_root.world(home.channel.id).ensure(home));
         let boot = store.bootstrap(plan, world).await?;
         let helm = Self::with_store(root, store, fallback_model).await?;
         if boot.created {
@@ -233,7 +232,9 @@ impl Helm {
     /// only the Captain may make admins.
     pub async fn add_user(&self, actor: &User, name: &str, role: Role) -> Result<User> {
         if !actor.role.is_admin() {
-            return Err(Error::Forbidden("only the Captain or an admin adds people".into()));
+            return Err(Error::Forbidden(
+                "only the Captain or an admin adds people".into(),
+            ));
         }
         match role {
             Role::Captain => {

@@ -204,8 +204,14 @@ mod tests {
     #[test]
     fn channel_handles_and_names_are_friendly() -> Result<()> {
         let name = ChannelName::parse("home_renovation-")?;
-        assert_eq!(Handle::for_channel(&name, None).as_str(), "home-renovation-agent");
-        assert_eq!(Handle::for_channel(&name, Some(2)).to_string(), "@home-renovation-agent-2");
+        assert_eq!(
+            Handle::for_channel(&name, None).as_str(),
+            "home-renovation-agent"
+        );
+        assert_eq!(
+            Handle::for_channel(&name, Some(2)).to_string(),
+            "@home-renovation-agent-2"
+        );
         assert_eq!(display_name_for_channel(&name), "Home Renovation Agent");
         assert!(Handle::parse("@launch-agent").is_ok());
         assert!(Handle::parse("@Launch").is_err());

@@ -42,7 +42,10 @@ impl ChannelName {
         if bare.chars().any(char::is_whitespace) {
             return bad(format!(
                 "{input:?} contains spaces; use '-' instead, as in {:?}",
-                bare.split_whitespace().collect::<Vec<_>>().join("-").to_lowercase()
+                bare.split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join("-")
+                    .to_lowercase()
             ));
         }
         if bare.contains('/') || bare.contains('\\') || bare.contains('.') {
@@ -211,7 +214,10 @@ mod tests {
 
     #[test]
     fn names_are_normalised_and_checked() {
-        assert_eq!(ChannelName::parse("#Launch").map(|n| n.0).ok(), Some("launch".into()));
+        assert_eq!(
+            ChannelName::parse("#Launch").map(|n| n.0).ok(),
+            Some("launch".into())
+        );
         assert!(ChannelName::parse("2026-plans").is_ok());
         for bad in ["", "#", "a/b", "..", "a b", "a\u{7}", "-x", "123", "é"] {
             assert!(ChannelName::parse(bad).is_err(), "{bad:?} accepted");
@@ -222,13 +228,22 @@ mod tests {
 
     #[test]
     fn refs_distinguish_ids_from_names() {
-        assert_eq!("12".parse::<ChannelRef>().ok(), Some(ChannelRef::Id(ChannelId(12))));
-        assert!(matches!("#ops".parse::<ChannelRef>(), Ok(ChannelRef::Name(_))));
+        assert_eq!(
+            "12".parse::<ChannelRef>().ok(),
+            Some(ChannelRef::Id(ChannelId(12)))
+        );
+        assert!(matches!(
+            "#ops".parse::<ChannelRef>(),
+            Ok(ChannelRef::Name(_))
+        ));
     }
 
     #[test]
     fn purpose_is_required() {
-        assert!(matches!(validate_purpose(" \n\t"), Err(Error::MissingPurpose)));
+        assert!(matches!(
+            validate_purpose(" \n\t"),
+            Err(Error::MissingPurpose)
+        ));
         assert_eq!(validate_purpose("  plan  ").ok().as_deref(), Some("plan"));
     }
 }

@@ -15,8 +15,8 @@ pub use agent::{
     Handle, ReadOnlyMount, SKIPPER_HANDLE, display_name_for_channel,
 };
 pub use channel::{
-    Channel, ChannelKind, ChannelName, ChannelRef, ChannelStatus, HOME_CHANNEL,
-    MAX_CHANNEL_NAME, MAX_PURPOSE, Visibility, validate_purpose,
+    Channel, ChannelKind, ChannelName, ChannelRef, ChannelStatus, HOME_CHANNEL, MAX_CHANNEL_NAME,
+    MAX_PURPOSE, Visibility, validate_purpose,
 };
 pub use ids::{
     AgentId, ArtifactId, ChannelId, EscalationId, MemoryId, MessageId, ProviderId, ThreadId,

@@ -24,8 +24,8 @@ pub use types::{
 use crate::error::Result;
 use crate::events::Event;
 use crate::model::{
-    Actor, Agent, AgentId, Binding, ChannelId, ChannelRef, ChannelStatus, ModelChoice,
-    ModelPolicy, ThreadId, User, UserId, Workspace,
+    Actor, Agent, AgentId, Binding, ChannelId, ChannelRef, ChannelStatus, ModelChoice, ModelPolicy,
+    ThreadId, User, UserId, Workspace,
 };
 
 /// Durable state of one workspace, and its event log.
@@ -75,8 +75,12 @@ pub trait Store: Send + Sync + 'static {
     /// Permanently removes a channel's rows and its agent. `world` runs inside
     /// the transaction (to move the on-disk tree aside); if it fails, nothing
     /// is removed.
-    async fn delete_channel(&self, channel: ChannelId, actor: Actor, world: WorldHook)
-    -> Result<()>;
+    async fn delete_channel(
+        &self,
+        channel: ChannelId,
+        actor: Actor,
+        world: WorldHook,
+    ) -> Result<()>;
 
     /// Adds an unbound agent. Provisioning does this itself; the method exists
     /// for repair tools and for proving the binding rules.

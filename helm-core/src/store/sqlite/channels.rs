@@ -13,7 +13,9 @@ use crate::model::{
     Actor, Agent, AgentId, AgentKind, AgentProfile, AgentStatus, Author, Binding, Channel,
     ChannelId, ChannelKind, ChannelName, ChannelRef, ChannelStatus, Handle, MessageStatus, UserId,
 };
-use crate::store::types::{ChannelFilter, ChannelPlan, ChannelRecord, JournalEntry, NewAgent, WorldHook};
+use crate::store::types::{
+    ChannelFilter, ChannelPlan, ChannelRecord, JournalEntry, NewAgent, WorldHook,
+};
 
 /// A channel joined with its agent (Skipper for the home channel) and profile.
 const RECORD_SELECT: &str = "SELECT c.id, c.name, c.purpose, c.kind, c.status, c.visibility, \
@@ -68,9 +70,10 @@ pub(super) fn get(conn: &Connection, channel: &ChannelRef) -> Result<ChannelReco
             .optional()?,
         ChannelRef::Name(name) => conn
             .prepare_cached(&format!(
-                "{RECORD_SELECT} WHERE c.name = ?1 AND c.status IN ('active', 'archived')"
+                "{RECORD_SELECT} WHERE c.workspace_id = ?1 AND c.name = ?2 \
+                 AND c.status IN ('active', 'archived')"
             ))?
-            .query_row([name.as_str()], record_from_row)
+            .query_row(params![workspace_id(conn)?, name.as_str()], record_from_row)
             .optional()?,
     };
     found.ok_or_else(|| Error::not_found("channel", channel))
@@ -78,21 +81,28 @@ pub(super) fn get(conn: &Connection, channel: &ChannelRef) -> Result<ChannelReco
 
 /// The home channel with Skipper.
 pub(super) fn home(conn: &Connection) -> Result<ChannelRecord> {
-    conn.prepare_cached(&format!("{RECORD_SELECT} WHERE c.kind = 'home'"))?
-        .query_row([], record_from_row)
-        .optional()?
-        .ok_or_else(|| Error::Internal("the workspace has no #main".into()))
+    conn.prepare_cached(&format!(
+        "{RECORD_SELECT} WHERE c.workspace_id = ?1 AND c.kind = 'home'"
+    ))?
+    .query_row([workspace_id(conn)?], record_from_row)
+    .optional()?
+    .ok_or_else(|| Error::Internal("the workspace has no #main".into()))
 }
 
 pub(super) fn list(conn: &Connection, filter: ChannelFilter) -> Result<Vec<ChannelRecord>> {
-    let sql = if filter.include_archived {
-        format!("{RECORD_SELECT} ORDER BY c.name")
+    // Filtering on the live-name index's own condition lets SQLite walk it in
+    // name order instead of sorting.
+    let status = if filter.include_archived {
+        ""
     } else {
-        format!("{RECORD_SELECT} WHERE c.status = 'active' ORDER BY c.name")
+        "AND c.status = 'active'"
     };
-    let mut stmt = conn.prepare_cached(&sql)?;
+    let mut stmt = conn.prepare_cached(&format!(
+        "{RECORD_SELECT} WHERE c.workspace_id = ?1 AND c.status IN ('active', 'archived') \
+         {status} ORDER BY c.name"
+    ))?;
     let records = stmt
-        .query_map([], record_from_row)?
+        .query_map([workspace_id(conn)?], record_from_row)?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     Ok(records)
 }
@@ -113,10 +123,12 @@ pub(super) fn add_member(
 
 /// Picks the first free handle among `base`, `base-2`, `base-3`, …
 fn free_handle(conn: &Connection, name: &ChannelName) -> Result<Handle> {
-    let mut stmt = conn.prepare_cached("SELECT 1 FROM agents WHERE name = ?1")?;
+    let ws = workspace_id(conn)?;
+    let mut stmt =
+        conn.prepare_cached("SELECT 1 FROM agents WHERE workspace_id = ?1 AND name = ?2")?;
     for suffix in std::iter::once(None).chain((2..).map(Some)) {
         let handle = Handle::for_channel(name, suffix);
-        if !stmt.exists([handle.as_str()])? {
+        if !stmt.exists(params![ws, handle.as_str()])? {
             return Ok(handle);
         }
     }
@@ -133,9 +145,10 @@ pub(super) fn provision(
     let created = now();
     let taken = conn
         .prepare_cached(
-            "SELECT status FROM channels WHERE name = ?1 AND status IN ('active', 'archived')",
+            "SELECT status FROM channels WHERE workspace_id = ?1 AND name = ?2 \
+             AND status IN ('active', 'archived')",
         )?
-        .query_row([plan.name.as_str()], |r| r.get::<_, String>(0))
+        .query_row(params![ws, plan.name.as_str()], |r| r.get::<_, String>(0))
         .optional()?;
     if let Some(status) = taken {
         let hint = if status == "archived" {
@@ -143,7 +156,10 @@ pub(super) fn provision(
         } else {
             ""
         };
-        return Err(Error::Conflict(format!("{} already exists{hint}", plan.name)));
+        return Err(Error::Conflict(format!(
+            "{} already exists{hint}",
+            plan.name
+        )));
     }
 
     conn.prepare_cached(
@@ -278,11 +294,17 @@ pub(super) fn set_status(
     let (action, detail) = match status {
         ChannelStatus::Archived => (
             "channel.archived",
-            format!("{} archived; {} paused, everything kept", before.channel.name, before.agent.handle),
+            format!(
+                "{} archived; {} paused, everything kept",
+                before.channel.name, before.agent.handle
+            ),
         ),
         ChannelStatus::Active => (
             "channel.restored",
-            format!("{} restored with {}", before.channel.name, before.agent.handle),
+            format!(
+                "{} restored with {}",
+                before.channel.name, before.agent.handle
+            ),
         ),
     };
     record_journal(
@@ -411,7 +433,14 @@ pub(super) fn record_journal(
         "INSERT INTO journal (channel_id, channel_name, actor, action, detail, created) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?
-    .execute(params![channel, channel_name, actor, action, detail, ms(now())])?;
+    .execute(params![
+        channel,
+        channel_name,
+        actor,
+        action,
+        detail,
+        ms(now())
+    ])?;
     Ok(())
 }
 

@@ -3,8 +3,8 @@
 use std::str::FromStr;
 
 use jiff::Timestamp;
-use rusqlite::types::{FromSql, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
 use rusqlite::Row;
+use rusqlite::types::{FromSql, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
 
 use crate::model::{
     AgentId, ArtifactId, ChannelId, EscalationId, MemoryId, MessageId, ProviderId, ThreadId,
@@ -60,7 +60,6 @@ pub(crate) fn ts(row: &Row<'_>, idx: usize) -> rusqlite::Result<Timestamp> {
     Timestamp::from_millisecond(ms).map_err(|e| conversion(idx, e))
 }
 
-
 /// Reads a text column through `FromStr` (the domain's string enums).
 pub(crate) fn parsed<T>(row: &Row<'_>, idx: usize) -> rusqlite::Result<T>
 where
@@ -80,9 +79,6 @@ pub(crate) fn json<T: serde::de::DeserializeOwned>(
     serde_json::from_str(&text).map_err(|e| conversion(idx, e))
 }
 
-fn conversion(
-    idx: usize,
-    e: impl std::error::Error + Send + Sync + 'static,
-) -> rusqlite::Error {
+fn conversion(idx: usize, e: impl std::error::Error + Send + Sync + 'static) -> rusqlite::Error {
     rusqlite::Error::FromSqlConversionFailure(idx, rusqlite::types::Type::Text, Box::new(e))
 }

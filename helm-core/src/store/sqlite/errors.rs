@@ -24,10 +24,7 @@ const UNIQUE_MEANINGS: &[(&str, &str)] = &[
         "agents.workspace_id, agents.name",
         "an agent with this handle already exists",
     ),
-    (
-        "agents.workspace_id",
-        "a workspace has exactly one Skipper",
-    ),
+    ("agents.workspace_id", "a workspace has exactly one Skipper"),
     (
         "users.workspace_id, users.name",
         "a user with this name already exists",
@@ -62,15 +59,13 @@ impl From<rusqlite::Error> for Error {
                 _ => {}
             }
         }
-        if let rusqlite::Error::SqliteFailure(code, _) = &e {
-            if matches!(
+        if let rusqlite::Error::SqliteFailure(code, _) = &e
+            && matches!(
                 code.code,
                 rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
-            ) {
-                return Error::Busy(
-                    "the database is locked by another process; try again".into(),
-                );
-            }
+            )
+        {
+            return Error::Busy("the database is locked by another process; try again".into());
         }
         Error::Store(e.to_string())
     }

@@ -24,16 +24,16 @@ use async_trait::async_trait;
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 use tokio::sync::broadcast;
 
+use super::Store;
 use super::types::{
     Bootstrap, BootstrapPlan, ChannelFilter, ChannelPlan, ChannelRecord, JournalEntry, NewAgent,
     NewUser, PolicyScope, StoreStats, WorldHook,
 };
-use super::Store;
 use crate::error::{Error, Result};
 use crate::events::{Event, EventBody};
 use crate::model::{
-    Actor, Agent, AgentId, Binding, ChannelId, ChannelRef, ChannelStatus, ModelChoice,
-    ModelPolicy, ThreadId, User, UserId, Workspace,
+    Actor, Agent, AgentId, Binding, ChannelId, ChannelRef, ChannelStatus, ModelChoice, ModelPolicy,
+    ThreadId, User, UserId, Workspace,
 };
 
 /// How many live events a slow subscriber may fall behind before it lags
@@ -75,9 +75,8 @@ impl SqliteStore {
     }
 
     fn open_blocking(path: PathBuf) -> Result<Self> {
-        let mut writer = Connection::open(&path).map_err(|e| {
-            Error::Store(format!("cannot open database {}: {e}", path.display()))
-        })?;
+        let mut writer = Connection::open(&path)
+            .map_err(|e| Error::Store(format!("cannot open database {}: {e}", path.display())))?;
         configure(&writer, false)?;
         schema::migrate(&mut writer)?;
         let (live, _) = broadcast::channel(LIVE_CAPACITY);
@@ -179,10 +178,10 @@ impl Inner {
     }
 
     fn return_reader(&self, conn: Connection) {
-        if let Ok(mut pool) = self.readers.lock() {
-            if pool.len() < MAX_IDLE_READERS {
-                pool.push(conn);
-            }
+        if let Ok(mut pool) = self.readers.lock()
+            && pool.len() < MAX_IDLE_READERS
+        {
+            pool.push(conn);
         }
     }
 }
@@ -209,7 +208,8 @@ fn configure(conn: &Connection, read_only: bool) -> Result<()> {
 #[async_trait]
 impl Store for SqliteStore {
     async fn bootstrap(&self, plan: BootstrapPlan, world: WorldHook) -> Result<Bootstrap> {
-        self.write(move |tx| workspace::bootstrap(tx, plan, world)).await
+        self.write(move |tx| workspace::bootstrap(tx, plan, world))
+            .await
     }
 
     async fn workspace(&self) -> Result<Option<Workspace>> {
@@ -217,7 +217,8 @@ impl Store for SqliteStore {
     }
 
     async fn insert_user(&self, user: NewUser) -> Result<User> {
-        self.write(move |tx| workspace::insert_user(tx.conn(), &user)).await
+        self.write(move |tx| workspace::insert_user(tx.conn(), &user))
+            .await
     }
 
     async fn user(&self, id: UserId) -> Result<User> {

@@ -12,7 +12,10 @@ fn choice_at(conn: &Connection, sql: &str, key: Option<i64>) -> Result<Option<Mo
     let row = conn
         .prepare_cached(sql)?
         .query_row([key], |r| {
-            Ok((r.get::<_, Option<String>>(0)?, r.get::<_, Option<String>>(1)?))
+            Ok((
+                r.get::<_, Option<String>>(0)?,
+                r.get::<_, Option<String>>(1)?,
+            ))
         })
         .optional()?;
     Ok(match row {
@@ -50,7 +53,11 @@ pub(super) fn get(
     })
 }
 
-pub(super) fn set(conn: &Connection, scope: PolicyScope, choice: Option<&ModelChoice>) -> Result<()> {
+pub(super) fn set(
+    conn: &Connection,
+    scope: PolicyScope,
+    choice: Option<&ModelChoice>,
+) -> Result<()> {
     let ws = workspace_id(conn)?;
     let provider = choice.map(|c| c.provider.as_str());
     let model = choice.and_then(|c| c.model.as_deref());

@@ -37,7 +37,11 @@ pub(super) fn workspace_id(conn: &Connection) -> Result<WorkspaceId> {
         .ok_or_else(|| Error::Internal("the store has no workspace yet; run init".into()))
 }
 
-pub(super) fn bootstrap(tx: &mut Tx<'_>, plan: BootstrapPlan, world: WorldHook) -> Result<Bootstrap> {
+pub(super) fn bootstrap(
+    tx: &mut Tx<'_>,
+    plan: BootstrapPlan,
+    world: WorldHook,
+) -> Result<Bootstrap> {
     if let Some(workspace) = workspace(tx.conn())? {
         let captain = captain(tx.conn())?;
         let home = channels::home(tx.conn())?;
@@ -114,7 +118,10 @@ pub(super) fn bootstrap(tx: &mut Tx<'_>, plan: BootstrapPlan, world: WorldHook) 
         Some(crate::model::HOME_CHANNEL),
         &actor,
         "workspace.initialized",
-        &format!("workspace {:?} created with #main and @skipper", plan.workspace_name),
+        &format!(
+            "workspace {:?} created with #main and @skipper",
+            plan.workspace_name
+        ),
     )?;
 
     let home = channels::get(conn, &ChannelRef::Id(home_id))?;
@@ -146,7 +153,10 @@ pub(super) fn bootstrap(tx: &mut Tx<'_>, plan: BootstrapPlan, world: WorldHook) 
             agent: home.agent.clone(),
         },
     )?;
-    tx.emit(Some(home_id), EventBody::MessageCreated { message: welcome })?;
+    tx.emit(
+        Some(home_id),
+        EventBody::MessageCreated { message: welcome },
+    )?;
     world(&home)?;
     let workspace = workspace(tx.conn())?
         .ok_or_else(|| Error::Internal("workspace vanished during bootstrap".into()))?;
@@ -171,8 +181,7 @@ pub(super) fn insert_user(conn: &Connection, user: &NewUser) -> Result<User> {
         user.display_name,
         user.role.as_str(),
         ms(created)
-    ])
-    ?;
+    ])?;
     Ok(User {
         id: UserId(conn.last_insert_rowid()),
         name: user.name.clone(),
@@ -200,17 +209,19 @@ pub(super) fn user(conn: &Connection, id: UserId) -> Result<User> {
 }
 
 pub(super) fn user_by_name(conn: &Connection, name: &str) -> Result<User> {
-    conn.prepare_cached(&format!("SELECT {USER_COLUMNS} FROM users WHERE name = ?1"))?
-        .query_row([name], user_from_row)
-        .optional()?
-        .ok_or_else(|| Error::not_found("user", name))
+    conn.prepare_cached(&format!(
+        "SELECT {USER_COLUMNS} FROM users WHERE workspace_id = ?1 AND name = ?2"
+    ))?
+    .query_row(params![workspace_id(conn)?, name], user_from_row)
+    .optional()?
+    .ok_or_else(|| Error::not_found("user", name))
 }
 
 pub(super) fn captain(conn: &Connection) -> Result<User> {
     conn.prepare_cached(&format!(
-        "SELECT {USER_COLUMNS} FROM users WHERE role = 'captain'"
+        "SELECT {USER_COLUMNS} FROM users WHERE workspace_id = ?1 AND role = 'captain'"
     ))?
-    .query_row([], user_from_row)
+    .query_row([workspace_id(conn)?], user_from_row)
     .optional()?
     .ok_or_else(|| Error::Internal("the workspace has no Captain".into()))
 }
@@ -225,7 +236,9 @@ pub(super) fn list_users(conn: &Connection) -> Result<Vec<User>> {
 
 pub(super) fn stats(conn: &Connection) -> Result<crate::store::types::StoreStats> {
     let count = |sql: &str| -> Result<u64> {
-        Ok(conn.prepare_cached(sql)?.query_row([], |r| r.get::<_, i64>(0))? as u64)
+        Ok(conn
+            .prepare_cached(sql)?
+            .query_row([], |r| r.get::<_, i64>(0))? as u64)
     };
     Ok(crate::store::types::StoreStats {
         schema_version: conn.pragma_query_value(None, "user_version", |r| r.get(0))?,

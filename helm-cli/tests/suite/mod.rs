@@ -1,0 +1,2 @@
+mod channels;
+mod kit;
