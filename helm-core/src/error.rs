@@ -69,6 +69,17 @@ pub enum Error {
         source: std::io::Error,
     },
 
+    /// A model provider failed or could not be reached.
+    #[error("provider {provider}: {message}")]
+    Provider {
+        /// The provider's registry name (or kind, before it has one).
+        provider: String,
+        /// What kind of failure it was.
+        failure: ProviderFailure,
+        /// What happened, for people; never contains a secret.
+        message: String,
+    },
+
     /// The store failed in a way that is not the caller's fault.
     #[error("storage error: {0}")]
     Store(String),
@@ -76,6 +87,33 @@ pub enum Error {
     /// A bug or an impossible state; the message is for the operator's logs.
     #[error("internal error: {0}")]
     Internal(String),
+}
+
+/// The ways a model provider can fail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ProviderFailure {
+    /// The key was missing or refused (HTTP 401/403).
+    Unauthorized,
+    /// The model or endpoint does not exist (HTTP 404).
+    NotFound,
+    /// The provider rejected the request (HTTP 400/422).
+    BadRequest,
+    /// Too many requests (HTTP 429), after retries.
+    RateLimited,
+    /// The provider failed (HTTP 5xx), after retries.
+    Server,
+    /// The provider could not be reached (DNS, connect, TLS), after retries.
+    Unreachable,
+    /// No answer within the time allowed.
+    Timeout,
+    /// The response was cut off or could not be parsed.
+    MalformedStream,
+    /// The provider does not offer this (such as embeddings).
+    Unsupported,
+    /// No provider is configured, or its configuration is incomplete.
+    Unconfigured,
 }
 
 /// Coarse classes of [`Error`], for frontends that map errors to codes.
@@ -94,6 +132,8 @@ pub enum ErrorKind {
     Forbidden,
     /// Not available right now (not initialised, busy).
     Unavailable,
+    /// A model provider (or another upstream service) failed.
+    Upstream,
     /// Helm's own failure.
     Internal,
 }
@@ -115,6 +155,19 @@ impl Error {
         }
     }
 
+    /// Shorthand for [`Error::Provider`].
+    pub fn provider(
+        provider: impl Into<String>,
+        failure: ProviderFailure,
+        message: impl Into<String>,
+    ) -> Self {
+        Error::Provider {
+            provider: provider.into(),
+            failure,
+            message: message.into(),
+        }
+    }
+
     /// Shorthand for [`Error::Io`].
     pub fn io(action: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {
@@ -133,6 +186,7 @@ impl Error {
             Error::Refused(_) => ErrorKind::Refused,
             Error::Forbidden(_) => ErrorKind::Forbidden,
             Error::NotInitialized(_) | Error::Busy(_) => ErrorKind::Unavailable,
+            Error::Provider { .. } => ErrorKind::Upstream,
             Error::Io { .. } | Error::Store(_) | Error::Internal(_) => ErrorKind::Internal,
         }
     }
@@ -148,6 +202,7 @@ impl Error {
             Error::Forbidden(_) => "forbidden",
             Error::NotInitialized(_) => "not_initialized",
             Error::Busy(_) => "busy",
+            Error::Provider { .. } => "provider",
             Error::Io { .. } => "io",
             Error::Store(_) => "store",
             Error::Internal(_) => "internal",

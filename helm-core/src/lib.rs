@@ -24,8 +24,9 @@ pub mod events;
 pub mod faults;
 mod helm;
 pub mod model;
+pub mod provider;
 pub mod store;
 pub mod world;
 
-pub use error::{Error, ErrorKind, Result};
+pub use error::{Error, ErrorKind, ProviderFailure, Result};
 pub use helm::{Helm, HelmOptions, InitOptions, InitReport, NewChannel, Status};

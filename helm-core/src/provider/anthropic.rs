@@ -1,0 +1,32 @@
+//! Placeholder until the adapter lands: refuses every request.
+
+use async_trait::async_trait;
+
+use super::{ChatRequest, EventStream, Provider, ProviderConfig};
+use crate::error::{Error, ProviderFailure, Result};
+
+/// The adapter (not implemented yet).
+pub struct Anthropic {
+    name: String,
+}
+
+impl Anthropic {
+    /// Builds the adapter for `config`.
+    pub fn new(config: &ProviderConfig) -> Result<Self> {
+        config.validate()?;
+        Ok(Anthropic {
+            name: config.name.clone(),
+        })
+    }
+}
+
+#[async_trait]
+impl Provider for Anthropic {
+    async fn stream(&self, _request: ChatRequest) -> Result<EventStream> {
+        Err(Error::provider(
+            &self.name,
+            ProviderFailure::Unsupported,
+            "adapter not built yet",
+        ))
+    }
+}
