@@ -182,12 +182,16 @@ impl ProviderConfig {
     }
 }
 
+/// An adapter built from a configuration, kept with that configuration so a
+/// change rebuilds it.
+type BuiltAdapter = (ProviderConfig, Arc<dyn Provider>);
+
 /// Builds and caches adapters for configured providers; embedding apps and
 /// tests may register their own [`Provider`] under a name instead.
 #[derive(Default)]
 pub struct ProviderRegistry {
     custom: Mutex<HashMap<String, Arc<dyn Provider>>>,
-    built: Mutex<HashMap<String, (ProviderConfig, Arc<dyn Provider>)>>,
+    built: Mutex<HashMap<String, BuiltAdapter>>,
 }
 
 impl ProviderRegistry {
