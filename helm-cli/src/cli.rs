@@ -48,6 +48,117 @@ pub enum Command {
     Channel(ChannelCommand),
     /// Show what the data directory holds.
     Status,
+    /// Register model providers and list them.
+    #[command(subcommand)]
+    Provider(ProviderCommand),
+    /// Add and list people.
+    #[command(subcommand)]
+    User(UserCommand),
+    /// Post a message in a channel and stream the agent's reply live.
+    Say(SayArgs),
+    /// List, show, resolve and reopen threads (work sessions).
+    #[command(subcommand)]
+    Thread(ThreadCommand),
+    /// Show a channel's tool journal: what its agent ran and changed.
+    Activity(ActivityArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ProviderCommand {
+    /// Add a provider (or replace the one with the same name).
+    Add {
+        /// A name for it, used by model policies.
+        name: String,
+        /// Its wire format.
+        #[arg(long, value_parser = ["openai", "anthropic"])]
+        kind: String,
+        /// Its base URL as its own clients take it, e.g. https://api.openai.com/v1 or
+        /// http://localhost:11434/v1 (Ollama).
+        #[arg(long = "base-url", value_name = "URL")]
+        base_url: String,
+        /// The environment variable holding its API key (the key itself is never stored).
+        #[arg(long = "api-key-env", value_name = "VAR")]
+        api_key_env: Option<String>,
+        /// Its default model.
+        #[arg(long, value_name = "MODEL")]
+        model: Option<String>,
+        /// An extra HTTP header, NAME=VALUE (repeatable).
+        #[arg(long = "header", value_name = "NAME=VALUE")]
+        headers: Vec<String>,
+        /// Make it the workspace's default model.
+        #[arg(long)]
+        default: bool,
+    },
+    /// List providers (without secrets).
+    List,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum UserCommand {
+    /// Add a person to the workspace.
+    Add {
+        /// Their user name.
+        name: String,
+        /// Their role.
+        #[arg(long, default_value = "member", value_parser = ["member", "admin"])]
+        role: String,
+    },
+    /// List people.
+    List,
+}
+
+#[derive(Debug, Args)]
+pub struct SayArgs {
+    /// The channel.
+    pub channel: String,
+    /// The message; mention the agent (e.g. @launch-agent) to wake it.
+    pub text: String,
+    /// Continue this thread instead of starting a new one.
+    #[arg(long, value_name = "ID")]
+    pub thread: Option<String>,
+    /// Post and return at once, leaving the turn to the process that drives
+    /// turns (a running server), instead of running and streaming it here.
+    #[arg(long = "no-wait")]
+    pub no_wait: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ThreadCommand {
+    /// A channel's threads, most recently active first.
+    List {
+        /// The channel.
+        channel: String,
+        /// How many.
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+    },
+    /// A thread's transcript and turns.
+    Show {
+        /// The thread id.
+        id: String,
+    },
+    /// Mark a thread resolved (a new message reopens it).
+    Resolve {
+        /// The thread id.
+        id: String,
+    },
+    /// Reopen a resolved, failed or archived thread.
+    Reopen {
+        /// The thread id.
+        id: String,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct ActivityArgs {
+    /// The channel.
+    pub channel: String,
+    /// Only this thread.
+    #[arg(long, value_name = "ID")]
+    pub thread: Option<String>,
+    /// How many of the most recent actions.
+    #[arg(long, default_value_t = 100)]
+    pub limit: usize,
 }
 
 #[derive(Debug, Args)]
@@ -93,6 +204,20 @@ pub enum ChannelCommand {
     Restore {
         /// The channel.
         channel: String,
+    },
+    /// Choose the model that serves this channel's agent from now on.
+    SetModel {
+        /// The channel.
+        channel: String,
+        /// The provider's name.
+        #[arg(long, required_unless_present = "inherit")]
+        provider: Option<String>,
+        /// The model (default: the provider's default model).
+        #[arg(long)]
+        model: Option<String>,
+        /// Clear the override and inherit the workspace default.
+        #[arg(long, conflicts_with_all = ["provider", "model"])]
+        inherit: bool,
     },
     /// Permanently delete an archived channel and its agent world.
     Delete {

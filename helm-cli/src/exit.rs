@@ -18,6 +18,8 @@ pub const REFUSED: i32 = 5;
 pub const UNAVAILABLE: i32 = 6;
 /// The acting user lacks the authority.
 pub const FORBIDDEN: i32 = 7;
+/// A model provider (or another upstream service) failed.
+pub const UPSTREAM: i32 = 8;
 
 /// The exit code for a core error.
 pub fn code_for(kind: ErrorKind) -> i32 {
@@ -28,6 +30,7 @@ pub fn code_for(kind: ErrorKind) -> i32 {
         ErrorKind::Refused => REFUSED,
         ErrorKind::Forbidden => FORBIDDEN,
         ErrorKind::Unavailable => UNAVAILABLE,
+        ErrorKind::Upstream => UPSTREAM,
         _ => INTERNAL,
     }
 }

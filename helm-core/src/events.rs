@@ -9,7 +9,10 @@
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use crate::model::{Agent, AgentId, AgentStatus, Channel, ChannelId, Message, MessageId, ThreadId};
+use crate::model::{
+    Agent, AgentId, AgentStatus, Channel, ChannelId, Message, MessageId, Thread, ThreadId,
+    ToolAction, Turn,
+};
 
 /// A durable, ordered record of one change.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -90,6 +93,62 @@ pub enum EventBody {
         /// Its new status.
         status: AgentStatus,
     },
+    /// A thread (session) was opened.
+    #[serde(rename = "thread.created")]
+    ThreadCreated {
+        /// The thread.
+        thread: Thread,
+    },
+    /// A thread's status, title or summary changed.
+    #[serde(rename = "thread.updated")]
+    ThreadUpdated {
+        /// The thread as it is now.
+        thread: Thread,
+    },
+    /// A turn was admitted; `ahead` turns of its thread run before it.
+    #[serde(rename = "turn.queued")]
+    TurnQueued {
+        /// The turn.
+        turn: Turn,
+        /// How many turns of the same thread are before it.
+        ahead: u32,
+    },
+    /// A turn started.
+    #[serde(rename = "turn.started")]
+    TurnStarted {
+        /// The turn.
+        turn: Turn,
+    },
+    /// A turn finished with an answer (or waiting on a person).
+    #[serde(rename = "turn.completed")]
+    TurnCompleted {
+        /// The turn.
+        turn: Turn,
+    },
+    /// A turn failed; `turn.error` says why.
+    #[serde(rename = "turn.failed")]
+    TurnFailed {
+        /// The turn.
+        turn: Turn,
+    },
+    /// A turn was stopped, cancelled, or interrupted by a restart.
+    #[serde(rename = "turn.cancelled")]
+    TurnCancelled {
+        /// The turn.
+        turn: Turn,
+    },
+    /// An agent started a tool call.
+    #[serde(rename = "tool_action.started")]
+    ToolActionStarted {
+        /// The journaled action.
+        action: ToolAction,
+    },
+    /// A tool call finished.
+    #[serde(rename = "tool_action.finished")]
+    ToolActionFinished {
+        /// The journaled action.
+        action: ToolAction,
+    },
 }
 
 impl EventBody {
@@ -104,6 +163,91 @@ impl EventBody {
             EventBody::MessageDelta { .. } => "message.delta",
             EventBody::MessageCompleted { .. } => "message.completed",
             EventBody::AgentStatusChanged { .. } => "agent.status",
+            EventBody::ThreadCreated { .. } => "thread.created",
+            EventBody::ThreadUpdated { .. } => "thread.updated",
+            EventBody::TurnQueued { .. } => "turn.queued",
+            EventBody::TurnStarted { .. } => "turn.started",
+            EventBody::TurnCompleted { .. } => "turn.completed",
+            EventBody::TurnFailed { .. } => "turn.failed",
+            EventBody::TurnCancelled { .. } => "turn.cancelled",
+            EventBody::ToolActionStarted { .. } => "tool_action.started",
+            EventBody::ToolActionFinished { .. } => "tool_action.finished",
+        }
+    }
+}
+
+/// Follows the event log from a point: first the durable backlog after it,
+/// then live events, with no gap and no duplicate. A follower that falls too
+/// far behind the live feed catches up from the durable log.
+pub struct Follower {
+    store: std::sync::Arc<dyn crate::store::Store>,
+    live: tokio::sync::broadcast::Receiver<Event>,
+    backlog: std::collections::VecDeque<Event>,
+    last: u64,
+}
+
+/// How many events one catch-up read takes from the log.
+const CATCH_UP_BATCH: usize = 1000;
+
+impl Follower {
+    /// Starts following after `after` (0 for the beginning of the log).
+    pub async fn new(
+        store: std::sync::Arc<dyn crate::store::Store>,
+        after: u64,
+    ) -> crate::error::Result<Self> {
+        // Subscribe before reading the backlog so nothing committed in
+        // between is missed; duplicates are dropped by sequence number.
+        let live = store.subscribe();
+        let mut follower = Follower {
+            store,
+            live,
+            backlog: Default::default(),
+            last: after,
+        };
+        follower.catch_up().await?;
+        Ok(follower)
+    }
+
+    async fn catch_up(&mut self) -> crate::error::Result<()> {
+        let from = self.backlog.back().map(|e| e.seq).unwrap_or(self.last);
+        let batch = self.store.events_after(from, CATCH_UP_BATCH).await?;
+        self.backlog.extend(batch);
+        Ok(())
+    }
+
+    /// The sequence number of the last event returned.
+    pub fn position(&self) -> u64 {
+        self.last
+    }
+
+    /// The next event.
+    pub async fn next(&mut self) -> crate::error::Result<Event> {
+        use tokio::sync::broadcast::error::RecvError;
+        loop {
+            if let Some(event) = self.backlog.pop_front() {
+                if self.backlog.is_empty() {
+                    // The backlog may have been cut at its batch size.
+                    self.catch_up().await?;
+                }
+                if event.seq > self.last {
+                    self.last = event.seq;
+                    return Ok(event);
+                }
+                continue;
+            }
+            match self.live.recv().await {
+                Ok(event) if event.seq <= self.last => continue,
+                Ok(event) => {
+                    self.last = event.seq;
+                    return Ok(event);
+                }
+                Err(RecvError::Lagged(_)) => self.catch_up().await?,
+                Err(RecvError::Closed) => {
+                    return Err(crate::error::Error::Internal(
+                        "the event feed closed".into(),
+                    ));
+                }
+            }
         }
     }
 }

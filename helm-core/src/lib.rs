@@ -25,8 +25,10 @@ pub mod faults;
 mod helm;
 pub mod model;
 pub mod provider;
+pub mod runtime;
 pub mod store;
 pub mod world;
 
 pub use error::{Error, ErrorKind, ProviderFailure, Result};
-pub use helm::{Helm, HelmOptions, InitOptions, InitReport, NewChannel, Status};
+pub use helm::{Helm, HelmOptions, InitOptions, InitReport, NewChannel, PostedMessage, Status};
+pub use runtime::RuntimeOptions;

@@ -4,7 +4,12 @@
 
 use std::path::{Path, PathBuf};
 
-use helm_core::model::User;
+use std::sync::Arc;
+use std::time::Duration;
+
+use helm_core::model::{ModelChoice, Role, Turn, TurnId, User};
+use helm_core::provider::Scripted;
+use helm_core::store::PolicyScope;
 use helm_core::{Helm, HelmOptions, InitOptions};
 use tempfile::TempDir;
 
@@ -33,6 +38,76 @@ impl TestHelm {
             helm,
             captain: report.captain,
         })
+    }
+
+    /// Registers `provider` as the provider named `name` and makes it the
+    /// workspace default, so every channel's turns go to it.
+    pub async fn use_provider(
+        &self,
+        name: &str,
+        provider: Arc<dyn helm_core::provider::Provider>,
+    ) -> anyhow::Result<()> {
+        self.helm.register_provider(name, provider);
+        self.helm
+            .set_model_policy(
+                &self.captain,
+                PolicyScope::Workspace,
+                Some(ModelChoice::new(name, Some(format!("{name}-model")))),
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// A scripted provider registered as `scripted` and the workspace
+    /// default, with the turn driver started.
+    pub async fn scripted(&self) -> anyhow::Result<Arc<Scripted>> {
+        let scripted = Arc::new(Scripted::new());
+        self.use_provider("scripted", scripted.clone()).await?;
+        self.helm.start_runtime().await?;
+        Ok(scripted)
+    }
+
+    /// Adds a member.
+    pub async fn member(&self, name: &str) -> anyhow::Result<User> {
+        Ok(self
+            .helm
+            .add_user(&self.captain, name, Role::Member)
+            .await?)
+    }
+
+    /// Waits (up to 20 s, a guard against hangs, not a performance bound)
+    /// for a turn to reach an end state.
+    pub async fn wait_turn(&self, id: TurnId) -> anyhow::Result<Turn> {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            let turn = self.helm.turn(id).await?;
+            if turn.state.is_final() {
+                return Ok(turn);
+            }
+            anyhow::ensure!(
+                tokio::time::Instant::now() < deadline,
+                "turn {id} still {} after 20 s",
+                turn.state
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    /// Waits for a condition on the store to hold (same guard).
+    pub async fn wait_for<F, Fut>(&self, what: &str, mut check: F) -> anyhow::Result<()>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = anyhow::Result<bool>>,
+    {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        while !check().await? {
+            anyhow::ensure!(
+                tokio::time::Instant::now() < deadline,
+                "timed out waiting for {what}"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        Ok(())
     }
 
     /// The data root.

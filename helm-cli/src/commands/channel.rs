@@ -2,7 +2,8 @@
 
 use anyhow::Result;
 use helm_core::NewChannel;
-use helm_core::model::{ChannelRef, Visibility};
+use helm_core::model::{ChannelRef, ModelChoice, Visibility};
+use helm_core::store::PolicyScope;
 use helm_core::store::{ChannelFilter, ChannelRecord};
 use serde_json::json;
 
@@ -135,6 +136,49 @@ pub async fn run(ctx: &Ctx, cmd: ChannelCommand) -> Result<i32> {
                     record.channel.name, record.agent.handle
                 )
             })?;
+        }
+        ChannelCommand::SetModel {
+            channel,
+            provider,
+            model,
+            inherit,
+        } => {
+            let record = helm.channel(&channel.parse::<ChannelRef>()?).await?;
+            let choice = match (inherit, provider) {
+                (true, _) | (false, None) => None,
+                (false, Some(p)) => {
+                    // Refuse a provider that does not exist now rather than
+                    // failing the channel's next turn.
+                    if !helm.providers().await?.iter().any(|c| c.name == p) {
+                        return Err(helm_core::Error::not_found("provider", &p).into());
+                    }
+                    Some(ModelChoice::new(p, model))
+                }
+            };
+            helm.set_model_policy(&actor, PolicyScope::Channel(record.channel.id), choice)
+                .await?;
+            let resolved = helm
+                .resolve_model(&ChannelRef::Id(record.channel.id), None)
+                .await?;
+            ctx.out.print(
+                &json!({ "channel": record.channel, "model": resolved }),
+                || match &resolved {
+                    Some(m) => format!(
+                        "{} is now served by {}{} ({} setting). Its agent {}, files, memory and \
+                         history are unchanged.",
+                        record.channel.name,
+                        m.choice.provider,
+                        m.choice
+                            .model
+                            .as_deref()
+                            .map(|m| format!(" / {m}"))
+                            .unwrap_or_default(),
+                        m.level,
+                        record.agent.handle
+                    ),
+                    None => format!("{} has no model configured.", record.channel.name),
+                },
+            )?;
         }
         ChannelCommand::Delete { channel, confirm } => {
             let target = channel.parse::<ChannelRef>()?;

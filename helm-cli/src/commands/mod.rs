@@ -1,9 +1,14 @@
 //! One module per command group; each turns parsed flags into `helm-core`
 //! calls and renders the outcome.
 
+mod activity;
 mod channel;
 mod init;
+mod provider;
+mod say;
 mod status;
+mod thread;
+mod user;
 
 use anyhow::Result;
 use helm_core::{Helm, HelmOptions, model::User};
@@ -21,6 +26,11 @@ impl Ctx {
     /// Opens the data directory (which must be initialised).
     pub async fn open(&self) -> Result<Helm> {
         Ok(Helm::open(HelmOptions::new(&self.global.data)).await?)
+    }
+
+    /// Whether output is JSON.
+    pub fn out_is_json(&self) -> bool {
+        self.global.json
     }
 
     /// The acting user: `--as USER`, or the Captain.
@@ -42,5 +52,10 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Command::Init(args) => init::run(&ctx, args).await,
         Command::Channel(cmd) => channel::run(&ctx, cmd).await,
         Command::Status => status::run(&ctx).await,
+        Command::Provider(cmd) => provider::run(&ctx, cmd).await,
+        Command::User(cmd) => user::run(&ctx, cmd).await,
+        Command::Say(args) => say::run(&ctx, args).await,
+        Command::Thread(cmd) => thread::run(&ctx, cmd).await,
+        Command::Activity(args) => activity::run(&ctx, args).await,
     }
 }

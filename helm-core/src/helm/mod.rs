@@ -6,7 +6,9 @@
 //! anything.
 
 mod channels;
+mod providers;
 mod status;
+mod threads;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -15,11 +17,14 @@ use tokio::sync::broadcast;
 
 pub use channels::NewChannel;
 pub use status::Status;
+pub use threads::PostedMessage;
 
 use crate::error::{Error, Result};
 use crate::events::Event;
 use crate::faults::Faults;
 use crate::model::{ModelChoice, Role, User, Workspace, validate_user_name};
+use crate::provider::ProviderRegistry;
+use crate::runtime::{Runtime, RuntimeOptions};
 use crate::store::{BootstrapPlan, NewUser, SqliteStore, Store, WorldHook};
 use crate::world::DataRoot;
 
@@ -43,6 +48,8 @@ pub struct HelmOptions {
     pub data_dir: PathBuf,
     /// The model used when no session, channel or workspace choice is set.
     pub fallback_model: Option<ModelChoice>,
+    /// Tunables of the turn engine.
+    pub runtime: RuntimeOptions,
 }
 
 impl HelmOptions {
@@ -51,6 +58,7 @@ impl HelmOptions {
         HelmOptions {
             data_dir: data_dir.into(),
             fallback_model: None,
+            runtime: RuntimeOptions::default(),
         }
     }
 }
@@ -95,6 +103,8 @@ struct Inner {
     store: Arc<dyn Store>,
     workspace: Workspace,
     fallback_model: Option<ModelChoice>,
+    providers: Arc<ProviderRegistry>,
+    runtime: Arc<Runtime>,
     faults: Faults,
 }
 
@@ -109,7 +119,7 @@ impl Helm {
         let root = DataRoot::new(absolute(&options.data_dir)?);
         root.create()?;
         let store: Arc<dyn Store> = Arc::new(SqliteStore::open(root.db_path()).await?);
-        Self::bootstrap(root, store, init, options.fallback_model).await
+        Self::bootstrap(root, store, init, options).await
     }
 
     /// Opens an initialised data root.
@@ -119,27 +129,38 @@ impl Helm {
             return Err(Error::NotInitialized(options.data_dir));
         }
         let store: Arc<dyn Store> = Arc::new(SqliteStore::open(root.db_path()).await?);
-        Self::with_store(root, store, options.fallback_model).await
+        Self::with_store(root, store, options).await
     }
 
     /// Opens a workspace over a store supplied by the embedding application.
     /// The store must already be bootstrapped (see [`Helm::init_with_store`]).
+    /// `options.data_dir` is ignored in favour of `root`.
     pub async fn with_store(
         root: DataRoot,
         store: Arc<dyn Store>,
-        fallback_model: Option<ModelChoice>,
+        options: HelmOptions,
     ) -> Result<Helm> {
         let workspace = store
             .workspace()
             .await?
             .ok_or_else(|| Error::NotInitialized(root.path().to_path_buf()))?;
         root.sweep_trash();
+        let providers = Arc::new(ProviderRegistry::default());
+        let runtime = Arc::new(Runtime::new(
+            store.clone(),
+            root.clone(),
+            providers.clone(),
+            options.fallback_model.clone(),
+            options.runtime,
+        ));
         Ok(Helm {
             inner: Arc::new(Inner {
                 root,
                 store,
                 workspace,
-                fallback_model,
+                fallback_model: options.fallback_model,
+                providers,
+                runtime,
                 faults: Faults::default(),
             }),
         })
@@ -150,17 +171,17 @@ impl Helm {
         root: DataRoot,
         store: Arc<dyn Store>,
         init: InitOptions,
-        fallback_model: Option<ModelChoice>,
+        options: HelmOptions,
     ) -> Result<(Helm, InitReport)> {
         root.create()?;
-        Self::bootstrap(root, store, init, fallback_model).await
+        Self::bootstrap(root, store, init, options).await
     }
 
     async fn bootstrap(
         root: DataRoot,
         store: Arc<dyn Store>,
         init: InitOptions,
-        fallback_model: Option<ModelChoice>,
+        options: HelmOptions,
     ) -> Result<(Helm, InitReport)> {
         let plan = BootstrapPlan {
             workspace_name: init.workspace_name.trim().to_string(),
@@ -172,7 +193,7 @@ impl Helm {
         // #main's world is ensured on every init, which also repairs it.
         let world: WorldHook = Box::new(move |home| world_root.world(home.channel.id).ensure(home));
         let boot = store.bootstrap(plan, world).await?;
-        let helm = Self::with_store(root, store, fallback_model).await?;
+        let helm = Self::with_store(root, store, options).await?;
         if boot.created {
             tracing::info!(workspace = %boot.workspace.name, captain = %boot.captain.name, "initialised");
         }

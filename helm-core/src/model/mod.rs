@@ -27,5 +27,5 @@ pub use records::{
     Artifact, ArtifactKind, AuthorType, Escalation, EscalationStatus, MemoryItem, MemoryKind,
     MemoryScope, MemoryStatus, ToolAction, ToolStatus,
 };
-pub use thread::{Author, Message, MessageStatus, Thread, ThreadStatus};
+pub use thread::{Author, Message, MessageStatus, Thread, ThreadStatus, Turn, TurnState};
 pub use workspace::{Actor, Role, User, Workspace, validate_user_name};

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::enums::string_enum;
 use super::ids::{
     AgentId, ArtifactId, ChannelId, EscalationId, MemoryId, MessageId, ThreadId, ToolActionId,
-    UserId,
+    TurnId, UserId,
 };
 
 string_enum! {
@@ -153,6 +153,8 @@ pub struct ToolAction {
     pub channel_id: ChannelId,
     /// The thread it belongs to.
     pub thread_id: Option<ThreadId>,
+    /// The turn that made the call.
+    pub turn_id: Option<TurnId>,
     /// The tool's name.
     pub tool: String,
     /// A short account of the input.

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::agent::{AgentKind, Handle};
 use super::enums::string_enum;
-use super::ids::{AgentId, ChannelId, MessageId, ThreadId, UserId};
+use super::ids::{AgentId, ChannelId, MessageId, ThreadId, TurnId, UserId};
 use super::policy::ModelChoice;
 
 string_enum! {
@@ -93,6 +93,8 @@ impl Author {
 string_enum! {
     /// Whether a message is final.
     MessageStatus as "message status" {
+        /// An agent's reply admitted and waiting for its turn to start.
+        Pending => "pending",
         /// Final.
         Complete => "complete",
         /// An agent is still writing it.
@@ -129,4 +131,70 @@ pub struct Message {
     pub external_id: Option<String>,
     /// When it was posted.
     pub created: Timestamp,
+}
+
+string_enum! {
+    /// Where an agent turn stands. `queued` and `running` are live; the rest
+    /// are end states set once by the turn's finalizer.
+    TurnState as "turn state" {
+        /// Admitted, waiting for the thread's earlier turns or agent capacity.
+        Queued => "queued",
+        /// The agent is working on it.
+        Running => "running",
+        /// Finished with an answer.
+        Completed => "completed",
+        /// Ended waiting on a person (an answer or an approval).
+        Waiting => "waiting",
+        /// The model or a tool failed; the error is in the thread.
+        Failed => "failed",
+        /// Someone stopped it while it ran.
+        Stopped => "stopped",
+        /// Withdrawn before it finished (stopped while queued, or shut down).
+        Cancelled => "cancelled",
+        /// The process ended while it ran; not replayed, since its actions
+        /// may already have happened.
+        Interrupted => "interrupted",
+    }
+}
+
+impl TurnState {
+    /// Whether the turn has reached an end state.
+    pub fn is_final(self) -> bool {
+        !matches!(self, TurnState::Queued | TurnState::Running)
+    }
+}
+
+/// One agent turn: the durable unit of agent work in a thread.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Turn {
+    /// Its id.
+    pub id: TurnId,
+    /// The channel.
+    pub channel_id: ChannelId,
+    /// The thread.
+    pub thread_id: ThreadId,
+    /// The agent doing the work.
+    pub agent_id: AgentId,
+    /// The message that woke the agent.
+    pub trigger_message_id: MessageId,
+    /// The agent's reply, created at admission.
+    pub reply_message_id: MessageId,
+    /// Where it stands.
+    pub state: TurnState,
+    /// The provider and model that served it, once started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub served_by: Option<ModelChoice>,
+    /// Why it failed, for failed and interrupted turns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Model calls made so far.
+    pub steps: u32,
+    /// When it was admitted.
+    pub queued_at: Timestamp,
+    /// When it started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<Timestamp>,
+    /// When it reached its end state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<Timestamp>,
 }

@@ -18,15 +18,18 @@ use tokio::sync::broadcast;
 pub use sqlite::SqliteStore;
 pub use types::{
     Bootstrap, BootstrapPlan, ChannelFilter, ChannelPlan, ChannelRecord, JournalEntry, NewAgent,
-    NewUser, PolicyScope, StoreStats, WorldHook,
+    NewPost, NewToolAction, NewUser, PolicyScope, Posted, StoreStats, ToolActionOutcome,
+    TurnFinish, WorldHook,
 };
 
 use crate::error::Result;
 use crate::events::Event;
 use crate::model::{
-    Actor, Agent, AgentId, Binding, ChannelId, ChannelRef, ChannelStatus, ModelChoice, ModelPolicy,
-    ThreadId, User, UserId, Workspace,
+    Actor, Agent, AgentId, Binding, ChannelId, ChannelRef, ChannelStatus, Message, MessageId,
+    ModelChoice, ModelPolicy, Thread, ThreadId, ThreadStatus, ToolAction, ToolActionId, Turn,
+    TurnId, User, UserId, Workspace,
 };
+use crate::provider::ProviderConfig;
 
 /// Durable state of one workspace, and its event log.
 #[async_trait]
@@ -104,6 +107,88 @@ pub trait Store: Send + Sync + 'static {
 
     /// The lifecycle journal, newest last; of one channel or of everything.
     async fn journal(&self, channel: Option<ChannelId>) -> Result<Vec<JournalEntry>>;
+
+    /// Adds a provider to the registry, or replaces the one of that name.
+    async fn put_provider(&self, config: ProviderConfig) -> Result<()>;
+
+    /// A provider by name.
+    async fn provider(&self, name: &str) -> Result<ProviderConfig>;
+
+    /// Every provider, by name.
+    async fn providers(&self) -> Result<Vec<ProviderConfig>>;
+
+    /// Posts a human message: opens a thread or continues one (reopening it if
+    /// resolved or failed) and, if the message wakes the resident agent,
+    /// admits its turn with a pending reply, all in one transaction.
+    async fn post_message(&self, post: NewPost) -> Result<Posted>;
+
+    /// A thread.
+    async fn thread(&self, id: ThreadId) -> Result<Thread>;
+
+    /// A channel's threads, most recently active first.
+    async fn threads(&self, channel: ChannelId, limit: usize) -> Result<Vec<Thread>>;
+
+    /// A thread's messages in server order, up to and including `up_to`.
+    async fn thread_messages(
+        &self,
+        thread: ThreadId,
+        up_to: Option<MessageId>,
+    ) -> Result<Vec<Message>>;
+
+    /// A message.
+    async fn message(&self, id: MessageId) -> Result<Message>;
+
+    /// Resolves, reopens or archives a thread.
+    async fn set_thread_status(
+        &self,
+        thread: ThreadId,
+        status: ThreadStatus,
+        actor: Actor,
+    ) -> Result<Thread>;
+
+    /// A turn.
+    async fn turn(&self, id: TurnId) -> Result<Turn>;
+
+    /// A thread's turns, oldest first.
+    async fn thread_turns(&self, thread: ThreadId) -> Result<Vec<Turn>>;
+
+    /// Queued turns that may start now, oldest first (one per thread, within
+    /// each agent's `capacity` of running turns).
+    async fn runnable_turns(&self, capacity: u32) -> Result<Vec<Turn>>;
+
+    /// Running turns, oldest first.
+    async fn running_turns(&self) -> Result<Vec<Turn>>;
+
+    /// Claims a queued turn (it becomes running); `None` if it was not claimable.
+    async fn start_turn(
+        &self,
+        turn: TurnId,
+        served_by: Option<ModelChoice>,
+    ) -> Result<Option<Turn>>;
+
+    /// Appends streamed text to a running turn's reply; false once the reply is final.
+    async fn append_reply(&self, turn: TurnId, delta: String) -> Result<bool>;
+
+    /// Moves a live turn to its end state; `None` if it had already ended.
+    async fn finish_turn(&self, turn: TurnId, finish: TurnFinish) -> Result<Option<Turn>>;
+
+    /// Journals the start of a tool call.
+    async fn start_tool_action(&self, action: NewToolAction) -> Result<ToolAction>;
+
+    /// Journals how a tool call ended.
+    async fn finish_tool_action(
+        &self,
+        id: ToolActionId,
+        outcome: ToolActionOutcome,
+    ) -> Result<ToolAction>;
+
+    /// The tool journal of a channel (or a thread), newest last.
+    async fn tool_actions(
+        &self,
+        channel: ChannelId,
+        thread: Option<ThreadId>,
+        limit: usize,
+    ) -> Result<Vec<ToolAction>>;
 
     /// Counts of what the store holds.
     async fn stats(&self) -> Result<StoreStats>;

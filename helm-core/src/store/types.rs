@@ -5,9 +5,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
 use crate::model::{
-    Actor, Agent, AgentKind, AgentProfile, CapabilityPolicy, Channel, ChannelId, ChannelName,
-    Handle, Role, ThreadId, User, Visibility, Workspace,
+    Actor, Agent, AgentId, AgentKind, AgentProfile, CapabilityPolicy, Channel, ChannelId,
+    ChannelName, Handle, Message, Role, Thread, ThreadId, ToolStatus, Turn, TurnId, TurnState,
+    User, Visibility, Workspace,
 };
+use crate::provider::Usage;
 
 /// Work on the file system that must succeed for a store transaction to commit
 /// (creating or moving a channel's on-disk tree). It runs inside the
@@ -153,4 +155,83 @@ pub struct StoreStats {
     pub messages: u64,
     /// The newest event's sequence number.
     pub last_event_seq: u64,
+}
+
+/// A human message to post, with what the runtime knows about it.
+#[derive(Debug, Clone)]
+pub struct NewPost {
+    /// The channel.
+    pub channel_id: ChannelId,
+    /// The thread to continue; `None` starts a new one.
+    pub thread_id: Option<ThreadId>,
+    /// Who writes it.
+    pub author: User,
+    /// The text.
+    pub content: String,
+    /// The channel's resident agent.
+    pub resident: Agent,
+    /// Whether the text mentions the resident agent's handle.
+    pub mentions_resident: bool,
+}
+
+/// What posting a message did.
+#[derive(Debug, Clone)]
+pub struct Posted {
+    /// The stored message.
+    pub message: Message,
+    /// Its thread, as it is now.
+    pub thread: Thread,
+    /// Whether this message opened the thread.
+    pub thread_created: bool,
+    /// The turn it woke, if any.
+    pub turn: Option<Turn>,
+    /// How many turns of the thread run before that turn.
+    pub ahead: u32,
+}
+
+/// How a turn ends, as its finalizer records it.
+#[derive(Debug, Clone)]
+pub struct TurnFinish {
+    /// The end state.
+    pub state: TurnState,
+    /// The reply's final text.
+    pub reply: String,
+    /// Why it failed or was interrupted.
+    pub error: Option<String>,
+    /// A visible note Helm adds to the thread (a failure, an interruption).
+    pub note: Option<String>,
+    /// Model calls made.
+    pub steps: u32,
+    /// Token counts.
+    pub usage: Usage,
+}
+
+/// A tool call to journal.
+#[derive(Debug, Clone)]
+pub struct NewToolAction {
+    /// The agent calling the tool.
+    pub agent_id: AgentId,
+    /// The channel it acts in.
+    pub channel_id: ChannelId,
+    /// The thread.
+    pub thread_id: Option<ThreadId>,
+    /// The turn.
+    pub turn_id: Option<TurnId>,
+    /// The tool's name.
+    pub tool: String,
+    /// A short account of the input.
+    pub input_summary: String,
+}
+
+/// How a journaled tool call ended.
+#[derive(Debug, Clone)]
+pub struct ToolActionOutcome {
+    /// How it went.
+    pub status: ToolStatus,
+    /// A short account of the result.
+    pub result_summary: String,
+    /// How long it took.
+    pub duration_ms: i64,
+    /// The isolation mode a command ran under.
+    pub isolation: Option<String>,
 }

@@ -1,1 +1,2 @@
 mod provisioning_faults;
+mod turns;

@@ -78,7 +78,6 @@ pub(super) fn insert(conn: &Connection, new: NewMessage<'_>) -> Result<Message> 
 }
 
 /// Reads a message by id.
-#[allow(dead_code)]
 pub(super) fn get(conn: &Connection, id: MessageId) -> Result<Message> {
     conn.prepare_cached(&format!("SELECT {COLUMNS} FROM messages m WHERE m.id = ?1"))?
         .query_row([id], |r| from_row(r, 0))

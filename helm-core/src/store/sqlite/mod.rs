@@ -13,7 +13,11 @@ mod errors;
 mod events;
 mod messages;
 mod policy;
+mod providers;
 mod schema;
+mod threads;
+mod tool_actions;
+mod turns;
 mod workspace;
 
 use std::path::{Path, PathBuf};
@@ -27,14 +31,17 @@ use tokio::sync::broadcast;
 use super::Store;
 use super::types::{
     Bootstrap, BootstrapPlan, ChannelFilter, ChannelPlan, ChannelRecord, JournalEntry, NewAgent,
-    NewUser, PolicyScope, StoreStats, WorldHook,
+    NewPost, NewToolAction, NewUser, PolicyScope, Posted, StoreStats, ToolActionOutcome,
+    TurnFinish, WorldHook,
 };
 use crate::error::{Error, Result};
 use crate::events::{Event, EventBody};
 use crate::model::{
-    Actor, Agent, AgentId, Binding, ChannelId, ChannelRef, ChannelStatus, ModelChoice, ModelPolicy,
-    ThreadId, User, UserId, Workspace,
+    Actor, Agent, AgentId, Binding, ChannelId, ChannelRef, ChannelStatus, Message, MessageId,
+    ModelChoice, ModelPolicy, Thread, ThreadId, ThreadStatus, ToolAction, ToolActionId, Turn,
+    TurnId, User, UserId, Workspace,
 };
+use crate::provider::ProviderConfig;
 
 /// How many live events a slow subscriber may fall behind before it lags
 /// (and must resume from the durable log).
@@ -301,6 +308,113 @@ impl Store for SqliteStore {
 
     async fn journal(&self, channel: Option<ChannelId>) -> Result<Vec<JournalEntry>> {
         self.read(move |c| channels::journal(c, channel)).await
+    }
+
+    async fn put_provider(&self, config: ProviderConfig) -> Result<()> {
+        config.validate()?;
+        self.write(move |tx| providers::upsert(tx.conn(), &config))
+            .await
+    }
+
+    async fn provider(&self, name: &str) -> Result<ProviderConfig> {
+        let name = name.to_string();
+        self.read(move |c| providers::get(c, &name)).await
+    }
+
+    async fn providers(&self) -> Result<Vec<ProviderConfig>> {
+        self.read(providers::list).await
+    }
+
+    async fn post_message(&self, post: NewPost) -> Result<Posted> {
+        self.write(move |tx| threads::post(tx, post)).await
+    }
+
+    async fn thread(&self, id: ThreadId) -> Result<Thread> {
+        self.read(move |c| threads::get(c, id)).await
+    }
+
+    async fn threads(&self, channel: ChannelId, limit: usize) -> Result<Vec<Thread>> {
+        self.read(move |c| threads::list(c, channel, limit)).await
+    }
+
+    async fn thread_messages(
+        &self,
+        thread: ThreadId,
+        up_to: Option<MessageId>,
+    ) -> Result<Vec<Message>> {
+        self.read(move |c| threads::messages(c, thread, up_to))
+            .await
+    }
+
+    async fn message(&self, id: MessageId) -> Result<Message> {
+        self.read(move |c| messages::get(c, id)).await
+    }
+
+    async fn set_thread_status(
+        &self,
+        thread: ThreadId,
+        status: ThreadStatus,
+        actor: Actor,
+    ) -> Result<Thread> {
+        self.write(move |tx| threads::set_status(tx, thread, status, &actor))
+            .await
+    }
+
+    async fn turn(&self, id: TurnId) -> Result<Turn> {
+        self.read(move |c| turns::get(c, id)).await
+    }
+
+    async fn thread_turns(&self, thread: ThreadId) -> Result<Vec<Turn>> {
+        self.read(move |c| turns::for_thread(c, thread)).await
+    }
+
+    async fn runnable_turns(&self, capacity: u32) -> Result<Vec<Turn>> {
+        self.read(move |c| turns::runnable(c, capacity)).await
+    }
+
+    async fn running_turns(&self) -> Result<Vec<Turn>> {
+        self.read(turns::running).await
+    }
+
+    async fn start_turn(
+        &self,
+        turn: TurnId,
+        served_by: Option<ModelChoice>,
+    ) -> Result<Option<Turn>> {
+        self.write(move |tx| turns::start(tx, turn, served_by))
+            .await
+    }
+
+    async fn append_reply(&self, turn: TurnId, delta: String) -> Result<bool> {
+        self.write(move |tx| turns::append_reply(tx, turn, &delta))
+            .await
+    }
+
+    async fn finish_turn(&self, turn: TurnId, finish: TurnFinish) -> Result<Option<Turn>> {
+        self.write(move |tx| turns::finish(tx, turn, finish)).await
+    }
+
+    async fn start_tool_action(&self, action: NewToolAction) -> Result<ToolAction> {
+        self.write(move |tx| tool_actions::start(tx, action)).await
+    }
+
+    async fn finish_tool_action(
+        &self,
+        id: ToolActionId,
+        outcome: ToolActionOutcome,
+    ) -> Result<ToolAction> {
+        self.write(move |tx| tool_actions::finish(tx, id, outcome))
+            .await
+    }
+
+    async fn tool_actions(
+        &self,
+        channel: ChannelId,
+        thread: Option<ThreadId>,
+        limit: usize,
+    ) -> Result<Vec<ToolAction>> {
+        self.read(move |c| tool_actions::list(c, channel, thread, limit))
+            .await
     }
 
     async fn stats(&self) -> Result<StoreStats> {

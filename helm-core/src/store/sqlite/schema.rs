@@ -7,8 +7,10 @@ use rusqlite::Connection;
 use crate::error::{Error, Result};
 
 /// The migrations, in order; `user_version` counts how many have run.
-const MIGRATIONS: &[(&str, &str)] =
-    &[("foundation", include_str!("migrations/001_foundation.sql"))];
+const MIGRATIONS: &[(&str, &str)] = &[
+    ("foundation", include_str!("migrations/001_foundation.sql")),
+    ("turns", include_str!("migrations/002_turns.sql")),
+];
 
 /// Applies every migration not yet applied.
 pub(super) fn migrate(conn: &mut Connection) -> Result<()> {

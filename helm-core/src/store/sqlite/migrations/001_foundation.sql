@@ -173,7 +173,7 @@ CREATE TABLE messages (
     author_name      TEXT    NOT NULL,
     content          TEXT    NOT NULL,
     status           TEXT    NOT NULL
-                         CHECK (status IN ('complete', 'streaming', 'failed', 'stopped', 'interrupted')),
+                         CHECK (status IN ('pending', 'complete', 'streaming', 'failed', 'stopped', 'interrupted')),
     provider         TEXT,
     model            TEXT,
     external_id      TEXT,

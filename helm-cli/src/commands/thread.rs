@@ -1,0 +1,99 @@
+//! `1helm thread …`.
+
+use anyhow::Result;
+use helm_core::model::{ChannelRef, ThreadId, ThreadStatus};
+use serde_json::json;
+
+use super::Ctx;
+use crate::cli::ThreadCommand;
+use crate::exit;
+use crate::output::{clip, table};
+
+pub async fn run(ctx: &Ctx, cmd: ThreadCommand) -> Result<i32> {
+    let helm = ctx.open().await?;
+    match cmd {
+        ThreadCommand::List { channel, limit } => {
+            let threads = helm.threads(&channel.parse::<ChannelRef>()?, limit).await?;
+            ctx.out.print(&threads, || {
+                if threads.is_empty() {
+                    return "No threads yet: start one with `1helm say CHANNEL \"@agent …\"`."
+                        .to_string();
+                }
+                let rows: Vec<Vec<String>> = threads
+                    .iter()
+                    .map(|t| {
+                        vec![
+                            t.id.to_string(),
+                            t.status.to_string(),
+                            t.updated_at.strftime("%Y-%m-%d %H:%M").to_string(),
+                            clip(&t.title, 60),
+                        ]
+                    })
+                    .collect();
+                table(&["ID", "STATUS", "UPDATED (UTC)", "TITLE"], &rows)
+            })?;
+        }
+        ThreadCommand::Show { id } => {
+            let id: ThreadId = id.parse()?;
+            let thread = helm.thread(id).await?;
+            let messages = helm.thread_messages(id).await?;
+            let turns = helm.thread_turns(id).await?;
+            let value = json!({ "thread": thread, "messages": messages, "turns": turns });
+            ctx.out.print(&value, || {
+                let mut out = format!(
+                    "Thread {} in channel {}: {} ({})\n",
+                    thread.id, thread.channel_id, thread.title, thread.status
+                );
+                if !thread.summary.is_empty() {
+                    out.push_str(&format!("Summary: {}\n", thread.summary));
+                }
+                for m in &messages {
+                    let status = match m.status {
+                        helm_core::model::MessageStatus::Complete => String::new(),
+                        other => format!(" [{other}]"),
+                    };
+                    let served = m
+                        .served_by
+                        .as_ref()
+                        .map(|s| {
+                            format!(
+                                " via {}{}",
+                                s.provider,
+                                s.model
+                                    .as_deref()
+                                    .map(|m| format!("/{m}"))
+                                    .unwrap_or_default()
+                            )
+                        })
+                        .unwrap_or_default();
+                    out.push_str(&format!(
+                        "\n{} {}{}{}:\n{}\n",
+                        m.created.strftime("%H:%M:%S"),
+                        m.author.display(),
+                        served,
+                        status,
+                        m.content
+                    ));
+                }
+                out
+            })?;
+        }
+        ThreadCommand::Resolve { id } => {
+            let actor = ctx.actor(&helm).await?;
+            let thread = helm
+                .set_thread_status(&actor, id.parse()?, ThreadStatus::Resolved)
+                .await?;
+            ctx.out
+                .print(&thread, || format!("Thread {} resolved.", thread.id))?;
+        }
+        ThreadCommand::Reopen { id } => {
+            let actor = ctx.actor(&helm).await?;
+            let thread = helm
+                .set_thread_status(&actor, id.parse()?, ThreadStatus::Open)
+                .await?;
+            ctx.out
+                .print(&thread, || format!("Thread {} reopened.", thread.id))?;
+        }
+    }
+    Ok(exit::OK)
+}

@@ -1,0 +1,185 @@
+//! Working in a channel: posting messages (which may wake the agent), the
+//! threads they make, stopping work, and the tool journal.
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::model::{
+    Actor, ChannelRef, ChannelStatus, Message, Thread, ThreadId, ThreadStatus, ToolAction, Turn,
+    TurnId, User,
+};
+use crate::runtime::wake::mentions_handle;
+use crate::store::{ChannelRecord, NewPost};
+
+use super::Helm;
+
+/// The longest message accepted, in bytes.
+pub const MAX_MESSAGE: usize = 256 * 1024;
+
+/// What posting a message did.
+#[derive(Debug, Clone, Serialize)]
+pub struct PostedMessage {
+    /// The stored message.
+    pub message: Message,
+    /// Its thread.
+    pub thread: Thread,
+    /// Whether the message opened the thread.
+    pub thread_created: bool,
+    /// The turn it woke, if it woke the agent.
+    pub turn: Option<Turn>,
+    /// How many turns of the thread run before that turn.
+    pub ahead: u32,
+}
+
+impl Helm {
+    /// Posts a message as `actor`. A message without a thread starts one
+    /// (a new session); with one, it continues it. The resident agent wakes
+    /// when mentioned, or when the thread is a one-person session it already
+    /// answered in; its turn is admitted durably before this returns.
+    pub async fn post_message(
+        &self,
+        actor: &User,
+        channel: &ChannelRef,
+        text: &str,
+        thread: Option<ThreadId>,
+    ) -> Result<PostedMessage> {
+        if text.trim().is_empty() {
+            return Err(Error::invalid("message", "it is empty"));
+        }
+        if text.len() > MAX_MESSAGE {
+            return Err(Error::invalid(
+                "message",
+                format!(
+                    "{} bytes is over the {MAX_MESSAGE}-byte limit; attach a file instead",
+                    text.len()
+                ),
+            ));
+        }
+        let record = self.channel(channel).await?;
+        if record.channel.status == ChannelStatus::Archived {
+            return Err(Error::Refused(format!(
+                "{} is archived; restore it to work there",
+                record.channel.name
+            )));
+        }
+        let posted = self
+            .inner
+            .store
+            .post_message(NewPost {
+                channel_id: record.channel.id,
+                thread_id: thread,
+                author: actor.clone(),
+                content: text.to_string(),
+                mentions_resident: mentions_handle(text, &record.agent.handle),
+                resident: record.agent,
+            })
+            .await?;
+        if posted.turn.is_some() {
+            self.inner.runtime.wake();
+        }
+        Ok(PostedMessage {
+            message: posted.message,
+            thread: posted.thread,
+            thread_created: posted.thread_created,
+            turn: posted.turn,
+            ahead: posted.ahead,
+        })
+    }
+
+    /// A thread, checked to belong to a channel that exists.
+    pub async fn thread(&self, id: ThreadId) -> Result<Thread> {
+        self.inner.store.thread(id).await
+    }
+
+    /// A channel's threads, most recently active first.
+    pub async fn threads(&self, channel: &ChannelRef, limit: usize) -> Result<Vec<Thread>> {
+        let record = self.channel(channel).await?;
+        self.inner.store.threads(record.channel.id, limit).await
+    }
+
+    /// A thread's messages in server order.
+    pub async fn thread_messages(&self, id: ThreadId) -> Result<Vec<Message>> {
+        self.inner.store.thread(id).await?;
+        self.inner.store.thread_messages(id, None).await
+    }
+
+    /// A thread's turns, oldest first.
+    pub async fn thread_turns(&self, id: ThreadId) -> Result<Vec<Turn>> {
+        self.inner.store.thread(id).await?;
+        self.inner.store.thread_turns(id).await
+    }
+
+    /// A turn.
+    pub async fn turn(&self, id: TurnId) -> Result<Turn> {
+        self.inner.store.turn(id).await
+    }
+
+    /// Marks a thread resolved, reopens it, or archives it.
+    pub async fn set_thread_status(
+        &self,
+        actor: &User,
+        id: ThreadId,
+        status: ThreadStatus,
+    ) -> Result<Thread> {
+        if !matches!(
+            status,
+            ThreadStatus::Resolved | ThreadStatus::Open | ThreadStatus::Archived
+        ) {
+            return Err(Error::invalid(
+                "thread status",
+                format!("a thread is resolved, reopened or archived by hand, not set to {status}"),
+            ));
+        }
+        self.inner
+            .store
+            .set_thread_status(id, status, Actor::user(actor))
+            .await
+    }
+
+    /// Stops a thread's work: its running turn ends `stopped` (with what it
+    /// had written) and its queued turns are withdrawn. Other threads go on.
+    /// Stopping is only possible in the process that drives turns.
+    pub async fn stop_thread(&self, actor: &User, id: ThreadId) -> Result<Vec<TurnId>> {
+        self.inner.store.thread(id).await?;
+        self.inner.runtime.stop_thread(id, &actor.name).await
+    }
+
+    /// The tool journal of a channel (or one of its threads), newest last.
+    pub async fn activity(
+        &self,
+        channel: &ChannelRef,
+        thread: Option<ThreadId>,
+        limit: usize,
+    ) -> Result<(ChannelRecord, Vec<ToolAction>)> {
+        let record = self.channel(channel).await?;
+        let actions = self
+            .inner
+            .store
+            .tool_actions(record.channel.id, thread, limit)
+            .await?;
+        Ok((record, actions))
+    }
+
+    /// Makes this process the data directory's turn driver: it runs queued
+    /// turns and marks turns a crashed driver left running as interrupted.
+    /// Fails with [`Error::Busy`] if another process drives already.
+    pub async fn start_runtime(&self) -> Result<()> {
+        self.inner.runtime.start().await
+    }
+
+    /// Stops driving turns. With `drain`, running turns finish first; without,
+    /// they end `cancelled` with a visible note.
+    pub async fn shutdown_runtime(&self, drain: bool) {
+        self.inner.runtime.shutdown(drain).await
+    }
+
+    /// Follows the event log after `after`: backlog, then live events.
+    pub async fn follow(&self, after: u64) -> Result<crate::events::Follower> {
+        crate::events::Follower::new(self.inner.store.clone(), after).await
+    }
+
+    /// Whether this process drives turns.
+    pub fn is_driving(&self) -> bool {
+        self.inner.runtime.is_driving()
+    }
+}

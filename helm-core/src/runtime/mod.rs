@@ -1,0 +1,349 @@
+//! The runtime: agent turns as durable operations.
+//!
+//! A human message that wakes an agent is admitted as a `queued` turn (with
+//! its pending reply) in the message's own transaction. The scheduler starts
+//! queued turns first-in first-out per thread, up to a per-agent capacity of
+//! concurrent threads; each turn streams from the model, runs its tools, and
+//! ends through one finalizer in an end state. Only one process drives a data
+//! directory's turns at a time (a lock file); when a driver starts, turns a
+//! previous driver left `running` are marked `interrupted` with a visible
+//! note and never replayed, since their side effects may already have
+//! happened, while turns that never started run in order.
+
+pub(crate) mod context;
+pub mod tools;
+mod turn;
+pub mod wake;
+pub(crate) mod workspace_tools;
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::{Error, Result};
+use crate::model::{ModelChoice, ThreadId, Turn, TurnId, TurnState};
+use crate::provider::{ProviderRegistry, Usage};
+use crate::store::{Store, TurnFinish};
+use crate::world::DataRoot;
+
+/// Tunables of the turn engine.
+#[derive(Debug, Clone)]
+pub struct RuntimeOptions {
+    /// How many threads one agent works on at once.
+    pub capacity_per_agent: u32,
+    /// The most model calls in one turn.
+    pub max_steps: u32,
+    /// How often streamed text is written and announced.
+    pub flush_interval: Duration,
+    /// The token budget of the thread transcript in a turn's context.
+    pub transcript_budget_tokens: usize,
+}
+
+impl Default for RuntimeOptions {
+    fn default() -> Self {
+        RuntimeOptions {
+            capacity_per_agent: 3,
+            max_steps: 16,
+            flush_interval: Duration::from_millis(50),
+            transcript_budget_tokens: 24_000,
+        }
+    }
+}
+
+/// The turn engine of one `Helm`.
+pub(crate) struct Runtime {
+    store: Arc<dyn Store>,
+    root: DataRoot,
+    providers: Arc<ProviderRegistry>,
+    fallback_model: Option<ModelChoice>,
+    options: RuntimeOptions,
+    /// Turns this process has taken on: spawned, running, or finishing.
+    live: Mutex<HashMap<TurnId, LiveTurn>>,
+    wake: Notify,
+    idle: Notify,
+    driver: Mutex<Driver>,
+}
+
+struct LiveTurn {
+    thread: ThreadId,
+    agent: crate::model::AgentId,
+    cancel: CancellationToken,
+    /// Why it was cancelled: a person stopped it, or the process shut down.
+    reason: Arc<Mutex<Option<StopReason>>>,
+}
+
+/// Why a turn was cancelled.
+#[derive(Debug, Clone)]
+pub(crate) enum StopReason {
+    /// A person stopped it.
+    Stopped(String),
+    /// The process is shutting down.
+    Shutdown,
+}
+
+enum Driver {
+    Idle,
+    Driving { _lock: File },
+    Draining,
+}
+
+impl Runtime {
+    pub(crate) fn new(
+        store: Arc<dyn Store>,
+        root: DataRoot,
+        providers: Arc<ProviderRegistry>,
+        fallback_model: Option<ModelChoice>,
+        options: RuntimeOptions,
+    ) -> Self {
+        Runtime {
+            store,
+            root,
+            providers,
+            fallback_model,
+            options,
+            live: Mutex::new(HashMap::new()),
+            wake: Notify::new(),
+            idle: Notify::new(),
+            driver: Mutex::new(Driver::Idle),
+        }
+    }
+
+    fn lock_live(&self) -> std::sync::MutexGuard<'_, HashMap<TurnId, LiveTurn>> {
+        // A panic while holding this lock cannot leave the map inconsistent
+        // (single inserts and removes), so recover from poisoning.
+        self.live.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn lock_driver(&self) -> std::sync::MutexGuard<'_, Driver> {
+        self.driver.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether this process drives turns.
+    pub(crate) fn is_driving(&self) -> bool {
+        matches!(*self.lock_driver(), Driver::Driving { .. })
+    }
+
+    /// Becomes the data directory's turn driver: takes the lock, marks turns
+    /// a previous driver left running as interrupted, and starts the
+    /// scheduler. Idempotent.
+    pub(crate) async fn start(self: &Arc<Self>) -> Result<()> {
+        {
+            let mut driver = self.lock_driver();
+            if matches!(*driver, Driver::Driving { .. }) {
+                return Ok(());
+            }
+            let path = self.root.path().join("driver.lock");
+            let file = File::options()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(&path)
+                .map_err(|e| Error::io("opening the driver lock", &path, e))?;
+            match file.try_lock() {
+                Ok(()) => {}
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    return Err(Error::Busy(format!(
+                        "another Helm process (a running helm-http server, or another 1helm \
+                         command) is driving agent turns for {}; talk to that server with \
+                         --server URL, or wait for the other command to finish",
+                        self.root.path().display()
+                    )));
+                }
+                Err(std::fs::TryLockError::Error(e)) => {
+                    return Err(Error::io("locking", &path, e));
+                }
+            }
+            *driver = Driver::Driving { _lock: file };
+        }
+        self.recover().await?;
+        let runtime = self.clone();
+        tokio::spawn(async move { runtime.schedule_loop().await });
+        Ok(())
+    }
+
+    /// Marks turns left running by a previous driver as interrupted.
+    async fn recover(&self) -> Result<()> {
+        for turn in self.store.running_turns().await? {
+            let reply = self.store.message(turn.reply_message_id).await?;
+            self.store
+                .finish_turn(
+                    turn.id,
+                    TurnFinish {
+                        state: TurnState::Interrupted,
+                        reply: reply.content,
+                        error: Some("Helm stopped while this turn was running".into()),
+                        note: Some(
+                            "This turn was interrupted: Helm stopped while it was running. It \
+                             was not restarted, because its actions may already have happened; \
+                             ask again to continue."
+                                .into(),
+                        ),
+                        steps: turn.steps,
+                        usage: Usage::default(),
+                    },
+                )
+                .await?;
+            tracing::warn!(turn = %turn.id, thread = %turn.thread_id, "marked an interrupted turn");
+        }
+        Ok(())
+    }
+
+    /// Asks the scheduler to look for work.
+    pub(crate) fn wake(&self) {
+        self.wake.notify_one();
+    }
+
+    async fn schedule_loop(self: Arc<Self>) {
+        loop {
+            let draining = matches!(*self.lock_driver(), Driver::Draining);
+            if draining {
+                if self.lock_live().is_empty() {
+                    self.idle.notify_waiters();
+                    *self.lock_driver() = Driver::Idle;
+                    return;
+                }
+            } else if let Err(e) = self.schedule_once().await {
+                tracing::error!(error = %e, "scheduling turns failed");
+            }
+            tokio::select! {
+                _ = self.wake.notified() => {}
+                _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+            }
+        }
+    }
+
+    async fn schedule_once(self: &Arc<Self>) -> Result<()> {
+        let capacity = self.options.capacity_per_agent.max(1);
+        let candidates = self.store.runnable_turns(u32::MAX).await?;
+        for turn in candidates {
+            let cancel = {
+                let mut live = self.lock_live();
+                let busy_thread = live.values().any(|t| t.thread == turn.thread_id);
+                let agent_load = live.values().filter(|t| t.agent == turn.agent_id).count() as u32;
+                if live.contains_key(&turn.id) || busy_thread || agent_load >= capacity {
+                    continue;
+                }
+                let cancel = CancellationToken::new();
+                live.insert(
+                    turn.id,
+                    LiveTurn {
+                        thread: turn.thread_id,
+                        agent: turn.agent_id,
+                        cancel: cancel.clone(),
+                        reason: Arc::new(Mutex::new(None)),
+                    },
+                );
+                cancel
+            };
+            let runtime = self.clone();
+            tokio::spawn(async move {
+                let id = turn.id;
+                runtime.run(turn, cancel).await;
+                runtime.lock_live().remove(&id);
+                runtime.wake();
+            });
+        }
+        Ok(())
+    }
+
+    async fn run(self: &Arc<Self>, turn: Turn, cancel: CancellationToken) {
+        let reason = self
+            .lock_live()
+            .get(&turn.id)
+            .map(|t| t.reason.clone())
+            .unwrap_or_default();
+        if let Err(e) = turn::drive(self, &turn, &cancel, &reason).await {
+            // The engine itself failed (the store, most likely); end the turn
+            // visibly rather than leaving it running.
+            tracing::error!(turn = %turn.id, error = %e, "a turn failed inside Helm");
+            let _ = self
+                .store
+                .finish_turn(
+                    turn.id,
+                    TurnFinish {
+                        state: TurnState::Failed,
+                        reply: String::new(),
+                        error: Some(e.to_string()),
+                        note: Some(format!("This turn failed inside Helm: {e}")),
+                        steps: 0,
+                        usage: Usage::default(),
+                    },
+                )
+                .await;
+        }
+    }
+
+    /// Stops the work of one thread: cancels its running turn and withdraws
+    /// its queued ones. Returns the turns affected.
+    pub(crate) async fn stop_thread(&self, thread: ThreadId, by: &str) -> Result<Vec<TurnId>> {
+        let mut affected = Vec::new();
+        {
+            let live = self.lock_live();
+            for (id, t) in live.iter().filter(|(_, t)| t.thread == thread) {
+                if let Ok(mut r) = t.reason.lock() {
+                    *r = Some(StopReason::Stopped(by.to_string()));
+                }
+                t.cancel.cancel();
+                affected.push(*id);
+            }
+        }
+        for turn in self.store.thread_turns(thread).await? {
+            if turn.state == TurnState::Queued && !affected.contains(&turn.id) {
+                let ended = self
+                    .store
+                    .finish_turn(
+                        turn.id,
+                        TurnFinish {
+                            state: TurnState::Cancelled,
+                            reply: String::new(),
+                            error: None,
+                            note: None,
+                            steps: 0,
+                            usage: Usage::default(),
+                        },
+                    )
+                    .await?;
+                if ended.is_some() {
+                    affected.push(turn.id);
+                }
+            }
+        }
+        Ok(affected)
+    }
+
+    /// Stops driving: with `drain`, lets running turns finish (starting no
+    /// new ones); without, cancels them (they end `cancelled` with a note).
+    /// Returns once no turn is live.
+    pub(crate) async fn shutdown(&self, drain: bool) {
+        {
+            let mut driver = self.lock_driver();
+            if matches!(*driver, Driver::Idle) {
+                return;
+            }
+            *driver = Driver::Draining;
+        }
+        if !drain {
+            for t in self.lock_live().values() {
+                if let Ok(mut r) = t.reason.lock() {
+                    *r = Some(StopReason::Shutdown);
+                }
+                t.cancel.cancel();
+            }
+        }
+        loop {
+            let idle = self.idle.notified();
+            if self.lock_live().is_empty() && matches!(*self.lock_driver(), Driver::Idle) {
+                return;
+            }
+            self.wake();
+            tokio::select! {
+                _ = idle => {}
+                _ = tokio::time::sleep(Duration::from_millis(50)) => {}
+            }
+        }
+    }
+}

@@ -1,0 +1,415 @@
+//! One turn, start to end: resolve the model, claim the turn, assemble the
+//! context, then loop model call → tool calls → model call until the model
+//! answers, the step limit is reached, the turn is stopped, or something
+//! fails. Streamed text is written to the reply in small batches; the
+//! finalizer records how it ended.
+
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use tokio_util::sync::CancellationToken;
+
+use super::context::{ContextInputs, system_prompt, transcript};
+use super::tools::{self, builtin_specs, input_summary};
+use super::workspace_tools::WorkspaceTools;
+use super::{Runtime, StopReason};
+use crate::error::{Error, ProviderFailure, Result};
+use crate::model::{ChannelRef, ModelChoice, ToolStatus, Turn, TurnState};
+use crate::provider::{
+    ChatMessage, ChatRequest, FinishReason, Provider, StreamEvent, ToolCall, Usage, next,
+};
+use crate::store::{NewToolAction, ToolActionOutcome, TurnFinish};
+
+/// What the loop ended with, before the finalizer writes it.
+struct Ending {
+    state: TurnState,
+    error: Option<String>,
+    note: Option<String>,
+}
+
+/// Text streamed but not yet written, and when it was last written.
+struct ReplyBuffer {
+    text: String,
+    pending: String,
+    last_flush: Instant,
+}
+
+impl ReplyBuffer {
+    fn push(&mut self, delta: &str) {
+        self.text.push_str(delta);
+        self.pending.push_str(delta);
+    }
+}
+
+/// Runs `turn` to its end state.
+pub(super) async fn drive(
+    rt: &Arc<Runtime>,
+    turn: &Turn,
+    cancel: &CancellationToken,
+    reason: &Arc<Mutex<Option<StopReason>>>,
+) -> Result<()> {
+    if cancel.is_cancelled() {
+        return finish(rt, turn, "", 0, Usage::default(), stopped(reason)).await;
+    }
+    let record = rt.store.channel(&ChannelRef::Id(turn.channel_id)).await?;
+    let resolved = resolve_model(rt, turn).await;
+    let (provider, choice) = match resolved {
+        Ok(pair) => pair,
+        Err(e) => {
+            // Claim it so the failure is the turn's own visible end.
+            if rt.store.start_turn(turn.id, None).await?.is_none() {
+                return Ok(());
+            }
+            return finish(rt, turn, "", 0, Usage::default(), failed(&e)).await;
+        }
+    };
+    let Some(turn) = rt.store.start_turn(turn.id, Some(choice.clone())).await? else {
+        return Ok(());
+    };
+    let model = choice.model.clone().unwrap_or_default();
+
+    let thread = rt.store.thread(turn.thread_id).await?;
+    let messages = rt
+        .store
+        .thread_messages(turn.thread_id, Some(turn.trigger_message_id))
+        .await?;
+    let activity = rt
+        .store
+        .tool_actions(turn.channel_id, Some(turn.thread_id), 200)
+        .await?;
+    let inputs = ContextInputs {
+        record: &record,
+        thread: &thread,
+        transcript: &messages,
+        activity: &activity,
+        budget_tokens: rt.options.transcript_budget_tokens,
+    };
+    let system = system_prompt(&inputs);
+    let mut conversation = transcript(&inputs);
+    let workspace = WorkspaceTools::new(rt.root.world(turn.channel_id).workspace());
+    let specs = builtin_specs();
+
+    let mut reply = ReplyBuffer {
+        text: String::new(),
+        pending: String::new(),
+        last_flush: Instant::now(),
+    };
+    let mut usage = Usage::default();
+    let mut steps = 0u32;
+    let ending = loop {
+        if steps >= rt.options.max_steps {
+            break Ending {
+                state: TurnState::Completed,
+                error: None,
+                note: Some(format!(
+                    "The agent stopped after {steps} steps, the limit for one turn; ask it to \
+                     continue if there is more to do."
+                )),
+            };
+        }
+        steps += 1;
+        if !reply.text.is_empty() && !reply.text.ends_with("\n\n") {
+            reply.push("\n\n");
+        }
+        let request = ChatRequest {
+            model: model.clone(),
+            system: system.clone(),
+            messages: conversation.clone(),
+            tools: specs.clone(),
+            max_tokens: None,
+            temperature: None,
+        };
+        let step = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => break stopped(reason),
+            step = stream_step(rt, &turn, provider.as_ref(), request, &mut reply, cancel) => step,
+        };
+        let step = match step {
+            Ok(Some(step)) => step,
+            Ok(None) => break stopped(reason),
+            Err(e) => break failed(&e),
+        };
+        if let Some(u) = step.usage {
+            usage.input_tokens += u.input_tokens;
+            usage.output_tokens += u.output_tokens;
+        }
+        if step.tool_calls.is_empty() {
+            break Ending {
+                state: TurnState::Completed,
+                error: None,
+                note: match step.finish {
+                    Some(FinishReason::Length) => {
+                        Some("The reply was cut off at the model's output limit.".to_string())
+                    }
+                    _ => None,
+                },
+            };
+        }
+        conversation.push(ChatMessage::Assistant {
+            content: step.text,
+            tool_calls: step.tool_calls.clone(),
+        });
+        let mut cancelled = false;
+        for call in &step.tool_calls {
+            let result = run_tool(rt, &turn, &workspace, call, cancel).await?;
+            conversation.push(ChatMessage::Tool {
+                call_id: call.id.clone(),
+                content: result.0,
+                is_error: result.1,
+            });
+            if cancel.is_cancelled() {
+                cancelled = true;
+                break;
+            }
+        }
+        if cancelled {
+            break stopped(reason);
+        }
+    };
+    let text = reply.text.trim_end().to_string();
+    finish(rt, &turn, &text, steps, usage, ending).await
+}
+
+async fn finish(
+    rt: &Runtime,
+    turn: &Turn,
+    reply: &str,
+    steps: u32,
+    usage: Usage,
+    ending: Ending,
+) -> Result<()> {
+    rt.store
+        .finish_turn(
+            turn.id,
+            TurnFinish {
+                state: ending.state,
+                reply: reply.to_string(),
+                error: ending.error,
+                note: ending.note,
+                steps,
+                usage,
+            },
+        )
+        .await?;
+    Ok(())
+}
+
+fn stopped(reason: &Arc<Mutex<Option<StopReason>>>) -> Ending {
+    let reason = reason.lock().ok().and_then(|r| r.clone());
+    match reason {
+        Some(StopReason::Shutdown) => Ending {
+            state: TurnState::Cancelled,
+            error: None,
+            note: Some("This turn was cancelled because Helm is shutting down.".into()),
+        },
+        Some(StopReason::Stopped(by)) => Ending {
+            state: TurnState::Stopped,
+            error: None,
+            note: Some(format!("Stopped by {by}.")),
+        },
+        None => Ending {
+            state: TurnState::Stopped,
+            error: None,
+            note: Some("Stopped.".into()),
+        },
+    }
+}
+
+fn failed(e: &Error) -> Ending {
+    Ending {
+        state: TurnState::Failed,
+        error: Some(e.to_string()),
+        note: Some(format!("The turn failed: {e}")),
+    }
+}
+
+/// The provider and model for this turn, by policy.
+async fn resolve_model(rt: &Runtime, turn: &Turn) -> Result<(Arc<dyn Provider>, ModelChoice)> {
+    let mut policy = rt
+        .store
+        .model_policy(turn.channel_id, Some(turn.thread_id))
+        .await?;
+    policy.fallback = rt.fallback_model.clone();
+    let resolved = policy.resolve().ok_or_else(|| {
+        Error::provider(
+            "none",
+            ProviderFailure::Unconfigured,
+            "no model is configured; add one with `1helm provider add NAME --kind openai \
+             --base-url URL --model MODEL --default`",
+        )
+    })?;
+    let name = resolved.choice.provider.clone();
+    if let Some(custom) = rt.providers.custom(&name) {
+        let model = resolved.choice.model.unwrap_or_else(|| "default".into());
+        return Ok((custom, ModelChoice::new(name, Some(model))));
+    }
+    let config = match rt.store.provider(&name).await {
+        Ok(config) => config,
+        Err(Error::NotFound { .. }) => {
+            return Err(Error::provider(
+                &name,
+                ProviderFailure::Unconfigured,
+                format!(
+                    "the {} policy names provider {name:?}, which is not registered",
+                    resolved.level
+                ),
+            ));
+        }
+        Err(e) => return Err(e),
+    };
+    let model = resolved
+        .choice
+        .model
+        .or_else(|| config.default_model.clone())
+        .ok_or_else(|| {
+            Error::provider(
+                &name,
+                ProviderFailure::Unconfigured,
+                "no model named and the provider has no default model; set one with --model",
+            )
+        })?;
+    let adapter = rt.providers.adapter(&config)?;
+    Ok((adapter, ModelChoice::new(name, Some(model))))
+}
+
+/// One model call's outcome.
+struct Step {
+    text: String,
+    tool_calls: Vec<ToolCall>,
+    usage: Option<Usage>,
+    finish: Option<FinishReason>,
+}
+
+/// Streams one model call into the reply. `Ok(None)` means it was cancelled.
+async fn stream_step(
+    rt: &Runtime,
+    turn: &Turn,
+    provider: &dyn Provider,
+    request: ChatRequest,
+    reply: &mut ReplyBuffer,
+    cancel: &CancellationToken,
+) -> Result<Option<Step>> {
+    let mut stream = provider.stream(request).await?;
+    let mut step = Step {
+        text: String::new(),
+        tool_calls: Vec::new(),
+        usage: None,
+        finish: None,
+    };
+    let interval = rt.options.flush_interval;
+    loop {
+        let deadline = reply.last_flush + interval;
+        let has_pending = !reply.pending.is_empty();
+        let event = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => {
+                flush(rt, turn, reply).await?;
+                return Ok(None);
+            }
+            _ = tokio::time::sleep_until(deadline.into()), if has_pending => {
+                flush(rt, turn, reply).await?;
+                continue;
+            }
+            event = next(&mut stream) => event,
+        };
+        match event {
+            None => break,
+            Some(Err(e)) => {
+                flush(rt, turn, reply).await?;
+                return Err(e);
+            }
+            Some(Ok(StreamEvent::TextDelta { text })) => {
+                step.text.push_str(&text);
+                reply.push(&text);
+                if reply.pending.len() >= 4096 || reply.last_flush.elapsed() >= interval {
+                    flush(rt, turn, reply).await?;
+                }
+            }
+            Some(Ok(StreamEvent::ToolCallComplete { call, .. })) => step.tool_calls.push(call),
+            Some(Ok(StreamEvent::Usage { usage })) => step.usage = Some(usage),
+            Some(Ok(StreamEvent::Finish { reason })) => step.finish = Some(reason),
+            Some(Ok(_)) => {}
+        }
+    }
+    flush(rt, turn, reply).await?;
+    if step.finish.is_none() {
+        return Err(Error::provider(
+            turn.served_by
+                .as_ref()
+                .map(|m| m.provider.as_str())
+                .unwrap_or("provider"),
+            ProviderFailure::MalformedStream,
+            "the response ended without saying it was finished",
+        ));
+    }
+    Ok(Some(step))
+}
+
+async fn flush(rt: &Runtime, turn: &Turn, reply: &mut ReplyBuffer) -> Result<()> {
+    reply.last_flush = Instant::now();
+    if reply.pending.is_empty() {
+        return Ok(());
+    }
+    let delta = std::mem::take(&mut reply.pending);
+    rt.store.append_reply(turn.id, delta).await?;
+    Ok(())
+}
+
+/// Runs one tool call with its journal entry; returns the text for the model
+/// and whether it is an error.
+async fn run_tool(
+    rt: &Runtime,
+    turn: &Turn,
+    workspace: &WorkspaceTools,
+    call: &ToolCall,
+    cancel: &CancellationToken,
+) -> Result<(String, bool)> {
+    let action = rt
+        .store
+        .start_tool_action(NewToolAction {
+            agent_id: turn.agent_id,
+            channel_id: turn.channel_id,
+            thread_id: Some(turn.thread_id),
+            turn_id: Some(turn.id),
+            tool: call.name.clone(),
+            input_summary: input_summary(call),
+        })
+        .await?;
+    let started = Instant::now();
+    let outcome = tokio::select! {
+        biased;
+        _ = cancel.cancelled() => None,
+        outcome = tools::execute(workspace, call) => Some(outcome),
+    };
+    let duration_ms = started.elapsed().as_millis() as i64;
+    match outcome {
+        Some(outcome) => {
+            rt.store
+                .finish_tool_action(
+                    action.id,
+                    ToolActionOutcome {
+                        status: outcome.status,
+                        result_summary: outcome.summary.clone(),
+                        duration_ms,
+                        isolation: outcome.isolation.clone(),
+                    },
+                )
+                .await?;
+            Ok((outcome.content, outcome.is_error))
+        }
+        None => {
+            rt.store
+                .finish_tool_action(
+                    action.id,
+                    ToolActionOutcome {
+                        status: ToolStatus::Cancelled,
+                        result_summary: "cancelled with its turn".into(),
+                        duration_ms,
+                        isolation: None,
+                    },
+                )
+                .await?;
+            Ok(("cancelled".into(), true))
+        }
+    }
+}

@@ -1,0 +1,127 @@
+//! When a human message wakes an agent, and how mentions are read. Pure
+//! functions, so the rules are stated once and tested on their own.
+
+use crate::model::Handle;
+
+/// Whether a human message wakes the channel's resident agent: when it
+/// mentions the agent, or when it continues a thread in which the agent has
+/// already replied while only one human speaks there. Once a second human
+/// speaks in a thread, only mentions wake the agent, so people can talk to
+/// each other without the agent butting in.
+pub fn should_wake(mentions_agent: bool, agent_replied: bool, humans_in_thread: usize) -> bool {
+    mentions_agent || (agent_replied && humans_in_thread <= 1)
+}
+
+/// The handles mentioned in `text` (`@launch-agent`), lowercased, in order,
+/// without duplicates. A mention must start the text or follow a character
+/// that cannot be part of an e-mail address (`bob@launch-agent.io` is not one).
+pub fn mentions(text: &str) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    let chars: Vec<char> = text.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let starts = chars[i] == '@'
+            && (i == 0 || !(chars[i - 1].is_alphanumeric() || "._-+".contains(chars[i - 1])));
+        if starts {
+            let mut j = i + 1;
+            while j < chars.len() && (chars[j].is_ascii_alphanumeric() || chars[j] == '-') {
+                j += 1;
+            }
+            // Trailing hyphens are punctuation ("@launch-agent-, can you…").
+            let mut end = j;
+            while end > i + 1 && chars[end - 1] == '-' {
+                end -= 1;
+            }
+            if end > i + 1 {
+                let handle: String = chars[i + 1..end].iter().collect::<String>().to_lowercase();
+                if !found.contains(&handle) {
+                    found.push(handle);
+                }
+            }
+            i = j;
+        } else {
+            i += 1;
+        }
+    }
+    found
+}
+
+/// Whether `text` mentions `handle`.
+pub fn mentions_handle(text: &str, handle: &Handle) -> bool {
+    mentions(text).iter().any(|m| m == handle.as_str())
+}
+
+/// A thread's title from its first message: the first line, without leading
+/// mentions, at most 80 characters.
+pub fn thread_title(text: &str) -> String {
+    let first_line = text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    let mut words = first_line.split_whitespace().peekable();
+    while words.peek().is_some_and(|w| w.starts_with('@')) {
+        words.next();
+    }
+    let title = words.collect::<Vec<_>>().join(" ");
+    let title = if title.is_empty() {
+        first_line.to_string()
+    } else {
+        title
+    };
+    if title.chars().count() <= 80 {
+        if title.is_empty() {
+            "(untitled)".to_string()
+        } else {
+            title
+        }
+    } else {
+        let mut short: String = title.chars().take(79).collect();
+        short.push('…');
+        short
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wake_rules() {
+        assert!(should_wake(true, false, 3), "a mention always wakes");
+        assert!(
+            should_wake(false, true, 1),
+            "a one-person session continues"
+        );
+        assert!(
+            !should_wake(false, true, 2),
+            "a second human needs a mention"
+        );
+        assert!(
+            !should_wake(false, false, 1),
+            "a fresh thread needs a mention"
+        );
+    }
+
+    #[test]
+    fn mentions_are_read_like_people_write_them() {
+        assert_eq!(mentions("@launch-agent write a plan"), ["launch-agent"]);
+        assert_eq!(
+            mentions("hi @Launch-Agent, and @skipper!"),
+            ["launch-agent", "skipper"]
+        );
+        assert_eq!(mentions("(@ops-agent) @ops-agent-"), ["ops-agent"]);
+        assert!(mentions("mail bob@launch-agent.io").is_empty());
+        assert!(mentions("@ alone").is_empty());
+    }
+
+    #[test]
+    fn titles_skip_mentions_and_are_short() {
+        assert_eq!(
+            thread_title("@launch-agent write the launch plan\nmore"),
+            "write the launch plan"
+        );
+        assert_eq!(thread_title("@launch-agent"), "@launch-agent");
+        assert_eq!(thread_title(&"x".repeat(100)).chars().count(), 80);
+    }
+}

@@ -1,0 +1,248 @@
+//! Threads and human posts: opening a session, continuing it, and admitting
+//! the turn a post wakes, all in the post's own transaction.
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+
+use super::Tx;
+use super::codec::{ms, now, parsed, ts};
+use super::messages::{self, NewMessage};
+use super::turns;
+use crate::error::{Error, Result};
+use crate::events::EventBody;
+use crate::model::{
+    Actor, Author, ChannelId, ChannelStatus, Message, MessageId, MessageStatus, Thread, ThreadId,
+    ThreadStatus,
+};
+use crate::runtime::wake::{should_wake, thread_title};
+use crate::store::types::{NewPost, Posted};
+
+const COLUMNS: &str = "t.id, t.channel_id, t.root_message_id, t.title, t.status, t.summary, \
+    t.opened_by, t.opened_at, t.updated_at, t.external_id";
+
+fn from_row(r: &Row<'_>) -> rusqlite::Result<Thread> {
+    Ok(Thread {
+        id: r.get(0)?,
+        channel_id: r.get(1)?,
+        root_message_id: r.get(2)?,
+        title: r.get(3)?,
+        status: parsed(r, 4)?,
+        summary: r.get(5)?,
+        opened_by: r.get(6)?,
+        opened_at: ts(r, 7)?,
+        updated_at: ts(r, 8)?,
+        external_id: r.get(9)?,
+    })
+}
+
+pub(super) fn get(conn: &Connection, id: ThreadId) -> Result<Thread> {
+    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM threads t WHERE t.id = ?1"))?
+        .query_row([id], from_row)
+        .optional()?
+        .ok_or_else(|| Error::not_found("thread", id))
+}
+
+pub(super) fn list(conn: &Connection, channel: ChannelId, limit: usize) -> Result<Vec<Thread>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM threads t WHERE t.channel_id = ?1 \
+         ORDER BY t.updated_at DESC, t.id DESC LIMIT ?2"
+    ))?;
+    let threads = stmt
+        .query_map(params![channel, limit as i64], from_row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(threads)
+}
+
+/// The thread's messages in server order, up to and including `up_to`.
+pub(super) fn messages(
+    conn: &Connection,
+    thread: ThreadId,
+    up_to: Option<MessageId>,
+) -> Result<Vec<Message>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {} FROM messages m WHERE m.thread_id = ?1 AND (?2 IS NULL OR m.id <= ?2) \
+         ORDER BY m.id",
+        messages::COLUMNS
+    ))?;
+    let rows = stmt
+        .query_map(params![thread, up_to], |r| messages::from_row(r, 0))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(rows)
+}
+
+fn touch(tx: &mut Tx<'_>, thread: ThreadId, status: Option<ThreadStatus>) -> Result<Thread> {
+    let at = ms(now());
+    match status {
+        Some(status) => tx.conn().execute(
+            "UPDATE threads SET status = ?1, updated_at = ?2 WHERE id = ?3",
+            params![status.as_str(), at, thread],
+        )?,
+        None => tx.conn().execute(
+            "UPDATE threads SET updated_at = ?1 WHERE id = ?2",
+            params![at, thread],
+        )?,
+    };
+    get(tx.conn(), thread)
+}
+
+pub(super) fn post(tx: &mut Tx<'_>, post: NewPost) -> Result<Posted> {
+    let channel_status: String = tx
+        .conn()
+        .prepare_cached("SELECT status, name FROM channels WHERE id = ?1")?
+        .query_row([post.channel_id], |r| r.get(0))
+        .optional()?
+        .ok_or_else(|| Error::not_found("channel", post.channel_id))?;
+    if channel_status.parse::<ChannelStatus>()? == ChannelStatus::Archived {
+        return Err(Error::Refused(
+            "the channel is archived; restore it to work there".into(),
+        ));
+    }
+    let author = Author::Human {
+        user_id: post.author.id,
+        name: post.author.name.clone(),
+    };
+
+    let (thread, thread_created) = match post.thread_id {
+        Some(id) => {
+            let thread = get(tx.conn(), id)?;
+            if thread.channel_id != post.channel_id {
+                return Err(Error::not_found("thread", id));
+            }
+            if thread.status == ThreadStatus::Archived {
+                return Err(Error::Refused(format!(
+                    "thread {id} is archived; reopen it to continue"
+                )));
+            }
+            (thread, false)
+        }
+        None => {
+            let at = ms(now());
+            tx.conn().execute(
+                "INSERT INTO threads (channel_id, title, status, opened_by, opened_at, updated_at) \
+                 VALUES (?1, ?2, 'open', ?3, ?4, ?4)",
+                params![
+                    post.channel_id,
+                    thread_title(&post.content),
+                    post.author.id,
+                    at
+                ],
+            )?;
+            let id = ThreadId(tx.conn().last_insert_rowid());
+            (get(tx.conn(), id)?, true)
+        }
+    };
+
+    let message = messages::insert(
+        tx.conn(),
+        NewMessage {
+            channel_id: post.channel_id,
+            thread_id: Some(thread.id),
+            author: &author,
+            content: &post.content,
+            status: MessageStatus::Complete,
+            served_by: None,
+            external_id: None,
+        },
+    )?;
+
+    let thread = if thread_created {
+        tx.conn().execute(
+            "UPDATE threads SET root_message_id = ?1 WHERE id = ?2",
+            params![message.id, thread.id],
+        )?;
+        let thread = get(tx.conn(), thread.id)?;
+        tx.emit(
+            Some(post.channel_id),
+            EventBody::ThreadCreated {
+                thread: thread.clone(),
+            },
+        )?;
+        thread
+    } else {
+        // A new message reopens a resolved or failed session.
+        let reopen = matches!(thread.status, ThreadStatus::Resolved | ThreadStatus::Failed)
+            .then_some(ThreadStatus::Open);
+        let thread = touch(tx, thread.id, reopen)?;
+        if reopen.is_some() {
+            tx.emit(
+                Some(post.channel_id),
+                EventBody::ThreadUpdated {
+                    thread: thread.clone(),
+                },
+            )?;
+        }
+        thread
+    };
+    tx.emit(
+        Some(post.channel_id),
+        EventBody::MessageCreated {
+            message: message.clone(),
+        },
+    )?;
+
+    let (humans, agent_replied): (i64, bool) = tx
+        .conn()
+        .prepare_cached(
+            "SELECT count(DISTINCT author_user_id) FILTER (WHERE author_kind = 'human'), \
+             count(*) FILTER (WHERE author_agent_id = ?2 AND status = 'complete') > 0 \
+             FROM messages WHERE thread_id = ?1",
+        )?
+        .query_row(params![thread.id, post.resident.id], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })?;
+    let mut turn = None;
+    let mut ahead = 0;
+    if should_wake(post.mentions_resident, agent_replied, humans as usize) {
+        let (admitted, before) =
+            turns::admit(tx, &thread, &message, &post.resident, post.author.id)?;
+        turn = Some(admitted);
+        ahead = before;
+    }
+    Ok(Posted {
+        message,
+        thread,
+        thread_created,
+        turn,
+        ahead,
+    })
+}
+
+pub(super) fn set_status(
+    tx: &mut Tx<'_>,
+    thread: ThreadId,
+    status: ThreadStatus,
+    actor: &Actor,
+) -> Result<Thread> {
+    let before = get(tx.conn(), thread)?;
+    if before.status == status {
+        return Err(Error::Conflict(format!(
+            "thread {thread} is already {status}"
+        )));
+    }
+    let live: i64 = tx
+        .conn()
+        .prepare_cached(
+            "SELECT count(*) FROM turns WHERE thread_id = ?1 AND state IN ('queued', 'running')",
+        )?
+        .query_row([thread], |r| r.get(0))?;
+    if live > 0 && matches!(status, ThreadStatus::Resolved | ThreadStatus::Archived) {
+        return Err(Error::Refused(format!(
+            "thread {thread} has work in progress; stop it before marking it {status}"
+        )));
+    }
+    let thread_row = touch(tx, thread, Some(status))?;
+    super::channels::record_journal(
+        tx.conn(),
+        Some(before.channel_id),
+        None,
+        actor,
+        &format!("thread.{status}"),
+        &format!("thread {thread} ({}) marked {status}", before.title),
+    )?;
+    tx.emit(
+        Some(before.channel_id),
+        EventBody::ThreadUpdated {
+            thread: thread_row.clone(),
+        },
+    )?;
+    Ok(thread_row)
+}

@@ -1,0 +1,111 @@
+//! The tool journal: every tool call an agent makes, in its thread.
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+
+use super::Tx;
+use super::codec::{ms, now, parsed, ts};
+use crate::error::{Error, Result};
+use crate::events::EventBody;
+use crate::model::{ChannelId, ThreadId, ToolAction, ToolActionId};
+use crate::store::types::{NewToolAction, ToolActionOutcome};
+
+const COLUMNS: &str = "id, agent_id, channel_id, thread_id, turn_id, tool, input_summary, \
+    result_summary, status, duration_ms, isolation, created";
+
+fn from_row(r: &Row<'_>) -> rusqlite::Result<ToolAction> {
+    Ok(ToolAction {
+        id: r.get(0)?,
+        agent_id: r.get(1)?,
+        channel_id: r.get(2)?,
+        thread_id: r.get(3)?,
+        turn_id: r.get(4)?,
+        tool: r.get(5)?,
+        input_summary: r.get(6)?,
+        result_summary: r.get(7)?,
+        status: parsed(r, 8)?,
+        duration_ms: r.get(9)?,
+        isolation: r.get(10)?,
+        created: ts(r, 11)?,
+    })
+}
+
+fn get(conn: &Connection, id: ToolActionId) -> Result<ToolAction> {
+    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM tool_actions WHERE id = ?1"))?
+        .query_row([id], from_row)
+        .optional()?
+        .ok_or_else(|| Error::not_found("tool action", id))
+}
+
+pub(super) fn start(tx: &mut Tx<'_>, new: NewToolAction) -> Result<ToolAction> {
+    tx.conn()
+        .prepare_cached(
+            "INSERT INTO tool_actions (agent_id, channel_id, thread_id, turn_id, tool, \
+             input_summary, status, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'running', ?7)",
+        )?
+        .execute(params![
+            new.agent_id,
+            new.channel_id,
+            new.thread_id,
+            new.turn_id,
+            new.tool,
+            new.input_summary,
+            ms(now())
+        ])?;
+    let action = get(tx.conn(), ToolActionId(tx.conn().last_insert_rowid()))?;
+    tx.emit(
+        Some(action.channel_id),
+        EventBody::ToolActionStarted {
+            action: action.clone(),
+        },
+    )?;
+    Ok(action)
+}
+
+pub(super) fn finish(
+    tx: &mut Tx<'_>,
+    id: ToolActionId,
+    outcome: ToolActionOutcome,
+) -> Result<ToolAction> {
+    let changed = tx
+        .conn()
+        .prepare_cached(
+            "UPDATE tool_actions SET status = ?2, result_summary = ?3, duration_ms = ?4, \
+             isolation = coalesce(?5, isolation), finished = ?6 \
+             WHERE id = ?1 AND status = 'running'",
+        )?
+        .execute(params![
+            id,
+            outcome.status.as_str(),
+            outcome.result_summary,
+            outcome.duration_ms,
+            outcome.isolation,
+            ms(now())
+        ])?;
+    let action = get(tx.conn(), id)?;
+    if changed > 0 {
+        tx.emit(
+            Some(action.channel_id),
+            EventBody::ToolActionFinished {
+                action: action.clone(),
+            },
+        )?;
+    }
+    Ok(action)
+}
+
+/// The journal of a channel (or one thread), newest last, at most `limit`.
+pub(super) fn list(
+    conn: &Connection,
+    channel: ChannelId,
+    thread: Option<ThreadId>,
+    limit: usize,
+) -> Result<Vec<ToolAction>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM (SELECT * FROM tool_actions WHERE channel_id = ?1 \
+         AND (?2 IS NULL OR thread_id = ?2) ORDER BY id DESC LIMIT ?3) ORDER BY id"
+    ))?;
+    let actions = stmt
+        .query_map(params![channel, thread, limit as i64], from_row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(actions)
+}
