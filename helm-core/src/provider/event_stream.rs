@@ -281,3 +281,12 @@ pub(crate) async fn read_body(
     }
     Ok(body)
 }
+
+/// The start of a piece of stream data, for an error message.
+pub(crate) fn snippet(data: &str) -> String {
+    const LIMIT: usize = 120;
+    match data.char_indices().nth(LIMIT) {
+        Some((cut, _)) => format!("{}…", &data[..cut]),
+        None => data.to_string(),
+    }
+}

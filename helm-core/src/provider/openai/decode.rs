@@ -15,7 +15,7 @@
 use serde::Deserialize;
 
 use crate::error::ProviderFailure;
-use crate::provider::event_stream::{Progress, WireDecoder, WireError};
+use crate::provider::event_stream::{Progress, WireDecoder, WireError, snippet};
 use crate::provider::sse::SseEvent;
 use crate::provider::{FinishReason, StreamEvent, ToolCall, Usage};
 
@@ -319,15 +319,6 @@ fn stream_error(error: &serde_json::Value) -> WireError {
         Some(401 | 403) => WireError::new(ProviderFailure::Unauthorized, message),
         Some(404) => WireError::new(ProviderFailure::NotFound, message),
         _ => WireError::retryable(ProviderFailure::Server, message, None),
-    }
-}
-
-/// The start of a piece of stream data, for an error message.
-pub(crate) fn snippet(data: &str) -> String {
-    const LIMIT: usize = 120;
-    match data.char_indices().nth(LIMIT) {
-        Some((cut, _)) => format!("{}…", &data[..cut]),
-        None => data.to_string(),
     }
 }
 
