@@ -1,1 +1,4 @@
+mod provider_kit;
+mod providers_anthropic;
+mod providers_openai;
 mod provisioning_faults;
