@@ -3,7 +3,8 @@
 
 use helm_core::ProviderFailure;
 use helm_core::provider::{
-    ApiKeyRef, FinishReason, OpenAiCompatible, Provider, ProviderConfig, ProviderRegistry,
+    ApiKeyRef, Completion, FinishReason, OpenAiCompatible, Provider, ProviderConfig,
+    ProviderRegistry, ToolCall, Usage,
 };
 use helm_tests::mock::{Behaviour, MockOpenAi, fast_http_options, user_request};
 use serde_json::json;
@@ -347,5 +348,61 @@ async fn the_registry_builds_a_working_adapter() -> anyhow::Result<()> {
         adapter.complete(user_request("hi")).await?.text,
         "via the registry"
     );
+    Ok(())
+}
+
+#[tokio::test]
+async fn accepts_a_whole_json_answer_from_a_server_that_ignores_stream() -> anyhow::Result<()> {
+    let mock = MockOpenAi::start().await?;
+    let answer = json!({
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "choices": [{
+            "index": 0,
+            "message": {
+                "role": "assistant",
+                "content": "Whole.",
+                "tool_calls": [{ "id": "call_1", "type": "function",
+                                 "function": { "name": "run", "arguments": "{\"command\":\"ls\"}" } }],
+            },
+            "finish_reason": "tool_calls",
+        }],
+        "usage": { "prompt_tokens": 4, "completion_tokens": 2, "total_tokens": 6 },
+    });
+    mock.push(Behaviour::raw(200, "application/json", &answer.to_string()));
+    let completion = mock.adapter()?.complete(user_request("hi")).await?;
+    assert_eq!(
+        completion,
+        Completion {
+            text: "Whole.".into(),
+            tool_calls: vec![ToolCall {
+                id: "call_1".into(),
+                name: "run".into(),
+                arguments: r#"{"command":"ls"}"#.into(),
+            }],
+            usage: Some(Usage {
+                input_tokens: 4,
+                output_tokens: 2
+            }),
+            finish: Some(FinishReason::ToolCalls),
+        }
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn reads_crlf_frames_with_keep_alive_comments() -> anyhow::Result<()> {
+    let mock = MockOpenAi::start().await?;
+    mock.push(Behaviour::raw_sse(&[
+        ": OPENROUTER PROCESSING\r\n\r\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ça \"}}]}\r\n\r\n",
+        ": OPENROUTER PROCESSING\r\n\r\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"marche\"},\"finish_reason\":\"stop\"}]}\r\n\r\n",
+        "data: [DONE]\r\n\r\n",
+    ]));
+    let completion = mock.adapter()?.complete(user_request("hi")).await?;
+    assert_eq!(completion.text, "ça marche");
+    assert_eq!(completion.finish, Some(FinishReason::Stop));
+    assert_eq!(completion.usage, None);
     Ok(())
 }
