@@ -18,7 +18,8 @@ use reqwest::header::{ACCEPT, HeaderMap, HeaderValue};
 use serde_json::{Value, json};
 
 use super::http::{
-    HttpOptions, HttpTransport, JsonRequest, Redactor, extra_headers, join_url, secret_header,
+    HttpOptions, HttpTransport, JsonRequest, Redactor, decimal, extra_headers, join_url,
+    secret_header,
 };
 use super::openai::resolve_key;
 use super::{ApiKeyRef, ChatMessage, ChatRequest, EventStream, Provider, ProviderConfig, ToolCall};
@@ -133,7 +134,7 @@ pub(crate) fn messages_body(request: &ChatRequest) -> Value {
             .collect();
     }
     if let Some(temperature) = request.temperature {
-        body["temperature"] = json!(temperature);
+        body["temperature"] = json!(decimal(temperature));
     }
     body
 }

@@ -348,7 +348,13 @@ fn build_client(options: &HttpOptions) -> Result<reqwest::Client> {
 /// What a failed exchange (no HTTP status) amounts to.
 fn network_failure(url: &str, error: &reqwest::Error) -> WireError {
     let cause = root_cause(error);
-    if error.is_connect() {
+    if is_tls_failure(error) {
+        // A refused certificate or protocol will be refused again.
+        WireError::new(
+            ProviderFailure::Unreachable,
+            format!("could not connect securely to {url}: {cause}"),
+        )
+    } else if error.is_connect() {
         WireError::retryable(
             ProviderFailure::Unreachable,
             format!("could not connect to {url}: {cause}"),
@@ -367,6 +373,20 @@ fn network_failure(url: &str, error: &reqwest::Error) -> WireError {
             None,
         )
     }
+}
+
+/// Whether rustls refused the connection. Its error travels inside
+/// `io::Error`s (nested, as the TLS layers wrap it), which hide it from
+/// `source()`, so those are opened too.
+fn is_tls_failure(error: &(dyn std::error::Error + 'static)) -> bool {
+    if error.is::<rustls::Error>() {
+        return true;
+    }
+    let wrapped = error
+        .downcast_ref::<std::io::Error>()
+        .and_then(|io| io.get_ref())
+        .is_some_and(|inner| is_tls_failure(inner));
+    wrapped || error.source().is_some_and(is_tls_failure)
 }
 
 /// The innermost cause of an error, which names what really happened
@@ -443,6 +463,12 @@ fn error_message_in(json: &serde_json::Value) -> Option<String> {
             let messages: Vec<String> = items.iter().filter_map(|d| text(&d["msg"])).collect();
             (!messages.is_empty()).then(|| messages.join("; "))
         })
+}
+
+/// An `f32` setting (such as a temperature) as the decimal a person wrote:
+/// `0.2`, not the `0.20000000298023224` a plain widening to `f64` gives.
+pub(crate) fn decimal(value: f32) -> f64 {
+    value.to_string().parse().unwrap_or(f64::from(value))
 }
 
 /// A duration for people: "90 s", "0.2 s".

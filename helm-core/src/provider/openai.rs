@@ -23,7 +23,8 @@ use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap};
 use serde_json::{Value, json};
 
 use super::http::{
-    HttpOptions, HttpTransport, JsonRequest, Redactor, extra_headers, join_url, secret_header,
+    HttpOptions, HttpTransport, JsonRequest, Redactor, decimal, extra_headers, join_url,
+    secret_header,
 };
 use super::{ApiKeyRef, ChatMessage, ChatRequest, EventStream, Provider, ProviderConfig, ToolSpec};
 use crate::error::{Error, ProviderFailure, Result};
@@ -158,7 +159,7 @@ pub(crate) fn chat_body(request: &ChatRequest) -> Value {
         body["max_tokens"] = json!(max_tokens);
     }
     if let Some(temperature) = request.temperature {
-        body["temperature"] = json!(temperature);
+        body["temperature"] = json!(decimal(temperature));
     }
     body
 }

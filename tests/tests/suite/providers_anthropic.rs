@@ -246,7 +246,7 @@ async fn maps_the_request_to_the_messages_api() -> anyhow::Result<()> {
             "max_tokens": 4096,
             "stream": true,
             "system": "You are the channel's agent.",
-            "temperature": 0.20000000298023224,
+            "temperature": 0.2,
             "messages": [
                 { "role": "user", "content": [{ "type": "text", "text": "Write the plan." }] },
                 { "role": "assistant", "content": [

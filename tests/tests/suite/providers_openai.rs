@@ -272,7 +272,7 @@ async fn maps_the_request_to_chat_completions() -> anyhow::Result<()> {
             "model": "mock-model",
             "stream": true,
             "stream_options": { "include_usage": true },
-            "temperature": 0.20000000298023224,
+            "temperature": 0.2,
             "messages": [
                 { "role": "system", "content": "You are the channel's agent." },
                 { "role": "user", "content": "Write the plan." },
