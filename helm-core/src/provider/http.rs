@@ -239,9 +239,10 @@ impl HttpTransport {
             };
             let give_up = |mut failure: WireError| {
                 if retries > 0 {
+                    let plural = if retries == 1 { "retry" } else { "retries" };
                     failure
                         .message
-                        .push_str(&format!(" (gave up after {retries} retries)"));
+                        .push_str(&format!(" (gave up after {retries} {plural})"));
                 }
                 Err(failure.into_error(&self.provider, &request.redactor))
             };
