@@ -1,6 +1,6 @@
-//! Helm's shared test kit: temporary workspaces and, as later issues add
-//! them, mock model servers and fixtures. Other crates' tests use it through
-//! `helm-tests` so that no test double lives only under `cfg(test)`.
+//! Helm's shared test kit: temporary workspaces, mock model servers
+//! ([`mock`]) and fixtures. Other crates' tests use it through `helm-tests`
+//! so that no test double lives only under `cfg(test)`.
 
 use std::path::{Path, PathBuf};
 
@@ -12,6 +12,8 @@ use helm_core::provider::Scripted;
 use helm_core::store::PolicyScope;
 use helm_core::{Helm, HelmOptions, InitOptions};
 use tempfile::TempDir;
+
+pub mod mock;
 
 /// A fresh, initialised workspace in a temporary data directory that is
 /// removed when this value is dropped.

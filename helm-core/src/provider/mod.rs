@@ -8,12 +8,21 @@
 //! with the `test-support` feature, [`Scripted`] for tests and examples.
 //!
 //! Dropping a stream cancels the request.
+//!
+//! The HTTP adapters share their plumbing: [`http`](HttpOptions) (client,
+//! timeouts, retries, error mapping), `retry` (backoff and `Retry-After`),
+//! `sse` (the event-stream framing) and `event_stream` (a body decoded into
+//! [`StreamEvent`]s by an adapter's wire decoder).
 
 mod anthropic;
+mod event_stream;
+mod http;
 mod openai;
 mod registry;
+mod retry;
 #[cfg(feature = "test-support")]
 mod scripted;
+mod sse;
 
 use std::pin::Pin;
 
@@ -24,6 +33,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, ProviderFailure, Result};
 
 pub use anthropic::Anthropic;
+pub use http::HttpOptions;
 pub use openai::OpenAiCompatible;
 pub use registry::{ApiKeyRef, ProviderConfig, ProviderKind, ProviderRegistry};
 #[cfg(feature = "test-support")]

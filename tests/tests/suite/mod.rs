@@ -1,2 +1,5 @@
+mod provider_kit;
+mod providers_anthropic;
+mod providers_openai;
 mod provisioning_faults;
 mod turns;
