@@ -27,14 +27,19 @@ pub struct TestHelm {
 }
 
 impl TestHelm {
-    /// Initialises a workspace in a new temporary directory.
+    /// Initialises a workspace in a new temporary directory, with provider
+    /// requests that give up fast (tests never wait out real retry delays).
     pub async fn new() -> anyhow::Result<Self> {
+        Self::with_options(|_| {}).await
+    }
+
+    /// Like [`TestHelm::new`], adjusting the options first.
+    pub async fn with_options(adjust: impl FnOnce(&mut HelmOptions)) -> anyhow::Result<Self> {
         let dir = tempfile::tempdir()?;
-        let (helm, report) = Helm::init(
-            HelmOptions::new(dir.path().join("data")),
-            InitOptions::default(),
-        )
-        .await?;
+        let mut options = HelmOptions::new(dir.path().join("data"));
+        options.provider_http = mock::fast_http_options();
+        adjust(&mut options);
+        let (helm, report) = Helm::init(options, InitOptions::default()).await?;
         Ok(TestHelm {
             dir,
             helm,
@@ -119,7 +124,9 @@ impl TestHelm {
 
     /// Opens the same data root again, as a restarted process would.
     pub async fn reopen(&self) -> anyhow::Result<Helm> {
-        Ok(Helm::open(HelmOptions::new(self.data_dir())).await?)
+        let mut options = HelmOptions::new(self.data_dir());
+        options.provider_http = mock::fast_http_options();
+        Ok(Helm::open(options).await?)
     }
 }
 

@@ -1,2 +1,3 @@
 mod channels;
 mod kit;
+mod turns;

@@ -23,7 +23,7 @@ use crate::error::{Error, Result};
 use crate::events::Event;
 use crate::faults::Faults;
 use crate::model::{ModelChoice, Role, User, Workspace, validate_user_name};
-use crate::provider::ProviderRegistry;
+use crate::provider::{HttpOptions, ProviderRegistry};
 use crate::runtime::{Runtime, RuntimeOptions};
 use crate::store::{BootstrapPlan, NewUser, SqliteStore, Store, WorldHook};
 use crate::world::DataRoot;
@@ -50,6 +50,8 @@ pub struct HelmOptions {
     pub fallback_model: Option<ModelChoice>,
     /// Tunables of the turn engine.
     pub runtime: RuntimeOptions,
+    /// Timeouts and retries of provider requests.
+    pub provider_http: HttpOptions,
 }
 
 impl HelmOptions {
@@ -59,6 +61,7 @@ impl HelmOptions {
             data_dir: data_dir.into(),
             fallback_model: None,
             runtime: RuntimeOptions::default(),
+            provider_http: HttpOptions::default(),
         }
     }
 }
@@ -145,7 +148,7 @@ impl Helm {
             .await?
             .ok_or_else(|| Error::NotInitialized(root.path().to_path_buf()))?;
         root.sweep_trash();
-        let providers = Arc::new(ProviderRegistry::default());
+        let providers = Arc::new(ProviderRegistry::new(options.provider_http.clone()));
         let runtime = Arc::new(Runtime::new(
             store.clone(),
             root.clone(),

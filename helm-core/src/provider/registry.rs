@@ -11,9 +11,9 @@ use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
-use super::Provider;
 use super::anthropic::Anthropic;
 use super::openai::OpenAiCompatible;
+use super::{HttpOptions, Provider};
 use crate::error::{Error, ProviderFailure, Result};
 
 /// Which wire format a provider speaks.
@@ -190,11 +190,20 @@ type BuiltAdapter = (ProviderConfig, Arc<dyn Provider>);
 /// tests may register their own [`Provider`] under a name instead.
 #[derive(Default)]
 pub struct ProviderRegistry {
+    http: HttpOptions,
     custom: Mutex<HashMap<String, Arc<dyn Provider>>>,
     built: Mutex<HashMap<String, BuiltAdapter>>,
 }
 
 impl ProviderRegistry {
+    /// A registry whose adapters use `http` for timeouts and retries.
+    pub fn new(http: HttpOptions) -> Self {
+        ProviderRegistry {
+            http,
+            ..ProviderRegistry::default()
+        }
+    }
+
     /// Registers `provider` under `name`; it takes precedence over any stored
     /// configuration of that name.
     pub fn register(&self, name: impl Into<String>, provider: Arc<dyn Provider>) {
@@ -231,8 +240,12 @@ impl ProviderRegistry {
             return Ok(adapter.clone());
         }
         let adapter: Arc<dyn Provider> = match config.kind {
-            ProviderKind::OpenAi => Arc::new(OpenAiCompatible::new(config)?),
-            ProviderKind::Anthropic => Arc::new(Anthropic::new(config)?),
+            ProviderKind::OpenAi => {
+                Arc::new(OpenAiCompatible::with_options(config, self.http.clone())?)
+            }
+            ProviderKind::Anthropic => {
+                Arc::new(Anthropic::with_options(config, self.http.clone())?)
+            }
         };
         built.insert(config.name.clone(), (config.clone(), adapter.clone()));
         Ok(adapter)

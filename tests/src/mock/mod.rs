@@ -5,7 +5,7 @@
 //! Each request to the model endpoint takes the next queued [`Behaviour`]
 //! (or the fallback, if set); every request is recorded for assertions.
 //!
-//! ```ignore
+//! ```text
 //! let mock = MockOpenAi::start().await?;
 //! mock.push(Behaviour::tool_call("write_file", r#"{"path":"plan.md"}"#));
 //! mock.push(Behaviour::text("Done."));

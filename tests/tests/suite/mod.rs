@@ -1,3 +1,4 @@
+mod journey;
 mod provider_kit;
 mod providers_anthropic;
 mod providers_openai;

@@ -1,0 +1,303 @@
+//! `1helm say` and friends against a mock OpenAI-compatible server, and a
+//! driver killed with SIGKILL in the middle of a streaming turn.
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use helm_core::model::{Author, MessageStatus, ThreadId, TurnState};
+use helm_core::{Helm, HelmOptions};
+use helm_tests::mock::{Behaviour, MockOpenAi, fast_http_options};
+
+use super::kit::Cli;
+
+async fn setup(mock: &MockOpenAi) -> anyhow::Result<Cli> {
+    let cli = Cli::init()?;
+    let base = mock.base_url();
+    let added = cli.run(&[
+        "provider",
+        "add",
+        "mock",
+        "--kind",
+        "openai",
+        "--base-url",
+        &base,
+        "--model",
+        "mock-model",
+        "--default",
+    ])?;
+    anyhow::ensure!(added.code == 0, "{}", added.stderr);
+    let created = cli.run(&[
+        "channel",
+        "create",
+        "launch",
+        "--purpose",
+        "The product launch.",
+    ])?;
+    anyhow::ensure!(created.code == 0, "{}", created.stderr);
+    Ok(cli)
+}
+
+fn open_options(cli: &Cli) -> HelmOptions {
+    let mut options = HelmOptions::new(cli.data());
+    options.provider_http = fast_http_options();
+    options
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn say_streams_the_reply_and_the_tool_activity() -> anyhow::Result<()> {
+    let mock = MockOpenAi::start().await?;
+    let cli = setup(&mock).await?;
+    mock.push(Behaviour::tool_call(
+        "write_file",
+        r##"{"path": "plan.md", "content": "# Plan"}"##,
+    ));
+    mock.push(Behaviour::text("Wrote plan.md with the plan."));
+    let run = cli.run(&["say", "launch", "@launch-agent write the plan"])?;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("thread 1: write the plan"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("⚙ write_file /workspace/plan.md")
+            || run.stdout.contains("⚙ write_file plan.md"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("→ ok"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("Wrote plan.md with the plan."),
+        "{}",
+        run.stdout
+    );
+
+    // The same session continues without a mention; --json streams events.
+    mock.push(Behaviour::text("Added a timeline."));
+    let json = cli.run(&["say", "launch", "add a timeline", "--thread", "1", "--json"])?;
+    assert_eq!(json.code, 0, "{}", json.stderr);
+    let types: Vec<String> = json
+        .stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|v| v["type"].as_str().map(str::to_string))
+        .collect();
+    for expected in [
+        "message.created",
+        "turn.queued",
+        "turn.started",
+        "message.delta",
+        "message.completed",
+        "turn.completed",
+    ] {
+        assert!(
+            types.iter().any(|t| t == expected),
+            "{expected} missing in {types:?}"
+        );
+    }
+
+    let threads = cli.run(&["thread", "list", "launch", "--json"])?.json()?;
+    assert_eq!(threads[0]["title"], "write the plan");
+    let shown = cli.run(&["thread", "show", "1"])?;
+    assert!(
+        shown.stdout.contains("@launch-agent via mock/mock-model"),
+        "{}",
+        shown.stdout
+    );
+    assert!(shown.stdout.contains("Added a timeline."));
+    let activity = cli.run(&["activity", "launch", "--json"])?.json()?;
+    assert_eq!(activity[0]["tool"], "write_file");
+    assert_eq!(activity[0]["status"], "ok");
+    let resolved = cli.run(&["thread", "resolve", "1", "--json"])?.json()?;
+    assert_eq!(resolved["status"], "resolved");
+    let providers = cli.run(&["provider", "list", "--json"])?.json()?;
+    assert_eq!(providers[0]["name"], "mock");
+    assert!(
+        providers[0]
+            .get("api_key")
+            .map(|k| k.is_null())
+            .unwrap_or(true)
+    );
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn say_reports_failures_and_bad_input() -> anyhow::Result<()> {
+    let mock = MockOpenAi::start().await?;
+    let cli = setup(&mock).await?;
+    mock.push(Behaviour::unauthorized());
+    let failed = cli.run(&["say", "launch", "@launch-agent hi"])?;
+    assert_eq!(failed.code, 8, "{}\n{}", failed.stdout, failed.stderr);
+    assert!(
+        failed
+            .stdout
+            .contains("[helm] The turn failed: provider mock"),
+        "{}",
+        failed.stdout
+    );
+
+    let unknown = cli.run(&["say", "nowhere", "hi"])?;
+    assert_eq!(unknown.code, 3);
+    let no_thread = cli.run(&["say", "launch", "hi", "--thread", "42"])?;
+    assert_eq!(no_thread.code, 3);
+    let bad_thread = cli.run(&["say", "launch", "hi", "--thread", "x"])?;
+    assert_eq!(bad_thread.code, 2);
+    let nobody = cli.run(&["say", "launch", "just a note"])?;
+    assert_eq!(nobody.code, 0);
+    assert!(
+        nobody.stdout.contains("nobody was woken"),
+        "{}",
+        nobody.stdout
+    );
+    let other_handle = cli.run(&["say", "launch", "@ops-agent hello"])?;
+    assert!(other_handle.stdout.contains("nobody was woken"));
+    let bad_provider = cli.run(&[
+        "provider",
+        "add",
+        "x",
+        "--kind",
+        "openai",
+        "--base-url",
+        "ftp://nope",
+    ])?;
+    assert_eq!(bad_provider.code, 2, "{}", bad_provider.stderr);
+    let unknown_provider = cli.run(&["channel", "set-model", "launch", "--provider", "nope"])?;
+    assert_eq!(unknown_provider.code, 3);
+    let user = cli.run(&["user", "add", "mira", "--json"])?.json()?;
+    assert_eq!(user["role"], "member");
+    let as_mira = cli.run(&[
+        "--as",
+        "mira",
+        "provider",
+        "add",
+        "y",
+        "--kind",
+        "openai",
+        "--base-url",
+        "http://localhost:1/v1",
+    ])?;
+    assert_eq!(as_mira.code, 7, "{}", as_mira.stderr);
+    Ok(())
+}
+
+/// Kill the driving process during a streaming turn with two more queued
+/// behind it: on restart the running turn is interrupted with a visible
+/// note, the queued ones run in order, and nothing is replayed.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_killed_driver_leaves_an_interrupted_turn_and_the_queue_runs_in_order()
+-> anyhow::Result<()> {
+    let mock = MockOpenAi::start().await?;
+    let cli = setup(&mock).await?;
+    mock.push(Behaviour::text("Starting on the first task, slowly and carefully").hang_after(3));
+
+    let data = cli.data();
+    let mut driver = Command::new(assert_cmd::cargo::cargo_bin("1helm"))
+        .arg("--data")
+        .arg(&data)
+        .args(["say", "launch", "@launch-agent first"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()?;
+    mock.wait_for_requests(1, Duration::from_secs(20)).await?;
+
+    // While the first turn streams, two more messages queue in its thread.
+    let helm = Helm::open(open_options(&cli)).await?;
+    let thread = ThreadId(1);
+    let captain = helm.captain().await?;
+    let launch = "launch".parse()?;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    let first = loop {
+        let turns = helm.thread_turns(thread).await.unwrap_or_default();
+        if let Some(t) = turns.first()
+            && t.state == TurnState::Running
+            && !helm
+                .store()
+                .message(t.reply_message_id)
+                .await?
+                .content
+                .is_empty()
+        {
+            break t.clone();
+        }
+        anyhow::ensure!(
+            tokio::time::Instant::now() < deadline,
+            "the first turn never streamed"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let second = helm
+        .post_message(&captain, &launch, "@launch-agent second", Some(thread))
+        .await?;
+    let third = helm
+        .post_message(&captain, &launch, "@launch-agent third", Some(thread))
+        .await?;
+    assert_eq!((second.ahead, third.ahead), (1, 2));
+
+    driver.kill()?; // SIGKILL
+    driver.wait()?;
+    drop(helm);
+
+    mock.push(Behaviour::text("Second done."));
+    mock.push(Behaviour::text("Third done."));
+    let helm = Helm::open(open_options(&cli)).await?;
+    helm.start_runtime().await?;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    let turns = loop {
+        let turns = helm.thread_turns(thread).await?;
+        if turns.iter().all(|t| t.state.is_final()) {
+            break turns;
+        }
+        anyhow::ensure!(
+            tokio::time::Instant::now() < deadline,
+            "turns did not finish: {turns:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    helm.shutdown_runtime(true).await;
+
+    let states: Vec<TurnState> = turns.iter().map(|t| t.state).collect();
+    assert_eq!(
+        states,
+        [
+            TurnState::Interrupted,
+            TurnState::Completed,
+            TurnState::Completed
+        ]
+    );
+    assert!(
+        turns[1].finished_at <= turns[2].started_at,
+        "queued turns ran in order"
+    );
+    let interrupted = helm.store().message(first.reply_message_id).await?;
+    assert_eq!(interrupted.status, MessageStatus::Interrupted);
+    assert!(
+        interrupted.content.starts_with("Starting"),
+        "kept what was written: {}",
+        interrupted.content
+    );
+
+    let messages = helm.thread_messages(thread).await?;
+    let agent_replies: Vec<&str> = messages
+        .iter()
+        .filter(|m| matches!(m.author, Author::Agent { .. }))
+        .map(|m| m.content.as_str())
+        .collect();
+    assert_eq!(
+        agent_replies.len(),
+        3,
+        "one reply per trigger, none duplicated"
+    );
+    assert_eq!(&agent_replies[1..], ["Second done.", "Third done."]);
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.author == Author::System
+                && m.content.starts_with("This turn was interrupted"))
+    );
+    assert_eq!(
+        mock.requests().len(),
+        3,
+        "the interrupted turn was not replayed"
+    );
+    Ok(())
+}
