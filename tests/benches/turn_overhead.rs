@@ -36,10 +36,10 @@ impl Provider for Timed {
         let last = self.last_chunk.clone();
         Ok(stream
             .inspect(move |event| {
-                if matches!(event, Ok(StreamEvent::Finish { .. })) {
-                    if let Ok(mut l) = last.lock() {
-                        l.push(Instant::now());
-                    }
+                if matches!(event, Ok(StreamEvent::Finish { .. }))
+                    && let Ok(mut l) = last.lock()
+                {
+                    l.push(Instant::now());
                 }
             })
             .boxed())
@@ -127,10 +127,10 @@ async fn scenario(label: &str, history: usize, turns: usize) -> anyhow::Result<(
             .reply_message_id;
         let announced_at = loop {
             let event = live.recv().await?;
-            if let EventBody::MessageCompleted { message } = &event.body {
-                if message.id == reply_id {
-                    break Instant::now();
-                }
+            if let EventBody::MessageCompleted { message } = &event.body
+                && message.id == reply_id
+            {
+                break Instant::now();
             }
         };
         let requested = timed
