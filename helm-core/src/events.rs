@@ -10,8 +10,8 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use crate::model::{
-    Agent, AgentId, AgentStatus, Channel, ChannelId, Message, MessageId, Thread, ThreadId,
-    ToolAction, Turn,
+    Agent, AgentId, AgentStatus, Channel, ChannelId, MemoryItem, Message, MessageId, Thread,
+    ThreadId, ToolAction, Turn,
 };
 
 /// A durable, ordered record of one change.
@@ -149,6 +149,20 @@ pub enum EventBody {
         /// The journaled action.
         action: ToolAction,
     },
+    /// A history was imported into a channel.
+    #[serde(rename = "history.imported")]
+    HistoryImported {
+        /// The channel.
+        channel_id: ChannelId,
+        /// What was written.
+        report: crate::memory::import::ImportReport,
+    },
+    /// A memory record was added, superseded, forgotten or (un)pinned.
+    #[serde(rename = "memory.changed")]
+    MemoryChanged {
+        /// The record as it is now.
+        item: MemoryItem,
+    },
 }
 
 impl EventBody {
@@ -172,6 +186,8 @@ impl EventBody {
             EventBody::TurnCancelled { .. } => "turn.cancelled",
             EventBody::ToolActionStarted { .. } => "tool_action.started",
             EventBody::ToolActionFinished { .. } => "tool_action.finished",
+            EventBody::MemoryChanged { .. } => "memory.changed",
+            EventBody::HistoryImported { .. } => "history.imported",
         }
     }
 }

@@ -23,6 +23,7 @@ pub mod error;
 pub mod events;
 pub mod faults;
 mod helm;
+pub mod memory;
 pub mod model;
 pub mod provider;
 pub mod runtime;

@@ -25,7 +25,7 @@ pub use ids::{
 pub use policy::{ModelChoice, ModelPolicy, PolicyLevel, ResolvedModel};
 pub use records::{
     Artifact, ArtifactKind, AuthorType, Escalation, EscalationStatus, MemoryItem, MemoryKind,
-    MemoryScope, MemoryStatus, ToolAction, ToolStatus,
+    MemoryScope, MemorySource, MemoryStatus, ToolAction, ToolStatus,
 };
 pub use thread::{Author, Message, MessageStatus, Thread, ThreadStatus, Turn, TurnState};
 pub use workspace::{Actor, Role, User, Workspace, validate_user_name};

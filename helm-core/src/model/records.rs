@@ -41,6 +41,20 @@ string_enum! {
 }
 
 string_enum! {
+    /// Where a memory record came from.
+    MemorySource as "memory source" {
+        /// A message (its id is `source_message_id`).
+        Message => "message",
+        /// A whole thread (a summary).
+        Thread => "thread",
+        /// A person's direct action (adding or editing it by hand).
+        UserAction => "user_action",
+        /// An imported history.
+        Import => "import",
+    }
+}
+
+string_enum! {
     /// How widely a memory record applies.
     MemoryScope as "memory scope" {
         /// Its thread only.
@@ -77,10 +91,14 @@ pub struct MemoryItem {
     pub kind: MemoryKind,
     /// Its text, suitable for retrieval.
     pub content: String,
+    /// Where it came from.
+    pub source: MemorySource,
     /// The message it came from, if any.
     pub source_message_id: Option<MessageId>,
     /// Who authored it.
     pub author_type: AuthorType,
+    /// The author's name or handle, when known.
+    pub author_name: Option<String>,
     /// How widely it applies.
     pub scope: MemoryScope,
     /// Current, superseded or forgotten.

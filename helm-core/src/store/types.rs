@@ -5,9 +5,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
 use crate::model::{
-    Actor, Agent, AgentId, AgentKind, AgentProfile, CapabilityPolicy, Channel, ChannelId,
-    ChannelName, Handle, Message, Role, Thread, ThreadId, ToolStatus, Turn, TurnId, TurnState,
-    User, Visibility, Workspace,
+    Actor, Agent, AgentId, AgentKind, AgentProfile, AuthorType, CapabilityPolicy, Channel,
+    ChannelId, ChannelName, Handle, MemoryKind, MemoryScope, MemorySource, Message, MessageId,
+    Role, Thread, ThreadId, ToolStatus, Turn, TurnId, TurnState, User, Visibility, Workspace,
 };
 use crate::provider::Usage;
 
@@ -234,4 +234,44 @@ pub struct ToolActionOutcome {
     pub duration_ms: i64,
     /// The isolation mode a command ran under.
     pub isolation: Option<String>,
+}
+
+/// A memory record to add.
+#[derive(Debug, Clone)]
+pub struct NewMemory {
+    /// The owning channel.
+    pub channel_id: ChannelId,
+    /// The thread it belongs to, if any.
+    pub thread_id: Option<ThreadId>,
+    /// Its kind.
+    pub kind: MemoryKind,
+    /// Its text.
+    pub content: String,
+    /// Where it came from.
+    pub source: MemorySource,
+    /// The message it came from, if any.
+    pub source_message_id: Option<MessageId>,
+    /// Who authored it.
+    pub author_type: AuthorType,
+    /// The author's name or handle.
+    pub author_name: Option<String>,
+    /// How widely it applies.
+    pub scope: MemoryScope,
+    /// For facts, how sure the author was.
+    pub confidence: Option<f64>,
+    /// Whether it is always offered to the agent.
+    pub pinned: bool,
+}
+
+/// Which memory records to list.
+#[derive(Debug, Clone, Default)]
+pub struct MemoryFilter {
+    /// Only this kind.
+    pub kind: Option<MemoryKind>,
+    /// Only this thread's.
+    pub thread: Option<ThreadId>,
+    /// Superseded and forgotten records too.
+    pub include_inactive: bool,
+    /// At most this many (newest first); 0 means all.
+    pub limit: usize,
 }

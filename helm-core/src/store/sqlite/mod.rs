@@ -11,6 +11,8 @@ mod channels;
 mod codec;
 mod errors;
 mod events;
+mod import;
+mod memory;
 mod messages;
 mod policy;
 mod providers;

@@ -1,0 +1,312 @@
+//! History import: a JSON Lines file of threads, messages and memory records
+//! from another tool (or a benchmark), checked whole before anything is
+//! written, then written in one transaction.
+//!
+//! ```text
+//! {"type":"thread","id":"s1","title":"Session 1","opened_at":"2023-05-08T13:56:00Z"}
+//! {"type":"message","thread":"s1","external_id":"D1:1","author":"Caroline","text":"Hi!","at":"2023-05-08T13:56:00Z"}
+//! {"type":"memory","kind":"fact","content":"Caroline is a counselor.","thread":"s1","source_external_id":"D1:1"}
+//! ```
+//!
+//! Times are RFC 3339 strings or Unix seconds. Authors who are not users of
+//! the workspace become guest authors. Every bad line is reported with its
+//! line number, and a failed import writes nothing.
+
+use std::collections::{HashMap, HashSet};
+use std::io::BufRead;
+
+use jiff::Timestamp;
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::model::MemoryKind;
+
+/// The most bad lines listed in one error.
+const MAX_REPORTED: usize = 20;
+
+/// A thread to import.
+#[derive(Debug, Clone)]
+pub struct ImportThread {
+    /// Its id in the file (kept as the thread's external id).
+    pub id: String,
+    /// Its title.
+    pub title: String,
+    /// When it was opened.
+    pub opened_at: Option<Timestamp>,
+}
+
+/// A message to import.
+#[derive(Debug, Clone)]
+pub struct ImportMessage {
+    /// The file's id of its thread.
+    pub thread: String,
+    /// Its external id, unique in the file.
+    pub external_id: String,
+    /// Who wrote it, by name.
+    pub author: String,
+    /// Its text.
+    pub text: String,
+    /// When it was written.
+    pub at: Option<Timestamp>,
+}
+
+/// A memory record to import.
+#[derive(Debug, Clone)]
+pub struct ImportMemory {
+    /// Its kind.
+    pub kind: MemoryKind,
+    /// Its text.
+    pub content: String,
+    /// The file's id of its thread, if any.
+    pub thread: Option<String>,
+    /// The external id of the message it came from, if any.
+    pub source_external_id: Option<String>,
+    /// For facts, how sure the source was.
+    pub confidence: Option<f64>,
+}
+
+/// A checked history, ready to write.
+#[derive(Debug, Clone, Default)]
+pub struct ImportPlan {
+    /// Threads, in file order.
+    pub threads: Vec<ImportThread>,
+    /// Messages, in file order.
+    pub messages: Vec<ImportMessage>,
+    /// Memory records, in file order.
+    pub memories: Vec<ImportMemory>,
+}
+
+/// What an import wrote.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ImportReport {
+    /// Threads created.
+    pub threads: usize,
+    /// Messages created.
+    pub messages: usize,
+    /// Memory records created.
+    pub memories: usize,
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+enum Line {
+    Thread {
+        id: Value,
+        #[serde(default)]
+        title: Option<String>,
+        #[serde(default)]
+        opened_at: Option<Value>,
+    },
+    Message {
+        thread: Value,
+        external_id: Value,
+        author: String,
+        text: String,
+        #[serde(default)]
+        at: Option<Value>,
+    },
+    Memory {
+        kind: String,
+        content: String,
+        #[serde(default)]
+        thread: Option<Value>,
+        #[serde(default)]
+        source_external_id: Option<Value>,
+        #[serde(default)]
+        confidence: Option<f64>,
+    },
+}
+
+/// An id given as a string or a number.
+fn id_text(v: &Value, field: &str) -> std::result::Result<String, String> {
+    match v {
+        Value::String(s) if !s.trim().is_empty() => Ok(s.trim().to_string()),
+        Value::Number(n) => Ok(n.to_string()),
+        _ => Err(format!("{field} must be a non-empty string or a number")),
+    }
+}
+
+fn time(v: &Value, field: &str) -> std::result::Result<Timestamp, String> {
+    match v {
+        Value::String(s) => s.trim().parse::<Timestamp>().map_err(|e| {
+            format!("{field} {s:?} is not an RFC 3339 time such as 2023-05-08T13:56:00Z ({e})")
+        }),
+        Value::Number(n) => n
+            .as_i64()
+            .and_then(|secs| Timestamp::from_second(secs).ok())
+            .ok_or_else(|| format!("{field} {n} is not a Unix time in seconds")),
+        _ => Err(format!("{field} must be an RFC 3339 string or Unix seconds")),
+    }
+}
+
+/// Reads and checks a whole history. Returns every problem at once (up to
+/// a limit), each with its line number.
+pub fn parse_history(reader: impl BufRead) -> Result<ImportPlan> {
+    let mut plan = ImportPlan::default();
+    let mut problems: Vec<String> = Vec::new();
+    let mut problem_count = 0usize;
+    let mut thread_ids: HashSet<String> = HashSet::new();
+    let mut message_ids: HashMap<String, String> = HashMap::new();
+    let mut memory_lines: Vec<(usize, usize)> = Vec::new();
+    let mut message_lines: Vec<usize> = Vec::new();
+    let mut report = |line: usize, why: String, problems: &mut Vec<String>| {
+        problem_count += 1;
+        if problems.len() < MAX_REPORTED {
+            problems.push(format!("line {line}: {why}"));
+        }
+    };
+
+    for (index, line) in reader.lines().enumerate() {
+        let number = index + 1;
+        let line = match line {
+            Ok(line) => line,
+            Err(e) => {
+                report(number, format!("cannot be read ({e})"), &mut problems);
+                continue;
+            }
+        };
+        if line.trim().is_empty() {
+            continue;
+        }
+        let parsed: Line = match serde_json::from_str(&line) {
+            Ok(parsed) => parsed,
+            Err(e) => {
+                report(number, format!("{e}"), &mut problems);
+                continue;
+            }
+        };
+        let checked: std::result::Result<(), String> = (|| {
+            match parsed {
+                Line::Thread { id, title, opened_at } => {
+                    let id = id_text(&id, "id")?;
+                    if !thread_ids.insert(id.clone()) {
+                        return Err(format!("thread {id:?} is defined twice"));
+                    }
+                    plan.threads.push(ImportThread {
+                        title: title
+                            .filter(|t| !t.trim().is_empty())
+                            .unwrap_or_else(|| format!("Imported thread {id}")),
+                        id,
+                        opened_at: opened_at.as_ref().map(|v| time(v, "opened_at")).transpose()?,
+                    });
+                }
+                Line::Message { thread, external_id, author, text, at } => {
+                    let thread = id_text(&thread, "thread")?;
+                    let external_id = id_text(&external_id, "external_id")?;
+                    if author.trim().is_empty() {
+                        return Err("author must not be empty".into());
+                    }
+                    if text.trim().is_empty() {
+                        return Err("text must not be empty".into());
+                    }
+                    if message_ids.insert(external_id.clone(), thread.clone()).is_some() {
+                        return Err(format!("external_id {external_id:?} is used twice"));
+                    }
+                    plan.messages.push(ImportMessage {
+                        thread,
+                        external_id,
+                        author: author.trim().to_string(),
+                        text,
+                        at: at.as_ref().map(|v| time(v, "at")).transpose()?,
+                    });
+                    message_lines.push(number);
+                }
+                Line::Memory { kind, content, thread, source_external_id, confidence } => {
+                    let kind: MemoryKind = kind.parse().map_err(|e: Error| e.to_string())?;
+                    if content.trim().is_empty() {
+                        return Err("content must not be empty".into());
+                    }
+                    if let Some(c) = confidence
+                        && !(0.0..=1.0).contains(&c)
+                    {
+                        return Err(format!("confidence {c} is not between 0 and 1"));
+                    }
+                    plan.memories.push(ImportMemory {
+                        kind,
+                        content,
+                        thread: thread.as_ref().map(|v| id_text(v, "thread")).transpose()?,
+                        source_external_id: source_external_id
+                            .as_ref()
+                            .map(|v| id_text(v, "source_external_id"))
+                            .transpose()?,
+                        confidence,
+                    });
+                    memory_lines.push((number, plan.memories.len() - 1));
+                }
+            }
+            Ok(())
+        })();
+        if let Err(why) = checked {
+            report(number, why, &mut problems);
+        }
+    }
+
+    // References are checked once the whole file is read, so order does not matter.
+    for (message, line) in plan.messages.iter().zip(&message_lines) {
+        if !thread_ids.contains(&message.thread) {
+            report(*line, format!("thread {:?} is not defined in the file", message.thread), &mut problems);
+        }
+    }
+    for (line, index) in &memory_lines {
+        let memory = &plan.memories[*index];
+        if let Some(t) = &memory.thread
+            && !thread_ids.contains(t)
+        {
+            report(*line, format!("thread {t:?} is not defined in the file"), &mut problems);
+        }
+        if let Some(source) = &memory.source_external_id
+            && !message_ids.contains_key(source)
+        {
+            report(*line, format!("source_external_id {source:?} names no message in the file"), &mut problems);
+        }
+    }
+
+    if problem_count > 0 {
+        let more = problem_count.saturating_sub(problems.len());
+        let mut reason = format!("{problem_count} bad line(s); nothing was imported:\n  {}", problems.join("\n  "));
+        if more > 0 {
+            reason.push_str(&format!("\n  … and {more} more"));
+        }
+        return Err(Error::invalid("history", reason));
+    }
+    if plan.threads.is_empty() && plan.messages.is_empty() && plan.memories.is_empty() {
+        return Err(Error::invalid("history", "the file has no threads, messages or memory records"));
+    }
+    Ok(plan)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_good_history_parses_in_any_order() -> Result<()> {
+        let text = r#"
+{"type":"message","thread":"s1","external_id":"D1:1","author":"Caroline","text":"Hi","at":"2023-05-08T13:56:00Z"}
+{"type":"thread","id":"s1","title":"Session 1","opened_at":1683554160}
+{"type":"memory","kind":"fact","content":"Caroline says hi.","thread":"s1","source_external_id":"D1:1"}
+"#;
+        let plan = parse_history(text.as_bytes())?;
+        assert_eq!((plan.threads.len(), plan.messages.len(), plan.memories.len()), (1, 1, 1));
+        assert_eq!(plan.threads[0].opened_at.map(|t| t.as_second()), Some(1_683_554_160));
+        Ok(())
+    }
+
+    #[test]
+    fn every_bad_line_is_reported_with_its_number() {
+        let text = r#"{"type":"thread","id":"s1"}
+not json
+{"type":"message","thread":"s9","external_id":"x","author":"a","text":"t"}
+{"type":"memory","kind":"rumour","content":"c"}
+{"type":"message","thread":"s1","external_id":"x","author":"a","text":"t","at":"yesterday"}
+{"type":"memory","kind":"fact","content":"c","source_external_id":"nope"}
+{"type":"planet","id":1}"#;
+        let err = parse_history(text.as_bytes()).err().map(|e| e.to_string()).unwrap_or_default();
+        for line in ["line 2:", "line 3:", "line 4:", "line 5:", "line 6:", "line 7:"] {
+            assert!(err.contains(line), "{line} missing from {err}");
+        }
+        assert!(!err.contains("line 1:"), "{err}");
+        assert!(err.contains("nothing was imported"));
+    }
+}
