@@ -61,6 +61,93 @@ pub enum Command {
     Thread(ThreadCommand),
     /// Show a channel's tool journal: what its agent ran and changed.
     Activity(ActivityArgs),
+    /// A channel's knowledge: decisions, facts, preferences, summaries.
+    #[command(subcommand)]
+    Memory(MemoryCommand),
+    /// Ask a channel's memory and history a question.
+    Recall(RecallArgs),
+    /// Import a history (JSON Lines of threads, messages and memory) into a channel.
+    Import(ImportArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MemoryCommand {
+    /// List a channel's memory records (current ones unless --all).
+    List {
+        /// The channel.
+        channel: String,
+        /// Only this kind.
+        #[arg(long, value_parser = ["summary", "decision", "fact", "preference", "artifact_ref"])]
+        kind: Option<String>,
+        /// Superseded and forgotten records too.
+        #[arg(long)]
+        all: bool,
+        /// Only this thread's.
+        #[arg(long, value_name = "ID")]
+        thread: Option<String>,
+    },
+    /// Add a record by hand.
+    Add {
+        /// The channel.
+        channel: String,
+        /// Its kind.
+        #[arg(long, value_parser = ["decision", "fact", "preference", "artifact_ref"])]
+        kind: String,
+        /// Its text.
+        text: String,
+        /// The thread it belongs to.
+        #[arg(long, value_name = "ID")]
+        thread: Option<String>,
+        /// Share it with every channel of the workspace.
+        #[arg(long)]
+        workspace: bool,
+    },
+    /// Replace a record's text (the old one is kept as superseded).
+    Edit {
+        /// The record's id.
+        id: String,
+        /// The new text.
+        text: String,
+    },
+    /// Forget a record: kept for provenance, never recalled.
+    Forget {
+        /// The record's id.
+        id: String,
+    },
+    /// Pin a record so the agent always sees it (--off to unpin).
+    Pin {
+        /// The record's id.
+        id: String,
+        /// Unpin instead.
+        #[arg(long)]
+        off: bool,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct RecallArgs {
+    /// The channel.
+    pub channel: String,
+    /// The question.
+    pub query: String,
+    /// How many hits (1 to 50).
+    #[arg(long, default_value_t = 10)]
+    pub limit: usize,
+    /// Include superseded records.
+    #[arg(long)]
+    pub superseded: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The channel.
+    pub channel: String,
+    /// The JSON Lines file (`-` for standard input).
+    pub file: String,
+    /// Do not embed the imported items for meaning-based recall now (the
+    /// server, or the next recall, does it later).
+    #[arg(long = "no-embed")]
+    pub no_embed: bool,
 }
 
 #[derive(Debug, Subcommand)]

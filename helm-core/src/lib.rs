@@ -31,5 +31,7 @@ pub mod store;
 pub mod world;
 
 pub use error::{Error, ErrorKind, ProviderFailure, Result};
-pub use helm::{Helm, HelmOptions, InitOptions, InitReport, NewChannel, PostedMessage, Status};
+pub use helm::{
+    Helm, HelmOptions, InitOptions, InitReport, MemoryNote, NewChannel, PostedMessage, Status,
+};
 pub use runtime::RuntimeOptions;

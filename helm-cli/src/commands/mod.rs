@@ -3,7 +3,9 @@
 
 mod activity;
 mod channel;
+mod import;
 mod init;
+mod memory;
 mod provider;
 mod say;
 mod status;
@@ -57,5 +59,8 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Command::Say(args) => say::run(&ctx, args).await,
         Command::Thread(cmd) => thread::run(&ctx, cmd).await,
         Command::Activity(args) => activity::run(&ctx, args).await,
+        Command::Memory(cmd) => memory::run(&ctx, cmd).await,
+        Command::Recall(args) => memory::recall(&ctx, args).await,
+        Command::Import(args) => import::run(&ctx, args).await,
     }
 }

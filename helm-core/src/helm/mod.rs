@@ -6,6 +6,7 @@
 //! anything.
 
 mod channels;
+mod memory;
 mod providers;
 mod status;
 mod threads;
@@ -16,12 +17,15 @@ use std::sync::Arc;
 use tokio::sync::broadcast;
 
 pub use channels::NewChannel;
+pub use memory::MemoryNote;
 pub use status::Status;
 pub use threads::PostedMessage;
 
 use crate::error::{Error, Result};
 use crate::events::Event;
 use crate::faults::Faults;
+use crate::memory::embed::Embedder;
+use crate::memory::engine::RecallEngine;
 use crate::model::{ModelChoice, Role, User, Workspace, validate_user_name};
 use crate::provider::{HttpOptions, ProviderRegistry};
 use crate::runtime::{Runtime, RuntimeOptions};
@@ -42,7 +46,7 @@ fn absolute(dir: &std::path::Path) -> Result<PathBuf> {
 }
 
 /// How to open a data directory.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct HelmOptions {
     /// The data root (`./helm-data` in the CLI by default).
     pub data_dir: PathBuf,
@@ -52,6 +56,8 @@ pub struct HelmOptions {
     pub runtime: RuntimeOptions,
     /// Timeouts and retries of provider requests.
     pub provider_http: HttpOptions,
+    /// The embedder for meaning-based recall; without one, recall works by words.
+    pub embedder: Option<Arc<dyn Embedder>>,
 }
 
 impl HelmOptions {
@@ -62,6 +68,7 @@ impl HelmOptions {
             fallback_model: None,
             runtime: RuntimeOptions::default(),
             provider_http: HttpOptions::default(),
+            embedder: None,
         }
     }
 }
@@ -108,6 +115,7 @@ struct Inner {
     fallback_model: Option<ModelChoice>,
     providers: Arc<ProviderRegistry>,
     runtime: Arc<Runtime>,
+    recall: Arc<RecallEngine>,
     faults: Faults,
 }
 
@@ -156,8 +164,10 @@ impl Helm {
             options.fallback_model.clone(),
             options.runtime,
         ));
+        let recall = Arc::new(RecallEngine::new(store.clone(), options.embedder.clone()));
         Ok(Helm {
             inner: Arc::new(Inner {
+                recall,
                 root,
                 store,
                 workspace,

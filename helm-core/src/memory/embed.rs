@@ -27,18 +27,25 @@ pub trait Embedder: Send + Sync {
 /// An embedder backed by a model provider's embeddings endpoint.
 pub struct ProviderEmbedder {
     provider: Arc<dyn Provider>,
+    /// The provider's model name, sent with each request.
+    provider_model: String,
+    /// `provider/model`, the id vectors are stored under.
     model: String,
-    id: String,
     dimensions: usize,
 }
 
 impl ProviderEmbedder {
     /// Embeds with `model` of `provider`; `dimensions` is the model's vector length.
-    pub fn new(provider: Arc<dyn Provider>, provider_name: &str, model: &str, dimensions: usize) -> Self {
+    pub fn new(
+        provider: Arc<dyn Provider>,
+        provider_name: &str,
+        model: &str,
+        dimensions: usize,
+    ) -> Self {
         ProviderEmbedder {
             provider,
-            model: model.to_string(),
-            id: format!("{provider_name}/{model}"),
+            provider_model: model.to_string(),
+            model: format!("{provider_name}/{model}"),
             dimensions,
         }
     }
@@ -47,7 +54,7 @@ impl ProviderEmbedder {
 #[async_trait]
 impl Embedder for ProviderEmbedder {
     fn model(&self) -> &str {
-        &self.id
+        &self.model
     }
 
     fn dimensions(&self) -> usize {
@@ -55,7 +62,7 @@ impl Embedder for ProviderEmbedder {
     }
 
     async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
-        let mut vectors = self.provider.embed(&self.model, texts).await?;
+        let mut vectors = self.provider.embed(&self.provider_model, texts).await?;
         for v in &mut vectors {
             normalize(v);
         }

@@ -136,7 +136,9 @@ fn time(v: &Value, field: &str) -> std::result::Result<Timestamp, String> {
             .as_i64()
             .and_then(|secs| Timestamp::from_second(secs).ok())
             .ok_or_else(|| format!("{field} {n} is not a Unix time in seconds")),
-        _ => Err(format!("{field} must be an RFC 3339 string or Unix seconds")),
+        _ => Err(format!(
+            "{field} must be an RFC 3339 string or Unix seconds"
+        )),
     }
 }
 
@@ -178,7 +180,11 @@ pub fn parse_history(reader: impl BufRead) -> Result<ImportPlan> {
         };
         let checked: std::result::Result<(), String> = (|| {
             match parsed {
-                Line::Thread { id, title, opened_at } => {
+                Line::Thread {
+                    id,
+                    title,
+                    opened_at,
+                } => {
                     let id = id_text(&id, "id")?;
                     if !thread_ids.insert(id.clone()) {
                         return Err(format!("thread {id:?} is defined twice"));
@@ -188,10 +194,19 @@ pub fn parse_history(reader: impl BufRead) -> Result<ImportPlan> {
                             .filter(|t| !t.trim().is_empty())
                             .unwrap_or_else(|| format!("Imported thread {id}")),
                         id,
-                        opened_at: opened_at.as_ref().map(|v| time(v, "opened_at")).transpose()?,
+                        opened_at: opened_at
+                            .as_ref()
+                            .map(|v| time(v, "opened_at"))
+                            .transpose()?,
                     });
                 }
-                Line::Message { thread, external_id, author, text, at } => {
+                Line::Message {
+                    thread,
+                    external_id,
+                    author,
+                    text,
+                    at,
+                } => {
                     let thread = id_text(&thread, "thread")?;
                     let external_id = id_text(&external_id, "external_id")?;
                     if author.trim().is_empty() {
@@ -200,7 +215,10 @@ pub fn parse_history(reader: impl BufRead) -> Result<ImportPlan> {
                     if text.trim().is_empty() {
                         return Err("text must not be empty".into());
                     }
-                    if message_ids.insert(external_id.clone(), thread.clone()).is_some() {
+                    if message_ids
+                        .insert(external_id.clone(), thread.clone())
+                        .is_some()
+                    {
                         return Err(format!("external_id {external_id:?} is used twice"));
                     }
                     plan.messages.push(ImportMessage {
@@ -212,7 +230,13 @@ pub fn parse_history(reader: impl BufRead) -> Result<ImportPlan> {
                     });
                     message_lines.push(number);
                 }
-                Line::Memory { kind, content, thread, source_external_id, confidence } => {
+                Line::Memory {
+                    kind,
+                    content,
+                    thread,
+                    source_external_id,
+                    confidence,
+                } => {
                     let kind: MemoryKind = kind.parse().map_err(|e: Error| e.to_string())?;
                     if content.trim().is_empty() {
                         return Err("content must not be empty".into());
@@ -245,7 +269,11 @@ pub fn parse_history(reader: impl BufRead) -> Result<ImportPlan> {
     // References are checked once the whole file is read, so order does not matter.
     for (message, line) in plan.messages.iter().zip(&message_lines) {
         if !thread_ids.contains(&message.thread) {
-            report(*line, format!("thread {:?} is not defined in the file", message.thread), &mut problems);
+            report(
+                *line,
+                format!("thread {:?} is not defined in the file", message.thread),
+                &mut problems,
+            );
         }
     }
     for (line, index) in &memory_lines {
@@ -253,25 +281,39 @@ pub fn parse_history(reader: impl BufRead) -> Result<ImportPlan> {
         if let Some(t) = &memory.thread
             && !thread_ids.contains(t)
         {
-            report(*line, format!("thread {t:?} is not defined in the file"), &mut problems);
+            report(
+                *line,
+                format!("thread {t:?} is not defined in the file"),
+                &mut problems,
+            );
         }
         if let Some(source) = &memory.source_external_id
             && !message_ids.contains_key(source)
         {
-            report(*line, format!("source_external_id {source:?} names no message in the file"), &mut problems);
+            report(
+                *line,
+                format!("source_external_id {source:?} names no message in the file"),
+                &mut problems,
+            );
         }
     }
 
     if problem_count > 0 {
         let more = problem_count.saturating_sub(problems.len());
-        let mut reason = format!("{problem_count} bad line(s); nothing was imported:\n  {}", problems.join("\n  "));
+        let mut reason = format!(
+            "{problem_count} bad line(s); nothing was imported:\n  {}",
+            problems.join("\n  ")
+        );
         if more > 0 {
             reason.push_str(&format!("\n  … and {more} more"));
         }
         return Err(Error::invalid("history", reason));
     }
     if plan.threads.is_empty() && plan.messages.is_empty() && plan.memories.is_empty() {
-        return Err(Error::invalid("history", "the file has no threads, messages or memory records"));
+        return Err(Error::invalid(
+            "history",
+            "the file has no threads, messages or memory records",
+        ));
     }
     Ok(plan)
 }
@@ -288,8 +330,14 @@ mod tests {
 {"type":"memory","kind":"fact","content":"Caroline says hi.","thread":"s1","source_external_id":"D1:1"}
 "#;
         let plan = parse_history(text.as_bytes())?;
-        assert_eq!((plan.threads.len(), plan.messages.len(), plan.memories.len()), (1, 1, 1));
-        assert_eq!(plan.threads[0].opened_at.map(|t| t.as_second()), Some(1_683_554_160));
+        assert_eq!(
+            (plan.threads.len(), plan.messages.len(), plan.memories.len()),
+            (1, 1, 1)
+        );
+        assert_eq!(
+            plan.threads[0].opened_at.map(|t| t.as_second()),
+            Some(1_683_554_160)
+        );
         Ok(())
     }
 
@@ -302,8 +350,13 @@ not json
 {"type":"message","thread":"s1","external_id":"x","author":"a","text":"t","at":"yesterday"}
 {"type":"memory","kind":"fact","content":"c","source_external_id":"nope"}
 {"type":"planet","id":1}"#;
-        let err = parse_history(text.as_bytes()).err().map(|e| e.to_string()).unwrap_or_default();
-        for line in ["line 2:", "line 3:", "line 4:", "line 5:", "line 6:", "line 7:"] {
+        let err = parse_history(text.as_bytes())
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        for line in [
+            "line 2:", "line 3:", "line 4:", "line 5:", "line 6:", "line 7:",
+        ] {
             assert!(err.contains(line), "{line} missing from {err}");
         }
         assert!(!err.contains("line 1:"), "{err}");

@@ -2,9 +2,12 @@
 //!
 //! Records (summaries, decisions, facts, preferences, artifact references)
 //! belong to a channel, say where they came from and who wrote them, and are
-//! superseded rather than overwritten. Recall searches a channel's records and
-//! its message history together; histories from elsewhere come in through
-//! [`import`].
+//! superseded rather than overwritten. [`recall`] searches a channel's records
+//! and its message history together, by words and (with an [`embed::Embedder`])
+//! by meaning; histories from elsewhere come in through [`import`].
 
 pub mod embed;
+pub mod engine;
 pub mod import;
+pub mod query;
+pub mod recall;

@@ -8,9 +8,11 @@ use super::Tx;
 use super::channels::record_journal;
 use super::codec::{ms, now};
 use super::memory::insert_row;
+use super::recall::index;
 use crate::error::{Error, Result};
 use crate::events::EventBody;
 use crate::memory::import::{ImportPlan, ImportReport};
+use crate::memory::recall::ItemKey;
 use crate::model::{
     Actor, AuthorType, ChannelId, MemoryScope, MemorySource, MessageId, ThreadId, UserId,
 };
@@ -39,8 +41,14 @@ pub(super) fn import(
     let mut last_at: HashMap<&str, i64> = HashMap::new();
     for m in &plan.messages {
         if let Some(at) = m.at.map(ms) {
-            first_at.entry(&m.thread).and_modify(|v| *v = (*v).min(at)).or_insert(at);
-            last_at.entry(&m.thread).and_modify(|v| *v = (*v).max(at)).or_insert(at);
+            first_at
+                .entry(&m.thread)
+                .and_modify(|v| *v = (*v).min(at))
+                .or_insert(at);
+            last_at
+                .entry(&m.thread)
+                .and_modify(|v| *v = (*v).max(at))
+                .or_insert(at);
         }
     }
     let mut threads: HashMap<&str, ThreadId> = HashMap::new();
@@ -55,7 +63,11 @@ pub(super) fn import(
                 .map(ms)
                 .or_else(|| first_at.get(t.id.as_str()).copied())
                 .unwrap_or_else(|| ms(started));
-            let updated = last_at.get(t.id.as_str()).copied().unwrap_or(opened).max(opened);
+            let updated = last_at
+                .get(t.id.as_str())
+                .copied()
+                .unwrap_or(opened)
+                .max(opened);
             insert
                 .execute(params![channel, t.title, opened, updated, t.id])
                 .map_err(|e| match Error::from(e) {
@@ -80,6 +92,8 @@ pub(super) fn import(
         let mut root = conn.prepare_cached(
             "UPDATE threads SET root_message_id = ?1 WHERE id = ?2 AND root_message_id IS NULL",
         )?;
+        // The word index pairs each message with the one before it in its thread.
+        let mut previous: HashMap<ThreadId, &str> = HashMap::new();
         for m in &plan.messages {
             let thread = threads
                 .get(m.thread.as_str())
@@ -87,14 +101,24 @@ pub(super) fn import(
                 .ok_or_else(|| Error::Internal(format!("thread {} vanished", m.thread)))?;
             let user = users.get(&m.author).copied();
             let kind = if user.is_some() { "human" } else { "guest" };
-            let at = m
-                .at
-                .map(ms)
-                .or_else(|| first_at.get(m.thread.as_str()).copied())
-                .unwrap_or_else(|| ms(started));
-            insert.execute(params![channel, thread, kind, user, m.author, m.text, m.external_id, at])?;
+            let at =
+                m.at.map(ms)
+                    .or_else(|| first_at.get(m.thread.as_str()).copied())
+                    .unwrap_or_else(|| ms(started));
+            insert.execute(params![
+                channel,
+                thread,
+                kind,
+                user,
+                m.author,
+                m.text,
+                m.external_id,
+                at
+            ])?;
             let id = MessageId(conn.last_insert_rowid());
             root.execute(params![id, thread])?;
+            let prev = previous.insert(thread, m.text.as_str()).unwrap_or("");
+            index(conn, channel, ItemKey::message(id), &m.text, prev)?;
             message_ids.insert(&m.external_id, id);
         }
     }
@@ -104,8 +128,11 @@ pub(super) fn import(
             .source_external_id
             .as_deref()
             .and_then(|x| message_ids.get(x).copied());
-        let thread_id = memory.thread.as_deref().and_then(|t| threads.get(t).copied());
-        insert_row(
+        let thread_id = memory
+            .thread
+            .as_deref()
+            .and_then(|t| threads.get(t).copied());
+        let id = insert_row(
             conn,
             &NewMemory {
                 channel_id: channel,
@@ -125,6 +152,7 @@ pub(super) fn import(
                 pinned: false,
             },
         )?;
+        index(conn, channel, ItemKey::memory(id), &memory.content, "")?;
     }
 
     let report = ImportReport {
@@ -143,6 +171,12 @@ pub(super) fn import(
             report.threads, report.messages, report.memories
         ),
     )?;
-    tx.emit(Some(channel), EventBody::HistoryImported { channel_id: channel, report })?;
+    tx.emit(
+        Some(channel),
+        EventBody::HistoryImported {
+            channel_id: channel,
+            report,
+        },
+    )?;
     Ok(report)
 }

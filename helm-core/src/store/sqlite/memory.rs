@@ -35,10 +35,12 @@ pub(super) fn from_row(r: &Row<'_>, at: usize) -> rusqlite::Result<MemoryItem> {
 }
 
 pub(super) fn get(conn: &Connection, id: MemoryId) -> Result<MemoryItem> {
-    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM memory_items m WHERE m.id = ?1"))?
-        .query_row([id], |r| from_row(r, 0))
-        .optional()?
-        .ok_or_else(|| Error::not_found("memory", id))
+    conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM memory_items m WHERE m.id = ?1"
+    ))?
+    .query_row([id], |r| from_row(r, 0))
+    .optional()?
+    .ok_or_else(|| Error::not_found("memory", id))
 }
 
 /// Inserts a record without events (imports write many at once).
@@ -68,6 +70,7 @@ pub(super) fn insert_row(conn: &Connection, new: &NewMemory) -> Result<MemoryId>
 pub(super) fn insert(tx: &mut Tx<'_>, new: NewMemory) -> Result<MemoryItem> {
     let id = insert_row(tx.conn(), &new)?;
     let item = get(tx.conn(), id)?;
+    super::recall::index_memory(tx.conn(), &item)?;
     tx.emit(
         Some(item.channel_id),
         EventBody::MemoryChanged { item: item.clone() },
@@ -76,7 +79,11 @@ pub(super) fn insert(tx: &mut Tx<'_>, new: NewMemory) -> Result<MemoryItem> {
 }
 
 /// Replaces a current record's content with a new record that supersedes it.
-pub(super) fn supersede(tx: &mut Tx<'_>, id: MemoryId, replacement: NewMemory) -> Result<MemoryItem> {
+pub(super) fn supersede(
+    tx: &mut Tx<'_>,
+    id: MemoryId,
+    replacement: NewMemory,
+) -> Result<MemoryItem> {
     let old = get(tx.conn(), id)?;
     if old.status != MemoryStatus::Current {
         return Err(Error::Conflict(format!(
@@ -85,6 +92,7 @@ pub(super) fn supersede(tx: &mut Tx<'_>, id: MemoryId, replacement: NewMemory) -
         )));
     }
     let new_id = insert_row(tx.conn(), &replacement)?;
+    super::recall::index_memory(tx.conn(), &get(tx.conn(), new_id)?)?;
     tx.conn().execute(
         "UPDATE memory_items SET status = 'superseded', superseded_by = ?2 WHERE id = ?1",
         params![id, new_id],
@@ -92,7 +100,10 @@ pub(super) fn supersede(tx: &mut Tx<'_>, id: MemoryId, replacement: NewMemory) -
     let old = get(tx.conn(), id)?;
     let new = get(tx.conn(), new_id)?;
     tx.emit(Some(old.channel_id), EventBody::MemoryChanged { item: old })?;
-    tx.emit(Some(new.channel_id), EventBody::MemoryChanged { item: new.clone() })?;
+    tx.emit(
+        Some(new.channel_id),
+        EventBody::MemoryChanged { item: new.clone() },
+    )?;
     Ok(new)
 }
 
@@ -106,7 +117,10 @@ pub(super) fn forget(tx: &mut Tx<'_>, id: MemoryId) -> Result<MemoryItem> {
         [id],
     )?;
     let item = get(tx.conn(), id)?;
-    tx.emit(Some(item.channel_id), EventBody::MemoryChanged { item: item.clone() })?;
+    tx.emit(
+        Some(item.channel_id),
+        EventBody::MemoryChanged { item: item.clone() },
+    )?;
     Ok(item)
 }
 
@@ -123,12 +137,23 @@ pub(super) fn pin(tx: &mut Tx<'_>, id: MemoryId, pinned: bool) -> Result<MemoryI
         params![id, pinned],
     )?;
     let item = get(tx.conn(), id)?;
-    tx.emit(Some(item.channel_id), EventBody::MemoryChanged { item: item.clone() })?;
+    tx.emit(
+        Some(item.channel_id),
+        EventBody::MemoryChanged { item: item.clone() },
+    )?;
     Ok(item)
 }
 
-pub(super) fn list(conn: &Connection, channel: ChannelId, filter: &MemoryFilter) -> Result<Vec<MemoryItem>> {
-    let limit = if filter.limit == 0 { -1 } else { filter.limit as i64 };
+pub(super) fn list(
+    conn: &Connection,
+    channel: ChannelId,
+    filter: &MemoryFilter,
+) -> Result<Vec<MemoryItem>> {
+    let limit = if filter.limit == 0 {
+        -1
+    } else {
+        filter.limit as i64
+    };
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM memory_items m WHERE m.channel_id = ?1 \
          AND (?2 IS NULL OR m.kind = ?2) AND (?3 IS NULL OR m.thread_id = ?3) \

@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 const MIGRATIONS: &[(&str, &str)] = &[
     ("foundation", include_str!("migrations/001_foundation.sql")),
     ("turns", include_str!("migrations/002_turns.sql")),
+    ("memory", include_str!("migrations/003_memory.sql")),
 ];
 
 /// Applies every migration not yet applied.

@@ -172,6 +172,7 @@ pub(super) fn post(tx: &mut Tx<'_>, post: NewPost) -> Result<Posted> {
         }
         thread
     };
+    super::recall::index_message(tx.conn(), &message)?;
     tx.emit(
         Some(post.channel_id),
         EventBody::MessageCreated {
@@ -245,4 +246,32 @@ pub(super) fn set_status(
         },
     )?;
     Ok(thread_row)
+}
+
+/// Threads of a channel opened within `[from, to]` (Unix milliseconds).
+pub(super) fn opened_between(
+    conn: &Connection,
+    channel: ChannelId,
+    from: i64,
+    to: i64,
+) -> Result<Vec<ThreadId>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id FROM threads WHERE channel_id = ?1 AND opened_at BETWEEN ?2 AND ?3",
+    )?;
+    let ids = stmt
+        .query_map(params![channel, from, to], |r| r.get(0))?
+        .collect::<rusqlite::Result<Vec<ThreadId>>>()?;
+    Ok(ids)
+}
+
+/// The distinct names that wrote in a channel's threads.
+pub(super) fn authors(conn: &Connection, channel: ChannelId) -> Result<Vec<String>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT DISTINCT author_name FROM messages WHERE channel_id = ?1 \
+         AND author_kind IN ('human', 'guest', 'agent', 'skipper')",
+    )?;
+    let names = stmt
+        .query_map([channel], |r| r.get(0))?
+        .collect::<rusqlite::Result<Vec<String>>>()?;
+    Ok(names)
 }

@@ -325,6 +325,9 @@ pub(super) fn finish(tx: &mut Tx<'_>, id: TurnId, finish: TurnFinish) -> Result<
         ],
     )?;
     let reply = messages::get(tx.conn(), turn.reply_message_id)?;
+    if reply.status == MessageStatus::Complete {
+        super::recall::index_message(tx.conn(), &reply)?;
+    }
     tx.emit(
         Some(turn.channel_id),
         EventBody::MessageCompleted { message: reply },

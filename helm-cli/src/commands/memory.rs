@@ -1,0 +1,166 @@
+//! `1helm memory …` and `1helm recall`.
+
+use anyhow::Result;
+use helm_core::MemoryNote;
+use helm_core::memory::recall::RecallQuery;
+use helm_core::model::{ChannelRef, MemoryId, MemoryItem, MemoryScope, ThreadId};
+use helm_core::store::MemoryFilter;
+
+use super::Ctx;
+use crate::cli::{MemoryCommand, RecallArgs};
+use crate::exit;
+use crate::output::{clip, table};
+
+fn render_item(item: &MemoryItem) -> String {
+    format!(
+        "Memory {} ({}, {}{}): {}",
+        item.id,
+        item.kind,
+        item.status,
+        if item.pinned { ", pinned" } else { "" },
+        item.content
+    )
+}
+
+pub async fn run(ctx: &Ctx, cmd: MemoryCommand) -> Result<i32> {
+    let helm = ctx.open().await?;
+    let actor = ctx.actor(&helm).await?;
+    match cmd {
+        MemoryCommand::List {
+            channel,
+            kind,
+            all,
+            thread,
+        } => {
+            let filter = MemoryFilter {
+                kind: kind.map(|k| k.parse()).transpose()?,
+                thread: thread.map(|t| t.parse::<ThreadId>()).transpose()?,
+                include_inactive: all,
+                limit: 0,
+            };
+            let items = helm
+                .memory_list(&channel.parse::<ChannelRef>()?, filter)
+                .await?;
+            ctx.out.print(&items, || {
+                if items.is_empty() {
+                    return "No memory yet. Agents record decisions and facts as they work; add one \
+                            with `1helm memory add CHANNEL --kind decision TEXT`."
+                        .to_string();
+                }
+                let rows: Vec<Vec<String>> = items
+                    .iter()
+                    .map(|i| {
+                        vec![
+                            i.id.to_string(),
+                            i.kind.to_string(),
+                            format!("{}{}", i.status, if i.pinned { " ★" } else { "" }),
+                            i.thread_id
+                                .map(|t| t.to_string())
+                                .unwrap_or_else(|| "-".into()),
+                            i.author_name
+                                .clone()
+                                .unwrap_or_else(|| i.author_type.to_string()),
+                            clip(&i.content, 70),
+                        ]
+                    })
+                    .collect();
+                table(&["ID", "KIND", "STATUS", "THREAD", "BY", "CONTENT"], &rows)
+            })?;
+        }
+        MemoryCommand::Add {
+            channel,
+            kind,
+            text,
+            thread,
+            workspace,
+        } => {
+            let item = helm
+                .remember(
+                    &actor,
+                    &channel.parse::<ChannelRef>()?,
+                    MemoryNote {
+                        kind: kind.parse()?,
+                        content: text,
+                        thread: thread.map(|t| t.parse()).transpose()?,
+                        scope: if workspace {
+                            MemoryScope::Workspace
+                        } else {
+                            MemoryScope::Channel
+                        },
+                    },
+                )
+                .await?;
+            ctx.out
+                .print(&item, || format!("Remembered: {}", render_item(&item)))?;
+        }
+        MemoryCommand::Edit { id, text } => {
+            let old: MemoryId = id.parse()?;
+            let item = helm.edit_memory(&actor, old, &text).await?;
+            ctx.out.print(&item, || {
+                format!(
+                    "{}\n(memory {old} is kept as superseded by {})",
+                    render_item(&item),
+                    item.id
+                )
+            })?;
+        }
+        MemoryCommand::Forget { id } => {
+            let item = helm.forget_memory(&actor, id.parse()?).await?;
+            ctx.out
+                .print(&item, || format!("Forgotten: {}", render_item(&item)))?;
+        }
+        MemoryCommand::Pin { id, off } => {
+            let item = helm.pin_memory(&actor, id.parse()?, !off).await?;
+            ctx.out.print(&item, || render_item(&item))?;
+        }
+    }
+    Ok(exit::OK)
+}
+
+pub async fn recall(ctx: &Ctx, args: RecallArgs) -> Result<i32> {
+    let helm = ctx.open().await?;
+    let channel: ChannelRef = args.channel.parse()?;
+    if args.limit == 0 || args.limit > helm_core::memory::recall::MAX_LIMIT {
+        return Err(helm_core::Error::invalid("limit", "--limit must be between 1 and 50").into());
+    }
+    // Items not embedded yet are embedded first, so meaning-based recall sees them.
+    helm.embed_backlog(Some(&channel), |_, _| {}).await?;
+    let mut query = RecallQuery::new(args.query);
+    query.limit = args.limit;
+    query.include_superseded = args.superseded;
+    let hits = helm.recall(&channel, query).await?;
+    ctx.out.print(&hits, || {
+        if hits.is_empty() {
+            return "Nothing recalled.".to_string();
+        }
+        let mut out = String::new();
+        for (n, h) in hits.iter().enumerate() {
+            let thread = h
+                .thread
+                .as_ref()
+                .map(|t| format!(" · thread {} \"{}\"", t.id, clip(&t.title, 40)))
+                .unwrap_or_default();
+            let by = h
+                .author
+                .as_deref()
+                .map(|a| format!(" · {a}"))
+                .unwrap_or_default();
+            let sources = if h.source_external_ids.is_empty() {
+                String::new()
+            } else {
+                format!(" · from {}", clip(&h.source_external_ids.join(", "), 60))
+            };
+            out.push_str(&format!(
+                "{}. [{} {}] {:.3}{thread}{by} · {}{sources}\n   {}\n",
+                n + 1,
+                h.kind,
+                h.id,
+                h.score,
+                h.created.strftime("%Y-%m-%d"),
+                clip(&h.content, 300)
+            ));
+        }
+        out
+    })?;
+    Ok(exit::OK)
+}

@@ -1,0 +1,212 @@
+//! Memory and recall, as the facade offers them.
+
+use std::io::BufRead;
+
+use crate::error::{Error, Result};
+use crate::memory::import::{ImportReport, parse_history};
+use crate::memory::recall::{RecallHit, RecallQuery};
+use crate::model::{
+    Actor, AuthorType, ChannelRef, MemoryId, MemoryItem, MemoryKind, MemoryScope, MemorySource,
+    MemoryStatus, ThreadId, User,
+};
+use crate::store::{MemoryFilter, NewMemory};
+
+use super::Helm;
+
+/// The longest memory record accepted, in bytes.
+pub const MAX_MEMORY: usize = 8 * 1024;
+
+/// A record a person adds by hand.
+#[derive(Debug, Clone)]
+pub struct MemoryNote {
+    /// Its kind.
+    pub kind: MemoryKind,
+    /// Its text.
+    pub content: String,
+    /// The thread it belongs to, if any.
+    pub thread: Option<ThreadId>,
+    /// How widely it applies (default: the channel).
+    pub scope: MemoryScope,
+}
+
+fn check_content(content: &str) -> Result<String> {
+    let trimmed = content.trim();
+    if trimmed.is_empty() {
+        return Err(Error::invalid("memory", "a memory record needs some text"));
+    }
+    if trimmed.len() > MAX_MEMORY {
+        return Err(Error::invalid(
+            "memory",
+            format!(
+                "{} bytes is over the {MAX_MEMORY}-byte limit; keep records short",
+                trimmed.len()
+            ),
+        ));
+    }
+    Ok(trimmed.to_string())
+}
+
+impl Helm {
+    /// Recalls from a channel's memory and history (plus records shared with
+    /// the workspace), with provenance.
+    pub async fn recall(&self, channel: &ChannelRef, query: RecallQuery) -> Result<Vec<RecallHit>> {
+        let record = self.channel(channel).await?;
+        self.inner.recall.recall(record.channel.id, &query).await
+    }
+
+    /// A channel's memory records: current ones, or all with `include_inactive`.
+    pub async fn memory_list(
+        &self,
+        channel: &ChannelRef,
+        filter: MemoryFilter,
+    ) -> Result<Vec<MemoryItem>> {
+        let record = self.channel(channel).await?;
+        self.inner
+            .store
+            .list_memory(record.channel.id, filter)
+            .await
+    }
+
+    /// A memory record.
+    pub async fn memory(&self, id: MemoryId) -> Result<MemoryItem> {
+        self.inner.store.memory(id).await
+    }
+
+    /// Adds a record by hand, as `actor`.
+    pub async fn remember(
+        &self,
+        actor: &User,
+        channel: &ChannelRef,
+        note: MemoryNote,
+    ) -> Result<MemoryItem> {
+        let record = self.channel(channel).await?;
+        let content = check_content(&note.content)?;
+        if let Some(thread) = note.thread {
+            let t = self.inner.store.thread(thread).await?;
+            if t.channel_id != record.channel.id {
+                return Err(Error::not_found("thread", thread));
+            }
+        }
+        if note.kind == MemoryKind::Summary {
+            return Err(Error::invalid(
+                "memory kind",
+                "summaries are written by summarising a thread (`1helm thread summarize`)",
+            ));
+        }
+        self.inner
+            .store
+            .add_memory(NewMemory {
+                channel_id: record.channel.id,
+                thread_id: note.thread,
+                kind: note.kind,
+                content,
+                source: MemorySource::UserAction,
+                source_message_id: None,
+                author_type: AuthorType::Human,
+                author_name: Some(actor.name.clone()),
+                scope: note.scope,
+                confidence: None,
+                pinned: false,
+            })
+            .await
+    }
+
+    /// Edits a record: the old one is kept as superseded, linked to the new one.
+    pub async fn edit_memory(
+        &self,
+        actor: &User,
+        id: MemoryId,
+        content: &str,
+    ) -> Result<MemoryItem> {
+        let old = self.inner.store.memory(id).await?;
+        let content = check_content(content)?;
+        self.inner
+            .store
+            .supersede_memory(
+                id,
+                NewMemory {
+                    channel_id: old.channel_id,
+                    thread_id: old.thread_id,
+                    kind: old.kind,
+                    content,
+                    source: MemorySource::UserAction,
+                    source_message_id: old.source_message_id,
+                    author_type: AuthorType::Human,
+                    author_name: Some(actor.name.clone()),
+                    scope: old.scope,
+                    confidence: old.confidence,
+                    pinned: old.pinned,
+                },
+            )
+            .await
+    }
+
+    /// Forgets a record: it stays for provenance but is never recalled.
+    pub async fn forget_memory(&self, _actor: &User, id: MemoryId) -> Result<MemoryItem> {
+        self.inner.store.forget_memory(id).await
+    }
+
+    /// Pins (always offered to the agent) or unpins a record.
+    pub async fn pin_memory(
+        &self,
+        _actor: &User,
+        id: MemoryId,
+        pinned: bool,
+    ) -> Result<MemoryItem> {
+        let item = self.inner.store.memory(id).await?;
+        if item.status != MemoryStatus::Current && pinned {
+            return Err(Error::Conflict(format!(
+                "memory {id} is {}; pin the current record",
+                item.status
+            )));
+        }
+        self.inner.store.pin_memory(id, pinned).await
+    }
+
+    /// Imports a JSON Lines history into a channel: checked whole, written in
+    /// one transaction, nothing left behind on failure.
+    pub async fn import_history(
+        &self,
+        actor: &User,
+        channel: &ChannelRef,
+        reader: impl BufRead + Send + 'static,
+    ) -> Result<ImportReport> {
+        let record = self.channel(channel).await?;
+        let plan = tokio::task::spawn_blocking(move || parse_history(reader))
+            .await
+            .map_err(|e| Error::Internal(format!("import task failed: {e}")))??;
+        self.inner
+            .store
+            .import_history(record.channel.id, plan, Actor::user(actor))
+            .await
+    }
+
+    /// Embeds the items waiting for meaning-based recall (of one channel, or
+    /// all), reporting `(done, total)` as it goes. Without an embedder this
+    /// does nothing and returns 0.
+    pub async fn embed_backlog(
+        &self,
+        channel: Option<&ChannelRef>,
+        progress: impl FnMut(u64, u64),
+    ) -> Result<u64> {
+        let channel = match channel {
+            Some(c) => Some(self.channel(c).await?.channel.id),
+            None => None,
+        };
+        self.inner.recall.embed_backlog(channel, progress).await
+    }
+
+    /// How many items wait to be embedded.
+    pub async fn embed_backlog_len(&self, channel: Option<&ChannelRef>) -> Result<u64> {
+        let channel = match channel {
+            Some(c) => Some(self.channel(c).await?.channel.id),
+            None => None,
+        };
+        self.inner.store.embed_backlog_len(channel).await
+    }
+
+    /// The embedding model recall uses, if any.
+    pub fn embedding_model(&self) -> Option<&str> {
+        self.inner.recall.embedding_model()
+    }
+}
