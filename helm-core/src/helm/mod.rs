@@ -6,6 +6,7 @@
 //! anything.
 
 mod channels;
+mod computer;
 mod status;
 
 use std::path::PathBuf;
@@ -18,6 +19,7 @@ pub use status::Status;
 
 use crate::error::{Error, Result};
 use crate::events::Event;
+use crate::exec::ComputerOptions;
 use crate::faults::Faults;
 use crate::model::{ModelChoice, Role, User, Workspace, validate_user_name};
 use crate::store::{BootstrapPlan, NewUser, SqliteStore, Store, WorldHook};
@@ -43,6 +45,8 @@ pub struct HelmOptions {
     pub data_dir: PathBuf,
     /// The model used when no session, channel or workspace choice is set.
     pub fallback_model: Option<ModelChoice>,
+    /// How channel computers are isolated and limited.
+    pub computer: ComputerOptions,
 }
 
 impl HelmOptions {
@@ -51,6 +55,7 @@ impl HelmOptions {
         HelmOptions {
             data_dir: data_dir.into(),
             fallback_model: None,
+            computer: ComputerOptions::default(),
         }
     }
 }
@@ -96,6 +101,7 @@ struct Inner {
     workspace: Workspace,
     fallback_model: Option<ModelChoice>,
     faults: Faults,
+    computer: computer::ComputerState,
 }
 
 impl Helm {
@@ -109,7 +115,7 @@ impl Helm {
         let root = DataRoot::new(absolute(&options.data_dir)?);
         root.create()?;
         let store: Arc<dyn Store> = Arc::new(SqliteStore::open(root.db_path()).await?);
-        Self::bootstrap(root, store, init, options.fallback_model).await
+        Self::bootstrap(root, store, init, options.fallback_model, options.computer).await
     }
 
     /// Opens an initialised data root.
@@ -119,15 +125,25 @@ impl Helm {
             return Err(Error::NotInitialized(options.data_dir));
         }
         let store: Arc<dyn Store> = Arc::new(SqliteStore::open(root.db_path()).await?);
-        Self::with_store(root, store, options.fallback_model).await
+        Self::assemble(root, store, options.fallback_model, options.computer).await
     }
 
     /// Opens a workspace over a store supplied by the embedding application.
     /// The store must already be bootstrapped (see [`Helm::init_with_store`]).
+    /// Channel computers get the default [`ComputerOptions`].
     pub async fn with_store(
         root: DataRoot,
         store: Arc<dyn Store>,
         fallback_model: Option<ModelChoice>,
+    ) -> Result<Helm> {
+        Self::assemble(root, store, fallback_model, ComputerOptions::default()).await
+    }
+
+    async fn assemble(
+        root: DataRoot,
+        store: Arc<dyn Store>,
+        fallback_model: Option<ModelChoice>,
+        computer: ComputerOptions,
     ) -> Result<Helm> {
         let workspace = store
             .workspace()
@@ -141,6 +157,7 @@ impl Helm {
                 workspace,
                 fallback_model,
                 faults: Faults::default(),
+                computer: computer::ComputerState::new(computer),
             }),
         })
     }
@@ -153,7 +170,14 @@ impl Helm {
         fallback_model: Option<ModelChoice>,
     ) -> Result<(Helm, InitReport)> {
         root.create()?;
-        Self::bootstrap(root, store, init, fallback_model).await
+        Self::bootstrap(
+            root,
+            store,
+            init,
+            fallback_model,
+            ComputerOptions::default(),
+        )
+        .await
     }
 
     async fn bootstrap(
@@ -161,6 +185,7 @@ impl Helm {
         store: Arc<dyn Store>,
         init: InitOptions,
         fallback_model: Option<ModelChoice>,
+        computer: ComputerOptions,
     ) -> Result<(Helm, InitReport)> {
         let plan = BootstrapPlan {
             workspace_name: init.workspace_name.trim().to_string(),
@@ -172,7 +197,7 @@ impl Helm {
         // #main's world is ensured on every init, which also repairs it.
         let world: WorldHook = Box::new(move |home| world_root.world(home.channel.id).ensure(home));
         let boot = store.bootstrap(plan, world).await?;
-        let helm = Self::with_store(root, store, fallback_model).await?;
+        let helm = Self::assemble(root, store, fallback_model, computer).await?;
         if boot.created {
             tracing::info!(workspace = %boot.workspace.name, captain = %boot.captain.name, "initialised");
         }

@@ -1,5 +1,6 @@
 mod bad_input;
 mod events;
+mod exec;
 mod invariants;
 mod kit;
 mod lifecycle;
