@@ -21,7 +21,7 @@ use super::computer::{
 use super::files;
 use super::output::{OutputTail, tail_text};
 use super::port::{Executor, RunningCommand};
-use super::process_tree::{self, install, kill_tree};
+use super::process_tree::{self, install, kill_tree, kill_tree_settled};
 use super::sandbox::{self, HostTools, Launch, Purpose};
 use crate::error::{Error, Result};
 
@@ -221,8 +221,11 @@ impl LocalExecutor {
             cursors: Mutex::new((0, 0)),
         });
         let mut stdin = child.stdin.take();
-        if let (Some(bytes), Some(mut pipe)) = (spec.stdin.clone(), stdin.take()) {
-            // A command that does not read its input must not block us.
+        if let Some(bytes) = spec.stdin.clone()
+            && let Some(mut pipe) = stdin.take()
+        {
+            // A command that does not read its input must not block us;
+            // dropping the pipe afterwards closes it.
             tokio::spawn(async move {
                 let _ = pipe.write_all(&bytes).await;
             });
@@ -471,6 +474,9 @@ struct Supervisor {
 impl Supervisor {
     async fn run(mut self, done: watch::Sender<Option<CommandResult>>) {
         let pid = self.pid;
+        // If this task is dropped unfinished (the runtime shutting down), the
+        // command must still not outlive it.
+        let mut guard = KillOnDrop(Some(pid));
         let timeout = self.timeout;
         // Wait for the exit without reaping, so the process group id cannot
         // be reused before the group has been killed.
@@ -489,13 +495,24 @@ impl Supervisor {
             _ = deadline => timed_out = true,
             _ = kill.notified() => killed = true,
         }
-        // Whatever happened, nothing the command started may outlive it.
-        kill_tree(pid);
-        if !ended {
+        if ended {
+            // It is gone (not yet reaped, so its group id is still its
+            // own): nothing it started may outlive it.
+            kill_tree(pid);
+        } else {
+            if self.isolation == Isolation::Bubblewrap {
+                let _ = tokio::task::spawn_blocking(move || kill_tree_settled(pid)).await;
+            } else {
+                kill_tree(pid);
+            }
             let _ = exited.await;
         }
+        // A sandbox's init may still be clearing out its namespace, and
+        // killed stragglers take a moment to die.
+        if !process_tree::session_emptied(pid, DRAIN_GRACE, false).await {
+            tracing::warn!(pid, "processes of a finished command are still alive");
+        }
         let status = self.child.wait().await;
-        kill_tree(pid);
         for reader in self.readers.iter_mut().flatten() {
             if tokio::time::timeout(DRAIN_GRACE, &mut *reader)
                 .await
@@ -525,7 +542,19 @@ impl Supervisor {
             duration_ms: self.started.elapsed().as_millis() as u64,
             isolation: self.isolation,
         };
+        guard.0 = None;
         let _ = done.send(Some(result));
+    }
+}
+
+/// Kills a process tree when dropped while still armed.
+struct KillOnDrop(Option<u32>);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        if let Some(pid) = self.0 {
+            kill_tree(pid);
+        }
     }
 }
 

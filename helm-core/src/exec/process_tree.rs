@@ -128,7 +128,8 @@ fn clamp_to_hard_limit(resource: Resource, value: u64) -> u64 {
 }
 
 /// Kills the process group led by `leader` and everything left in its
-/// session. Safe to call when they are already gone.
+/// session, at once. Safe to call when they are already gone; for drops and
+/// for clearing out what a command left after it ended.
 pub(crate) fn kill_tree(leader: u32) {
     let Some(pid) = pid(leader) else { return };
     let _ = rustix::process::kill_process_group(pid, Signal::KILL);
@@ -139,25 +140,84 @@ pub(crate) fn kill_tree(leader: u32) {
     }
 }
 
+/// Kills a running bubblewrap sandbox in an order that leaves no zombie
+/// behind: first everything in the session but its leader (bwrap's monitor),
+/// so that the monitor reaps the sandbox's init and exits by itself, then
+/// the leader, which the caller reaps. (Not for a shell leader: killed
+/// last, a shell would run its next command first.) Blocking: it waits up
+/// to half a second for the first step; run it off the async runtime.
+pub(crate) fn kill_tree_settled(leader: u32) {
+    let others = |sid| session_members(sid).into_iter().filter(move |p| *p != sid);
+    for member in others(leader) {
+        if let Some(p) = pid(member) {
+            let _ = rustix::process::kill_process(p, Signal::KILL);
+        }
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(500);
+    while others(leader).next().is_some() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    kill_tree(leader);
+}
+
+/// Waits (asynchronously) until no process is left in session `sid`, or
+/// `within` has passed; returns whether it emptied. With `zombies_count`,
+/// processes that have exited but wait to be reaped (by the host's init,
+/// once orphaned) still count.
+pub(crate) async fn session_emptied(
+    sid: u32,
+    within: std::time::Duration,
+    zombies_count: bool,
+) -> bool {
+    let deadline = tokio::time::Instant::now() + within;
+    loop {
+        let left = session_processes(sid)
+            .into_iter()
+            .filter(|(_, state)| zombies_count || *state != 'Z')
+            .count();
+        if left == 0 {
+            return true;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+}
+
 /// The processes whose session id is `sid`, from `/proc`.
-pub fn session_members(sid: u32) -> Vec<u32> {
+pub(crate) fn session_members(sid: u32) -> Vec<u32> {
+    session_processes(sid)
+        .into_iter()
+        .map(|(pid, _)| pid)
+        .collect()
+}
+
+/// The processes of session `sid` with their states (`R`, `S`, `Z`…).
+fn session_processes(sid: u32) -> Vec<(u32, char)> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
     entries
         .filter_map(|e| e.ok())
         .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|p| process_session(*p) == Some(sid))
+        .filter_map(|p| match process_session(p) {
+            Some((session, state)) if session == sid => Some((p, state)),
+            _ => None,
+        })
         .collect()
 }
 
-/// The session id of a process, from `/proc/<pid>/stat` (fields after the
-/// command name, which may itself contain spaces and parentheses).
-fn process_session(pid: u32) -> Option<u32> {
+/// The session id and state of a process, from `/proc/<pid>/stat` (fields
+/// after the command name, which may itself contain spaces and parentheses).
+fn process_session(pid: u32) -> Option<(u32, char)> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let rest = &stat[stat.rfind(')')? + 1..];
     // state ppid pgrp session
-    rest.split_whitespace().nth(3)?.parse().ok()
+    let mut fields = rest.split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let session = fields.nth(2)?.parse().ok()?;
+    Some((session, state))
 }
 
 fn pid(raw: u32) -> Option<Pid> {
@@ -191,7 +251,7 @@ mod tests {
     #[test]
     fn a_process_is_in_its_own_session_list() {
         let me = std::process::id();
-        let sid = process_session(me);
+        let sid = process_session(me).map(|(sid, _)| sid);
         assert!(sid.is_some());
         if let Some(sid) = sid {
             assert!(session_members(sid).contains(&me));

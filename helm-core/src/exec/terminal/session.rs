@@ -14,7 +14,9 @@ use tokio::sync::{broadcast, watch};
 use crate::error::{Error, Result};
 use crate::exec::computer::Isolation;
 use crate::exec::output::OutputTail;
-use crate::exec::process_tree::{kill_tree, wait_exited_keep_zombie};
+use crate::exec::process_tree::{
+    kill_tree, kill_tree_settled, session_emptied, wait_exited_keep_zombie,
+};
 use crate::exec::sandbox::Launch;
 use crate::model::ChannelId;
 
@@ -295,15 +297,22 @@ impl TerminalSession {
     /// Kills its shell and everything started in it, and waits until the
     /// shell has been reaped.
     pub(crate) async fn kill(&self, within: Duration) -> Result<()> {
-        kill_tree(self.pid);
-        let mut state = self.state.clone();
-        match tokio::time::timeout(within, state.wait_for(|s| !s.running)).await {
-            Ok(_) => Ok(()),
-            Err(_) => Err(Error::Internal(format!(
-                "terminal {}'s shell did not end after being killed",
-                self.id
-            ))),
+        let pid = self.pid;
+        if self.isolation == Isolation::Bubblewrap {
+            let _ = tokio::task::spawn_blocking(move || kill_tree_settled(pid)).await;
+        } else {
+            kill_tree(pid);
         }
+        let mut state = self.state.clone();
+        let reaped = tokio::time::timeout(within, state.wait_for(|s| !s.running)).await;
+        // Children the shell left to the host's init are reaped there.
+        if reaped.is_err() || !session_emptied(pid, within, true).await {
+            return Err(Error::Internal(format!(
+                "terminal {}'s processes did not end after being killed",
+                self.id
+            )));
+        }
+        Ok(())
     }
 
     /// Kills without waiting (when the manager goes away).
@@ -373,12 +382,14 @@ fn spawn_waiter(
             // Let the reader pass on the last output before the end; a
             // process that escaped the session may keep the PTY open.
             let _ = reader_done.recv_timeout(Duration::from_secs(2));
+            // Under the scrollback lock, like output, so that a viewer who
+            // subscribes sees either `running` or the `Closed` event.
             let _tail = scrollback.lock().unwrap_or_else(|p| p.into_inner());
-            let _ = events.send(TerminalEvent::Closed { exit_code });
             let _ = state.send(State {
                 running: false,
                 exit_code,
             });
+            let _ = events.send(TerminalEvent::Closed { exit_code });
             tracing::debug!(pid, ?exit_code, "terminal ended");
         })
         .map(|_| ())
