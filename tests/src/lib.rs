@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use helm_core::exec::IsolationChoice;
 use helm_core::model::User;
 use helm_core::{Helm, HelmOptions, InitOptions};
 use tempfile::TempDir;
@@ -22,12 +23,15 @@ pub struct TestHelm {
 impl TestHelm {
     /// Initialises a workspace in a new temporary directory.
     pub async fn new() -> anyhow::Result<Self> {
+        Self::with_isolation(IsolationChoice::Auto).await
+    }
+
+    /// Initialises a workspace whose channel computers use `isolation`.
+    pub async fn with_isolation(isolation: IsolationChoice) -> anyhow::Result<Self> {
         let dir = tempfile::tempdir()?;
-        let (helm, report) = Helm::init(
-            HelmOptions::new(dir.path().join("data")),
-            InitOptions::default(),
-        )
-        .await?;
+        let mut options = HelmOptions::new(dir.path().join("data"));
+        options.computer.isolation = isolation;
+        let (helm, report) = Helm::init(options, InitOptions::default()).await?;
         Ok(TestHelm {
             dir,
             helm,
@@ -58,4 +62,26 @@ pub fn dir_names(dir: &Path) -> Vec<String> {
         .unwrap_or_default();
     names.sort();
     names
+}
+
+/// Whether this process runs as root (then each channel's commands run as a
+/// uid of their own, and process isolation can rely on it).
+pub fn running_as_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .map(|l| l.split_whitespace().nth(2) == Some("0"))
+        })
+        .unwrap_or(false)
+}
+
+/// A string no other test or process uses.
+pub fn unique(prefix: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    format!("{prefix}{}{nanos}", std::process::id())
 }

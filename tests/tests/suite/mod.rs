@@ -1,1 +1,2 @@
+mod escapes;
 mod provisioning_faults;
