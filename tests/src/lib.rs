@@ -29,6 +29,12 @@ impl TestHelm {
     /// Initialises a workspace whose channel computers use `isolation`.
     pub async fn with_isolation(isolation: IsolationChoice) -> anyhow::Result<Self> {
         let dir = tempfile::tempdir()?;
+        // As a deployment should be: the data root's parents may be passed
+        // through (process isolation reaches the workspace that way).
+        std::fs::set_permissions(
+            dir.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o711),
+        )?;
         let mut options = HelmOptions::new(dir.path().join("data"));
         options.computer.isolation = isolation;
         let (helm, report) = Helm::init(options, InitOptions::default()).await?;

@@ -2,8 +2,11 @@
 //! calls and renders the outcome.
 
 mod channel;
+mod exec;
+mod files;
 mod init;
 mod status;
+mod term;
 
 use anyhow::Result;
 use helm_core::{Helm, HelmOptions, model::User};
@@ -20,7 +23,9 @@ pub struct Ctx {
 impl Ctx {
     /// Opens the data directory (which must be initialised).
     pub async fn open(&self) -> Result<Helm> {
-        Ok(Helm::open(HelmOptions::new(&self.global.data)).await?)
+        let mut options = HelmOptions::new(&self.global.data);
+        options.computer.isolation = self.global.isolation;
+        Ok(Helm::open(options).await?)
     }
 
     /// The acting user: `--as USER`, or the Captain.
@@ -42,5 +47,8 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Command::Init(args) => init::run(&ctx, args).await,
         Command::Channel(cmd) => channel::run(&ctx, cmd).await,
         Command::Status => status::run(&ctx).await,
+        Command::Files(cmd) => files::run(&ctx, cmd).await,
+        Command::Exec(args) => exec::run(&ctx, args).await,
+        Command::Term(args) => term::run(&ctx, args).await,
     }
 }

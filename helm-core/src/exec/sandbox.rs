@@ -250,11 +250,11 @@ fn plan_bubblewrap(
     if !computer.network {
         a(&["--unshare-net"]);
     }
-    if !terminal {
-        // No controlling terminal to push input into (TIOCSTI). A terminal
-        // keeps its session: the shell needs the PTY as its terminal.
-        a(&["--new-session"]);
-    }
+    // No `--new-session`: a command has no controlling terminal to push
+    // input into (TIOCSTI), since Helm starts it in a session of its own,
+    // and keeping every process of the sandbox in that one session is what
+    // lets Helm see when the last of them is gone. A terminal keeps its
+    // session too: the shell needs the PTY as its controlling terminal.
     let hostname = if computer.hostname.is_empty() {
         "helm"
     } else {
@@ -525,7 +525,6 @@ mod tests {
         )?;
         let argv = strings(&launch.argv);
         assert_eq!(argv[0], "/usr/bin/prlimit");
-        assert!(!argv.contains(&"--new-session".to_string()));
         assert!(!argv.iter().any(|a| a.starts_with("--cpu")));
         assert!(argv.ends_with(&["/bin/bash".into(), "-l".into()]));
         Ok(())

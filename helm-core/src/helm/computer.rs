@@ -48,7 +48,10 @@ impl Helm {
             .executor
             .get_or_try_init(|| async {
                 let executor = LocalExecutor::new(&state.options).await?;
-                close_data_root(&self.inner.root)?;
+                if executor.sandbox_user(crate::model::ChannelId(1))?.is_some() {
+                    close_data_root(&self.inner.root, executor.channel_isolation())?;
+                    close_worlds(&self.inner.root, executor.channel_isolation())?;
+                }
                 Ok(Arc::new(executor))
             })
             .await
@@ -141,7 +144,7 @@ impl Helm {
             return Ok(computer);
         }
         if executor.sandbox_user(id)?.is_some() {
-            close_dir(world.root())?;
+            close_world(&world, executor.channel_isolation())?;
         }
         Ok(Computer::for_channel(
             id,
@@ -187,24 +190,94 @@ fn refuse_archived(record: &ChannelRecord, what: &str) -> Result<()> {
     Ok(())
 }
 
-/// When the server is root and agents run as other uids: only the server
-/// may enter the data root, so an agent in process mode cannot reach the
-/// database or another channel by any path.
-fn close_data_root(root: &DataRoot) -> Result<()> {
-    if !rustix::process::geteuid().is_root() {
-        return Ok(());
+/// When the server is root and agents run as other uids, only the server
+/// may read the data root. Under bubblewrap nobody else even enters it (the
+/// sandbox is set up by root). In process mode the agent's uid must be able
+/// to pass through it to reach its workspace by absolute path (`$HOME`), so
+/// the directories may be traversed but not listed, and the database is
+/// closed by its own mode.
+fn close_data_root(root: &DataRoot, isolation: Isolation) -> Result<()> {
+    let dir_mode = traversal_mode(isolation);
+    set_mode(root.path(), dir_mode)?;
+    set_mode(&root.channels_dir(), dir_mode)?;
+    let db = root.db_path();
+    for side in ["", "-wal", "-shm", "-journal"] {
+        let path = PathBuf::from(format!("{}{side}", db.display()));
+        if path.exists() {
+            set_mode(&path, 0o600)?;
+        }
     }
-    close_dir(root.path())?;
-    close_dir(&root.channels_dir())
+    if isolation == Isolation::Process {
+        let closed: Vec<String> = root
+            .path()
+            .ancestors()
+            .skip(1)
+            .filter(|dir| {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::metadata(dir).is_ok_and(|m| m.permissions().mode() & 0o001 == 0)
+            })
+            .map(|dir| dir.display().to_string())
+            .collect();
+        if !closed.is_empty() {
+            tracing::warn!(
+                closed = ?closed,
+                "process isolation: agents cannot pass through these directories to their \
+                 workspace by absolute path ($HOME and tools that use it fail); keep the data \
+                 root under directories others may traverse, or use bubblewrap"
+            );
+        }
+    }
+    Ok(())
 }
 
-fn close_dir(dir: &std::path::Path) -> Result<()> {
+/// A channel's world: its root as the data root, every directory in it
+/// closed to other users (worlds made before Helm closed them are closed
+/// here).
+fn close_world(world: &crate::world::ChannelWorld, isolation: Isolation) -> Result<()> {
+    set_mode(world.root(), traversal_mode(isolation))?;
+    let workspace = world.workspace();
+    for dir in [
+        world.files(),
+        world.state(),
+        world.memory(),
+        world.profile(),
+        workspace,
+    ] {
+        if dir.exists() {
+            set_mode(&dir, 0o700)?;
+        }
+    }
+    Ok(())
+}
+
+/// Closes every world under the data root (see [`close_world`]).
+fn close_worlds(root: &DataRoot, isolation: Isolation) -> Result<()> {
+    let Ok(entries) = std::fs::read_dir(root.channels_dir()) else {
+        return Ok(());
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if let Some(id) = name.to_str().and_then(|n| n.parse::<i64>().ok()) {
+            close_world(&root.world(crate::model::ChannelId(id)), isolation)?;
+        }
+    }
+    Ok(())
+}
+
+fn traversal_mode(isolation: Isolation) -> u32 {
+    if isolation == Isolation::Process {
+        0o711
+    } else {
+        0o700
+    }
+}
+
+fn set_mode(path: &std::path::Path, mode: u32) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;
-    let meta = std::fs::metadata(dir).map_err(|e| Error::io("opening", dir, e))?;
-    if meta.permissions().mode() & 0o077 != 0 {
-        let mode = meta.permissions().mode() & 0o700;
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode))
-            .map_err(|e| Error::io("closing to other users", dir, e))?;
+    let meta = std::fs::metadata(path).map_err(|e| Error::io("opening", path, e))?;
+    if meta.permissions().mode() & 0o7777 != mode {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+            .map_err(|e| Error::io("setting the mode of", path, e))?;
     }
     Ok(())
 }

@@ -63,12 +63,15 @@ async fn commands_get_a_scrubbed_environment_stdin_and_their_additions() -> anyh
             .exec(
                 &f.captain,
                 &channel,
-                CommandSpec::new("env -0 | tr '\\0' '\\n' | grep -v '^ ' ; echo; cat")
-                    .env("GREETING", "hi")
-                    .stdin("from stdin\n"),
+                CommandSpec::new(
+                    "test -w \"$HOME\" && env -0 | tr '\\0' '\\n' | grep -v '^ ' ; echo; cat",
+                )
+                .env("GREETING", "hi")
+                .stdin("from stdin\n"),
             )
             .await?;
         assert!(result.success(), "{mode:?}: {result:?}");
+        assert_eq!(result.stderr, "", "{mode:?}: the login shell is quiet");
         assert_eq!(
             env_names(&result.stdout),
             ["GREETING", "HOME", "LANG", "PATH", "TERM", "USER"],
@@ -233,11 +236,8 @@ async fn background_jobs_end_with_the_command() -> anyhow::Result<()> {
             )
             .await?;
         assert_eq!(result.stdout, "started\n", "{mode:?}");
-        assert_eq!(
-            processes_with(&sleep),
-            Vec::<u32>::new(),
-            "{mode:?}: left running"
-        );
+        let left = processes_with(&sleep);
+        assert_eq!(left, Vec::<u32>::new(), "{mode:?}: left running");
     }
     Ok(())
 }

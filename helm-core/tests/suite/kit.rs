@@ -21,6 +21,12 @@ impl Fixture {
     /// A workspace whose channel computers use `isolation`.
     pub async fn with_isolation(isolation: IsolationChoice) -> anyhow::Result<Self> {
         let dir = tempfile::tempdir()?;
+        // As a deployment should be: the data root's parents may be passed
+        // through (process isolation reaches the workspace that way).
+        std::fs::set_permissions(
+            dir.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o711),
+        )?;
         let (helm, report) = Helm::init(
             Self::options_for(dir.path(), isolation),
             InitOptions::default(),

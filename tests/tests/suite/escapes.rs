@@ -213,6 +213,14 @@ async fn the_shell_cannot_leave_its_world(w: &World, mode: IsolationChoice) -> a
             "listing",
             format!("ls -la {} {}", w.b_workspace.display(), w.data().display()),
         ),
+        (
+            "B's other directories",
+            format!("cat ../../{b_id}/profile/agent.json ../../{b_id}/state/*"),
+        ),
+        (
+            "relative listing",
+            format!("ls ../../{b_id}/workspace ../.."),
+        ),
     ] {
         let result = w.sh_blind(what, &command).await?;
         assert!(!result.success(), "{what}: {result:?}");
