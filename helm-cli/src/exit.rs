@@ -18,6 +18,9 @@ pub const REFUSED: i32 = 5;
 pub const UNAVAILABLE: i32 = 6;
 /// The acting user lacks the authority.
 pub const FORBIDDEN: i32 = 7;
+/// `1helm exec`: the command ran past its timeout and was killed (as
+/// `timeout(1)` reports it). Otherwise `exec` exits with the command's code.
+pub const TIMED_OUT: i32 = 124;
 
 /// The exit code for a core error.
 pub fn code_for(kind: ErrorKind) -> i32 {

@@ -11,12 +11,10 @@ use helm_core::model::ChannelRef;
 
 use super::Ctx;
 use crate::cli::ExecArgs;
+use crate::exit;
 
 /// Output kept per stream: the CLI prints everything up to this much.
 const OUTPUT_LIMIT: usize = 16 * 1024 * 1024;
-
-/// The exit code for a command killed by its timeout, as `timeout(1)` uses.
-pub const TIMED_OUT: i32 = 124;
 
 pub async fn run(ctx: &Ctx, args: ExecArgs) -> Result<i32> {
     let timeout = match args.timeout {
@@ -34,7 +32,7 @@ pub async fn run(ctx: &Ctx, args: ExecArgs) -> Result<i32> {
     let channel = args.channel.parse::<ChannelRef>()?;
     let result = helm.exec(&actor, &channel, spec).await?;
     let code = if result.timed_out {
-        TIMED_OUT
+        exit::TIMED_OUT
     } else {
         result.shell_status().clamp(0, 255)
     };

@@ -1,2 +1,3 @@
 mod channels;
+mod computer;
 mod kit;

@@ -2,7 +2,6 @@
 //! the deployment chose (bubblewrap, process, or host for Skipper).
 
 use std::collections::HashSet;
-use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -10,24 +9,20 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
-use tokio::process::ChildStdin;
+use tokio::io::AsyncWriteExt;
 use tokio::sync::{Notify, watch};
 
-use super::command::{CommandPoll, CommandResult, CommandSpec};
+use super::command::{CommandResult, CommandSpec};
 use super::computer::{
     Computer, ComputerOptions, Isolation, IsolationChoice, ResourceLimits, SandboxUser,
 };
 use super::files;
-use super::output::{OutputTail, tail_text};
+use super::output::OutputTail;
 use super::port::{Executor, RunningCommand};
-use super::process_tree::{self, install, kill_tree, kill_tree_settled};
+use super::process_tree::install;
+use super::running::{LocalCommand, Shared, Supervisor, read_into};
 use super::sandbox::{self, HostTools, Launch, Purpose};
 use crate::error::{Error, Result};
-
-/// How long the output pipes may stay open after a command has ended (held
-/// by a process that escaped its group) before Helm stops reading them.
-const DRAIN_GRACE: Duration = Duration::from_secs(2);
 
 /// Commands ids, unique in this process.
 static NEXT_COMMAND: AtomicU64 = AtomicU64::new(1);
@@ -67,7 +62,7 @@ impl LocalExecutor {
         };
         let isolation = match options.isolation {
             IsolationChoice::Process => {
-                warn_process_mode("process isolation was chosen");
+                warn_process_mode("process isolation was chosen", tools.root);
                 Isolation::Process
             }
             IsolationChoice::Bubblewrap => match probe_bubblewrap(&tools, probe_user).await {
@@ -81,7 +76,10 @@ impl LocalExecutor {
             IsolationChoice::Auto => match probe_bubblewrap(&tools, probe_user).await {
                 Ok(()) => Isolation::Bubblewrap,
                 Err(reason) => {
-                    warn_process_mode(&format!("bubblewrap does not work here ({reason})"));
+                    warn_process_mode(
+                        &format!("bubblewrap does not work here ({reason})"),
+                        tools.root,
+                    );
                     Isolation::Process
                 }
             },
@@ -280,13 +278,22 @@ impl Executor for LocalExecutor {
     }
 }
 
-fn warn_process_mode(why: &str) {
-    tracing::warn!(
-        "{why}: channel commands run with PROCESS isolation, which is weaker than bubblewrap: \
-         agents see the host's file system and processes with an unprivileged uid's permissions, \
-         and a command that starts its own session can outlive its timeout. Install bubblewrap \
-         for real isolation."
-    );
+fn warn_process_mode(why: &str, root: bool) {
+    if root {
+        tracing::warn!(
+            "{why}: channel commands run with PROCESS isolation, which is weaker than \
+             bubblewrap: each channel's uid keeps it out of the others' files and the data root, \
+             but agents see the host's file system and processes as an unprivileged user would, \
+             share /tmp, and a command that starts a session of its own can outlive its timeout. \
+             Install bubblewrap for real isolation."
+        );
+    } else {
+        tracing::warn!(
+            "{why}: channel commands run with PROCESS isolation and the server is not root, so \
+             they run as the server's own user and can read everything it can (only the file \
+             tools are confined). Install bubblewrap for real isolation."
+        );
+    }
 }
 
 /// Runs `true` the way a channel command would run (a scratch workspace, the
@@ -412,232 +419,4 @@ fn prepare_workspace(
         }
     }
     Ok(())
-}
-
-/// The output a command has written, shared by its readers, its supervisor
-/// and its handle.
-struct Shared {
-    stdout: Mutex<OutputTail>,
-    stderr: Mutex<OutputTail>,
-    /// Stream offsets up to which `poll` has reported.
-    cursors: Mutex<(u64, u64)>,
-}
-
-impl Shared {
-    fn tails(&self) -> (OutputTail, OutputTail) {
-        let out = self
-            .stdout
-            .lock()
-            .map(|t| t.clone())
-            .unwrap_or_else(|p| p.into_inner().clone());
-        let err = self
-            .stderr
-            .lock()
-            .map(|t| t.clone())
-            .unwrap_or_else(|p| p.into_inner().clone());
-        (out, err)
-    }
-}
-
-async fn read_into(mut pipe: impl AsyncRead + Unpin, shared: Arc<Shared>, stdout: bool) {
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        match pipe.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => {
-                let tail = if stdout {
-                    &shared.stdout
-                } else {
-                    &shared.stderr
-                };
-                if let Ok(mut tail) = tail.lock() {
-                    tail.push(&buf[..n]);
-                }
-            }
-        }
-    }
-}
-
-/// Watches one command from start to end: its timeout, kill requests, the
-/// clean-up of what it started, and its result.
-struct Supervisor {
-    pid: u32,
-    child: tokio::process::Child,
-    readers: [Option<tokio::task::JoinHandle<()>>; 2],
-    shared: Arc<Shared>,
-    kill: Arc<Notify>,
-    timeout: Option<Duration>,
-    started: Instant,
-    isolation: Isolation,
-}
-
-impl Supervisor {
-    async fn run(mut self, done: watch::Sender<Option<CommandResult>>) {
-        let pid = self.pid;
-        // If this task is dropped unfinished (the runtime shutting down), the
-        // command must still not outlive it.
-        let mut guard = KillOnDrop(Some(pid));
-        let timeout = self.timeout;
-        // Wait for the exit without reaping, so the process group id cannot
-        // be reused before the group has been killed.
-        let mut exited =
-            tokio::task::spawn_blocking(move || process_tree::wait_exited_keep_zombie(pid));
-        let deadline = async move {
-            match timeout {
-                Some(t) => tokio::time::sleep(t).await,
-                None => std::future::pending().await,
-            }
-        };
-        let (mut timed_out, mut killed, mut ended) = (false, false, false);
-        let kill = self.kill.clone();
-        tokio::select! {
-            _ = &mut exited => ended = true,
-            _ = deadline => timed_out = true,
-            _ = kill.notified() => killed = true,
-        }
-        if ended {
-            // It is gone (not yet reaped, so its group id is still its
-            // own): nothing it started may outlive it.
-            kill_tree(pid);
-        } else {
-            if self.isolation == Isolation::Bubblewrap {
-                let _ = tokio::task::spawn_blocking(move || kill_tree_settled(pid)).await;
-            } else {
-                kill_tree(pid);
-            }
-            let _ = exited.await;
-        }
-        // A sandbox's init may still be clearing out its namespace, and
-        // killed stragglers take a moment to die.
-        if !process_tree::session_emptied(pid, DRAIN_GRACE, false).await {
-            tracing::warn!(pid, "processes of a finished command are still alive");
-        }
-        let status = self.child.wait().await;
-        for reader in self.readers.iter_mut().flatten() {
-            if tokio::time::timeout(DRAIN_GRACE, &mut *reader)
-                .await
-                .is_err()
-            {
-                reader.abort();
-            }
-        }
-        let (exit_code, signal) = match &status {
-            Ok(s) => (s.code(), s.signal()),
-            Err(_) => (None, None),
-        };
-        if timed_out || killed {
-            tracing::debug!(pid, timed_out, killed, "command ended early");
-        }
-        let (out, err) = self.shared.tails();
-        let result = CommandResult {
-            exit_code: if timed_out || killed { None } else { exit_code },
-            signal: if timed_out || killed { Some(9) } else { signal },
-            stdout: tail_text(&out.bytes(), out.truncated()),
-            stderr: tail_text(&err.bytes(), err.truncated()),
-            stdout_bytes: out.total(),
-            stderr_bytes: err.total(),
-            truncated: out.truncated() || err.truncated(),
-            timed_out,
-            killed: killed && !timed_out,
-            duration_ms: self.started.elapsed().as_millis() as u64,
-            isolation: self.isolation,
-        };
-        guard.0 = None;
-        let _ = done.send(Some(result));
-    }
-}
-
-/// Kills a process tree when dropped while still armed.
-struct KillOnDrop(Option<u32>);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        if let Some(pid) = self.0 {
-            kill_tree(pid);
-        }
-    }
-}
-
-/// A command started by [`LocalExecutor`].
-struct LocalCommand {
-    id: u64,
-    shared: Arc<Shared>,
-    stdin: tokio::sync::Mutex<Option<ChildStdin>>,
-    kill: Arc<Notify>,
-    done: watch::Receiver<Option<CommandResult>>,
-}
-
-impl Drop for LocalCommand {
-    fn drop(&mut self) {
-        // The last handle is gone: nobody can stop it any more, so stop it now.
-        if self.done.borrow().is_none() {
-            self.kill.notify_one();
-        }
-    }
-}
-
-#[async_trait]
-impl RunningCommand for LocalCommand {
-    fn id(&self) -> u64 {
-        self.id
-    }
-
-    fn poll(&self) -> CommandPoll {
-        // Read the result first: output seen after it is complete.
-        let result = self.done.borrow().clone();
-        let (out, err) = self.shared.tails();
-        let mut cursors = self
-            .shared
-            .cursors
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        let (new_out, next_out, missed_out) = out.since(cursors.0);
-        let (new_err, next_err, missed_err) = err.since(cursors.1);
-        *cursors = (next_out, next_err);
-        CommandPoll {
-            running: result.is_none(),
-            stdout: tail_text(&new_out, missed_out > 0),
-            stderr: tail_text(&new_err, missed_err > 0),
-            missed_bytes: missed_out + missed_err,
-            result,
-        }
-    }
-
-    async fn write_stdin(&self, bytes: &[u8]) -> Result<()> {
-        let mut stdin = self.stdin.lock().await;
-        let Some(pipe) = stdin.as_mut() else {
-            return Err(Error::Refused(format!(
-                "command {}'s stdin is closed",
-                self.id
-            )));
-        };
-        let written = async {
-            pipe.write_all(bytes).await?;
-            pipe.flush().await
-        };
-        written.await.map_err(|e| {
-            Error::Refused(format!("command {} is not reading its stdin: {e}", self.id))
-        })
-    }
-
-    async fn close_stdin(&self) -> Result<()> {
-        self.stdin.lock().await.take();
-        Ok(())
-    }
-
-    async fn kill(&self) -> Result<CommandResult> {
-        self.kill.notify_one();
-        self.wait().await
-    }
-
-    async fn wait(&self) -> Result<CommandResult> {
-        let mut done = self.done.clone();
-        let result = done
-            .wait_for(Option::is_some)
-            .await
-            .map_err(|_| Error::Internal(format!("command {} lost its supervisor", self.id)))?;
-        result
-            .clone()
-            .ok_or_else(|| Error::Internal("a finished command has no result".into()))
-    }
 }

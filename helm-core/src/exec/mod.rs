@@ -50,6 +50,7 @@ mod local;
 mod output;
 mod port;
 mod process_tree;
+mod running;
 mod sandbox;
 mod terminal;
 

@@ -160,21 +160,35 @@ pub(crate) fn kill_tree_settled(leader: u32) {
     kill_tree(leader);
 }
 
-/// Waits (asynchronously) until no process is left in session `sid`, or
+/// Kills the process group led by `leader` (one system call; see
+/// [`clear_session`] for the rest of the session).
+pub(crate) fn kill_group(leader: u32) {
+    if let Some(pid) = pid(leader) {
+        let _ = rustix::process::kill_process_group(pid, Signal::KILL);
+    }
+}
+
+/// Kills whatever is still alive in session `sid` until nothing is, or
 /// `within` has passed; returns whether it emptied. With `zombies_count`,
 /// processes that have exited but wait to be reaped (by the host's init,
-/// once orphaned) still count.
-pub(crate) async fn session_emptied(
+/// once orphaned) must be gone too. One scan of `/proc` when the session is
+/// already empty.
+pub(crate) async fn clear_session(
     sid: u32,
     within: std::time::Duration,
     zombies_count: bool,
 ) -> bool {
     let deadline = tokio::time::Instant::now() + within;
     loop {
-        let left = session_processes(sid)
-            .into_iter()
-            .filter(|(_, state)| zombies_count || *state != 'Z')
-            .count();
+        let mut left = 0;
+        for (member, state) in session_processes(sid) {
+            if state == 'Z' {
+                left += usize::from(zombies_count);
+            } else if let Some(p) = pid(member) {
+                left += 1;
+                let _ = rustix::process::kill_process(p, Signal::KILL);
+            }
+        }
         if left == 0 {
             return true;
         }

@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::exec::computer::Isolation;
 use crate::exec::output::OutputTail;
 use crate::exec::process_tree::{
-    kill_tree, kill_tree_settled, session_emptied, wait_exited_keep_zombie,
+    clear_session, kill_tree, kill_tree_settled, wait_exited_keep_zombie,
 };
 use crate::exec::sandbox::Launch;
 use crate::model::ChannelId;
@@ -306,7 +306,7 @@ impl TerminalSession {
         let mut state = self.state.clone();
         let reaped = tokio::time::timeout(within, state.wait_for(|s| !s.running)).await;
         // Children the shell left to the host's init are reaped there.
-        if reaped.is_err() || !session_emptied(pid, within, true).await {
+        if reaped.is_err() || !clear_session(pid, within, true).await {
             return Err(Error::Internal(format!(
                 "terminal {}'s processes did not end after being killed",
                 self.id
