@@ -24,6 +24,9 @@ use crate::model::ChannelId;
 /// and should subscribe again (the scrollback brings it back up to date).
 const EVENT_BUFFER: usize = 1024;
 
+/// How long closing a terminal waits for orphaned jobs to be reaped.
+const ZOMBIE_WAIT: Duration = Duration::from_secs(1);
+
 /// A terminal's size in character cells.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TerminalSize {
@@ -305,12 +308,20 @@ impl TerminalSession {
         }
         let mut state = self.state.clone();
         let reaped = tokio::time::timeout(within, state.wait_for(|s| !s.running)).await;
-        // Children the shell left to the host's init are reaped there.
-        if reaped.is_err() || !clear_session(pid, within, true).await {
+        if reaped.is_err() || !clear_session(pid, within, false).await {
             return Err(Error::Internal(format!(
                 "terminal {}'s processes did not end after being killed",
                 self.id
             )));
+        }
+        // Jobs the shell left behind were orphaned to the host's init, which
+        // reaps them; give it a moment so that nothing is left even as a
+        // zombie (where init does not reap, they stay, dead).
+        if !clear_session(pid, ZOMBIE_WAIT, true).await {
+            tracing::debug!(
+                pid,
+                "the host's init has not reaped a terminal's orphans yet"
+            );
         }
         Ok(())
     }
