@@ -254,3 +254,39 @@ async fn terminals_are_limited_per_channel_and_closed_on_archive() -> anyhow::Re
     }
     Ok(())
 }
+
+#[tokio::test]
+async fn the_workspace_wide_terminal_limit_holds_across_channels() -> anyhow::Result<()> {
+    let f = Fixture::new().await?;
+    let mut options = helm_core::HelmOptions::new(f.data_dir());
+    options.computer.terminals.total = 2;
+    let helm = helm_core::Helm::open(options).await?;
+    let a = helm
+        .create_channel(&f.captain, "alpha", LAUNCH_PURPOSE)
+        .await?;
+    let b = helm
+        .create_channel(&f.captain, "bravo", LAUNCH_PURPOSE)
+        .await?;
+    let (a, b) = (ChannelRef::Id(a.channel.id), ChannelRef::Id(b.channel.id));
+    let first = helm
+        .open_terminal(&f.captain, &a, TerminalSize::default())
+        .await?;
+    helm.open_terminal(&f.captain, &b, TerminalSize::default())
+        .await?;
+    let third = helm
+        .open_terminal(&f.captain, &b, TerminalSize::default())
+        .await;
+    let err = third.err();
+    assert_eq!(err.as_ref().map(|e| e.kind()), Some(ErrorKind::Refused));
+    assert!(
+        err.map(|e| e.to_string())
+            .unwrap_or_default()
+            .contains("the workspace already has 2")
+    );
+    assert_eq!(helm.terminals().list(first.channel()).len(), 1);
+    helm.terminals().close(first.id()).await?;
+    helm.open_terminal(&f.captain, &b, TerminalSize::default())
+        .await?;
+    assert_eq!(helm.terminals().list(None).len(), 2);
+    Ok(())
+}
