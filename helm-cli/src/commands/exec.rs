@@ -1,7 +1,7 @@
 //! `1helm exec CHANNEL -- CMD…`: one command in a channel's computer, run
 //! exactly as the channel's agent would run it.
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::time::Duration;
 
 use anyhow::Result;
@@ -16,6 +16,9 @@ use crate::exit;
 /// Output kept per stream: the CLI prints everything up to this much.
 const OUTPUT_LIMIT: usize = 16 * 1024 * 1024;
 
+/// The most piped input passed to a command.
+const STDIN_LIMIT: usize = 64 * 1024 * 1024;
+
 pub async fn run(ctx: &Ctx, args: ExecArgs) -> Result<i32> {
     let timeout = match args.timeout {
         Some(secs) if !(secs > 0.0 && secs.is_finite()) => {
@@ -26,9 +29,25 @@ pub async fn run(ctx: &Ctx, args: ExecArgs) -> Result<i32> {
     };
     let helm = ctx.open().await?;
     let actor = ctx.actor(&helm).await?;
-    let spec = CommandSpec::new(args.command.join(" "))
+    let mut spec = CommandSpec::new(args.command.join(" "))
         .timeout(timeout)
         .output_limit(OUTPUT_LIMIT);
+    // Piped input goes to the command, as with ssh; a terminal's does not.
+    if !rustix::termios::isatty(std::io::stdin()) {
+        let mut input = Vec::new();
+        std::io::stdin()
+            .lock()
+            .take(STDIN_LIMIT as u64 + 1)
+            .read_to_end(&mut input)?;
+        if input.len() > STDIN_LIMIT {
+            return Err(Error::invalid(
+                "stdin",
+                format!("more than {STDIN_LIMIT} bytes; put the file in the workspace instead"),
+            )
+            .into());
+        }
+        spec = spec.stdin(input);
+    }
     let channel = args.channel.parse::<ChannelRef>()?;
     let result = helm.exec(&actor, &channel, spec).await?;
     let code = if result.timed_out {

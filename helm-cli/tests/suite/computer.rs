@@ -96,6 +96,8 @@ fn exec_prints_the_output_and_exits_with_the_commands_code() -> anyhow::Result<(
     assert_eq!(run.stderr, "oops\n");
     let ok = cli.run(&["exec", "launch", "--", "true"])?;
     assert_eq!(ok.code, 0);
+    let piped = cli.run_with_stdin(&["exec", "launch", "--", "tr a-z A-Z"], "piped in\n")?;
+    assert_eq!((piped.code, piped.stdout.as_str()), (0, "PIPED IN\n"));
 
     let json = cli.run(&["--json", "exec", "launch", "--", "echo hi; exit 3"])?;
     assert_eq!(json.code, 3);

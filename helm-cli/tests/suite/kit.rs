@@ -51,6 +51,24 @@ impl Cli {
         self.run_with_env(args, &[])
     }
 
+    /// Runs `1helm --data <dir> ARGS…` with `input` on its stdin.
+    pub fn run_with_stdin(&self, args: &[&str], input: &str) -> anyhow::Result<Run> {
+        let data = self.data();
+        let out = Command::cargo_bin("1helm")?
+            .arg("--data")
+            .arg(&data)
+            .args(args)
+            .env_remove("HELM_DATA")
+            .env_remove("HELM_ISOLATION")
+            .write_stdin(input)
+            .output()?;
+        Ok(Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8(out.stdout)?,
+            stderr: String::from_utf8(out.stderr)?,
+        })
+    }
+
     /// Runs `1helm --data <dir> ARGS…` with extra environment variables.
     pub fn run_with_env(&self, args: &[&str], env: &[(&str, &str)]) -> anyhow::Result<Run> {
         let data = self.data();
