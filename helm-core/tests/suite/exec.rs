@@ -388,10 +388,7 @@ async fn an_archived_channel_keeps_its_files_but_runs_nothing() -> anyhow::Resul
 #[tokio::test]
 async fn main_runs_on_skippers_host_computer_for_admins_only() -> anyhow::Result<()> {
     let f = Fixture::new().await?;
-    let main = ChannelRef::Name("main".parse::<ChannelRef>().map(|r| match r {
-        ChannelRef::Name(n) => n,
-        ChannelRef::Id(_) => unreachable!(),
-    })?);
+    let main: ChannelRef = "main".parse()?;
     let home = f.helm.channel(&main).await?;
     let result = f
         .helm
