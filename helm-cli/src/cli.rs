@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
+use helm_core::exec::IsolationChoice;
 
 /// 1helm: create a channel for anything; it comes with an agent, a computer,
 /// a workspace and a memory.
@@ -37,6 +38,17 @@ pub struct Global {
     /// Act as this user (default: the Captain).
     #[arg(long = "as", global = true, value_name = "USER")]
     pub as_user: Option<String>,
+
+    /// How channel computers are isolated: auto (bubblewrap if it works
+    /// here), bubblewrap, or process.
+    #[arg(
+        long,
+        global = true,
+        env = "HELM_ISOLATION",
+        default_value = "auto",
+        value_name = "MODE"
+    )]
+    pub isolation: IsolationChoice,
 }
 
 #[derive(Debug, Subcommand)]
@@ -68,6 +80,61 @@ pub enum Command {
     Recall(RecallArgs),
     /// Import a history (JSON Lines of threads, messages and memory) into a channel.
     Import(ImportArgs),
+    /// List, read and upload files in a channel's workspace.
+    #[command(subcommand)]
+    Files(FilesCommand),
+    /// Run a command in a channel's computer, as its agent would.
+    Exec(ExecArgs),
+    /// Open an interactive terminal in a channel's computer.
+    Term(TermArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum FilesCommand {
+    /// List a directory of the workspace (the workspace itself by default).
+    Ls {
+        /// The channel.
+        channel: String,
+        /// A path such as /workspace/src or src.
+        #[arg(default_value = "/workspace")]
+        path: String,
+    },
+    /// Print a file of the workspace.
+    Cat {
+        /// The channel.
+        channel: String,
+        /// The file, such as /workspace/notes.md or notes.md.
+        path: String,
+    },
+    /// Copy a local file into the workspace.
+    Put {
+        /// The channel.
+        channel: String,
+        /// The local file.
+        local: PathBuf,
+        /// Where it goes (a file, or a directory ending in /); the
+        /// workspace, under the local file's name, by default.
+        path: Option<String>,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct ExecArgs {
+    /// The channel.
+    pub channel: String,
+    /// Kill the command (and everything it started) after this many seconds.
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<f64>,
+    /// The command; its words are joined with spaces and run by the
+    /// channel's shell, as ssh does.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct TermArgs {
+    /// The channel.
+    pub channel: String,
 }
 
 #[derive(Debug, Subcommand)]

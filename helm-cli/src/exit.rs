@@ -20,6 +20,9 @@ pub const UNAVAILABLE: i32 = 6;
 pub const FORBIDDEN: i32 = 7;
 /// A model provider (or another upstream service) failed.
 pub const UPSTREAM: i32 = 8;
+/// `1helm exec`: the command ran past its timeout and was killed (as
+/// `timeout(1)` reports it). Otherwise `exec` exits with the command's code.
+pub const TIMED_OUT: i32 = 124;
 
 /// The exit code for a core error.
 pub fn code_for(kind: ErrorKind) -> i32 {

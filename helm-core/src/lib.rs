@@ -13,6 +13,7 @@
 //! - [`store`]: the [`Store`](store::Store) port and [`SqliteStore`](store::SqliteStore).
 //! - [`events`]: the ordered, durable [`Event`](events::Event) log frontends render.
 //! - [`world`]: each channel's tree on disk.
+//! - [`exec`]: each channel's computer: commands, files and terminals.
 //! - [`Helm`]: the facade every frontend calls.
 //!
 //! The library never prints; it logs through `tracing` and returns events.
@@ -21,6 +22,7 @@
 
 pub mod error;
 pub mod events;
+pub mod exec;
 pub mod faults;
 mod helm;
 pub mod memory;

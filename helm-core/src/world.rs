@@ -163,6 +163,13 @@ fn unique_suffix() -> String {
     )
 }
 
+/// Sets the permission bits of `path` to `mode`.
+pub(crate) fn restrict(path: &Path, mode: u32) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+        .map_err(|e| Error::io("setting the mode of", path, e))
+}
+
 /// One channel's world on disk.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChannelWorld {
@@ -214,11 +221,18 @@ impl ChannelWorld {
     }
 
     /// Creates whatever is missing and rewrites the profile mirror.
+    ///
+    /// Only the server reads a world: the root may be passed through (the
+    /// agent's uid reaches its workspace that way in process isolation) and
+    /// every directory in it is closed to everyone else. The workspace is
+    /// the agent's: its computer hands it to the agent's uid.
     pub(crate) fn ensure(&self, record: &ChannelRecord) -> Result<()> {
         for dir in WORLD_DIRS {
             let path = self.root.join(dir);
             std::fs::create_dir_all(&path).map_err(|e| Error::io("creating", &path, e))?;
+            restrict(&path, 0o700)?;
         }
+        restrict(&self.root, 0o711)?;
         self.write_profile(record)
     }
 

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use helm_core::exec::IsolationChoice;
 use helm_core::model::{ModelChoice, Role, Turn, TurnId, User};
 use helm_core::provider::Scripted;
 use helm_core::store::PolicyScope;
@@ -33,9 +34,20 @@ impl TestHelm {
         Self::with_options(|_| {}).await
     }
 
+    /// Initialises a workspace whose channel computers use `isolation`.
+    pub async fn with_isolation(isolation: IsolationChoice) -> anyhow::Result<Self> {
+        Self::with_options(|o| o.computer.isolation = isolation).await
+    }
+
     /// Like [`TestHelm::new`], adjusting the options first.
     pub async fn with_options(adjust: impl FnOnce(&mut HelmOptions)) -> anyhow::Result<Self> {
         let dir = tempfile::tempdir()?;
+        // As a deployment should be: the data root's parents may be passed
+        // through (process isolation reaches the workspace that way).
+        std::fs::set_permissions(
+            dir.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o711),
+        )?;
         let mut options = HelmOptions::new(dir.path().join("data"));
         options.provider_http = mock::fast_http_options();
         adjust(&mut options);
@@ -142,4 +154,26 @@ pub fn dir_names(dir: &Path) -> Vec<String> {
         .unwrap_or_default();
     names.sort();
     names
+}
+
+/// Whether this process runs as root (then each channel's commands run as a
+/// uid of their own, and process isolation can rely on it).
+pub fn running_as_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .map(|l| l.split_whitespace().nth(2) == Some("0"))
+        })
+        .unwrap_or(false)
+}
+
+/// A string no other test or process uses.
+pub fn unique(prefix: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    format!("{prefix}{}{nanos}", std::process::id())
 }

@@ -4,6 +4,8 @@
 mod activity;
 mod channel;
 mod import;
+mod exec;
+mod files;
 mod init;
 mod memory;
 mod provider;
@@ -11,6 +13,7 @@ mod say;
 mod status;
 mod thread;
 mod user;
+mod term;
 
 use anyhow::Result;
 use helm_core::{Helm, HelmOptions, model::User};
@@ -27,7 +30,9 @@ pub struct Ctx {
 impl Ctx {
     /// Opens the data directory (which must be initialised).
     pub async fn open(&self) -> Result<Helm> {
-        Ok(Helm::open(HelmOptions::new(&self.global.data)).await?)
+        let mut options = HelmOptions::new(&self.global.data);
+        options.computer.isolation = self.global.isolation;
+        Ok(Helm::open(options).await?)
     }
 
     /// Whether output is JSON.
@@ -62,5 +67,8 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Command::Memory(cmd) => memory::run(&ctx, cmd).await,
         Command::Recall(args) => memory::recall(&ctx, args).await,
         Command::Import(args) => import::run(&ctx, args).await,
+        Command::Files(cmd) => files::run(&ctx, cmd).await,
+        Command::Exec(args) => exec::run(&ctx, args).await,
+        Command::Term(args) => term::run(&ctx, args).await,
     }
 }

@@ -32,9 +32,14 @@ impl Cli {
 
     /// A data dir that does not exist yet.
     pub fn empty() -> anyhow::Result<Self> {
-        Ok(Cli {
-            dir: tempfile::tempdir()?,
-        })
+        let dir = tempfile::tempdir()?;
+        // As a deployment should be: the data root's parents may be passed
+        // through (process isolation reaches the workspace that way).
+        std::fs::set_permissions(
+            dir.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o711),
+        )?;
+        Ok(Cli { dir })
     }
 
     pub fn data(&self) -> PathBuf {
@@ -43,18 +48,47 @@ impl Cli {
 
     /// Runs `1helm --data <dir> ARGS…`.
     pub fn run(&self, args: &[&str]) -> anyhow::Result<Run> {
+        self.run_with_env(args, &[])
+    }
+
+    /// Runs `1helm --data <dir> ARGS…` with `input` on its stdin.
+    pub fn run_with_stdin(&self, args: &[&str], input: &str) -> anyhow::Result<Run> {
+        let data = self.data();
+        let out = Command::cargo_bin("1helm")?
+            .arg("--data")
+            .arg(&data)
+            .args(args)
+            .env_remove("HELM_DATA")
+            .env_remove("HELM_ISOLATION")
+            .write_stdin(input)
+            .output()?;
+        Ok(Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8(out.stdout)?,
+            stderr: String::from_utf8(out.stderr)?,
+        })
+    }
+
+    /// Runs `1helm --data <dir> ARGS…` with extra environment variables.
+    pub fn run_with_env(&self, args: &[&str], env: &[(&str, &str)]) -> anyhow::Result<Run> {
         let data = self.data();
         let mut all = vec!["--data", path_str(&data)?];
         all.extend_from_slice(args);
-        bare(&all)
+        bare_with_env(&all, env)
     }
 }
 
 /// Runs `1helm ARGS…` with no data dir flag (and no HELM_DATA).
 pub fn bare(args: &[&str]) -> anyhow::Result<Run> {
+    bare_with_env(args, &[])
+}
+
+fn bare_with_env(args: &[&str], env: &[(&str, &str)]) -> anyhow::Result<Run> {
     let out = Command::cargo_bin("1helm")?
         .args(args)
         .env_remove("HELM_DATA")
+        .env_remove("HELM_ISOLATION")
+        .envs(env.iter().copied())
         .output()?;
     Ok(Run {
         code: out.status.code().unwrap_or(-1),

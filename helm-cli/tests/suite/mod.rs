@@ -1,3 +1,4 @@
 mod channels;
+mod computer;
 mod kit;
 mod turns;

@@ -135,6 +135,12 @@ impl Helm {
             .root
             .world(record.channel.id)
             .write_profile(&record)?;
+        if status == ChannelStatus::Archived {
+            // A paused agent's computer keeps its files but runs nothing.
+            if let Err(e) = self.terminals().close_channel(record.channel.id).await {
+                tracing::warn!(channel = %record.channel.name, error = %e, "could not close a terminal");
+            }
+        }
         Ok(record)
     }
 

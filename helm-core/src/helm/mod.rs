@@ -6,6 +6,7 @@
 //! anything.
 
 mod channels;
+mod computer;
 mod memory;
 mod providers;
 mod status;
@@ -24,6 +25,7 @@ pub use threads::PostedMessage;
 use crate::error::{Error, Result};
 use crate::events::Event;
 use crate::faults::Faults;
+use crate::exec::ComputerOptions;
 use crate::memory::embed::Embedder;
 use crate::memory::engine::RecallEngine;
 use crate::model::{ModelChoice, Role, User, Workspace, validate_user_name};
@@ -58,6 +60,8 @@ pub struct HelmOptions {
     pub provider_http: HttpOptions,
     /// The embedder for meaning-based recall; without one, recall works by words.
     pub embedder: Option<Arc<dyn Embedder>>,
+    /// How channel computers are isolated and limited.
+    pub computer: ComputerOptions,
 }
 
 impl HelmOptions {
@@ -69,6 +73,7 @@ impl HelmOptions {
             runtime: RuntimeOptions::default(),
             provider_http: HttpOptions::default(),
             embedder: None,
+            computer: ComputerOptions::default(),
         }
     }
 }
@@ -116,6 +121,7 @@ struct Inner {
     providers: Arc<ProviderRegistry>,
     runtime: Arc<Runtime>,
     recall: Arc<RecallEngine>,
+    computer: computer::ComputerState,
     faults: Faults,
 }
 
@@ -168,6 +174,7 @@ impl Helm {
         Ok(Helm {
             inner: Arc::new(Inner {
                 recall,
+                computer: computer::ComputerState::new(options.computer.clone()),
                 root,
                 store,
                 workspace,

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use helm_core::exec::IsolationChoice;
 use helm_core::model::User;
 use helm_core::{Helm, HelmOptions, InitOptions};
 use tempfile::TempDir;
@@ -14,9 +15,20 @@ pub struct Fixture {
 
 impl Fixture {
     pub async fn new() -> anyhow::Result<Self> {
+        Self::with_isolation(IsolationChoice::Auto).await
+    }
+
+    /// A workspace whose channel computers use `isolation`.
+    pub async fn with_isolation(isolation: IsolationChoice) -> anyhow::Result<Self> {
         let dir = tempfile::tempdir()?;
+        // As a deployment should be: the data root's parents may be passed
+        // through (process isolation reaches the workspace that way).
+        std::fs::set_permissions(
+            dir.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o711),
+        )?;
         let (helm, report) = Helm::init(
-            HelmOptions::new(dir.path().join("data")),
+            Self::options_for(dir.path(), isolation),
             InitOptions::default(),
         )
         .await?;
@@ -25,6 +37,17 @@ impl Fixture {
             helm,
             captain: report.captain,
         })
+    }
+
+    fn options_for(dir: &std::path::Path, isolation: IsolationChoice) -> HelmOptions {
+        let mut options = HelmOptions::new(dir.join("data"));
+        options.computer.isolation = isolation;
+        options
+    }
+
+    /// The same data root opened again, as a restarted server would.
+    pub async fn reopen(&self, isolation: IsolationChoice) -> anyhow::Result<Helm> {
+        Ok(Helm::open(Self::options_for(self.dir.path(), isolation)).await?)
     }
 
     pub fn data_dir(&self) -> PathBuf {
@@ -44,3 +67,19 @@ impl Fixture {
 }
 
 pub const LAUNCH_PURPOSE: &str = "This channel owns planning and coordinating the product launch.";
+
+/// Both confining isolation modes, for tests that must hold in each.
+pub const CONFINED_MODES: [IsolationChoice; 2] =
+    [IsolationChoice::Bubblewrap, IsolationChoice::Process];
+
+/// Whether this test process runs as root (then agents get uids of their own).
+pub fn running_as_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .map(|l| l.split_whitespace().nth(2) == Some("0"))
+        })
+        .unwrap_or(false)
+}

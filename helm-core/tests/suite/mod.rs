@@ -1,7 +1,10 @@
 mod bad_input;
 mod events;
+mod exec;
+mod files;
 mod invariants;
 mod kit;
 mod lifecycle;
 mod policy;
 mod provisioning;
+mod terminals;

@@ -2,5 +2,6 @@ mod journey;
 mod provider_kit;
 mod providers_anthropic;
 mod providers_openai;
+mod escapes;
 mod provisioning_faults;
 mod turns;

@@ -1,0 +1,52 @@
+//! The executor port: what the agent turn and the frontends call to run
+//! commands in a computer. [`LocalExecutor`](super::LocalExecutor) is the
+//! implementation on this host; a remote computer would be another.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use super::command::{CommandPoll, CommandResult, CommandSpec};
+use super::computer::Computer;
+use crate::error::Result;
+
+/// Runs commands in computers.
+#[async_trait]
+pub trait Executor: Send + Sync {
+    /// Starts a command and returns at once with a handle to poll it, feed
+    /// its stdin, wait for it or kill it. The spec's timeout still applies.
+    /// Dropping the last handle kills the command.
+    async fn start(
+        &self,
+        computer: &Computer,
+        spec: CommandSpec,
+    ) -> Result<Arc<dyn RunningCommand>>;
+
+    /// Runs a command to its end (or its timeout) and returns what it did.
+    async fn run(&self, computer: &Computer, spec: CommandSpec) -> Result<CommandResult> {
+        let running = self.start(computer, spec).await?;
+        running.wait().await
+    }
+}
+
+/// A command that was started and may still be running.
+#[async_trait]
+pub trait RunningCommand: Send + Sync {
+    /// Its id, unique in this process.
+    fn id(&self) -> u64;
+
+    /// What it wrote since the previous poll, and whether it has ended.
+    fn poll(&self) -> CommandPoll;
+
+    /// Writes to its stdin (refused when stdin was given up front or closed).
+    async fn write_stdin(&self, bytes: &[u8]) -> Result<()>;
+
+    /// Closes its stdin, so that a command reading it sees the end.
+    async fn close_stdin(&self) -> Result<()>;
+
+    /// Kills it and everything it started; returns once it is gone.
+    async fn kill(&self) -> Result<CommandResult>;
+
+    /// Waits for it to end (by itself, by its timeout or by a kill).
+    async fn wait(&self) -> Result<CommandResult>;
+}

@@ -1,0 +1,179 @@
+//! Terminals: interactive shells on PTYs, rooted at a computer's workspace
+//! and under the same isolation as its commands (`bwrap … -- setpriv … --
+//! bash -l` on the PTY under bubblewrap).
+//!
+//! A session lives as long as its shell, whoever watches: viewers attach
+//! with [`TerminalSession::subscribe`] (the scrollback, then live output), a
+//! second viewer or a reconnect sees what happened before it came. The
+//! [`TerminalManager`] keeps the sessions, enforces the per-channel and
+//! per-workspace limits, and kills everything left when it goes away.
+
+mod session;
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+pub use session::{
+    TerminalEvent, TerminalInfo, TerminalSession, TerminalSize, TerminalSubscription,
+};
+
+use super::computer::{Computer, TerminalLimits};
+use super::local::LocalExecutor;
+use super::sandbox::Purpose;
+use crate::error::{Error, Result};
+use crate::model::ChannelId;
+
+/// How long closing a terminal waits for its shell to be reaped.
+const CLOSE_WAIT: Duration = Duration::from_secs(5);
+
+/// The open terminals of a workspace.
+pub struct TerminalManager {
+    limits: TerminalLimits,
+    sessions: Mutex<BTreeMap<u64, Arc<TerminalSession>>>,
+    next_id: AtomicU64,
+}
+
+impl std::fmt::Debug for TerminalManager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TerminalManager")
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TerminalManager {
+    /// No terminals yet, with these limits.
+    pub fn new(limits: TerminalLimits) -> Self {
+        TerminalManager {
+            limits,
+            sessions: Mutex::new(BTreeMap::new()),
+            next_id: AtomicU64::new(1),
+        }
+    }
+
+    /// Opens a terminal in `computer`: a login shell in its workspace.
+    pub async fn open(
+        &self,
+        executor: &LocalExecutor,
+        computer: &Computer,
+        size: TerminalSize,
+    ) -> Result<Arc<TerminalSession>> {
+        if size.rows == 0 || size.cols == 0 {
+            return Err(Error::invalid(
+                "terminal size",
+                "rows and columns must be at least 1",
+            ));
+        }
+        self.check_limits(computer.channel)?;
+        let launch = executor.launch(computer, Purpose::Terminal, &[]).await?;
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let mut sessions = self.lock()?;
+        // Checked again under the lock: another open may have raced this one.
+        check(&sessions, &self.limits, computer.channel)?;
+        let session = TerminalSession::spawn(
+            id,
+            computer.channel,
+            computer.isolation,
+            launch,
+            size,
+            self.limits.scrollback_bytes,
+        )?;
+        sessions.insert(id, session.clone());
+        Ok(session)
+    }
+
+    /// A running terminal by id.
+    pub fn get(&self, id: u64) -> Result<Arc<TerminalSession>> {
+        self.lock()?
+            .get(&id)
+            .filter(|s| s.is_running())
+            .cloned()
+            .ok_or_else(|| Error::not_found("terminal", id))
+    }
+
+    /// The running terminals, of one channel or of all (`None`).
+    pub fn list(&self, channel: Option<ChannelId>) -> Vec<TerminalInfo> {
+        let Ok(mut sessions) = self.lock() else {
+            return Vec::new();
+        };
+        // Terminals whose shell has ended are forgotten here.
+        sessions.retain(|_, s| s.is_running());
+        sessions
+            .values()
+            .filter(|s| channel.is_none() || s.channel() == channel)
+            .map(|s| s.info())
+            .collect()
+    }
+
+    /// Closes a terminal: kills its shell and everything started in it, and
+    /// returns once the shell has been reaped.
+    pub async fn close(&self, id: u64) -> Result<()> {
+        let session = self
+            .lock()?
+            .remove(&id)
+            .ok_or_else(|| Error::not_found("terminal", id))?;
+        session.kill(CLOSE_WAIT).await
+    }
+
+    /// Closes every terminal of a channel (when it is archived).
+    pub async fn close_channel(&self, channel: ChannelId) -> Result<()> {
+        let ids: Vec<u64> = self
+            .lock()?
+            .values()
+            .filter(|s| s.channel() == Some(channel))
+            .map(|s| s.id())
+            .collect();
+        for id in ids {
+            match self.close(id).await {
+                Ok(()) | Err(Error::NotFound { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    fn check_limits(&self, channel: Option<ChannelId>) -> Result<()> {
+        check(&*self.lock()?, &self.limits, channel)
+    }
+
+    fn lock(&self) -> Result<std::sync::MutexGuard<'_, BTreeMap<u64, Arc<TerminalSession>>>> {
+        self.sessions
+            .lock()
+            .map_err(|_| Error::Internal("the terminal table was poisoned".into()))
+    }
+}
+
+fn check(
+    sessions: &BTreeMap<u64, Arc<TerminalSession>>,
+    limits: &TerminalLimits,
+    channel: Option<ChannelId>,
+) -> Result<()> {
+    let running: Vec<&Arc<TerminalSession>> =
+        sessions.values().filter(|s| s.is_running()).collect();
+    if running.len() >= limits.total {
+        return Err(Error::Refused(format!(
+            "the workspace already has {} open terminals, the limit; close one first",
+            limits.total
+        )));
+    }
+    let here = running.iter().filter(|s| s.channel() == channel).count();
+    if here >= limits.per_channel {
+        return Err(Error::Refused(format!(
+            "this channel already has {} open terminals, the limit; close one first",
+            limits.per_channel
+        )));
+    }
+    Ok(())
+}
+
+impl Drop for TerminalManager {
+    fn drop(&mut self) {
+        if let Ok(sessions) = self.sessions.lock() {
+            for session in sessions.values() {
+                session.kill_now();
+            }
+        }
+    }
+}

@@ -1,0 +1,283 @@
+//! The channel computer, as the facade offers it: each channel's
+//! [`Computer`], commands, file operations and terminals, with the actor's
+//! authority checked and archived channels paused.
+//!
+//! The local executor is created (and bubblewrap probed) on first use, not
+//! when Helm opens, so commands that never touch a computer pay nothing.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tokio::sync::OnceCell;
+
+use crate::error::{Error, Result};
+use crate::exec::{
+    CommandResult, CommandSpec, Computer, ComputerOptions, ConfinedFs, Executor, Isolation,
+    LocalExecutor, TerminalManager, TerminalSession, TerminalSize,
+};
+use crate::model::{ChannelKind, ChannelRef, ChannelStatus, User, Visibility};
+use crate::store::ChannelRecord;
+use crate::world::DataRoot;
+
+use super::Helm;
+
+/// The facade's part of the computer: the executor, once probed, and the
+/// open terminals.
+pub(super) struct ComputerState {
+    options: ComputerOptions,
+    executor: OnceCell<Arc<LocalExecutor>>,
+    terminals: TerminalManager,
+}
+
+impl ComputerState {
+    pub(super) fn new(options: ComputerOptions) -> Self {
+        ComputerState {
+            options,
+            executor: OnceCell::new(),
+            terminals: TerminalManager::new(options.terminals),
+        }
+    }
+}
+
+impl Helm {
+    /// The executor of this host's computers (probing bubblewrap the first
+    /// time). Usable as an `Arc<dyn Executor>`.
+    pub async fn executor(&self) -> Result<Arc<LocalExecutor>> {
+        let state = &self.inner.computer;
+        state
+            .executor
+            .get_or_try_init(|| async {
+                let executor = LocalExecutor::new(&state.options).await?;
+                if executor.sandbox_user(crate::model::ChannelId(1))?.is_some() {
+                    close_data_root(&self.inner.root, executor.channel_isolation())?;
+                    close_worlds(&self.inner.root, executor.channel_isolation())?;
+                }
+                Ok(Arc::new(executor))
+            })
+            .await
+            .cloned()
+    }
+
+    /// The isolation channel computers get here.
+    pub async fn isolation(&self) -> Result<Isolation> {
+        Ok(self.executor().await?.channel_isolation())
+    }
+
+    /// The computer of `channel`'s agent, for the agent turn: its workspace,
+    /// isolation, network and uid. `#main` gets Skipper's host computer.
+    /// Archived channels are refused.
+    pub async fn computer(&self, channel: &ChannelRef) -> Result<Computer> {
+        let record = self.channel(channel).await?;
+        refuse_archived(&record, "use its computer")?;
+        self.computer_of(&record).await
+    }
+
+    /// Skipper's computer: the host, starting in `dir`, with the server's
+    /// authority.
+    pub fn skipper_computer(&self, dir: impl Into<PathBuf>) -> Computer {
+        Computer::host(dir)
+    }
+
+    /// Runs a command in `channel`'s computer on behalf of `actor`.
+    pub async fn exec(
+        &self,
+        actor: &User,
+        channel: &ChannelRef,
+        spec: CommandSpec,
+    ) -> Result<CommandResult> {
+        let record = self.channel(channel).await?;
+        may_use_computer(actor, &record)?;
+        refuse_archived(&record, "run commands")?;
+        let computer = self.computer_of(&record).await?;
+        self.executor().await?.run(&computer, spec).await
+    }
+
+    /// The file operations of `channel`'s workspace, on behalf of `actor`.
+    /// An archived channel's workspace can be read but not changed.
+    pub async fn files(&self, actor: &User, channel: &ChannelRef) -> Result<ConfinedFs> {
+        let record = self.channel(channel).await?;
+        may_use_computer(actor, &record)?;
+        let computer = self.computer_of(&record).await?;
+        let files = ConfinedFs::new(&computer);
+        Ok(if record.channel.status == ChannelStatus::Archived {
+            files.read_only(format!(
+                "{} is archived; restore it to change its workspace",
+                record.channel.name
+            ))
+        } else {
+            files
+        })
+    }
+
+    /// Opens a terminal in `channel`'s computer on behalf of `actor`.
+    pub async fn open_terminal(
+        &self,
+        actor: &User,
+        channel: &ChannelRef,
+        size: TerminalSize,
+    ) -> Result<Arc<TerminalSession>> {
+        let record = self.channel(channel).await?;
+        may_use_computer(actor, &record)?;
+        refuse_archived(&record, "open terminals")?;
+        let computer = self.computer_of(&record).await?;
+        let executor = self.executor().await?;
+        self.inner
+            .computer
+            .terminals
+            .open(&executor, &computer, size)
+            .await
+    }
+
+    /// The open terminals: list, attach, close.
+    pub fn terminals(&self) -> &TerminalManager {
+        &self.inner.computer.terminals
+    }
+
+    async fn computer_of(&self, record: &ChannelRecord) -> Result<Computer> {
+        let executor = self.executor().await?;
+        let id = record.channel.id;
+        let world = self.inner.root.world(id);
+        if record.channel.kind == ChannelKind::Home {
+            let mut computer = Computer::host(world.workspace());
+            computer.channel = Some(id);
+            computer.hostname = record.channel.name.as_str().to_string();
+            return Ok(computer);
+        }
+        if executor.sandbox_user(id)?.is_some() {
+            close_world(&world, executor.channel_isolation())?;
+        }
+        Ok(Computer::for_channel(
+            id,
+            record.channel.name.as_str(),
+            &world,
+            executor.channel_isolation(),
+            &record.profile.capability_policy,
+            executor.sandbox_user(id)?,
+        ))
+    }
+}
+
+/// Who may use a channel's computer: anyone who can see the channel; for
+/// `#main`, which is Skipper's host computer, only the Captain and admins.
+fn may_use_computer(actor: &User, record: &ChannelRecord) -> Result<()> {
+    let allowed = match (record.channel.kind, record.channel.visibility) {
+        (ChannelKind::Home, _) => actor.role.is_admin(),
+        (_, Visibility::Public) => true,
+        (_, Visibility::Private) => actor.role.is_admin() || record.channel.created_by == actor.id,
+    };
+    if allowed {
+        Ok(())
+    } else if record.channel.kind == ChannelKind::Home {
+        Err(Error::Forbidden(format!(
+            "{} runs on Skipper's host computer; only the Captain or an admin uses it",
+            record.channel.name
+        )))
+    } else {
+        Err(Error::Forbidden(format!(
+            "only members of {} use its computer",
+            record.channel.name
+        )))
+    }
+}
+
+fn refuse_archived(record: &ChannelRecord, what: &str) -> Result<()> {
+    if record.channel.status == ChannelStatus::Archived {
+        return Err(Error::Refused(format!(
+            "{} is archived, and its agent's computer is paused; restore it to {what}",
+            record.channel.name
+        )));
+    }
+    Ok(())
+}
+
+/// When the server is root and agents run as other uids, only the server
+/// may read the data root. Under bubblewrap nobody else even enters it (the
+/// sandbox is set up by root). In process mode the agent's uid must be able
+/// to pass through it to reach its workspace by absolute path (`$HOME`), so
+/// the directories may be traversed but not listed, and the database is
+/// closed by its own mode.
+fn close_data_root(root: &DataRoot, isolation: Isolation) -> Result<()> {
+    let dir_mode = traversal_mode(isolation);
+    set_mode(root.path(), dir_mode)?;
+    set_mode(&root.channels_dir(), dir_mode)?;
+    let db = root.db_path();
+    for side in ["", "-wal", "-shm", "-journal"] {
+        let path = PathBuf::from(format!("{}{side}", db.display()));
+        if path.exists() {
+            set_mode(&path, 0o600)?;
+        }
+    }
+    if isolation == Isolation::Process {
+        let closed: Vec<String> = root
+            .path()
+            .ancestors()
+            .skip(1)
+            .filter(|dir| {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::metadata(dir).is_ok_and(|m| m.permissions().mode() & 0o001 == 0)
+            })
+            .map(|dir| dir.display().to_string())
+            .collect();
+        if !closed.is_empty() {
+            tracing::warn!(
+                closed = ?closed,
+                "process isolation: agents cannot pass through these directories to their \
+                 workspace by absolute path ($HOME and tools that use it fail); keep the data \
+                 root under directories others may traverse, or use bubblewrap"
+            );
+        }
+    }
+    Ok(())
+}
+
+/// A channel's world: its root as the data root, every directory in it
+/// closed to other users (worlds made before Helm closed them are closed
+/// here).
+fn close_world(world: &crate::world::ChannelWorld, isolation: Isolation) -> Result<()> {
+    set_mode(world.root(), traversal_mode(isolation))?;
+    let workspace = world.workspace();
+    for dir in [
+        world.files(),
+        world.state(),
+        world.memory(),
+        world.profile(),
+        workspace,
+    ] {
+        if dir.exists() {
+            set_mode(&dir, 0o700)?;
+        }
+    }
+    Ok(())
+}
+
+/// Closes every world under the data root (see [`close_world`]).
+fn close_worlds(root: &DataRoot, isolation: Isolation) -> Result<()> {
+    let Ok(entries) = std::fs::read_dir(root.channels_dir()) else {
+        return Ok(());
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if let Some(id) = name.to_str().and_then(|n| n.parse::<i64>().ok()) {
+            close_world(&root.world(crate::model::ChannelId(id)), isolation)?;
+        }
+    }
+    Ok(())
+}
+
+fn traversal_mode(isolation: Isolation) -> u32 {
+    if isolation == Isolation::Process {
+        0o711
+    } else {
+        0o700
+    }
+}
+
+fn set_mode(path: &std::path::Path, mode: u32) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let meta = std::fs::metadata(path).map_err(|e| Error::io("opening", path, e))?;
+    if meta.permissions().mode() & 0o7777 != mode {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+            .map_err(|e| Error::io("setting the mode of", path, e))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,216 @@
+//! The file API of a channel's workspace: what it does, and what it refuses.
+
+use helm_core::ErrorKind;
+use helm_core::exec::{FileKind, GrepQuery, LineRange};
+use helm_core::model::ChannelRef;
+
+use super::kit::{Fixture, LAUNCH_PURPOSE};
+
+async fn setup() -> anyhow::Result<(Fixture, ChannelRef, helm_core::exec::ConfinedFs)> {
+    let f = Fixture::new().await?;
+    let record = f
+        .helm
+        .create_channel(&f.captain, "launch", LAUNCH_PURPOSE)
+        .await?;
+    let channel = ChannelRef::Id(record.channel.id);
+    let files = f.helm.files(&f.captain, &channel).await?;
+    Ok((f, channel, files))
+}
+
+#[tokio::test]
+async fn write_read_list_stat_with_agent_visible_paths() -> anyhow::Result<()> {
+    let (f, channel, files) = setup().await?;
+    let written = files.write("notes/plan.md", "one\ntwo\nthree\n").await?;
+    assert_eq!(written.path, "/workspace/notes/plan.md");
+    assert_eq!(written.size, 14);
+
+    let text = files.read("/workspace/notes/plan.md", None).await?;
+    assert_eq!(text.content, "one\ntwo\nthree\n");
+    assert_eq!(
+        (text.start_line, text.end_line, text.total_lines),
+        (1, 3, 3)
+    );
+    let middle = files
+        .read(
+            "notes/./plan.md",
+            Some(LineRange {
+                start: 2,
+                end: Some(2),
+            }),
+        )
+        .await?;
+    assert_eq!(middle.content, "two\n");
+    assert_eq!(middle.start_line, 2);
+
+    let listing = files.list("/workspace").await?;
+    assert_eq!(listing.len(), 1);
+    assert_eq!(listing[0].path, "/workspace/notes");
+    assert_eq!(listing[0].kind, FileKind::Dir);
+    let stat = files.stat("notes/plan.md").await?;
+    assert_eq!(stat.kind, FileKind::File);
+    assert_eq!(stat.name, "plan.md");
+
+    // The bytes are in the channel's workspace on the host, and the agent's
+    // shell sees them too.
+    let host = f
+        .helm
+        .data_root()
+        .world(stat_channel(&f, &channel).await?)
+        .workspace();
+    assert_eq!(
+        std::fs::read_to_string(host.join("notes/plan.md"))?,
+        "one\ntwo\nthree\n"
+    );
+    let shell = f
+        .helm
+        .exec(
+            &f.captain,
+            &channel,
+            helm_core::exec::CommandSpec::new("cat notes/plan.md; ls -l notes"),
+        )
+        .await?;
+    assert!(
+        shell.stdout.starts_with("one\ntwo\nthree\n"),
+        "{}",
+        shell.stdout
+    );
+    assert!(
+        shell.stdout.contains("agent"),
+        "files belong to the agent: {}",
+        shell.stdout
+    );
+    Ok(())
+}
+
+async fn stat_channel(
+    f: &Fixture,
+    channel: &ChannelRef,
+) -> anyhow::Result<helm_core::model::ChannelId> {
+    Ok(f.helm.channel(channel).await?.channel.id)
+}
+
+#[tokio::test]
+async fn mkdir_move_delete_behave_like_a_careful_shell() -> anyhow::Result<()> {
+    let (_f, _channel, files) = setup().await?;
+    files.mkdir("a/b/c").await?;
+    files.mkdir("a/b").await?; // already there: fine
+    files.write("a/b/c/x.txt", "x").await?;
+
+    let moved = files.rename("a/b/c/x.txt", "done/y.txt").await?;
+    assert_eq!(moved.path, "/workspace/done/y.txt");
+    assert_eq!(files.read("done/y.txt", None).await?.content, "x");
+    assert_eq!(
+        files.stat("a/b/c/x.txt").await.err().map(|e| e.kind()),
+        Some(ErrorKind::NotFound)
+    );
+    files.write("other.txt", "o").await?;
+    let clash = files.rename("other.txt", "done/y.txt").await;
+    assert_eq!(clash.err().map(|e| e.kind()), Some(ErrorKind::Conflict));
+
+    let not_empty = files.delete("a", false).await;
+    assert_eq!(not_empty.err().map(|e| e.kind()), Some(ErrorKind::Conflict));
+    files.delete("a", true).await?;
+    assert_eq!(
+        files.stat("a").await.err().map(|e| e.kind()),
+        Some(ErrorKind::NotFound)
+    );
+    let root = files.delete("/workspace", true).await;
+    assert_eq!(root.err().map(|e| e.kind()), Some(ErrorKind::Refused));
+    Ok(())
+}
+
+#[tokio::test]
+async fn grep_and_glob_search_the_workspace() -> anyhow::Result<()> {
+    let (_f, _channel, files) = setup().await?;
+    files
+        .write("src/main.rs", "fn main() {\n    launch();\n}\n")
+        .await?;
+    files.write("src/lib.rs", "pub fn launch() {}\n").await?;
+    files.write("README.md", "Launch notes\n").await?;
+    files.write(".git/config", "launch = secret-ish\n").await?;
+
+    let found = files.grep(GrepQuery::new("launch\\(")).await?;
+    let hits: Vec<(String, usize)> = found
+        .matches
+        .iter()
+        .map(|m| (m.path.clone(), m.line))
+        .collect();
+    assert_eq!(
+        hits,
+        [
+            ("/workspace/src/lib.rs".to_string(), 1),
+            ("/workspace/src/main.rs".to_string(), 2)
+        ]
+    );
+    let mut query = GrepQuery::new("LAUNCH");
+    query.ignore_case = true;
+    query.glob = Some("*.md".into());
+    let found = files.grep(query).await?;
+    assert_eq!(found.matches.len(), 1);
+    assert_eq!(found.matches[0].text, "Launch notes");
+    let bad = files.grep(GrepQuery::new("(")).await;
+    assert_eq!(bad.err().map(|e| e.kind()), Some(ErrorKind::Invalid));
+
+    let globbed = files.glob("src/*.rs").await?;
+    assert_eq!(
+        globbed.paths,
+        ["/workspace/src/lib.rs", "/workspace/src/main.rs"]
+    );
+    let anywhere = files.glob("/workspace/**/*.md").await?;
+    assert_eq!(anywhere.paths, ["/workspace/README.md"]);
+    let outside = files.glob("../*").await;
+    assert_eq!(outside.err().map(|e| e.kind()), Some(ErrorKind::Refused));
+    Ok(())
+}
+
+#[tokio::test]
+async fn bad_paths_get_clear_errors_of_the_right_kind() -> anyhow::Result<()> {
+    let (_f, _channel, files) = setup().await?;
+    files.write("f.txt", "f").await?;
+    let cases = [
+        ("../x", ErrorKind::Refused, "path escapes /workspace: ../x"),
+        (
+            "/etc/passwd",
+            ErrorKind::Refused,
+            "path escapes /workspace: /etc/passwd",
+        ),
+        ("", ErrorKind::Invalid, "invalid path"),
+        (
+            "missing.txt",
+            ErrorKind::NotFound,
+            "/workspace/missing.txt not found",
+        ),
+        (
+            "/workspace",
+            ErrorKind::Invalid,
+            "/workspace is a directory",
+        ),
+        ("f.txt/inner", ErrorKind::Invalid, "not a directory"),
+    ];
+    for (path, kind, message) in cases {
+        let err = files.read(path, None).await.err();
+        assert_eq!(
+            err.as_ref().map(|e| e.kind()),
+            Some(kind),
+            "{path:?}: {err:?}"
+        );
+        let text = err.map(|e| e.to_string()).unwrap_or_default();
+        assert!(text.contains(message), "{path:?}: {text}");
+        assert!(!text.contains("/channels/"), "a host path leaked: {text}");
+    }
+    let range = files
+        .read(
+            "f.txt",
+            Some(LineRange {
+                start: 0,
+                end: None,
+            }),
+        )
+        .await;
+    assert_eq!(range.err().map(|e| e.kind()), Some(ErrorKind::Invalid));
+    files.write("bin.dat", vec![0u8, 1, 2]).await?;
+    let binary = files.read("bin.dat", None).await;
+    assert_eq!(binary.err().map(|e| e.kind()), Some(ErrorKind::Invalid));
+    assert_eq!(files.read_bytes("bin.dat", 10).await?.bytes, [0, 1, 2]);
+    Ok(())
+}
