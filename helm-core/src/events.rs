@@ -149,6 +149,12 @@ pub enum EventBody {
         /// The journaled action.
         action: ToolAction,
     },
+    /// A file or output was recorded as an artifact of a thread.
+    #[serde(rename = "artifact.recorded")]
+    ArtifactRecorded {
+        /// The artifact.
+        artifact: crate::model::Artifact,
+    },
     /// A history was imported into a channel.
     #[serde(rename = "history.imported")]
     HistoryImported {
@@ -188,6 +194,7 @@ impl EventBody {
             EventBody::ToolActionFinished { .. } => "tool_action.finished",
             EventBody::MemoryChanged { .. } => "memory.changed",
             EventBody::HistoryImported { .. } => "history.imported",
+            EventBody::ArtifactRecorded { .. } => "artifact.recorded",
         }
     }
 }

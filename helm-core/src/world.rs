@@ -250,3 +250,49 @@ impl ChannelWorld {
         std::fs::rename(&tmp, &path).map_err(|e| Error::io("writing", &path, e))
     }
 }
+
+/// Folders a workspace scan does not descend into: tool caches and
+/// dependency trees, which are not the channel's work.
+const SCAN_SKIP: [&str; 6] = [
+    "node_modules",
+    "target",
+    "__pycache__",
+    ".venv",
+    "venv",
+    ".cache",
+];
+/// The most files one scan reports.
+const SCAN_MAX: usize = 5000;
+
+/// The regular files under a workspace, as the agent sees them
+/// (`/workspace/...`), skipping hidden folders and dependency trees and
+/// never following links. Used to pick up files made in terminals and by
+/// commands as artifacts.
+pub fn scan_workspace(workspace: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![(workspace.to_path_buf(), String::from("/workspace"))];
+    while let Some((dir, visible)) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let path = format!("{visible}/{name}");
+            if kind.is_dir() {
+                if !name.starts_with('.') && !SCAN_SKIP.contains(&name.as_str()) {
+                    stack.push((entry.path(), path));
+                }
+            } else if kind.is_file() {
+                found.push(path);
+                if found.len() >= SCAN_MAX {
+                    return found;
+                }
+            }
+        }
+    }
+    found.sort();
+    found
+}

@@ -3,17 +3,17 @@
 
 mod activity;
 mod channel;
-mod import;
 mod exec;
 mod files;
+mod import;
 mod init;
 mod memory;
 mod provider;
 mod say;
 mod status;
+mod term;
 mod thread;
 mod user;
-mod term;
 
 use anyhow::Result;
 use helm_core::{Helm, HelmOptions, model::User};

@@ -21,21 +21,62 @@ use crate::world::DataRoot;
 
 use super::Helm;
 
-/// The facade's part of the computer: the executor, once probed, and the
-/// open terminals.
-pub(super) struct ComputerState {
+/// The computers of one data root: the executor, once probed, and the open
+/// terminals. Shared by the facade and the agent turn.
+pub(crate) struct ComputerState {
     options: ComputerOptions,
+    root: DataRoot,
     executor: OnceCell<Arc<LocalExecutor>>,
     terminals: TerminalManager,
 }
 
 impl ComputerState {
-    pub(super) fn new(options: ComputerOptions) -> Self {
+    pub(crate) fn new(options: ComputerOptions, root: DataRoot) -> Self {
         ComputerState {
             options,
+            root,
             executor: OnceCell::new(),
             terminals: TerminalManager::new(options.terminals),
         }
+    }
+
+    /// The executor (probing bubblewrap the first time).
+    pub(crate) async fn executor(&self) -> Result<Arc<LocalExecutor>> {
+        self.executor
+            .get_or_try_init(|| async {
+                let executor = LocalExecutor::new(&self.options).await?;
+                if executor.sandbox_user(crate::model::ChannelId(1))?.is_some() {
+                    close_data_root(&self.root, executor.channel_isolation())?;
+                    close_worlds(&self.root, executor.channel_isolation())?;
+                }
+                Ok(Arc::new(executor))
+            })
+            .await
+            .cloned()
+    }
+
+    /// The computer of a channel's agent (`#main`: the host, for Skipper).
+    pub(crate) async fn computer_of(&self, record: &ChannelRecord) -> Result<Computer> {
+        let executor = self.executor().await?;
+        let id = record.channel.id;
+        let world = self.root.world(id);
+        if record.channel.kind == ChannelKind::Home {
+            let mut computer = Computer::host(world.workspace());
+            computer.channel = Some(id);
+            computer.hostname = record.channel.name.as_str().to_string();
+            return Ok(computer);
+        }
+        if executor.sandbox_user(id)?.is_some() {
+            close_world(&world, executor.channel_isolation())?;
+        }
+        Ok(Computer::for_channel(
+            id,
+            record.channel.name.as_str(),
+            &world,
+            executor.channel_isolation(),
+            &record.profile.capability_policy,
+            executor.sandbox_user(id)?,
+        ))
     }
 }
 
@@ -43,19 +84,7 @@ impl Helm {
     /// The executor of this host's computers (probing bubblewrap the first
     /// time). Usable as an `Arc<dyn Executor>`.
     pub async fn executor(&self) -> Result<Arc<LocalExecutor>> {
-        let state = &self.inner.computer;
-        state
-            .executor
-            .get_or_try_init(|| async {
-                let executor = LocalExecutor::new(&state.options).await?;
-                if executor.sandbox_user(crate::model::ChannelId(1))?.is_some() {
-                    close_data_root(&self.inner.root, executor.channel_isolation())?;
-                    close_worlds(&self.inner.root, executor.channel_isolation())?;
-                }
-                Ok(Arc::new(executor))
-            })
-            .await
-            .cloned()
+        self.inner.computer.executor().await
     }
 
     /// The isolation channel computers get here.
@@ -134,26 +163,7 @@ impl Helm {
     }
 
     async fn computer_of(&self, record: &ChannelRecord) -> Result<Computer> {
-        let executor = self.executor().await?;
-        let id = record.channel.id;
-        let world = self.inner.root.world(id);
-        if record.channel.kind == ChannelKind::Home {
-            let mut computer = Computer::host(world.workspace());
-            computer.channel = Some(id);
-            computer.hostname = record.channel.name.as_str().to_string();
-            return Ok(computer);
-        }
-        if executor.sandbox_user(id)?.is_some() {
-            close_world(&world, executor.channel_isolation())?;
-        }
-        Ok(Computer::for_channel(
-            id,
-            record.channel.name.as_str(),
-            &world,
-            executor.channel_isolation(),
-            &record.profile.capability_policy,
-            executor.sandbox_user(id)?,
-        ))
+        self.inner.computer.computer_of(record).await
     }
 }
 

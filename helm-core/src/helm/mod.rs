@@ -6,7 +6,7 @@
 //! anything.
 
 mod channels;
-mod computer;
+pub(crate) mod computer;
 mod memory;
 mod providers;
 mod status;
@@ -24,8 +24,8 @@ pub use threads::PostedMessage;
 
 use crate::error::{Error, Result};
 use crate::events::Event;
-use crate::faults::Faults;
 use crate::exec::ComputerOptions;
+use crate::faults::Faults;
 use crate::memory::embed::Embedder;
 use crate::memory::engine::RecallEngine;
 use crate::model::{ModelChoice, Role, User, Workspace, validate_user_name};
@@ -121,7 +121,7 @@ struct Inner {
     providers: Arc<ProviderRegistry>,
     runtime: Arc<Runtime>,
     recall: Arc<RecallEngine>,
-    computer: computer::ComputerState,
+    computer: Arc<computer::ComputerState>,
     faults: Faults,
 }
 
@@ -163,18 +163,22 @@ impl Helm {
             .ok_or_else(|| Error::NotInitialized(root.path().to_path_buf()))?;
         root.sweep_trash();
         let providers = Arc::new(ProviderRegistry::new(options.provider_http.clone()));
+
+        let recall = Arc::new(RecallEngine::new(store.clone(), options.embedder.clone()));
+        let computer = Arc::new(computer::ComputerState::new(options.computer, root.clone()));
         let runtime = Arc::new(Runtime::new(
             store.clone(),
             root.clone(),
             providers.clone(),
             options.fallback_model.clone(),
             options.runtime,
+            computer.clone(),
+            recall.clone(),
         ));
-        let recall = Arc::new(RecallEngine::new(store.clone(), options.embedder.clone()));
         Ok(Helm {
             inner: Arc::new(Inner {
                 recall,
-                computer: computer::ComputerState::new(options.computer.clone()),
+                computer,
                 root,
                 store,
                 workspace,

@@ -14,7 +14,6 @@ pub(crate) mod context;
 pub mod tools;
 mod turn;
 pub mod wake;
-pub(crate) mod workspace_tools;
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -25,6 +24,8 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{Error, Result};
+use crate::helm::computer::ComputerState;
+use crate::memory::engine::RecallEngine;
 use crate::model::{ModelChoice, ThreadId, Turn, TurnId, TurnState};
 use crate::provider::{ProviderRegistry, Usage};
 use crate::store::{Store, TurnFinish};
@@ -61,6 +62,8 @@ pub(crate) struct Runtime {
     providers: Arc<ProviderRegistry>,
     fallback_model: Option<ModelChoice>,
     options: RuntimeOptions,
+    computers: Arc<ComputerState>,
+    recall: Arc<RecallEngine>,
     /// Turns this process has taken on: spawned, running, or finishing.
     live: Mutex<HashMap<TurnId, LiveTurn>>,
     wake: Notify,
@@ -98,6 +101,8 @@ impl Runtime {
         providers: Arc<ProviderRegistry>,
         fallback_model: Option<ModelChoice>,
         options: RuntimeOptions,
+        computers: Arc<ComputerState>,
+        recall: Arc<RecallEngine>,
     ) -> Self {
         Runtime {
             store,
@@ -105,6 +110,8 @@ impl Runtime {
             providers,
             fallback_model,
             options,
+            computers,
+            recall,
             live: Mutex::new(HashMap::new()),
             wake: Notify::new(),
             idle: Notify::new(),

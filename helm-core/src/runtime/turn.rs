@@ -9,9 +9,8 @@ use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 
-use super::context::{ContextInputs, system_prompt, transcript};
-use super::tools::{self, builtin_specs, input_summary};
-use super::workspace_tools::WorkspaceTools;
+use super::context::{ContextInputs, MEMORY_HITS, system_prompt, transcript};
+use super::tools::{self, ToolContext, builtin_specs, input_summary};
 use super::{Runtime, StopReason};
 use crate::error::{Error, ProviderFailure, Result};
 use crate::model::{ChannelRef, ModelChoice, ToolStatus, Turn, TurnState};
@@ -73,20 +72,52 @@ pub(super) async fn drive(
         .store
         .thread_messages(turn.thread_id, Some(turn.trigger_message_id))
         .await?;
-    let activity = rt
+    let artifacts = rt
         .store
-        .tool_actions(turn.channel_id, Some(turn.thread_id), 200)
+        .artifacts(turn.channel_id, Some(turn.thread_id))
         .await?;
+    let trigger = messages
+        .last()
+        .map(|m| m.content.clone())
+        .unwrap_or_default();
+    let recalled = recall_for_turn(rt, &turn, &trigger).await;
+    let pinned = rt
+        .store
+        .list_memory(
+            turn.channel_id,
+            crate::store::MemoryFilter {
+                limit: 20,
+                ..Default::default()
+            },
+        )
+        .await?
+        .into_iter()
+        .filter(|m| m.pinned)
+        .collect::<Vec<_>>();
     let inputs = ContextInputs {
         record: &record,
         thread: &thread,
         transcript: &messages,
-        activity: &activity,
+        artifacts: &artifacts,
+        recalled: &recalled,
+        pinned: &pinned,
         budget_tokens: rt.options.transcript_budget_tokens,
     };
     let system = system_prompt(&inputs);
     let mut conversation = transcript(&inputs);
-    let workspace = WorkspaceTools::new(rt.root.world(turn.channel_id).workspace());
+    let computer = rt.computers.computer_of(&record).await?;
+    let executor: std::sync::Arc<dyn crate::exec::Executor> = rt.computers.executor().await?;
+    let tool_context = ToolContext {
+        files: crate::exec::ConfinedFs::new(&computer),
+        executor,
+        computer,
+        store: rt.store.clone(),
+        recall: rt.recall.clone(),
+        channel_id: turn.channel_id,
+        thread_id: turn.thread_id,
+        agent_handle: record.agent.handle.to_string(),
+        trigger_message_id: turn.trigger_message_id,
+    };
     let specs = builtin_specs();
 
     let mut reply = ReplyBuffer {
@@ -151,7 +182,7 @@ pub(super) async fn drive(
         });
         let mut cancelled = false;
         for call in &step.tool_calls {
-            let result = run_tool(rt, &turn, &workspace, call, cancel).await?;
+            let result = run_tool(rt, &turn, &tool_context, call, cancel).await?;
             conversation.push(ChatMessage::Tool {
                 call_id: call.id.clone(),
                 content: result.0,
@@ -220,6 +251,34 @@ fn failed(e: &Error) -> Ending {
         state: TurnState::Failed,
         error: Some(e.to_string()),
         note: Some(format!("The turn failed: {e}")),
+    }
+}
+
+/// What the channel's memory says about the message that started the turn:
+/// records and earlier threads, not this thread (its transcript is there).
+/// Recall trouble never stops a turn.
+async fn recall_for_turn(
+    rt: &Runtime,
+    turn: &Turn,
+    question: &str,
+) -> Vec<crate::memory::recall::RecallHit> {
+    if question.trim().is_empty() {
+        return Vec::new();
+    }
+    let mut query = crate::memory::recall::RecallQuery::new(question);
+    query.limit = MEMORY_HITS + 6;
+    match rt.recall.recall(turn.channel_id, &query).await {
+        Ok(hits) => hits
+            .into_iter()
+            .filter(|h| {
+                h.thread.as_ref().map(|t| t.id) != Some(turn.thread_id) || h.kind != "message"
+            })
+            .take(MEMORY_HITS)
+            .collect(),
+        Err(e) => {
+            tracing::warn!(turn = %turn.id, error = %e, "recall for the turn's context failed");
+            Vec::new()
+        }
     }
 }
 
@@ -360,7 +419,7 @@ async fn flush(rt: &Runtime, turn: &Turn, reply: &mut ReplyBuffer) -> Result<()>
 async fn run_tool(
     rt: &Runtime,
     turn: &Turn,
-    workspace: &WorkspaceTools,
+    tools_ctx: &ToolContext,
     call: &ToolCall,
     cancel: &CancellationToken,
 ) -> Result<(String, bool)> {
@@ -379,7 +438,7 @@ async fn run_tool(
     let outcome = tokio::select! {
         biased;
         _ = cancel.cancelled() => None,
-        outcome = tools::execute(workspace, call) => Some(outcome),
+        outcome = tools::execute(tools_ctx, call) => Some(outcome),
     };
     let duration_ms = started.elapsed().as_millis() as i64;
     match outcome {

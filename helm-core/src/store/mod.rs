@@ -31,7 +31,7 @@ use crate::model::{
     ModelChoice, ModelPolicy, Thread, ThreadId, ThreadStatus, ToolAction, ToolActionId, Turn,
     TurnId, User, UserId, Workspace,
 };
-use crate::model::{MemoryId, MemoryItem};
+use crate::model::{Artifact, ArtifactKind, MemoryId, MemoryItem};
 use crate::provider::ProviderConfig;
 
 /// Durable state of one workspace, and its event log.
@@ -271,6 +271,25 @@ pub trait Store: Send + Sync + 'static {
         model: &str,
         channel: ChannelId,
     ) -> Result<Vec<(ItemKey, Vec<f32>)>>;
+
+    /// Records files as artifacts of a channel (and thread). New paths are
+    /// added; with `touch`, known ones are marked changed. Returns those added.
+    async fn record_artifacts(
+        &self,
+        channel: ChannelId,
+        thread: Option<ThreadId>,
+        kind: ArtifactKind,
+        created_by: &str,
+        paths: Vec<String>,
+        touch: bool,
+    ) -> Result<Vec<Artifact>>;
+
+    /// A channel's artifacts (or one thread's), oldest first.
+    async fn artifacts(
+        &self,
+        channel: ChannelId,
+        thread: Option<ThreadId>,
+    ) -> Result<Vec<Artifact>>;
 
     /// Counts of what the store holds.
     async fn stats(&self) -> Result<StoreStats>;

@@ -1,7 +1,7 @@
+mod escapes;
 mod journey;
 mod provider_kit;
 mod providers_anthropic;
 mod providers_openai;
-mod escapes;
 mod provisioning_faults;
 mod turns;

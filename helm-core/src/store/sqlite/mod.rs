@@ -7,6 +7,7 @@
 //! live subscribers while the writer lock is still held, which keeps the live
 //! feed in exactly `seq` order.
 
+mod artifacts;
 mod channels;
 mod codec;
 mod errors;
@@ -46,7 +47,7 @@ use crate::model::{
     ModelChoice, ModelPolicy, Thread, ThreadId, ThreadStatus, ToolAction, ToolActionId, Turn,
     TurnId, User, UserId, Workspace,
 };
-use crate::model::{MemoryId, MemoryItem};
+use crate::model::{Artifact, ArtifactKind, MemoryId, MemoryItem};
 use crate::provider::ProviderConfig;
 
 /// How many live events a slow subscriber may fall behind before it lags
@@ -525,6 +526,31 @@ impl Store for SqliteStore {
     ) -> Result<Vec<(ItemKey, Vec<f32>)>> {
         let model = model.to_string();
         self.read(move |c| recall::vectors(c, &model, channel))
+            .await
+    }
+
+    async fn record_artifacts(
+        &self,
+        channel: ChannelId,
+        thread: Option<ThreadId>,
+        kind: ArtifactKind,
+        created_by: &str,
+        paths: Vec<String>,
+        touch: bool,
+    ) -> Result<Vec<Artifact>> {
+        let created_by = created_by.to_string();
+        self.write(move |tx| {
+            artifacts::record(tx, channel, thread, kind, &created_by, &paths, touch)
+        })
+        .await
+    }
+
+    async fn artifacts(
+        &self,
+        channel: ChannelId,
+        thread: Option<ThreadId>,
+    ) -> Result<Vec<Artifact>> {
+        self.read(move |c| artifacts::list(c, channel, thread))
             .await
     }
 
