@@ -291,13 +291,22 @@ pub enum ThreadCommand {
         /// The thread id.
         id: String,
     },
-    /// Mark a thread resolved (a new message reopens it).
+    /// Mark a thread resolved (a new message reopens it) and summarise it.
     Resolve {
         /// The thread id.
         id: String,
+        /// Do not write the session summary now.
+        #[arg(long = "no-summary")]
+        no_summary: bool,
     },
     /// Reopen a resolved, failed or archived thread.
     Reopen {
+        /// The thread id.
+        id: String,
+    },
+    /// Write the thread's session summary now (goal, work, result, open
+    /// items, decisions), with the model that serves it.
+    Summarize {
         /// The thread id.
         id: String,
     },

@@ -78,13 +78,47 @@ pub async fn run(ctx: &Ctx, cmd: ThreadCommand) -> Result<i32> {
                 out
             })?;
         }
-        ThreadCommand::Resolve { id } => {
+        ThreadCommand::Resolve { id, no_summary } => {
             let actor = ctx.actor(&helm).await?;
+            let id: ThreadId = id.parse()?;
             let thread = helm
-                .set_thread_status(&actor, id.parse()?, ThreadStatus::Resolved)
+                .set_thread_status(&actor, id, ThreadStatus::Resolved)
                 .await?;
-            ctx.out
-                .print(&thread, || format!("Thread {} resolved.", thread.id))?;
+            let summary = if no_summary {
+                None
+            } else {
+                Some(helm.summarize_thread(&actor, id).await)
+            };
+            let value = json!({
+                "thread": thread,
+                "summary": summary.as_ref().and_then(|s| s.as_ref().ok()),
+                "summary_error": summary.as_ref().and_then(|s| s.as_ref().err()).map(|e| e.to_string()),
+            });
+            ctx.out.print(&value, || {
+                let mut out = format!("Thread {} resolved.", thread.id);
+                match &summary {
+                    Some(Ok(written)) => {
+                        out.push_str(&format!("\nSummary:\n{}", written.summary.render()))
+                    }
+                    Some(Err(e)) => out.push_str(&format!("\nNo summary was written: {e}")),
+                    None => {}
+                }
+                out
+            })?;
+        }
+        ThreadCommand::Summarize { id } => {
+            let actor = ctx.actor(&helm).await?;
+            let written = helm.summarize_thread(&actor, id.parse()?).await?;
+            ctx.out.print(&written, || {
+                format!(
+                    "Summary of thread {} (memory {}, by {}/{}):\n{}",
+                    written.thread_id,
+                    written.memory_id,
+                    written.provider,
+                    written.model,
+                    written.summary.render()
+                )
+            })?;
         }
         ThreadCommand::Reopen { id } => {
             let actor = ctx.actor(&helm).await?;

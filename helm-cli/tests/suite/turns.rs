@@ -108,8 +108,24 @@ async fn say_streams_the_reply_and_the_tool_activity() -> anyhow::Result<()> {
     let activity = cli.run(&["activity", "launch", "--json"])?.json()?;
     assert_eq!(activity[0]["tool"], "write_file");
     assert_eq!(activity[0]["status"], "ok");
+    mock.push(Behaviour::text(
+        r#"{"goal": "A plan", "work_done": "Wrote plan.md", "result": "Plan and timeline ready", "open_items": [], "decisions": ["Ship the plan"]}"#,
+    ));
     let resolved = cli.run(&["thread", "resolve", "1", "--json"])?.json()?;
-    assert_eq!(resolved["status"], "resolved");
+    assert_eq!(resolved["thread"]["status"], "resolved");
+    assert_eq!(
+        resolved["summary"]["summary"]["decisions"][0],
+        "Ship the plan"
+    );
+    let summaries = cli
+        .run(&["memory", "list", "launch", "--kind", "summary", "--json"])?
+        .json()?;
+    assert!(
+        summaries[0]["content"]
+            .as_str()
+            .unwrap_or("")
+            .contains("Plan and timeline ready")
+    );
     let providers = cli.run(&["provider", "list", "--json"])?.json()?;
     assert_eq!(providers[0]["name"], "mock");
     assert!(

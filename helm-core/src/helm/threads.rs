@@ -183,3 +183,19 @@ impl Helm {
         self.inner.runtime.is_driving()
     }
 }
+
+impl Helm {
+    /// Writes a structured summary of a thread now, with the model that
+    /// serves it. Without a configured model this fails with a provider
+    /// `Unconfigured` error, and nothing is stored.
+    pub async fn summarize_thread(
+        &self,
+        _actor: &User,
+        id: ThreadId,
+    ) -> Result<crate::runtime::summary::WrittenSummary> {
+        self.inner
+            .runtime
+            .summarize(id, crate::runtime::summary::SummaryTrigger::Request)
+            .await
+    }
+}

@@ -241,8 +241,9 @@ pub fn fuse(
         .filter(|i| i.is_summary())
         .collect();
 
-    // Reciprocal-rank fusion keyed by message: a fact and its source message
-    // are one hit, shown as whichever was seen first.
+    // Reciprocal-rank fusion keyed by message: a record and its source
+    // message are one hit, shown as the record (the curated form) when
+    // there is one, else as the message.
     let mut fused: HashMap<i64, Ranked> = HashMap::new();
     let mut order: Vec<i64> = Vec::new();
     let lists_used = [
@@ -254,7 +255,12 @@ pub fn fuse(
             let key = item.fusion_key();
             let add = 1.0 / (k + rank as f64 + 1.0);
             match fused.get_mut(&key) {
-                Some(r) => r.score += add,
+                Some(r) => {
+                    r.score += add;
+                    if r.item.kind.is_none() && item.kind.is_some() {
+                        r.item = (*item).clone();
+                    }
+                }
                 None => {
                     fused.insert(
                         key,

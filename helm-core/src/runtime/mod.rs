@@ -11,6 +11,7 @@
 //! happened, while turns that never started run in order.
 
 pub(crate) mod context;
+pub mod summary;
 pub mod tools;
 mod turn;
 pub mod wake;
@@ -31,6 +32,11 @@ use crate::provider::{ProviderRegistry, Usage};
 use crate::store::{Store, TurnFinish};
 use crate::world::DataRoot;
 
+/// How often the driver looks for threads whose summary is due.
+const SUMMARY_SCAN_EVERY: Duration = Duration::from_secs(30);
+/// How long a thread whose summary failed waits before another try.
+const SUMMARY_RETRY_AFTER: Duration = Duration::from_secs(15 * 60);
+
 /// Tunables of the turn engine.
 #[derive(Debug, Clone)]
 pub struct RuntimeOptions {
@@ -42,6 +48,8 @@ pub struct RuntimeOptions {
     pub flush_interval: Duration,
     /// The token budget of the thread transcript in a turn's context.
     pub transcript_budget_tokens: usize,
+    /// How long a thread stays quiet before it is summarised.
+    pub summarize_after_idle: Duration,
 }
 
 impl Default for RuntimeOptions {
@@ -51,6 +59,7 @@ impl Default for RuntimeOptions {
             max_steps: 16,
             flush_interval: Duration::from_millis(50),
             transcript_budget_tokens: 24_000,
+            summarize_after_idle: Duration::from_secs(6 * 3600),
         }
     }
 }
@@ -69,6 +78,8 @@ pub(crate) struct Runtime {
     wake: Notify,
     idle: Notify,
     driver: Mutex<Driver>,
+    /// Threads whose summary failed lately, so they are not retried at once.
+    summary_failures: Mutex<HashMap<ThreadId, std::time::Instant>>,
 }
 
 struct LiveTurn {
@@ -116,6 +127,7 @@ impl Runtime {
             wake: Notify::new(),
             idle: Notify::new(),
             driver: Mutex::new(Driver::Idle),
+            summary_failures: Mutex::new(HashMap::new()),
         }
     }
 
@@ -205,6 +217,7 @@ impl Runtime {
     }
 
     async fn schedule_loop(self: Arc<Self>) {
+        let mut last_summary_scan = std::time::Instant::now();
         loop {
             let draining = matches!(*self.lock_driver(), Driver::Draining);
             if draining {
@@ -213,8 +226,15 @@ impl Runtime {
                     *self.lock_driver() = Driver::Idle;
                     return;
                 }
-            } else if let Err(e) = self.schedule_once().await {
-                tracing::error!(error = %e, "scheduling turns failed");
+            } else {
+                if let Err(e) = self.schedule_once().await {
+                    tracing::error!(error = %e, "scheduling turns failed");
+                }
+                if last_summary_scan.elapsed() >= SUMMARY_SCAN_EVERY {
+                    last_summary_scan = std::time::Instant::now();
+                    let runtime = self.clone();
+                    tokio::spawn(async move { runtime.summarize_due().await });
+                }
             }
             tokio::select! {
                 _ = self.wake.notified() => {}
@@ -350,6 +370,95 @@ impl Runtime {
             tokio::select! {
                 _ = idle => {}
                 _ = tokio::time::sleep(Duration::from_millis(50)) => {}
+            }
+        }
+    }
+
+    /// The provider and model that serve `channel` (and `thread`) now, by
+    /// policy: session, channel, workspace default, configured fallback.
+    pub(crate) async fn model_for(
+        &self,
+        channel: crate::model::ChannelId,
+        thread: Option<ThreadId>,
+    ) -> Result<(Arc<dyn crate::provider::Provider>, ModelChoice)> {
+        let rt = self;
+        let mut policy = rt.store.model_policy(channel, thread).await?;
+        policy.fallback = rt.fallback_model.clone();
+        let resolved = policy.resolve().ok_or_else(|| {
+            Error::provider(
+                "none",
+                crate::error::ProviderFailure::Unconfigured,
+                "no model is configured; add one with `1helm provider add NAME --kind openai \
+                 --base-url URL --model MODEL --default`",
+            )
+        })?;
+        let name = resolved.choice.provider.clone();
+        if let Some(custom) = rt.providers.custom(&name) {
+            let model = resolved.choice.model.unwrap_or_else(|| "default".into());
+            return Ok((custom, ModelChoice::new(name, Some(model))));
+        }
+        let config = match rt.store.provider(&name).await {
+            Ok(config) => config,
+            Err(Error::NotFound { .. }) => {
+                return Err(Error::provider(
+                    &name,
+                    crate::error::ProviderFailure::Unconfigured,
+                    format!(
+                        "the {} policy names provider {name:?}, which is not registered",
+                        resolved.level
+                    ),
+                ));
+            }
+            Err(e) => return Err(e),
+        };
+        let model = resolved
+            .choice
+            .model
+            .or_else(|| config.default_model.clone())
+            .ok_or_else(|| {
+                Error::provider(
+                    &name,
+                    crate::error::ProviderFailure::Unconfigured,
+                    "no model named and the provider has no default model; set one with --model",
+                )
+            })?;
+        let adapter = rt.providers.adapter(&config)?;
+        Ok((adapter, ModelChoice::new(name, Some(model))))
+    }
+
+    /// Summarises resolved and long-quiet threads whose summary is stale.
+    async fn summarize_due(&self) {
+        let idle_before = jiff::Timestamp::now().as_millisecond()
+            - self.options.summarize_after_idle.as_millis() as i64;
+        let due = match self.store.threads_due_for_summary(idle_before, 4).await {
+            Ok(due) => due,
+            Err(e) => {
+                tracing::warn!(error = %e, "looking for threads to summarise failed");
+                return;
+            }
+        };
+        for thread in due {
+            let recent_failure = self
+                .summary_failures
+                .lock()
+                .ok()
+                .and_then(|f| f.get(&thread).copied())
+                .is_some_and(|at| at.elapsed() < SUMMARY_RETRY_AFTER);
+            if recent_failure {
+                continue;
+            }
+            let trigger = match self.store.thread(thread).await.map(|t| t.status) {
+                Ok(crate::model::ThreadStatus::Resolved) => summary::SummaryTrigger::Resolved,
+                _ => summary::SummaryTrigger::Inactivity,
+            };
+            match self.summarize(thread, trigger).await {
+                Ok(_) => tracing::info!(thread = %thread, ?trigger, "summarised a thread"),
+                Err(e) => {
+                    tracing::info!(thread = %thread, error = %e, "could not summarise a thread");
+                    if let Ok(mut f) = self.summary_failures.lock() {
+                        f.insert(thread, std::time::Instant::now());
+                    }
+                }
             }
         }
     }

@@ -9,11 +9,12 @@ use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 
-use super::context::{ContextInputs, MEMORY_HITS, system_prompt, transcript};
+use super::context::{ContextInputs, MEMORY_HITS, estimate_tokens, system_prompt, transcript};
+use super::summary::SummaryTrigger;
 use super::tools::{self, ToolContext, builtin_specs, input_summary};
 use super::{Runtime, StopReason};
 use crate::error::{Error, ProviderFailure, Result};
-use crate::model::{ChannelRef, ModelChoice, ToolStatus, Turn, TurnState};
+use crate::model::{ChannelRef, ToolStatus, Turn, TurnState};
 use crate::provider::{
     ChatMessage, ChatRequest, FinishReason, Provider, StreamEvent, ToolCall, Usage, next,
 };
@@ -51,7 +52,7 @@ pub(super) async fn drive(
         return finish(rt, turn, "", 0, Usage::default(), stopped(reason)).await;
     }
     let record = rt.store.channel(&ChannelRef::Id(turn.channel_id)).await?;
-    let resolved = resolve_model(rt, turn).await;
+    let resolved = rt.model_for(turn.channel_id, Some(turn.thread_id)).await;
     let (provider, choice) = match resolved {
         Ok(pair) => pair,
         Err(e) => {
@@ -67,11 +68,22 @@ pub(super) async fn drive(
     };
     let model = choice.model.clone().unwrap_or_default();
 
-    let thread = rt.store.thread(turn.thread_id).await?;
     let messages = rt
         .store
         .thread_messages(turn.thread_id, Some(turn.trigger_message_id))
         .await?;
+    // A transcript that no longer fits is compacted: the session summary
+    // (brought up to date first) stands in for what is left out.
+    let size: usize = messages.iter().map(|m| estimate_tokens(&m.content)).sum();
+    if size > rt.options.transcript_budget_tokens
+        && !rt.store.summary_is_current(turn.thread_id).await?
+        && let Err(e) = rt
+            .summarize(turn.thread_id, SummaryTrigger::Compaction)
+            .await
+    {
+        tracing::warn!(turn = %turn.id, error = %e, "could not summarise a long thread");
+    }
+    let thread = rt.store.thread(turn.thread_id).await?;
     let artifacts = rt
         .store
         .artifacts(turn.channel_id, Some(turn.thread_id))
@@ -268,67 +280,35 @@ async fn recall_for_turn(
     let mut query = crate::memory::recall::RecallQuery::new(question);
     query.limit = MEMORY_HITS + 6;
     match rt.recall.recall(turn.channel_id, &query).await {
-        Ok(hits) => hits
-            .into_iter()
-            .filter(|h| {
-                h.thread.as_ref().map(|t| t.id) != Some(turn.thread_id) || h.kind != "message"
-            })
-            .take(MEMORY_HITS)
-            .collect(),
+        Ok(hits) => {
+            // Raw messages come only from threads no summary stands in for:
+            // a summarised thread speaks through its records, not its transcript.
+            let mut kept = Vec::new();
+            for hit in hits {
+                let keep = match (&hit.thread, hit.kind.as_str()) {
+                    (Some(t), "message") if t.id == turn.thread_id => false,
+                    (Some(t), "message") => rt
+                        .store
+                        .thread(t.id)
+                        .await
+                        .map(|th| th.summary.trim().is_empty())
+                        .unwrap_or(false),
+                    _ => true,
+                };
+                if keep {
+                    kept.push(hit);
+                }
+                if kept.len() == MEMORY_HITS {
+                    break;
+                }
+            }
+            kept
+        }
         Err(e) => {
             tracing::warn!(turn = %turn.id, error = %e, "recall for the turn's context failed");
             Vec::new()
         }
     }
-}
-
-/// The provider and model for this turn, by policy.
-async fn resolve_model(rt: &Runtime, turn: &Turn) -> Result<(Arc<dyn Provider>, ModelChoice)> {
-    let mut policy = rt
-        .store
-        .model_policy(turn.channel_id, Some(turn.thread_id))
-        .await?;
-    policy.fallback = rt.fallback_model.clone();
-    let resolved = policy.resolve().ok_or_else(|| {
-        Error::provider(
-            "none",
-            ProviderFailure::Unconfigured,
-            "no model is configured; add one with `1helm provider add NAME --kind openai \
-             --base-url URL --model MODEL --default`",
-        )
-    })?;
-    let name = resolved.choice.provider.clone();
-    if let Some(custom) = rt.providers.custom(&name) {
-        let model = resolved.choice.model.unwrap_or_else(|| "default".into());
-        return Ok((custom, ModelChoice::new(name, Some(model))));
-    }
-    let config = match rt.store.provider(&name).await {
-        Ok(config) => config,
-        Err(Error::NotFound { .. }) => {
-            return Err(Error::provider(
-                &name,
-                ProviderFailure::Unconfigured,
-                format!(
-                    "the {} policy names provider {name:?}, which is not registered",
-                    resolved.level
-                ),
-            ));
-        }
-        Err(e) => return Err(e),
-    };
-    let model = resolved
-        .choice
-        .model
-        .or_else(|| config.default_model.clone())
-        .ok_or_else(|| {
-            Error::provider(
-                &name,
-                ProviderFailure::Unconfigured,
-                "no model named and the provider has no default model; set one with --model",
-            )
-        })?;
-    let adapter = rt.providers.adapter(&config)?;
-    Ok((adapter, ModelChoice::new(name, Some(model))))
 }
 
 /// One model call's outcome.

@@ -18,8 +18,8 @@ use tokio::sync::broadcast;
 pub use sqlite::SqliteStore;
 pub use types::{
     Bootstrap, BootstrapPlan, ChannelFilter, ChannelPlan, ChannelRecord, JournalEntry,
-    MemoryFilter, NewAgent, NewMemory, NewPost, NewToolAction, NewUser, PolicyScope, Posted,
-    StoreStats, ToolActionOutcome, TurnFinish, WorldHook,
+    MemoryFilter, NewAgent, NewMemory, NewPost, NewThreadSummary, NewToolAction, NewUser,
+    PolicyScope, Posted, StoreStats, ToolActionOutcome, TurnFinish, WorldHook,
 };
 
 use crate::error::Result;
@@ -290,6 +290,21 @@ pub trait Store: Send + Sync + 'static {
         channel: ChannelId,
         thread: Option<ThreadId>,
     ) -> Result<Vec<Artifact>>;
+
+    /// Stores a session summary: its row, the thread's rolling summary, and
+    /// a `summary` memory record (superseding the thread's previous one).
+    async fn put_thread_summary(&self, summary: NewThreadSummary) -> Result<MemoryId>;
+
+    /// Threads whose summary is due (resolved, or quiet since `idle_before`
+    /// in Unix milliseconds), oldest first.
+    async fn threads_due_for_summary(
+        &self,
+        idle_before: i64,
+        limit: usize,
+    ) -> Result<Vec<ThreadId>>;
+
+    /// Whether a thread's summary covers its newest message.
+    async fn summary_is_current(&self, thread: ThreadId) -> Result<bool>;
 
     /// Counts of what the store holds.
     async fn stats(&self) -> Result<StoreStats>;

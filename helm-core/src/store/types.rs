@@ -275,3 +275,22 @@ pub struct MemoryFilter {
     /// At most this many (newest first); 0 means all.
     pub limit: usize,
 }
+
+/// A session summary to store.
+#[derive(Debug, Clone)]
+pub struct NewThreadSummary {
+    /// The thread.
+    pub thread_id: ThreadId,
+    /// The summary.
+    pub summary: crate::runtime::summary::SessionSummary,
+    /// Why it was written.
+    pub trigger: crate::runtime::summary::SummaryTrigger,
+    /// The provider that wrote it.
+    pub provider: String,
+    /// The model that wrote it.
+    pub model: String,
+    /// The last message it covers.
+    pub last_message_id: MessageId,
+    /// The agent it is written as (its handle).
+    pub author: String,
+}

@@ -1,5 +1,6 @@
 mod escapes;
 mod journey;
+mod memory;
 mod provider_kit;
 mod providers_anthropic;
 mod providers_openai;

@@ -19,6 +19,7 @@ mod policy;
 mod providers;
 mod recall;
 mod schema;
+mod summaries;
 mod threads;
 mod tool_actions;
 mod turns;
@@ -35,8 +36,8 @@ use tokio::sync::broadcast;
 use super::Store;
 use super::types::{
     Bootstrap, BootstrapPlan, ChannelFilter, ChannelPlan, ChannelRecord, JournalEntry,
-    MemoryFilter, NewAgent, NewMemory, NewPost, NewToolAction, NewUser, PolicyScope, Posted,
-    StoreStats, ToolActionOutcome, TurnFinish, WorldHook,
+    MemoryFilter, NewAgent, NewMemory, NewPost, NewThreadSummary, NewToolAction, NewUser,
+    PolicyScope, Posted, StoreStats, ToolActionOutcome, TurnFinish, WorldHook,
 };
 use crate::error::{Error, Result};
 use crate::events::{Event, EventBody};
@@ -552,6 +553,23 @@ impl Store for SqliteStore {
     ) -> Result<Vec<Artifact>> {
         self.read(move |c| artifacts::list(c, channel, thread))
             .await
+    }
+
+    async fn put_thread_summary(&self, summary: NewThreadSummary) -> Result<MemoryId> {
+        self.write(move |tx| summaries::put(tx, summary)).await
+    }
+
+    async fn threads_due_for_summary(
+        &self,
+        idle_before: i64,
+        limit: usize,
+    ) -> Result<Vec<ThreadId>> {
+        self.read(move |c| summaries::due(c, idle_before, limit))
+            .await
+    }
+
+    async fn summary_is_current(&self, thread: ThreadId) -> Result<bool> {
+        self.read(move |c| summaries::is_current(c, thread)).await
     }
 
     async fn stats(&self) -> Result<StoreStats> {

@@ -22,3 +22,6 @@ CREATE TABLE embed_queue (
     channel_id  INTEGER NOT NULL REFERENCES channels(id) ON DELETE CASCADE
 );
 CREATE INDEX embed_queue_channel ON embed_queue(channel_id, key);
+
+-- The last message a summary covers, so a newer message makes it stale.
+ALTER TABLE thread_summaries ADD COLUMN last_message_id INTEGER;

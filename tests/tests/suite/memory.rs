@@ -1,0 +1,468 @@
+//! Memory and continuity: a decision made in one thread is recalled in a
+//! later one after a model change and a restart; scopes hold; superseded
+//! knowledge is not current; bad queries and imports are handled.
+
+use std::sync::Arc;
+
+use helm_core::memory::recall::RecallQuery;
+use helm_core::model::{
+    ChannelRef, MemoryKind, MemoryScope, MemoryStatus, ModelChoice, ThreadStatus, TurnState,
+};
+use helm_core::provider::{ChatMessage, Scripted, ScriptedReply};
+use helm_core::store::{MemoryFilter, PolicyScope};
+use helm_core::{ErrorKind, MemoryNote};
+use helm_tests::TestHelm;
+
+const PURPOSE: &str = "This channel owns planning and coordinating the product launch.";
+
+fn note(kind: MemoryKind, text: &str) -> MemoryNote {
+    MemoryNote {
+        kind,
+        content: text.into(),
+        thread: None,
+        scope: MemoryScope::Channel,
+    }
+}
+
+#[tokio::test]
+async fn a_decision_in_one_thread_is_recalled_in_another_after_a_model_change_and_a_restart()
+-> anyhow::Result<()> {
+    let t = TestHelm::new().await?;
+    let alpha = Arc::new(Scripted::new());
+    t.use_provider("alpha", alpha.clone()).await?;
+    t.helm.start_runtime().await?;
+    let record = t.helm.create_channel(&t.captain, "launch", PURPOSE).await?;
+    let ch = ChannelRef::Id(record.channel.id);
+
+    // Thread 1: the decision is made and recorded by the agent.
+    alpha.push(ScriptedReply::tool_calls(&[(
+        "record_decision",
+        r#"{"content": "The public beta launches on March 3rd, after the security review."}"#,
+    )]));
+    alpha.reply_text("Recorded: public beta on March 3rd.");
+    let first = t
+        .helm
+        .post_message(
+            &t.captain,
+            &ch,
+            "@launch-agent beta date\nWe agreed the public beta date with legal: March 3rd.",
+            None,
+        )
+        .await?;
+    let turn = t
+        .wait_turn(first.turn.ok_or_else(|| anyhow::anyhow!("no turn"))?.id)
+        .await?;
+    assert_eq!(turn.state, TurnState::Completed);
+    let decisions = t
+        .helm
+        .memory_list(
+            &ch,
+            MemoryFilter {
+                kind: Some(MemoryKind::Decision),
+                ..Default::default()
+            },
+        )
+        .await?;
+    assert_eq!(decisions.len(), 1);
+    assert_eq!(decisions[0].thread_id, Some(first.thread.id));
+    assert_eq!(
+        decisions[0].source_message_id,
+        Some(first.message.id),
+        "provenance: the message that led to it"
+    );
+    assert_eq!(decisions[0].author_name.as_deref(), Some("@launch-agent"));
+
+    // Resolving writes the session summary with the serving model.
+    t.helm
+        .set_thread_status(&t.captain, first.thread.id, ThreadStatus::Resolved)
+        .await?;
+    alpha.reply_text(
+        r#"{"goal": "Fix the public beta date", "work_done": "Agreed with legal", "result": "Beta on March 3rd", "open_items": ["Book the venue"], "decisions": ["Public beta on March 3rd"]}"#,
+    );
+    let written = t.helm.summarize_thread(&t.captain, first.thread.id).await?;
+    assert_eq!(written.summary.decisions, ["Public beta on March 3rd"]);
+    assert!(
+        t.helm
+            .thread(first.thread.id)
+            .await?
+            .summary
+            .contains("Beta on March 3rd")
+    );
+
+    // The Captain moves the channel to another model, and Helm restarts.
+    t.helm
+        .set_model_policy(
+            &t.captain,
+            PolicyScope::Channel(record.channel.id),
+            Some(ModelChoice::new("beta", None)),
+        )
+        .await?;
+    t.helm.shutdown_runtime(true).await;
+    let helm = t.reopen().await?;
+    let beta = Arc::new(Scripted::new());
+    helm.register_provider("beta", beta.clone());
+    helm.start_runtime().await?;
+
+    // Thread 2: the agent is asked about the decision.
+    beta.reply_text("The public beta launches on March 3rd.");
+    let second = helm
+        .post_message(
+            &t.captain,
+            &ch,
+            "@launch-agent when does the public beta launch?",
+            None,
+        )
+        .await?;
+    let turn = t
+        .wait_turn(second.turn.ok_or_else(|| anyhow::anyhow!("no turn"))?.id)
+        .await?;
+    assert_eq!(turn.state, TurnState::Completed);
+    assert_eq!(turn.served_by.map(|m| m.provider), Some("beta".into()));
+
+    let request = &beta.requests()[0];
+    // The decision reached the model through recall, with its provenance…
+    assert!(
+        request
+            .system
+            .contains("March 3rd, after the security review"),
+        "{}",
+        request.system
+    );
+    assert!(
+        request
+            .system
+            .contains(&format!("thread {}", first.thread.id)),
+        "{}",
+        request.system
+    );
+    // …and thread 1's transcript did not: its summary stands in for it.
+    assert!(
+        !request.system.contains("Recorded: public beta"),
+        "{}",
+        request.system
+    );
+    assert!(
+        !request
+            .system
+            .contains("We agreed the public beta date with legal"),
+        "{}",
+        request.system
+    );
+    for m in &request.messages {
+        let text = match m {
+            ChatMessage::User { content } | ChatMessage::Assistant { content, .. } => content,
+            ChatMessage::Tool { content, .. } => content,
+        };
+        assert!(
+            !text.contains("We agreed the public beta date with legal"),
+            "thread 1 leaked: {text}"
+        );
+    }
+    assert_eq!(request.messages.len(), 1, "only thread 2's own message");
+    Ok(())
+}
+
+#[tokio::test]
+async fn recall_is_scoped_to_the_channel_and_what_the_workspace_shares() -> anyhow::Result<()> {
+    let t = TestHelm::new().await?;
+    t.helm
+        .create_channel(&t.captain, "finance", "Money.")
+        .await?;
+    t.helm.create_channel(&t.captain, "launch", PURPOSE).await?;
+    let finance: ChannelRef = "finance".parse()?;
+    let launch: ChannelRef = "launch".parse()?;
+    t.helm
+        .remember(
+            &t.captain,
+            &finance,
+            note(
+                MemoryKind::Decision,
+                "The quarterly budget for marketing is 40k.",
+            ),
+        )
+        .await?;
+    let hits = t
+        .helm
+        .recall(&launch, RecallQuery::new("marketing budget"))
+        .await?;
+    assert!(hits.iter().all(|h| !h.content.contains("40k")), "{hits:?}");
+
+    let shared = MemoryNote {
+        scope: MemoryScope::Workspace,
+        ..note(MemoryKind::Preference, "All budgets are reported in euros.")
+    };
+    t.helm.remember(&t.captain, &finance, shared).await?;
+    let hits = t
+        .helm
+        .recall(
+            &launch,
+            RecallQuery::new("which currency are budgets reported in?"),
+        )
+        .await?;
+    assert!(
+        hits.iter().any(|h| h.content.contains("euros")),
+        "workspace-scoped items are shared: {hits:?}"
+    );
+    assert!(hits.iter().all(|h| !h.content.contains("40k")));
+    Ok(())
+}
+
+#[tokio::test]
+async fn edits_supersede_and_forgetting_hides() -> anyhow::Result<()> {
+    let t = TestHelm::new().await?;
+    t.helm.create_channel(&t.captain, "launch", PURPOSE).await?;
+    let ch: ChannelRef = "launch".parse()?;
+    let old = t
+        .helm
+        .remember(
+            &t.captain,
+            &ch,
+            note(MemoryKind::Fact, "The launch venue is the Grand Hall."),
+        )
+        .await?;
+    let new = t
+        .helm
+        .edit_memory(
+            &t.captain,
+            old.id,
+            "The launch venue is the Riverside Pavilion.",
+        )
+        .await?;
+    assert_eq!(
+        t.helm.memory(old.id).await?.status,
+        MemoryStatus::Superseded
+    );
+    assert_eq!(t.helm.memory(old.id).await?.superseded_by, Some(new.id));
+
+    let hits = t
+        .helm
+        .recall(&ch, RecallQuery::new("where is the launch venue?"))
+        .await?;
+    assert!(hits.iter().any(|h| h.content.contains("Riverside")));
+    assert!(
+        hits.iter().all(|h| !h.content.contains("Grand Hall")),
+        "a superseded fact is not current"
+    );
+    let mut q = RecallQuery::new("where is the launch venue?");
+    q.include_superseded = true;
+    let all = t.helm.recall(&ch, q).await?;
+    assert!(all.iter().any(|h| h.content.contains("Grand Hall") && h.status == Some(MemoryStatus::Superseded)));
+
+    // Editing a superseded record is refused; forgetting hides for good.
+    let err = t.helm.edit_memory(&t.captain, old.id, "x").await.err();
+    assert_eq!(err.map(|e| e.kind()), Some(ErrorKind::Conflict));
+    t.helm.forget_memory(&t.captain, new.id).await?;
+    let hits = t
+        .helm
+        .recall(&ch, RecallQuery::new("where is the launch venue?"))
+        .await?;
+    assert!(hits.iter().all(|h| !h.content.contains("Riverside")));
+    let listed = t.helm.memory_list(&ch, MemoryFilter::default()).await?;
+    assert!(listed.is_empty());
+    let everything = t
+        .helm
+        .memory_list(
+            &ch,
+            MemoryFilter {
+                include_inactive: true,
+                ..Default::default()
+            },
+        )
+        .await?;
+    assert_eq!(everything.len(), 2);
+    Ok(())
+}
+
+#[tokio::test]
+async fn odd_queries_get_clear_errors_or_sane_results() -> anyhow::Result<()> {
+    let t = TestHelm::new().await?;
+    t.helm.create_channel(&t.captain, "launch", PURPOSE).await?;
+    let ch: ChannelRef = "launch".parse()?;
+    t.helm
+        .remember(
+            &t.captain,
+            &ch,
+            note(
+                MemoryKind::Fact,
+                "NEAR the river AND the park, says \"Ann\".",
+            ),
+        )
+        .await?;
+    for blank in ["", "   ", "\n"] {
+        let err = t.helm.recall(&ch, RecallQuery::new(blank)).await.err();
+        assert_eq!(err.map(|e| e.kind()), Some(ErrorKind::Invalid));
+    }
+    for odd in [
+        "\"",
+        "*",
+        "NEAR",
+        "AND",
+        "OR NOT",
+        "?!...",
+        "\"unbalanced",
+        "a* OR b*",
+        "col:value",
+        "(",
+        "^",
+    ] {
+        let hits = t.helm.recall(&ch, RecallQuery::new(odd)).await;
+        assert!(hits.is_ok(), "{odd:?}: {hits:?}");
+    }
+    let near = t
+        .helm
+        .recall(&ch, RecallQuery::new("near the park"))
+        .await?;
+    assert_eq!(near.len(), 1);
+    let long = "launch ".repeat(1500);
+    assert!(t.helm.recall(&ch, RecallQuery::new(long)).await.is_ok());
+    let huge = "x".repeat(20_000);
+    let err = t.helm.recall(&ch, RecallQuery::new(huge)).await.err();
+    assert_eq!(err.map(|e| e.kind()), Some(ErrorKind::Invalid));
+    let err = t
+        .helm
+        .recall(&"nowhere".parse()?, RecallQuery::new("x"))
+        .await
+        .err();
+    assert_eq!(err.map(|e| e.kind()), Some(ErrorKind::NotFound));
+    let err = "rumour".parse::<MemoryKind>().err();
+    assert!(
+        err.map(|e| e.to_string().contains("summary, decision, fact"))
+            .unwrap_or(false)
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn imports_are_whole_or_nothing_and_carry_provenance() -> anyhow::Result<()> {
+    let t = TestHelm::new().await?;
+    t.helm
+        .create_channel(&t.captain, "life", "A long chat.")
+        .await?;
+    let ch: ChannelRef = "life".parse()?;
+    let good = r#"{"type":"thread","id":"s1","title":"Session 1","opened_at":"2023-05-08T13:56:00Z"}
+{"type":"message","thread":"s1","external_id":"D1:1","author":"Caroline","text":"I went to the LGBTQ support group yesterday.","at":"2023-05-08T13:56:00Z"}
+{"type":"message","thread":"s1","external_id":"D1:2","author":"captain","text":"How was it?","at":"2023-05-08T13:57:00Z"}
+{"type":"memory","kind":"fact","content":"Caroline attended an LGBTQ support group on 7 May 2023.","thread":"s1","source_external_id":"D1:1"}
+{"type":"memory","kind":"summary","content":"Caroline told the captain about the support group.","thread":"s1"}
+"#;
+    let report = t
+        .helm
+        .import_history(
+            &t.captain,
+            &ch,
+            std::io::Cursor::new(good.as_bytes().to_vec()),
+        )
+        .await?;
+    assert_eq!(
+        (report.threads, report.messages, report.memories),
+        (1, 2, 2)
+    );
+    let threads = t.helm.threads(&ch, 10).await?;
+    assert_eq!(threads[0].title, "Session 1");
+    let messages = t.helm.thread_messages(threads[0].id).await?;
+    assert_eq!(
+        messages[0].author.display(),
+        "Caroline",
+        "not a user: a guest author"
+    );
+    assert!(matches!(
+        messages[0].author,
+        helm_core::model::Author::Guest { .. }
+    ));
+    assert!(
+        matches!(messages[1].author, helm_core::model::Author::Human { .. }),
+        "captain is a user"
+    );
+
+    let hits = t
+        .helm
+        .recall(
+            &ch,
+            RecallQuery::new("When did Caroline go to the support group?"),
+        )
+        .await?;
+    let fact = hits
+        .iter()
+        .find(|h| h.kind == "fact")
+        .ok_or_else(|| anyhow::anyhow!("no fact: {hits:?}"))?;
+    assert_eq!(fact.source_external_ids, ["D1:1"]);
+    if let Some(summary) = hits.iter().find(|h| h.kind == "summary") {
+        assert_eq!(
+            summary.source_external_ids,
+            ["D1:1", "D1:2"],
+            "a summary stands for its thread"
+        );
+    }
+
+    // A bad file writes nothing, and says where it is bad.
+    let before = t.helm.store().stats().await?;
+    let bad = "{\"type\":\"thread\",\"id\":\"s2\"}\n{\"type\":\"message\",\"thread\":\"s3\",\"external_id\":\"x\",\"author\":\"a\",\"text\":\"t\"}\n";
+    let err = t
+        .helm
+        .import_history(
+            &t.captain,
+            &ch,
+            std::io::Cursor::new(bad.as_bytes().to_vec()),
+        )
+        .await
+        .err();
+    let err = err.ok_or_else(|| anyhow::anyhow!("bad import accepted"))?;
+    assert_eq!(err.kind(), ErrorKind::Invalid);
+    assert!(err.to_string().contains("line 2:"), "{err}");
+    // Importing the same history twice is a conflict, and writes nothing either.
+    let again = t
+        .helm
+        .import_history(
+            &t.captain,
+            &ch,
+            std::io::Cursor::new(good.as_bytes().to_vec()),
+        )
+        .await
+        .err();
+    assert_eq!(again.map(|e| e.kind()), Some(ErrorKind::Conflict));
+    let after = t.helm.store().stats().await?;
+    assert_eq!(
+        (after.threads, after.messages),
+        (before.threads, before.messages)
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn without_a_model_there_is_no_summary() -> anyhow::Result<()> {
+    let t = TestHelm::new().await?;
+    t.helm.create_channel(&t.captain, "launch", PURPOSE).await?;
+    let posted = t
+        .helm
+        .post_message(&t.captain, &"launch".parse()?, "a note", None)
+        .await?;
+    let err = t
+        .helm
+        .summarize_thread(&t.captain, posted.thread.id)
+        .await
+        .err();
+    let err = err.ok_or_else(|| anyhow::anyhow!("a summary without a model"))?;
+    assert!(
+        matches!(
+            err,
+            helm_core::Error::Provider {
+                failure: helm_core::ProviderFailure::Unconfigured,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    let summaries = t
+        .helm
+        .memory_list(
+            &"launch".parse()?,
+            MemoryFilter {
+                kind: Some(MemoryKind::Summary),
+                ..Default::default()
+            },
+        )
+        .await?;
+    assert!(summaries.is_empty());
+    assert!(t.helm.thread(posted.thread.id).await?.summary.is_empty());
+    Ok(())
+}
