@@ -10,8 +10,8 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use crate::model::{
-    Agent, AgentId, AgentStatus, Channel, ChannelId, Message, MessageId, Thread, ThreadId,
-    ToolAction, Turn,
+    Agent, AgentId, AgentStatus, Channel, ChannelId, MemberRole, Message, MessageId, Thread,
+    ThreadId, ToolAction, Turn, UserId,
 };
 
 /// A durable, ordered record of one change.
@@ -61,6 +61,30 @@ pub enum EventBody {
         /// The id it had.
         id: ChannelId,
         /// The name it had.
+        name: String,
+    },
+    /// A channel's purpose or its agent's instructions changed.
+    #[serde(rename = "channel.updated")]
+    ChannelUpdated {
+        /// The channel as it is now.
+        channel: Channel,
+    },
+    /// A person became a member of a channel.
+    #[serde(rename = "channel.member_added")]
+    ChannelMemberAdded {
+        /// The person.
+        user_id: UserId,
+        /// Their name.
+        name: String,
+        /// Owner or member.
+        role: MemberRole,
+    },
+    /// A person stopped being a member of a channel.
+    #[serde(rename = "channel.member_removed")]
+    ChannelMemberRemoved {
+        /// The person.
+        user_id: UserId,
+        /// Their name.
         name: String,
     },
     /// A message was posted (an agent's reply starts out `streaming`).
@@ -159,6 +183,9 @@ impl EventBody {
             EventBody::ChannelArchived { .. } => "channel.archived",
             EventBody::ChannelRestored { .. } => "channel.restored",
             EventBody::ChannelDeleted { .. } => "channel.deleted",
+            EventBody::ChannelUpdated { .. } => "channel.updated",
+            EventBody::ChannelMemberAdded { .. } => "channel.member_added",
+            EventBody::ChannelMemberRemoved { .. } => "channel.member_removed",
             EventBody::MessageCreated { .. } => "message.created",
             EventBody::MessageDelta { .. } => "message.delta",
             EventBody::MessageCompleted { .. } => "message.completed",

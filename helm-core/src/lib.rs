@@ -12,17 +12,20 @@
 //! - [`model`]: plain data types (ids, channels, agents, threads, memory…).
 //! - [`store`]: the [`Store`](store::Store) port and [`SqliteStore`](store::SqliteStore).
 //! - [`events`]: the ordered, durable [`Event`](events::Event) log frontends render.
-//! - [`world`]: each channel's tree on disk.
+//! - [`world`]: each channel's tree on disk; [`lock`]: who holds a data root.
+//! - [`auth`]: sessions, API tokens, invitations and passwords.
 //! - [`Helm`]: the facade every frontend calls.
 //!
 //! The library never prints; it logs through `tracing` and returns events.
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod auth;
 pub mod error;
 pub mod events;
 pub mod faults;
 mod helm;
+pub mod lock;
 pub mod model;
 pub mod provider;
 pub mod runtime;
@@ -30,5 +33,8 @@ pub mod store;
 pub mod world;
 
 pub use error::{Error, ErrorKind, ProviderFailure, Result};
-pub use helm::{Helm, HelmOptions, InitOptions, InitReport, NewChannel, PostedMessage, Status};
+pub use helm::{
+    AccountRequest, Audience, Helm, HelmOptions, InitOptions, InitReport, MAX_INSTRUCTIONS,
+    MAX_INVITE_TTL, NewChannel, PostedMessage, Status,
+};
 pub use runtime::RuntimeOptions;

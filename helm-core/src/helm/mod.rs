@@ -5,6 +5,8 @@
 //! the acting [`User`] and check that user's authority before touching
 //! anything.
 
+mod access;
+mod auth;
 mod channels;
 mod providers;
 mod status;
@@ -15,6 +17,8 @@ use std::sync::Arc;
 
 use tokio::sync::broadcast;
 
+pub use access::{Audience, MAX_INSTRUCTIONS};
+pub use auth::{AccountRequest, MAX_INVITE_TTL};
 pub use channels::NewChannel;
 pub use status::Status;
 pub use threads::PostedMessage;

@@ -10,6 +10,10 @@ use crate::error::{Error, Result};
 const MIGRATIONS: &[(&str, &str)] = &[
     ("foundation", include_str!("migrations/001_foundation.sql")),
     ("turns", include_str!("migrations/002_turns.sql")),
+    // File 004: number 003 is reserved for the memory migration on another
+    // branch. Until that lands here this runs third; renumber at merge so the
+    // entries stay in file order.
+    ("auth", include_str!("migrations/004_auth.sql")),
 ];
 
 /// Applies every migration not yet applied.
