@@ -247,15 +247,18 @@ impl Follower {
         self.last
     }
 
-    /// The next event.
+    /// The next event. Cancel-safe: dropping the future before it resolves
+    /// loses no event.
     pub async fn next(&mut self) -> crate::error::Result<Event> {
         use tokio::sync::broadcast::error::RecvError;
         loop {
+            if self.backlog.len() == 1 {
+                // The backlog may have been cut at its batch size: refill it
+                // before taking its last event, so that a caller that drops
+                // this future mid-read (in a `select!`) loses nothing.
+                self.catch_up().await?;
+            }
             if let Some(event) = self.backlog.pop_front() {
-                if self.backlog.is_empty() {
-                    // The backlog may have been cut at its batch size.
-                    self.catch_up().await?;
-                }
                 if event.seq > self.last {
                     self.last = event.seq;
                     return Ok(event);
