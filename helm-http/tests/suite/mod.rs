@@ -1,1 +1,4 @@
+mod auth;
 mod health;
+mod journey;
+mod kit;
