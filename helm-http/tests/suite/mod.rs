@@ -2,3 +2,4 @@ mod auth;
 mod health;
 mod journey;
 mod kit;
+mod matrix;
