@@ -1,4 +1,5 @@
 mod auth;
+mod events;
 mod health;
 mod journey;
 mod kit;
