@@ -11,8 +11,8 @@ mod thread;
 mod user;
 
 use anyhow::Result;
-use helm_core::{Helm, HelmOptions, model::User};
 
+use crate::backend::{Backend, Local, Remote};
 use crate::cli::{Cli, Command, Global};
 use crate::output::Output;
 
@@ -23,22 +23,30 @@ pub struct Ctx {
 }
 
 impl Ctx {
-    /// Opens the data directory (which must be initialised).
-    pub async fn open(&self) -> Result<Helm> {
-        Ok(Helm::open(HelmOptions::new(&self.global.data)).await?)
+    /// Where the command's work goes: the server named by `--server`, or
+    /// the data directory (which must be initialised, and not held by a
+    /// running server).
+    pub async fn backend(&self) -> Result<Box<dyn Backend>> {
+        match &self.global.server {
+            Some(url) => {
+                if self.global.as_user.is_some() {
+                    return Err(helm_core::Error::invalid(
+                        "--as",
+                        "with --server the API token decides who acts; use that person's token",
+                    )
+                    .into());
+                }
+                Ok(Box::new(Remote::new(url, self.global.token.as_deref())?))
+            }
+            None => Ok(Box::new(
+                Local::open(&self.global.data, self.global.as_user.as_deref()).await?,
+            )),
+        }
     }
 
     /// Whether output is JSON.
     pub fn out_is_json(&self) -> bool {
         self.global.json
-    }
-
-    /// The acting user: `--as USER`, or the Captain.
-    pub async fn actor(&self, helm: &Helm) -> Result<User> {
-        Ok(match &self.global.as_user {
-            Some(name) => helm.user(name).await?,
-            None => helm.captain().await?,
-        })
     }
 }
 
