@@ -1,3 +1,4 @@
 mod channels;
 mod kit;
+mod server;
 mod turns;
