@@ -6,3 +6,4 @@ mod journey;
 mod kit;
 mod matrix;
 mod openapi;
+mod process;
