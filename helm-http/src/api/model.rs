@@ -11,13 +11,18 @@ use utoipa::ToSchema;
 use utoipa::openapi::RefOr;
 use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, Schema, SchemaFormat, Type};
 
-/// Mirrors one of core's string enums: same variants, same wire text.
+/// Mirrors one of core's string enums: same variants, same wire text (the
+/// variant in snake case, which the `mirrors_serialise_like_core` test
+/// checks against core). A container-level `rename_all` rather than one
+/// `rename` per variant, because the schema derive does not see renames
+/// that arrive through a macro.
 macro_rules! mirror_enum {
     ($(#[$doc:meta])* $name:ident from $core:path { $($variant:ident => $text:literal,)* }) => {
         $(#[$doc])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+        #[serde(rename_all = "snake_case")]
         pub enum $name {
-            $(#[allow(missing_docs)] #[serde(rename = $text)] $variant,)*
+            $(#[allow(missing_docs)] $variant,)*
         }
 
         impl From<$core> for $name {
@@ -831,4 +836,33 @@ pub struct ThreadDetail {
 pub struct Stopped {
     /// Their ids.
     pub turns: Vec<i64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn same<C: Serialize + Copy, M: Serialize + From<C>>(all: &[C]) {
+        for value in all {
+            let core = serde_json::to_string(value).unwrap_or_default();
+            let mirror = serde_json::to_string(&M::from(*value)).unwrap_or_default();
+            assert_eq!(core, mirror);
+        }
+    }
+
+    #[test]
+    fn mirrors_serialise_like_core() {
+        same::<m::ChannelKind, ChannelKind>(m::ChannelKind::ALL);
+        same::<m::ChannelStatus, ChannelStatus>(m::ChannelStatus::ALL);
+        same::<m::Visibility, Visibility>(m::Visibility::ALL);
+        same::<m::AgentKind, AgentKind>(m::AgentKind::ALL);
+        same::<m::AgentStatus, AgentStatus>(m::AgentStatus::ALL);
+        same::<m::ThreadStatus, ThreadStatus>(m::ThreadStatus::ALL);
+        same::<m::MessageStatus, MessageStatus>(m::MessageStatus::ALL);
+        same::<m::TurnState, TurnState>(m::TurnState::ALL);
+        same::<m::ToolStatus, ToolStatus>(m::ToolStatus::ALL);
+        same::<m::Role, Role>(m::Role::ALL);
+        same::<m::MemberRole, MemberRole>(m::MemberRole::ALL);
+        same::<m::PolicyLevel, PolicyLevel>(m::PolicyLevel::ALL);
+    }
 }

@@ -217,6 +217,7 @@ pub struct DeleteQuery {
 pub struct LimitQuery {
     /// How many (at most 500; default 50).
     #[serde(default)]
+    #[param(minimum = 1, maximum = 500)]
     pub limit: Option<u32>,
 }
 
@@ -226,9 +227,11 @@ pub struct LimitQuery {
 pub struct ActivityQuery {
     /// Only this thread.
     #[serde(default)]
+    #[param(minimum = 1)]
     pub thread: Option<i64>,
     /// How many of the most recent (at most 500; default 100).
     #[serde(default)]
+    #[param(minimum = 1, maximum = 500)]
     pub limit: Option<u32>,
 }
 
@@ -238,9 +241,11 @@ pub struct ActivityQuery {
 pub struct PageQuery {
     /// Return messages after this message id.
     #[serde(default)]
+    #[param(minimum = 0)]
     pub after: Option<i64>,
     /// How many (at most 500; default 100).
     #[serde(default)]
+    #[param(minimum = 1, maximum = 500)]
     pub limit: Option<u32>,
 }
 
@@ -251,8 +256,10 @@ pub struct EventQuery {
     /// Return events after this sequence number (0: from the beginning;
     /// absent on a WebSocket: only new events).
     #[serde(default)]
-    pub after: Option<u64>,
+    #[param(minimum = 0)]
+    pub after: Option<i64>,
     /// How many the page may scan (at most 1000; default 500).
     #[serde(default)]
+    #[param(minimum = 1, maximum = 1000)]
     pub limit: Option<u32>,
 }

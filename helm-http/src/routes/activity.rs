@@ -37,7 +37,7 @@ async fn activity(
         .activity(
             &ChannelRef::Id(record.channel.id),
             thread,
-            page_size(query.limit, 100, 500),
+            page_size(query.limit, 100, 500)?,
         )
         .await?;
     Ok(Json(actions.into_iter().map(Into::into).collect()))

@@ -80,7 +80,10 @@ async fn events(
         )
     })?;
     let head = state.helm.store().stats().await?.last_event_seq;
-    let after = query.after.unwrap_or(head);
+    let after = match query.after {
+        Some(after) => log_position(after)?,
+        None => head,
+    };
     let follower = state.helm.follow(after).await?;
     let audience = state.helm.audience(&caller.user).await?;
     Ok(upgrade
@@ -106,8 +109,8 @@ async fn event_log(
     caller: Caller,
     QueryParams(query): QueryParams<EventQuery>,
 ) -> ApiResult<Json<EventPage>> {
-    let after = query.after.unwrap_or(0);
-    let limit = page_size(query.limit, 500, 1000);
+    let after = log_position(query.after.unwrap_or(0))?;
+    let limit = page_size(query.limit, 500, 1000)?;
     let audience = state.helm.audience(&caller.user).await?;
     let events = state.helm.store().events_after(after, limit).await?;
     let last_seq = events.last().map_or(after, |e| e.seq);
@@ -119,6 +122,17 @@ async fn event_log(
             .collect(),
         last_seq,
     }))
+}
+
+/// A position in the log from a query: a sequence number, 0 or more.
+fn log_position(after: i64) -> ApiResult<u64> {
+    u64::try_from(after).map_err(|_| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "bad_query",
+            "after must be an event sequence number (0 or more)",
+        )
+    })
 }
 
 /// What the writer task is told to do besides writing frames.

@@ -53,7 +53,7 @@ async fn channel_messages(
     PathParams(channel): PathParams<String>,
     QueryParams(query): QueryParams<PageQuery>,
 ) -> ApiResult<Json<MessagePage>> {
-    let limit = page_size(query.limit, 100, 500);
+    let limit = page_size(query.limit, 100, 500)?;
     let items = state
         .helm
         .messages_page(
@@ -99,7 +99,7 @@ async fn thread_messages(
 ) -> ApiResult<Json<MessagePage>> {
     let id: ThreadId = path_id(id)?;
     let (thread, _) = state.helm.visible_thread(&caller.user, id).await?;
-    let limit = page_size(query.limit, 100, 500);
+    let limit = page_size(query.limit, 100, 500)?;
     let items = state
         .helm
         .messages_page(

@@ -115,9 +115,17 @@ pub fn path_id<T: FromStr<Err = helm_core::Error>>(raw: i64) -> Result<T, ApiErr
         .map_err(|e: helm_core::Error| ApiError::bad_path(e.to_string()))
 }
 
-/// A page size: `default` when absent, at most `max`, at least 1.
-pub fn page_size(asked: Option<u32>, default: usize, max: usize) -> usize {
-    asked.map_or(default, |n| n as usize).clamp(1, max)
+/// A page size: `default` when absent; 400 outside 1..=`max`.
+pub fn page_size(asked: Option<u32>, default: usize, max: usize) -> Result<usize, ApiError> {
+    match asked {
+        None => Ok(default),
+        Some(n) if (1..=max).contains(&(n as usize)) => Ok(n as usize),
+        Some(n) => Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "bad_query",
+            format!("limit {n} is out of range: ask for 1 to {max}"),
+        )),
+    }
 }
 
 /// A 201 response.

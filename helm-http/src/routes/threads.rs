@@ -39,7 +39,7 @@ async fn list_threads(
         .helm
         .threads(
             &ChannelRef::Id(record.channel.id),
-            page_size(query.limit, 50, 500),
+            page_size(query.limit, 50, 500)?,
         )
         .await?;
     Ok(Json(threads.into_iter().map(Into::into).collect()))
