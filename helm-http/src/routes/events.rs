@@ -52,6 +52,8 @@ const CLOSE_RESYNC: u16 = 4008;
 const HEARTBEAT: Duration = Duration::from_secs(30);
 /// The largest message a client may send (clients need not send any).
 const MAX_CLIENT_MESSAGE: usize = 64 * 1024;
+/// The socket's read buffer.
+const READ_BUFFER: usize = 4 * 1024;
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -88,6 +90,11 @@ async fn events(
     let audience = state.helm.audience(&caller.user).await?;
     Ok(upgrade
         .max_message_size(MAX_CLIENT_MESSAGE)
+        // Clients send next to nothing, and each frame is flushed as it is
+        // sent: small buffers keep an idle connection cheap (the defaults
+        // are 128 KiB each).
+        .read_buffer_size(READ_BUFFER)
+        .write_buffer_size(0)
         .on_upgrade(move |socket| async move {
             let stream = Stream {
                 state,
