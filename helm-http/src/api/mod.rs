@@ -7,12 +7,16 @@
 //! responses straight into helm-core's types.
 
 mod auth;
+mod enums;
 mod model;
 mod requests;
+mod threads;
 
 pub use auth::*;
+pub use enums::*;
 pub use model::*;
 pub use requests::*;
+pub use threads::*;
 
 use serde::Serialize;
 use utoipa::ToSchema;
