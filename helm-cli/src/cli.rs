@@ -35,7 +35,8 @@ pub struct Global {
     #[arg(long, global = true)]
     pub json: bool,
 
-    /// Act as this user (default: the Captain).
+    /// Act as this user (default: the Captain). Not with --server, where
+    /// the token says who acts.
     #[arg(long = "as", global = true, value_name = "USER")]
     pub as_user: Option<String>,
 
@@ -49,6 +50,20 @@ pub struct Global {
         value_name = "MODE"
     )]
     pub isolation: IsolationChoice,
+
+    /// Work through a running helm-http server instead of a data directory.
+    #[arg(long, global = true, env = "HELM_SERVER", value_name = "URL")]
+    pub server: Option<String>,
+
+    /// The API token for --server.
+    #[arg(
+        long,
+        global = true,
+        env = "HELM_TOKEN",
+        value_name = "TOKEN",
+        hide_env_values = true
+    )]
+    pub token: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -256,6 +271,10 @@ pub enum UserCommand {
         /// Their role.
         #[arg(long, default_value = "member", value_parser = ["member", "admin"])]
         role: String,
+        /// The environment variable holding a first password for them
+        /// (people usually join by invitation instead).
+        #[arg(long = "password-env", value_name = "VAR")]
+        password_env: Option<String>,
     },
     /// List people.
     List,

@@ -16,7 +16,8 @@ pub const CONFLICT: i32 = 4;
 pub const REFUSED: i32 = 5;
 /// Not available: not initialised, busy, or a server that cannot be reached.
 pub const UNAVAILABLE: i32 = 6;
-/// The acting user lacks the authority.
+/// The acting user lacks the authority (or, with a server, the token was
+/// refused).
 pub const FORBIDDEN: i32 = 7;
 /// A model provider (or another upstream service) failed.
 pub const UPSTREAM: i32 = 8;
@@ -31,7 +32,7 @@ pub fn code_for(kind: ErrorKind) -> i32 {
         ErrorKind::NotFound => NOT_FOUND,
         ErrorKind::Conflict => CONFLICT,
         ErrorKind::Refused => REFUSED,
-        ErrorKind::Forbidden => FORBIDDEN,
+        ErrorKind::Forbidden | ErrorKind::Unauthenticated => FORBIDDEN,
         ErrorKind::Unavailable => UNAVAILABLE,
         ErrorKind::Upstream => UPSTREAM,
         _ => INTERNAL,

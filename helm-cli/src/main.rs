@@ -1,9 +1,11 @@
 //! `1helm`: operate a Helm workspace from the command line.
 //!
-//! Every command opens the data directory, calls `helm-core`, and renders the
-//! result as text or, with `--json`, as JSON. Errors go to stderr with an exit
+//! Every command works through a backend (the data directory opened here, or
+//! a running server with `--server`), and renders the result as text or,
+//! with `--json`, as JSON. Errors go to stderr with an exit
 //! code that says what kind of failure it was (see `exit.rs`).
 
+mod backend;
 mod cli;
 mod commands;
 mod exit;
@@ -37,7 +39,14 @@ fn main() -> ExitCode {
     match runtime.block_on(commands::run(cli)) {
         Ok(code) => ExitCode::from(code as u8),
         Err(err) => {
-            if let Some(core) = err.downcast_ref::<helm_core::Error>() {
+            if let Some(remote) = err.downcast_ref::<backend::RemoteError>() {
+                fail(
+                    json,
+                    &remote.code,
+                    &remote.message,
+                    exit::code_for(remote.kind),
+                )
+            } else if let Some(core) = err.downcast_ref::<helm_core::Error>() {
                 fail(
                     json,
                     core.code(),

@@ -49,6 +49,11 @@ pub enum Error {
     #[error("not allowed: {0}")]
     Forbidden(String),
 
+    /// The request did not prove who it comes from: no credentials, or a
+    /// wrong password, an unknown or expired session, token or invitation.
+    #[error("{0}")]
+    Unauthenticated(String),
+
     /// The data directory has not been initialised.
     #[error("no Helm data at {}: run `1helm init` first (or pass --data DIR)", .0.display())]
     NotInitialized(PathBuf),
@@ -130,6 +135,8 @@ pub enum ErrorKind {
     Refused,
     /// The actor lacks authority.
     Forbidden,
+    /// The caller has not proved who they are.
+    Unauthenticated,
     /// Not available right now (not initialised, busy).
     Unavailable,
     /// A model provider (or another upstream service) failed.
@@ -185,6 +192,7 @@ impl Error {
             Error::Conflict(_) => ErrorKind::Conflict,
             Error::Refused(_) => ErrorKind::Refused,
             Error::Forbidden(_) => ErrorKind::Forbidden,
+            Error::Unauthenticated(_) => ErrorKind::Unauthenticated,
             Error::NotInitialized(_) | Error::Busy(_) => ErrorKind::Unavailable,
             Error::Provider { .. } => ErrorKind::Upstream,
             Error::Io { .. } | Error::Store(_) | Error::Internal(_) => ErrorKind::Internal,
@@ -200,6 +208,7 @@ impl Error {
             Error::Conflict(_) => "conflict",
             Error::Refused(_) => "refused",
             Error::Forbidden(_) => "forbidden",
+            Error::Unauthenticated(_) => "unauthenticated",
             Error::NotInitialized(_) => "not_initialized",
             Error::Busy(_) => "busy",
             Error::Provider { .. } => "provider",

@@ -10,8 +10,7 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use crate::model::{
-    Agent, AgentId, AgentStatus, Channel, ChannelId, MemoryItem, Message, MessageId, Thread,
-    ThreadId, ToolAction, Turn,
+    Agent, AgentId, AgentStatus, Channel, ChannelId, MemberRole, MemoryItem, Message, MessageId, Thread, ThreadId, ToolAction, Turn, UserId,
 };
 
 /// A durable, ordered record of one change.
@@ -61,6 +60,30 @@ pub enum EventBody {
         /// The id it had.
         id: ChannelId,
         /// The name it had.
+        name: String,
+    },
+    /// A channel's purpose or its agent's instructions changed.
+    #[serde(rename = "channel.updated")]
+    ChannelUpdated {
+        /// The channel as it is now.
+        channel: Channel,
+    },
+    /// A person became a member of a channel.
+    #[serde(rename = "channel.member_added")]
+    ChannelMemberAdded {
+        /// The person.
+        user_id: UserId,
+        /// Their name.
+        name: String,
+        /// Owner or member.
+        role: MemberRole,
+    },
+    /// A person stopped being a member of a channel.
+    #[serde(rename = "channel.member_removed")]
+    ChannelMemberRemoved {
+        /// The person.
+        user_id: UserId,
+        /// Their name.
         name: String,
     },
     /// A message was posted (an agent's reply starts out `streaming`).
@@ -179,6 +202,9 @@ impl EventBody {
             EventBody::ChannelArchived { .. } => "channel.archived",
             EventBody::ChannelRestored { .. } => "channel.restored",
             EventBody::ChannelDeleted { .. } => "channel.deleted",
+            EventBody::ChannelUpdated { .. } => "channel.updated",
+            EventBody::ChannelMemberAdded { .. } => "channel.member_added",
+            EventBody::ChannelMemberRemoved { .. } => "channel.member_removed",
             EventBody::MessageCreated { .. } => "message.created",
             EventBody::MessageDelta { .. } => "message.delta",
             EventBody::MessageCompleted { .. } => "message.completed",
@@ -243,15 +269,18 @@ impl Follower {
         self.last
     }
 
-    /// The next event.
+    /// The next event. Cancel-safe: dropping the future before it resolves
+    /// loses no event.
     pub async fn next(&mut self) -> crate::error::Result<Event> {
         use tokio::sync::broadcast::error::RecvError;
         loop {
+            if self.backlog.len() == 1 {
+                // The backlog may have been cut at its batch size: refill it
+                // before taking its last event, so that a caller that drops
+                // this future mid-read (in a `select!`) loses nothing.
+                self.catch_up().await?;
+            }
             if let Some(event) = self.backlog.pop_front() {
-                if self.backlog.is_empty() {
-                    // The backlog may have been cut at its batch size.
-                    self.catch_up().await?;
-                }
                 if event.seq > self.last {
                     self.last = event.seq;
                     return Ok(event);

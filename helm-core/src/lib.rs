@@ -14,18 +14,22 @@
 //! - [`events`]: the ordered, durable [`Event`](events::Event) log frontends render.
 //! - [`world`]: each channel's tree on disk.
 //! - [`exec`]: each channel's computer: commands, files and terminals.
+//! - [`world`]: each channel's tree on disk; [`lock`]: who holds a data root.
+//! - [`auth`]: sessions, API tokens, invitations and passwords.
 //! - [`Helm`]: the facade every frontend calls.
 //!
 //! The library never prints; it logs through `tracing` and returns events.
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod auth;
 pub mod error;
 pub mod events;
 pub mod exec;
 pub mod faults;
 mod helm;
 pub mod memory;
+pub mod lock;
 pub mod model;
 pub mod provider;
 pub mod runtime;
@@ -34,6 +38,6 @@ pub mod world;
 
 pub use error::{Error, ErrorKind, ProviderFailure, Result};
 pub use helm::{
-    Helm, HelmOptions, InitOptions, InitReport, MemoryNote, NewChannel, PostedMessage, Status,
+    AccountRequest, Audience, Helm, HelmOptions, InitOptions, InitReport, MemoryNote, NewChannel, PostedMessage, Status, MAX_INSTRUCTIONS, MAX_INVITE_TTL,
 };
 pub use runtime::RuntimeOptions;

@@ -1,60 +1,146 @@
 //! `helm-http`: serve a Helm workspace.
 //!
 //! On first start it initialises the data directory (workspace, Captain,
-//! `#main`, Skipper), so one command takes a fresh machine to a running server.
+//! `#main`, Skipper), so one command takes a fresh machine to a running
+//! server; the Captain then completes setup at `POST /api/setup`. While it
+//! runs, the server holds its data directory (see `helm_core::lock`): it
+//! alone drives turns and publishes events there.
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use anyhow::Context;
-use clap::Parser;
+use clap::{Parser, Subcommand};
+use helm_core::lock::{DataLock, ServerInfo};
 use helm_core::{Helm, HelmOptions, InitOptions};
-use helm_http::{AppState, router};
+use helm_http::{AppState, ServerConfig};
 
 /// Serve a Helm workspace over HTTP.
 #[derive(Debug, Parser)]
 #[command(name = "helm-http", version)]
 struct Args {
-    /// The data directory (created on first start).
-    #[arg(
-        long,
-        env = "HELM_DATA",
-        default_value = "helm-data",
-        value_name = "DIR"
-    )]
-    data: PathBuf,
+    /// The data directory (created on first start); also `HELM_DATA`.
+    #[arg(long, value_name = "DIR")]
+    data: Option<PathBuf>,
 
-    /// The address to listen on.
-    #[arg(
-        long,
-        env = "HELM_LISTEN",
-        default_value = "127.0.0.1:7400",
-        value_name = "ADDR"
-    )]
-    listen: SocketAddr,
+    /// The address to listen on; also `HELM_LISTEN`. Default 127.0.0.1:7400.
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<std::net::SocketAddr>,
+
+    /// The config file (TOML); default `<data>/helm.toml` when it exists.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+
+    /// The URL people reach the server at; also `HELM_PUBLIC_URL`.
+    #[arg(long = "public-url", value_name = "URL")]
+    public_url: Option<String>,
+
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Print the OpenAPI document and exit.
+    Openapi,
+}
+
+/// Flags over env over the file over defaults.
+fn resolve(args: &Args) -> anyhow::Result<ServerConfig> {
+    let env = |k: &str| std::env::var(k).ok();
+    let mut config = match &args.config {
+        Some(path) => ServerConfig::from_file(path)?,
+        None => {
+            let data = args
+                .data
+                .clone()
+                .or_else(|| env("HELM_DATA").map(PathBuf::from))
+                .unwrap_or_else(|| ServerConfig::default().data);
+            let file = data.join("helm.toml");
+            if file.is_file() {
+                ServerConfig::from_file(&file)?
+            } else {
+                ServerConfig::default()
+            }
+        }
+    };
+    config.apply_env(env)?;
+    if let Some(data) = &args.data {
+        config.data = data.clone();
+    }
+    if let Some(listen) = args.listen {
+        config.listen = listen;
+    }
+    if let Some(url) = &args.public_url {
+        config.public_url = Some(url.clone());
+    }
+    Ok(config)
+}
+
+fn init_logging(config: &ServerConfig) {
+    let filter = tracing_subscriber::EnvFilter::new(&config.log);
+    if config.log_json {
+        tracing_subscriber::fmt()
+            .json()
+            .with_env_filter(filter)
+            .init();
+    } else {
+        tracing_subscriber::fmt().with_env_filter(filter).init();
+    }
 }
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::new(
-            std::env::var("HELM_LOG").unwrap_or_else(|_| "info".to_string()),
-        ))
-        .init();
     let args = Args::parse();
-    let (helm, report) = Helm::init(HelmOptions::new(&args.data), InitOptions::default())
-        .await
-        .with_context(|| format!("opening {}", args.data.display()))?;
-    if report.created {
-        tracing::info!(data = %args.data.display(), "initialised a new workspace");
+    if let Some(Command::Openapi) = args.command {
+        println!("{}", helm_http::openapi_json());
+        return Ok(());
     }
-    let listener = tokio::net::TcpListener::bind(args.listen)
+    let mut config = resolve(&args)?;
+    init_logging(&config);
+
+    let listener = tokio::net::TcpListener::bind(config.listen)
         .await
-        .with_context(|| format!("listening on {}", args.listen))?;
-    tracing::info!(addr = %args.listen, workspace = %helm.workspace().name, "serving");
-    axum::serve(listener, router(AppState { helm }))
-        .with_graceful_shutdown(shutdown_signal())
-        .await?;
+        .with_context(|| format!("listening on {}", config.listen))?;
+    let bound = listener.local_addr()?;
+    config.listen = bound;
+    let data = std::path::absolute(&config.data)
+        .with_context(|| format!("resolving {}", config.data.display()))?;
+    let _lock = DataLock::server(
+        &data,
+        &ServerInfo {
+            url: config.public_url(),
+            pid: std::process::id(),
+            started: jiff::Timestamp::now(),
+        },
+        Duration::from_secs(10),
+    )?;
+    let (helm, report) = Helm::init(HelmOptions::new(&data), InitOptions::default())
+        .await
+        .with_context(|| format!("opening {}", data.display()))?;
+    if report.created {
+        tracing::info!(data = %data.display(), "initialised a new workspace");
+    }
+    if helm.setup_needed().await? {
+        tracing::warn!(
+            url = %config.public_url(),
+            "setup is not done: create the Captain's account with POST /api/setup"
+        );
+    }
+    helm.start_runtime().await?;
+    tracing::info!(
+        addr = %bound,
+        url = %config.public_url(),
+        workspace = %helm.workspace().name,
+        "serving"
+    );
+    let state = AppState::new(helm.clone(), config);
+    let served = helm_http::serve(listener, state, shutdown_signal()).await;
+    // Turns still running end `cancelled` with a visible note; nothing that
+    // was committed is lost.
+    helm.shutdown_runtime(false).await;
+    tracing::info!("stopped");
+    served?;
     Ok(())
 }
 

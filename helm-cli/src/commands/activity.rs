@@ -1,7 +1,7 @@
 //! `1helm activity CHANNEL`: the tool journal.
 
 use anyhow::Result;
-use helm_core::model::{ChannelRef, ThreadId};
+use helm_core::model::ThreadId;
 
 use super::Ctx;
 use crate::cli::ActivityArgs;
@@ -9,15 +9,13 @@ use crate::exit;
 use crate::output::{clip, table};
 
 pub async fn run(ctx: &Ctx, args: ActivityArgs) -> Result<i32> {
-    let helm = ctx.open().await?;
+    let backend = ctx.backend().await?;
     let thread = args
         .thread
         .as_deref()
         .map(str::parse::<ThreadId>)
         .transpose()?;
-    let (record, actions) = helm
-        .activity(&args.channel.parse::<ChannelRef>()?, thread, args.limit)
-        .await?;
+    let (record, actions) = backend.activity(&args.channel, thread, args.limit).await?;
     ctx.out.print(&actions, || {
         if actions.is_empty() {
             return format!("No tool activity in {} yet.", record.channel.name);

@@ -2,19 +2,17 @@
 
 use anyhow::Result;
 use helm_core::NewChannel;
-use helm_core::model::{ChannelRef, ModelChoice, Visibility};
-use helm_core::store::PolicyScope;
-use helm_core::store::{ChannelFilter, ChannelRecord};
+use helm_core::model::{ModelChoice, Visibility};
 use serde_json::json;
 
 use super::Ctx;
+use crate::backend::ChannelDetail;
 use crate::cli::ChannelCommand;
 use crate::exit;
 use crate::output::{clip, table};
 
 pub async fn run(ctx: &Ctx, cmd: ChannelCommand) -> Result<i32> {
-    let helm = ctx.open().await?;
-    let actor = ctx.actor(&helm).await?;
+    let backend = ctx.backend().await?;
     match cmd {
         ChannelCommand::Create {
             name,
@@ -25,9 +23,9 @@ pub async fn run(ctx: &Ctx, cmd: ChannelCommand) -> Result<i32> {
             if private {
                 request.visibility = Visibility::Private;
             }
-            let record = helm.create_channel_with(&actor, request).await?;
-            let dir = helm.data_root().world(record.channel.id).workspace();
-            ctx.out.print(&with_dir(&record, &dir), || {
+            let detail = backend.create_channel(request).await?;
+            let record = &detail.record;
+            ctx.out.print(&with_dir(&detail), || {
                 format!(
                     "Created {} with its resident agent {} ({}), {}.\n\
                      Purpose:   {}\n\
@@ -37,16 +35,12 @@ pub async fn run(ctx: &Ctx, cmd: ChannelCommand) -> Result<i32> {
                     record.agent.display_name,
                     record.agent.status,
                     record.channel.purpose,
-                    dir.display()
+                    workspace(&detail)
                 )
             })?;
         }
         ChannelCommand::List { all } => {
-            let records = helm
-                .channels(ChannelFilter {
-                    include_archived: all,
-                })
-                .await?;
+            let records = backend.channels(all).await?;
             ctx.out.print(&records, || {
                 let rows: Vec<Vec<String>> = records
                     .iter()
@@ -67,13 +61,10 @@ pub async fn run(ctx: &Ctx, cmd: ChannelCommand) -> Result<i32> {
             })?;
         }
         ChannelCommand::Show { channel } => {
-            let record = helm.channel(&channel.parse::<ChannelRef>()?).await?;
-            let model = helm
-                .resolve_model(&ChannelRef::Id(record.channel.id), None)
-                .await?;
-            let dir = helm.data_root().world(record.channel.id).workspace();
-            let mut value = with_dir(&record, &dir);
-            value["model"] = serde_json::to_value(&model)?;
+            let detail = backend.channel(&channel).await?;
+            let (record, model) = (&detail.record, &detail.model);
+            let mut value = with_dir(&detail);
+            value["model"] = serde_json::to_value(model)?;
             ctx.out.print(&value, || {
                 let model = match &model {
                     Some(m) => format!(
@@ -104,7 +95,7 @@ pub async fn run(ctx: &Ctx, cmd: ChannelCommand) -> Result<i32> {
                     record.agent.display_name,
                     record.agent.status,
                     record.profile.memory_namespace,
-                    dir.display(),
+                    workspace(&detail),
                     if record.profile.capability_policy.network {
                         "on"
                     } else {
@@ -114,9 +105,7 @@ pub async fn run(ctx: &Ctx, cmd: ChannelCommand) -> Result<i32> {
             })?;
         }
         ChannelCommand::Archive { channel } => {
-            let record = helm
-                .archive_channel(&actor, &channel.parse::<ChannelRef>()?)
-                .await?;
+            let record = backend.archive(&channel).await?;
             ctx.out.print(&record, || {
                 format!(
                     "Archived {}; {} is paused. Everything is kept: `1helm channel restore {}` brings it back.",
@@ -127,9 +116,7 @@ pub async fn run(ctx: &Ctx, cmd: ChannelCommand) -> Result<i32> {
             })?;
         }
         ChannelCommand::Restore { channel } => {
-            let record = helm
-                .restore_channel(&actor, &channel.parse::<ChannelRef>()?)
-                .await?;
+            let record = backend.restore(&channel).await?;
             ctx.out.print(&record, || {
                 format!(
                     "Restored {} with {}, its workspace and memory.",
@@ -143,22 +130,13 @@ pub async fn run(ctx: &Ctx, cmd: ChannelCommand) -> Result<i32> {
             model,
             inherit,
         } => {
-            let record = helm.channel(&channel.parse::<ChannelRef>()?).await?;
+            let record = backend.channel(&channel).await?.record;
             let choice = match (inherit, provider) {
                 (true, _) | (false, None) => None,
-                (false, Some(p)) => {
-                    // Refuse a provider that does not exist now rather than
-                    // failing the channel's next turn.
-                    if !helm.providers().await?.iter().any(|c| c.name == p) {
-                        return Err(helm_core::Error::not_found("provider", &p).into());
-                    }
-                    Some(ModelChoice::new(p, model))
-                }
+                (false, Some(p)) => Some(ModelChoice::new(p, model)),
             };
-            helm.set_model_policy(&actor, PolicyScope::Channel(record.channel.id), choice)
-                .await?;
-            let resolved = helm
-                .resolve_model(&ChannelRef::Id(record.channel.id), None)
+            let resolved = backend
+                .set_channel_model(&record.channel.id.to_string(), choice)
                 .await?;
             ctx.out.print(
                 &json!({ "channel": record.channel, "model": resolved }),
@@ -181,8 +159,9 @@ pub async fn run(ctx: &Ctx, cmd: ChannelCommand) -> Result<i32> {
             )?;
         }
         ChannelCommand::Delete { channel, confirm } => {
-            let target = channel.parse::<ChannelRef>()?;
-            helm.delete_channel(&actor, &target, confirm.as_deref().unwrap_or(""))
+            let target = channel.parse::<helm_core::model::ChannelRef>()?;
+            backend
+                .delete_channel(&channel, confirm.as_deref().unwrap_or(""))
                 .await?;
             ctx.out.print(&json!({ "deleted": channel }), || {
                 format!("Deleted {target} and its agent world for good.")
@@ -192,8 +171,17 @@ pub async fn run(ctx: &Ctx, cmd: ChannelCommand) -> Result<i32> {
     Ok(exit::OK)
 }
 
-fn with_dir(record: &ChannelRecord, dir: &std::path::Path) -> serde_json::Value {
-    let mut value = serde_json::to_value(record).unwrap_or_default();
-    value["workspace_dir"] = json!(dir.display().to_string());
+fn with_dir(detail: &ChannelDetail) -> serde_json::Value {
+    let mut value = serde_json::to_value(&detail.record).unwrap_or_default();
+    if let Some(dir) = &detail.workspace_dir {
+        value["workspace_dir"] = json!(dir);
+    }
     value
+}
+
+fn workspace(detail: &ChannelDetail) -> &str {
+    detail
+        .workspace_dir
+        .as_deref()
+        .unwrap_or("on the server (shown to the Captain and admins)")
 }

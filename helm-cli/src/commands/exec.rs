@@ -27,8 +27,9 @@ pub async fn run(ctx: &Ctx, args: ExecArgs) -> Result<i32> {
         Some(secs) => Some(Duration::from_secs_f64(secs)),
         None => None,
     };
-    let helm = ctx.open().await?;
-    let actor = ctx.actor(&helm).await?;
+    let local = ctx.local("exec").await?;
+    let helm = local.helm();
+    let actor = local.actor().clone();
     let mut spec = CommandSpec::new(args.command.join(" "))
         .timeout(timeout)
         .output_limit(OUTPUT_LIMIT);

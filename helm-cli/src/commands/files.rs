@@ -17,8 +17,9 @@ use crate::output::table;
 const CAT_LIMIT: usize = 64 * 1024 * 1024;
 
 pub async fn run(ctx: &Ctx, cmd: FilesCommand) -> Result<i32> {
-    let helm = ctx.open().await?;
-    let actor = ctx.actor(&helm).await?;
+    let local = ctx.local("files").await?;
+    let helm = local.helm();
+    let actor = local.actor().clone();
     match cmd {
         FilesCommand::Ls { channel, path } => {
             let files = helm.files(&actor, &channel.parse::<ChannelRef>()?).await?;

@@ -12,8 +12,9 @@ use crate::cli::ImportArgs;
 use crate::exit;
 
 pub async fn run(ctx: &Ctx, args: ImportArgs) -> Result<i32> {
-    let helm = ctx.open().await?;
-    let actor = ctx.actor(&helm).await?;
+    let local = ctx.local("import").await?;
+    let helm = local.helm();
+    let actor = local.actor().clone();
     let channel: ChannelRef = args.channel.parse()?;
     let started = Instant::now();
     let report = if args.file == "-" {

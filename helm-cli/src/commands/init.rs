@@ -9,6 +9,14 @@ use crate::cli::InitArgs;
 use crate::exit;
 
 pub async fn run(ctx: &Ctx, args: InitArgs) -> Result<i32> {
+    if ctx.global.server.is_some() {
+        return Err(helm_core::Error::invalid(
+            "init",
+            "a server initialises its own data directory; init works on a local one",
+        )
+        .into());
+    }
+    let _lock = helm_core::lock::DataLock::command(&ctx.global.data)?;
     let (helm, report) = Helm::init(
         HelmOptions::new(&ctx.global.data),
         InitOptions {

@@ -23,8 +23,9 @@ fn render_item(item: &MemoryItem) -> String {
 }
 
 pub async fn run(ctx: &Ctx, cmd: MemoryCommand) -> Result<i32> {
-    let helm = ctx.open().await?;
-    let actor = ctx.actor(&helm).await?;
+    let local = ctx.local("memory").await?;
+    let helm = local.helm();
+    let actor = local.actor().clone();
     match cmd {
         MemoryCommand::List {
             channel,
@@ -118,7 +119,8 @@ pub async fn run(ctx: &Ctx, cmd: MemoryCommand) -> Result<i32> {
 }
 
 pub async fn recall(ctx: &Ctx, args: RecallArgs) -> Result<i32> {
-    let helm = ctx.open().await?;
+    let local = ctx.local("recall").await?;
+    let helm = local.helm();
     let channel: ChannelRef = args.channel.parse()?;
     if args.limit == 0 || args.limit > helm_core::memory::recall::MAX_LIMIT {
         return Err(helm_core::Error::invalid("limit", "--limit must be between 1 and 50").into());

@@ -16,8 +16,8 @@ mod thread;
 mod user;
 
 use anyhow::Result;
-use helm_core::{Helm, HelmOptions, model::User};
 
+use crate::backend::{Backend, Local, Remote};
 use crate::cli::{Cli, Command, Global};
 use crate::output::Output;
 
@@ -28,24 +28,48 @@ pub struct Ctx {
 }
 
 impl Ctx {
-    /// Opens the data directory (which must be initialised).
-    pub async fn open(&self) -> Result<Helm> {
-        let mut options = HelmOptions::new(&self.global.data);
-        options.computer.isolation = self.global.isolation;
-        Ok(Helm::open(options).await?)
+    /// Where the command's work goes: the server named by `--server`, or
+    /// the data directory (which must be initialised, and not held by a
+    /// running server).
+    pub async fn backend(&self) -> Result<Box<dyn Backend>> {
+        match &self.global.server {
+            Some(url) => {
+                if self.global.as_user.is_some() {
+                    return Err(helm_core::Error::invalid(
+                        "--as",
+                        "with --server the API token decides who acts; use that person's token",
+                    )
+                    .into());
+                }
+                Ok(Box::new(Remote::new(url, self.global.token.as_deref())?))
+            }
+            None => Ok(Box::new(
+                Local::open_with(
+                    &self.global.data,
+                    self.global.as_user.as_deref(),
+                    self.global.isolation,
+                )
+                .await?,
+            )),
+        }
+    }
+
+    /// The data directory opened in this process, for the commands that
+    /// work on a data directory only (files, terminals, memory, import).
+    pub async fn local(&self, what: &str) -> Result<Local> {
+        if self.global.server.is_some() {
+            return Err(helm_core::Error::invalid(
+                "--server",
+                format!("`1helm {what}` works on a data directory; run it on the server's machine with --data"),
+            )
+            .into());
+        }
+        Local::open_with(&self.global.data, self.global.as_user.as_deref(), self.global.isolation).await
     }
 
     /// Whether output is JSON.
     pub fn out_is_json(&self) -> bool {
         self.global.json
-    }
-
-    /// The acting user: `--as USER`, or the Captain.
-    pub async fn actor(&self, helm: &Helm) -> Result<User> {
-        Ok(match &self.global.as_user {
-            Some(name) => helm.user(name).await?,
-            None => helm.captain().await?,
-        })
     }
 }
 

@@ -12,7 +12,7 @@ use crate::exit;
 use crate::output::table;
 
 pub async fn run(ctx: &Ctx, cmd: ProviderCommand) -> Result<i32> {
-    let helm = ctx.open().await?;
+    let backend = ctx.backend().await?;
     match cmd {
         ProviderCommand::Add {
             name,
@@ -23,7 +23,6 @@ pub async fn run(ctx: &Ctx, cmd: ProviderCommand) -> Result<i32> {
             headers,
             default,
         } => {
-            let actor = ctx.actor(&helm).await?;
             let mut extra_headers = BTreeMap::new();
             for header in headers {
                 let (k, v) = header.split_once('=').ok_or_else(|| {
@@ -39,7 +38,8 @@ pub async fn run(ctx: &Ctx, cmd: ProviderCommand) -> Result<i32> {
                 default_model: model,
                 extra_headers,
             };
-            let config = helm.add_provider(&actor, config, default).await?;
+            config.validate()?;
+            let config = backend.add_provider(config, default).await?;
             ctx.out.print(&config, || {
                 let mut text = format!(
                     "Provider {} ({}) at {}",
@@ -58,7 +58,7 @@ pub async fn run(ctx: &Ctx, cmd: ProviderCommand) -> Result<i32> {
             })?;
         }
         ProviderCommand::List => {
-            let providers = helm.providers().await?;
+            let providers = backend.providers().await?;
             ctx.out.print(&providers, || {
                 if providers.is_empty() {
                     return "No providers yet: add one with `1helm provider add NAME --kind openai \

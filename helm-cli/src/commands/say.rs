@@ -4,16 +4,14 @@ use std::io::Write;
 
 use anyhow::Result;
 use helm_core::events::EventBody;
-use helm_core::model::{Author, ChannelRef, ThreadId, Turn, TurnState};
+use helm_core::model::{Author, ThreadId, Turn, TurnState};
 
 use super::Ctx;
 use crate::cli::SayArgs;
 use crate::exit;
 
 pub async fn run(ctx: &Ctx, args: SayArgs) -> Result<i32> {
-    let helm = ctx.open().await?;
-    let actor = ctx.actor(&helm).await?;
-    let channel: ChannelRef = args.channel.parse()?;
+    let backend = ctx.backend().await?;
     let thread = args
         .thread
         .as_deref()
@@ -21,9 +19,7 @@ pub async fn run(ctx: &Ctx, args: SayArgs) -> Result<i32> {
         .transpose()?;
 
     if args.no_wait {
-        let posted = helm
-            .post_message(&actor, &channel, &args.text, thread)
-            .await?;
+        let posted = backend.post(&args.channel, &args.text, thread).await?;
         ctx.out.print(&posted, || match &posted.turn {
             Some(turn) => format!(
                 "Posted in thread {}; turn {} is queued with {} ahead of it in this thread.",
@@ -34,16 +30,14 @@ pub async fn run(ctx: &Ctx, args: SayArgs) -> Result<i32> {
         return Ok(exit::OK);
     }
 
-    helm.start_runtime().await?;
-    let mut events = helm
-        .follow(helm.store().stats().await?.last_event_seq)
-        .await?;
-    let posted = helm
-        .post_message(&actor, &channel, &args.text, thread)
-        .await?;
+    // Locally this process runs the turn; a server runs it by itself. The
+    // event stream opens before the post, so nothing the post causes is missed.
+    backend.drive_turns().await?;
+    let mut events = backend.events().await?;
+    let posted = backend.post(&args.channel, &args.text, thread).await?;
     let thread_id = posted.thread.id;
     let Some(turn) = posted.turn.clone() else {
-        helm.shutdown_runtime(true).await;
+        backend.stop_driving().await;
         ctx.out.print(&posted, || {
             format!(
                 "Posted in thread {thread_id}. No agent was mentioned, so nobody was woken; \
@@ -59,42 +53,46 @@ pub async fn run(ctx: &Ctx, args: SayArgs) -> Result<i32> {
         let event = tokio::select! {
             event = events.next() => event?,
             _ = tokio::signal::ctrl_c() => {
-                helm.stop_thread(&actor, thread_id).await?;
+                backend.stop_thread(thread_id).await?;
                 continue;
             }
         };
-        let in_thread = match &event.body {
-            EventBody::MessageCreated { message } | EventBody::MessageCompleted { message } => {
-                message.thread_id == Some(thread_id)
-            }
-            EventBody::MessageDelta { thread_id: t, .. } => *t == Some(thread_id),
-            EventBody::ThreadCreated { thread } | EventBody::ThreadUpdated { thread } => {
-                thread.id == thread_id
-            }
-            EventBody::TurnQueued { turn, .. }
-            | EventBody::TurnStarted { turn }
-            | EventBody::TurnCompleted { turn }
-            | EventBody::TurnFailed { turn }
-            | EventBody::TurnCancelled { turn } => turn.thread_id == thread_id,
-            EventBody::ToolActionStarted { action } | EventBody::ToolActionFinished { action } => {
-                action.thread_id == Some(thread_id)
-            }
-            _ => false,
-        };
-        if !in_thread {
+        if !concerns(&event.body, thread_id) {
             continue;
         }
         if let Some(end) = render.event(&event)? {
             break end;
         }
     };
-    helm.shutdown_runtime(true).await;
+    backend.stop_driving().await;
     render.footer(&ended)?;
     Ok(match ended.state {
         TurnState::Completed | TurnState::Waiting => exit::OK,
         TurnState::Failed => exit::UPSTREAM,
         _ => exit::REFUSED,
     })
+}
+
+/// Whether an event belongs to the thread being followed.
+fn concerns(body: &EventBody, thread_id: ThreadId) -> bool {
+    match body {
+        EventBody::MessageCreated { message } | EventBody::MessageCompleted { message } => {
+            message.thread_id == Some(thread_id)
+        }
+        EventBody::MessageDelta { thread_id: t, .. } => *t == Some(thread_id),
+        EventBody::ThreadCreated { thread } | EventBody::ThreadUpdated { thread } => {
+            thread.id == thread_id
+        }
+        EventBody::TurnQueued { turn, .. }
+        | EventBody::TurnStarted { turn }
+        | EventBody::TurnCompleted { turn }
+        | EventBody::TurnFailed { turn }
+        | EventBody::TurnCancelled { turn } => turn.thread_id == thread_id,
+        EventBody::ToolActionStarted { action } | EventBody::ToolActionFinished { action } => {
+            action.thread_id == Some(thread_id)
+        }
+        _ => false,
+    }
 }
 
 /// Renders one turn's events as text (or JSON lines).

@@ -6,8 +6,7 @@ use super::Ctx;
 use crate::exit;
 
 pub async fn run(ctx: &Ctx) -> Result<i32> {
-    let helm = ctx.open().await?;
-    let status = helm.status().await?;
+    let status = ctx.backend().await?.status().await?;
     ctx.out.print(&status, || {
         let s = &status.stats;
         format!(
@@ -21,7 +20,7 @@ pub async fn run(ctx: &Ctx) -> Result<i32> {
              Messages:  {}\n\
              Schema:    v{}, event log at #{}",
             status.workspace.name,
-            status.data_dir.display(),
+            status.data_dir.as_deref().unwrap_or("-"),
             status.captain.name,
             status.skipper.handle,
             status.skipper.status,

@@ -22,8 +22,9 @@ pub async fn run(ctx: &Ctx, args: TermArgs) -> Result<i32> {
         )
         .into());
     }
-    let helm = ctx.open().await?;
-    let actor = ctx.actor(&helm).await?;
+    let local = ctx.local("term").await?;
+    let helm = local.helm();
+    let actor = local.actor().clone();
     let channel = args.channel.parse::<ChannelRef>()?;
     let session = helm.open_terminal(&actor, &channel, current_size()).await?;
     let mut view = session.subscribe();

@@ -1,8 +1,8 @@
 //! `1helm thread …`.
 
 use anyhow::Result;
-use helm_core::model::{ChannelRef, ThreadId, ThreadStatus};
 use serde_json::json;
+use helm_core::model::{ThreadId, ThreadStatus};
 
 use super::Ctx;
 use crate::cli::ThreadCommand;
@@ -10,10 +10,10 @@ use crate::exit;
 use crate::output::{clip, table};
 
 pub async fn run(ctx: &Ctx, cmd: ThreadCommand) -> Result<i32> {
-    let helm = ctx.open().await?;
+    let backend = ctx.backend().await?;
     match cmd {
         ThreadCommand::List { channel, limit } => {
-            let threads = helm.threads(&channel.parse::<ChannelRef>()?, limit).await?;
+            let threads = backend.threads(&channel, limit).await?;
             ctx.out.print(&threads, || {
                 if threads.is_empty() {
                     return "No threads yet: start one with `1helm say CHANNEL \"@agent …\"`."
@@ -35,11 +35,9 @@ pub async fn run(ctx: &Ctx, cmd: ThreadCommand) -> Result<i32> {
         }
         ThreadCommand::Show { id } => {
             let id: ThreadId = id.parse()?;
-            let thread = helm.thread(id).await?;
-            let messages = helm.thread_messages(id).await?;
-            let turns = helm.thread_turns(id).await?;
-            let value = json!({ "thread": thread, "messages": messages, "turns": turns });
-            ctx.out.print(&value, || {
+            let view = backend.thread(id).await?;
+            let (thread, messages) = (&view.thread, &view.messages);
+            ctx.out.print(&view, || {
                 let mut out = format!(
                     "Thread {} in channel {}: {} ({})\n",
                     thread.id, thread.channel_id, thread.title, thread.status
@@ -47,7 +45,7 @@ pub async fn run(ctx: &Ctx, cmd: ThreadCommand) -> Result<i32> {
                 if !thread.summary.is_empty() {
                     out.push_str(&format!("Summary: {}\n", thread.summary));
                 }
-                for m in &messages {
+                for m in messages {
                     let status = match m.status {
                         helm_core::model::MessageStatus::Complete => String::new(),
                         other => format!(" [{other}]"),
@@ -79,15 +77,14 @@ pub async fn run(ctx: &Ctx, cmd: ThreadCommand) -> Result<i32> {
             })?;
         }
         ThreadCommand::Resolve { id, no_summary } => {
-            let actor = ctx.actor(&helm).await?;
             let id: ThreadId = id.parse()?;
-            let thread = helm
-                .set_thread_status(&actor, id, ThreadStatus::Resolved)
+            let thread = backend
+                .set_thread_status(id, ThreadStatus::Resolved)
                 .await?;
             let summary = if no_summary {
                 None
             } else {
-                Some(helm.summarize_thread(&actor, id).await)
+                Some(backend.summarize_thread(id).await)
             };
             let value = json!({
                 "thread": thread,
@@ -107,8 +104,7 @@ pub async fn run(ctx: &Ctx, cmd: ThreadCommand) -> Result<i32> {
             })?;
         }
         ThreadCommand::Summarize { id } => {
-            let actor = ctx.actor(&helm).await?;
-            let written = helm.summarize_thread(&actor, id.parse()?).await?;
+            let written = backend.summarize_thread(id.parse()?).await?;
             ctx.out.print(&written, || {
                 format!(
                     "Summary of thread {} (memory {}, by {}/{}):\n{}",
@@ -121,9 +117,8 @@ pub async fn run(ctx: &Ctx, cmd: ThreadCommand) -> Result<i32> {
             })?;
         }
         ThreadCommand::Reopen { id } => {
-            let actor = ctx.actor(&helm).await?;
-            let thread = helm
-                .set_thread_status(&actor, id.parse()?, ThreadStatus::Open)
+            let thread = backend
+                .set_thread_status(id.parse()?, ThreadStatus::Open)
                 .await?;
             ctx.out
                 .print(&thread, || format!("Thread {} reopened.", thread.id))?;

@@ -1,4 +1,5 @@
 mod channels;
 mod computer;
 mod kit;
+mod server;
 mod turns;

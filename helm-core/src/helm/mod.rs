@@ -5,6 +5,8 @@
 //! the acting [`User`] and check that user's authority before touching
 //! anything.
 
+mod access;
+mod auth;
 mod channels;
 pub(crate) mod computer;
 mod memory;
@@ -17,6 +19,8 @@ use std::sync::Arc;
 
 use tokio::sync::broadcast;
 
+pub use access::{Audience, MAX_INSTRUCTIONS};
+pub use auth::{AccountRequest, MAX_INVITE_TTL};
 pub use channels::NewChannel;
 pub use memory::MemoryNote;
 pub use status::Status;

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
 use crate::model::{Agent, ChannelRef, HOME_CHANNEL, User, Workspace};
@@ -11,7 +11,7 @@ use crate::store::StoreStats;
 use super::Helm;
 
 /// A summary of the workspace.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Status {
     /// The data root.
     pub data_dir: PathBuf,

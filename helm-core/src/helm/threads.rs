@@ -1,7 +1,7 @@
 //! Working in a channel: posting messages (which may wake the agent), the
 //! threads they make, stopping work, and the tool journal.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::model::{
@@ -17,7 +17,7 @@ use super::Helm;
 pub const MAX_MESSAGE: usize = 256 * 1024;
 
 /// What posting a message did.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PostedMessage {
     /// The stored message.
     pub message: Message,
@@ -55,7 +55,7 @@ impl Helm {
                 ),
             ));
         }
-        let record = self.channel(channel).await?;
+        let record = self.visible_channel(actor, channel).await?;
         if record.channel.status == ChannelStatus::Archived {
             return Err(Error::Refused(format!(
                 "{} is archived; restore it to work there",

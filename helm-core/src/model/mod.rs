@@ -5,6 +5,7 @@ mod agent;
 mod channel;
 mod enums;
 mod ids;
+mod member;
 mod policy;
 mod records;
 mod thread;
@@ -22,6 +23,7 @@ pub use ids::{
     AgentId, ArtifactId, ChannelId, EscalationId, MemoryId, MessageId, ProviderId, ThreadId,
     ToolActionId, TurnId, UserId, WorkspaceId,
 };
+pub use member::{Member, MemberRole};
 pub use policy::{ModelChoice, ModelPolicy, PolicyLevel, ResolvedModel};
 pub use records::{
     Artifact, ArtifactKind, AuthorType, Escalation, EscalationStatus, MemoryItem, MemoryKind,

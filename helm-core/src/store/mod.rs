@@ -13,23 +13,23 @@ mod sqlite;
 mod types;
 
 use async_trait::async_trait;
+use jiff::Timestamp;
 use tokio::sync::broadcast;
 
 pub use sqlite::SqliteStore;
 pub use types::{
-    Bootstrap, BootstrapPlan, ChannelFilter, ChannelPlan, ChannelRecord, JournalEntry,
-    MemoryFilter, NewAgent, NewMemory, NewPost, NewThreadSummary, NewToolAction, NewUser,
-    PolicyScope, Posted, StoreStats, ToolActionOutcome, TurnFinish, WorldHook,
+    Bootstrap, BootstrapPlan, CaptainSetup, ChannelFilter, ChannelPlan, ChannelRecord, ChannelUpdate, InviteAcceptance, JournalEntry, MemoryFilter, NewAgent, NewApiToken, NewInvite, NewMemory, NewPost, NewThreadSummary, NewToolAction, NewUser, PolicyScope, Posted, StoreStats, ToolActionOutcome, TurnFinish, WorldHook,
 };
 
+use crate::auth::{ApiToken, Invite, Session};
 use crate::error::Result;
 use crate::events::Event;
 use crate::memory::import::{ImportPlan, ImportReport};
 use crate::memory::recall::{CandidateItem, ItemKey};
 use crate::model::{
-    Actor, Agent, AgentId, Binding, ChannelId, ChannelRef, ChannelStatus, Message, MessageId,
-    ModelChoice, ModelPolicy, Thread, ThreadId, ThreadStatus, ToolAction, ToolActionId, Turn,
-    TurnId, User, UserId, Workspace,
+    Actor, Agent, AgentId, Binding, ChannelId, ChannelRef, ChannelStatus, Member, MemberRole,
+    Message, MessageId, ModelChoice, ModelPolicy, Thread, ThreadId, ThreadStatus, ToolAction,
+    ToolActionId, Turn, TurnId, TurnState, User, UserId, Workspace,
 };
 use crate::model::{Artifact, ArtifactKind, MemoryId, MemoryItem};
 use crate::provider::ProviderConfig;
@@ -315,4 +315,104 @@ pub trait Store: Send + Sync + 'static {
     /// Live events as they are committed, in `seq` order. Subscribe before
     /// reading [`Store::events_after`] to resume without a gap.
     fn subscribe(&self) -> broadcast::Receiver<Event>;
+
+    // Signing in, membership and paging. Appended here, at the end, so
+    // branches that add methods merge without conflicts.
+
+    /// Whether first-run setup is done (the Captain has a password).
+    async fn setup_done(&self) -> Result<bool>;
+
+    /// Completes first-run setup: names the Captain and sets their password,
+    /// only while the Captain has none ([`Error::Conflict`](crate::Error) after).
+    async fn complete_setup(&self, setup: CaptainSetup) -> Result<User>;
+
+    /// A user and their password hash (if they have one), by name.
+    async fn user_credentials(&self, name: &str) -> Result<Option<(User, Option<String>)>>;
+
+    /// Sets or clears a user's password hash.
+    async fn set_password_hash(&self, user: UserId, hash: Option<String>) -> Result<()>;
+
+    /// Stores a session (and drops expired ones).
+    async fn insert_session(
+        &self,
+        user: UserId,
+        secret_hash: String,
+        expires: Timestamp,
+    ) -> Result<Session>;
+
+    /// The unexpired session with this secret hash, with its user.
+    async fn session_user(&self, secret_hash: &str) -> Result<Option<(Session, User)>>;
+
+    /// Ends a session; false if there was none.
+    async fn delete_session(&self, secret_hash: &str) -> Result<bool>;
+
+    /// Stores an API token.
+    async fn insert_api_token(&self, token: NewApiToken) -> Result<ApiToken>;
+
+    /// A user's API tokens, revoked ones included, oldest first.
+    async fn api_tokens(&self, user: UserId) -> Result<Vec<ApiToken>>;
+
+    /// The live (unrevoked, unexpired) API token with this secret hash, with
+    /// its user; records the use.
+    async fn api_token_user(&self, secret_hash: &str) -> Result<Option<(ApiToken, User)>>;
+
+    /// Revokes one of `user`'s API tokens.
+    async fn revoke_api_token(&self, user: UserId, id: i64) -> Result<ApiToken>;
+
+    /// Stores an invitation.
+    async fn insert_invite(&self, invite: NewInvite) -> Result<Invite>;
+
+    /// Every invitation, newest first.
+    async fn invites(&self) -> Result<Vec<Invite>>;
+
+    /// Revokes an unused invitation.
+    async fn revoke_invite(&self, id: i64) -> Result<Invite>;
+
+    /// Accepts a live invitation: adds the person with the invitation's role
+    /// and marks it used, in one transaction.
+    async fn accept_invite(&self, acceptance: InviteAcceptance) -> Result<User>;
+
+    /// A channel's members, oldest first.
+    async fn channel_members(&self, channel: ChannelId) -> Result<Vec<Member>>;
+
+    /// Makes a person a member of a channel.
+    async fn add_channel_member(
+        &self,
+        channel: ChannelId,
+        user: UserId,
+        role: MemberRole,
+        actor: Actor,
+    ) -> Result<Member>;
+
+    /// Removes a person from a channel.
+    async fn remove_channel_member(
+        &self,
+        channel: ChannelId,
+        user: UserId,
+        actor: Actor,
+    ) -> Result<()>;
+
+    /// The channels `user` belongs to, and every public one.
+    async fn visible_channel_ids(&self, user: UserId) -> Result<Vec<ChannelId>>;
+
+    /// Changes a channel's purpose (and its agent's) or its agent's instructions.
+    async fn update_channel(
+        &self,
+        channel: ChannelId,
+        update: ChannelUpdate,
+        actor: Actor,
+    ) -> Result<ChannelRecord>;
+
+    /// A page of a channel's messages (or one thread's) after a message id,
+    /// oldest first.
+    async fn messages_page(
+        &self,
+        channel: ChannelId,
+        thread: Option<ThreadId>,
+        after: Option<MessageId>,
+        limit: usize,
+    ) -> Result<Vec<Message>>;
+
+    /// How many turns are in each state.
+    async fn turn_counts(&self) -> Result<Vec<(TurnState, u64)>>;
 }

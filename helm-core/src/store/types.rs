@@ -5,9 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
 use crate::model::{
-    Actor, Agent, AgentId, AgentKind, AgentProfile, AuthorType, CapabilityPolicy, Channel,
-    ChannelId, ChannelName, Handle, MemoryKind, MemoryScope, MemorySource, Message, MessageId,
-    Role, Thread, ThreadId, ToolStatus, Turn, TurnId, TurnState, User, Visibility, Workspace,
+    Actor, Agent, AgentId, AgentKind, AgentProfile, AuthorType, CapabilityPolicy, Channel, ChannelId, ChannelName, Handle, MemoryKind, MemoryScope, MemorySource, Message, MessageId, Role, Thread, ThreadId, ToolStatus, Turn, TurnId, TurnState, User, UserId, Visibility, Workspace,
 };
 use crate::provider::Usage;
 
@@ -293,4 +291,66 @@ pub struct NewThreadSummary {
     pub last_message_id: MessageId,
     /// The agent it is written as (its handle).
     pub author: String,
+}
+
+/// First-run setup: the Captain's chosen name, display name and password.
+#[derive(Debug, Clone)]
+pub struct CaptainSetup {
+    /// The new login name (validated).
+    pub name: String,
+    /// The shown name.
+    pub display_name: String,
+    /// The argon2 PHC string of the password.
+    pub password_hash: String,
+}
+
+/// A new API token's stored form.
+#[derive(Debug, Clone)]
+pub struct NewApiToken {
+    /// Whose it is.
+    pub user_id: UserId,
+    /// What it is for.
+    pub name: String,
+    /// The SHA-256 of the secret.
+    pub secret_hash: String,
+    /// The secret's first characters.
+    pub prefix: String,
+    /// When it stops working, if ever.
+    pub expires: Option<Timestamp>,
+}
+
+/// A new invitation's stored form.
+#[derive(Debug, Clone)]
+pub struct NewInvite {
+    /// The SHA-256 of the code.
+    pub secret_hash: String,
+    /// The role the newcomer gets (admin or member).
+    pub role: Role,
+    /// Who invites.
+    pub created_by: UserId,
+    /// When it stops working.
+    pub expires: Timestamp,
+}
+
+/// What a person accepting an invitation chose.
+#[derive(Debug, Clone)]
+pub struct InviteAcceptance {
+    /// The SHA-256 of the code.
+    pub secret_hash: String,
+    /// Login name (validated).
+    pub name: String,
+    /// Shown name.
+    pub display_name: String,
+    /// The argon2 PHC string of the password.
+    pub password_hash: String,
+}
+
+/// Changes to a channel's purpose or its agent's instructions; `None` keeps
+/// the current value.
+#[derive(Debug, Clone, Default)]
+pub struct ChannelUpdate {
+    /// The new purpose (validated, trimmed).
+    pub purpose: Option<String>,
+    /// The new operating instructions.
+    pub instructions: Option<String>,
 }

@@ -1,3 +1,4 @@
+mod access;
 mod bad_input;
 mod events;
 mod exec;

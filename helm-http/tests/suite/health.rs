@@ -6,14 +6,14 @@ use std::time::{Duration, Instant};
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use helm_core::{Helm, HelmOptions, InitOptions};
-use helm_http::{AppState, router};
+use helm_http::{AppState, ServerConfig, router};
 use tower::ServiceExt;
 
 #[tokio::test]
 async fn healthz_answers_through_the_router() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
     let (helm, _) = Helm::init(HelmOptions::new(dir.path()), InitOptions::default()).await?;
-    let response = router(AppState { helm })
+    let response = router(AppState::new(helm, ServerConfig::default()))
         .oneshot(Request::get("/healthz").body(Body::empty())?)
         .await?;
     assert_eq!(response.status(), StatusCode::OK);

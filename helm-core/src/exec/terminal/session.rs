@@ -307,8 +307,11 @@ impl TerminalSession {
             kill_tree(pid);
         }
         let mut state = self.state.clone();
-        let reaped = tokio::time::timeout(within, state.wait_for(|s| !s.running)).await;
-        if reaped.is_err() || !clear_session(pid, within, false).await {
+        // Drop the watch's read guard at once: it must not live across an await.
+        let reaped = tokio::time::timeout(within, state.wait_for(|s| !s.running))
+            .await
+            .is_ok_and(|r| r.is_ok());
+        if !reaped || !clear_session(pid, within, false).await {
             return Err(Error::Internal(format!(
                 "terminal {}'s processes did not end after being killed",
                 self.id

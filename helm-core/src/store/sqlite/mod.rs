@@ -8,12 +8,14 @@
 //! feed in exactly `seq` order.
 
 mod artifacts;
+mod auth;
 mod channels;
 mod codec;
 mod errors;
 mod events;
 mod import;
 mod memory;
+mod members;
 mod messages;
 mod policy;
 mod providers;
@@ -35,18 +37,17 @@ use tokio::sync::broadcast;
 
 use super::Store;
 use super::types::{
-    Bootstrap, BootstrapPlan, ChannelFilter, ChannelPlan, ChannelRecord, JournalEntry,
-    MemoryFilter, NewAgent, NewMemory, NewPost, NewThreadSummary, NewToolAction, NewUser,
-    PolicyScope, Posted, StoreStats, ToolActionOutcome, TurnFinish, WorldHook,
+    Bootstrap, BootstrapPlan, CaptainSetup, ChannelFilter, ChannelPlan, ChannelRecord, ChannelUpdate, InviteAcceptance, JournalEntry, MemoryFilter, NewAgent, NewApiToken, NewInvite, NewMemory, NewPost, NewThreadSummary, NewToolAction, NewUser, PolicyScope, Posted, StoreStats, ToolActionOutcome, TurnFinish, WorldHook,
 };
+use crate::auth::{ApiToken, Invite, Session};
 use crate::error::{Error, Result};
 use crate::events::{Event, EventBody};
 use crate::memory::import::{ImportPlan, ImportReport};
 use crate::memory::recall::{CandidateItem, ItemKey};
 use crate::model::{
-    Actor, Agent, AgentId, Binding, ChannelId, ChannelRef, ChannelStatus, Message, MessageId,
-    ModelChoice, ModelPolicy, Thread, ThreadId, ThreadStatus, ToolAction, ToolActionId, Turn,
-    TurnId, User, UserId, Workspace,
+    Actor, Agent, AgentId, Binding, ChannelId, ChannelRef, ChannelStatus, Member, MemberRole,
+    Message, MessageId, ModelChoice, ModelPolicy, Thread, ThreadId, ThreadStatus, ToolAction,
+    ToolActionId, Turn, TurnId, TurnState, User, UserId, Workspace,
 };
 use crate::model::{Artifact, ArtifactKind, MemoryId, MemoryItem};
 use crate::provider::ProviderConfig;
@@ -582,5 +583,148 @@ impl Store for SqliteStore {
 
     fn subscribe(&self) -> broadcast::Receiver<Event> {
         self.inner.live.subscribe()
+    }
+
+    async fn setup_done(&self) -> Result<bool> {
+        self.read(auth::setup_done).await
+    }
+
+    async fn complete_setup(&self, setup: CaptainSetup) -> Result<User> {
+        self.write(move |tx| auth::complete_setup(tx.conn(), &setup))
+            .await
+    }
+
+    async fn user_credentials(&self, name: &str) -> Result<Option<(User, Option<String>)>> {
+        let name = name.to_string();
+        self.read(move |c| auth::user_credentials(c, &name)).await
+    }
+
+    async fn set_password_hash(&self, user: UserId, hash: Option<String>) -> Result<()> {
+        self.write(move |tx| auth::set_password_hash(tx.conn(), user, hash.as_deref()))
+            .await
+    }
+
+    async fn insert_session(
+        &self,
+        user: UserId,
+        secret_hash: String,
+        expires: jiff::Timestamp,
+    ) -> Result<Session> {
+        self.write(move |tx| auth::insert_session(tx.conn(), user, &secret_hash, expires))
+            .await
+    }
+
+    async fn session_user(&self, secret_hash: &str) -> Result<Option<(Session, User)>> {
+        let hash = secret_hash.to_string();
+        self.read(move |c| auth::session_user(c, &hash)).await
+    }
+
+    async fn delete_session(&self, secret_hash: &str) -> Result<bool> {
+        let hash = secret_hash.to_string();
+        self.write(move |tx| auth::delete_session(tx.conn(), &hash))
+            .await
+    }
+
+    async fn insert_api_token(&self, token: NewApiToken) -> Result<ApiToken> {
+        self.write(move |tx| auth::insert_api_token(tx.conn(), &token))
+            .await
+    }
+
+    async fn api_tokens(&self, user: UserId) -> Result<Vec<ApiToken>> {
+        self.read(move |c| auth::api_tokens(c, user)).await
+    }
+
+    async fn api_token_user(&self, secret_hash: &str) -> Result<Option<(ApiToken, User)>> {
+        let hash = secret_hash.to_string();
+        let found = self.read(move |c| auth::api_token_user(c, &hash)).await?;
+        Ok(match found {
+            Some((token, user, stale)) => {
+                if stale {
+                    let id = token.id;
+                    self.write(move |tx| auth::touch_api_token(tx.conn(), id))
+                        .await?;
+                }
+                Some((token, user))
+            }
+            None => None,
+        })
+    }
+
+    async fn revoke_api_token(&self, user: UserId, id: i64) -> Result<ApiToken> {
+        self.write(move |tx| auth::revoke_api_token(tx.conn(), user, id))
+            .await
+    }
+
+    async fn insert_invite(&self, invite: NewInvite) -> Result<Invite> {
+        self.write(move |tx| auth::insert_invite(tx.conn(), &invite))
+            .await
+    }
+
+    async fn invites(&self) -> Result<Vec<Invite>> {
+        self.read(auth::invites).await
+    }
+
+    async fn revoke_invite(&self, id: i64) -> Result<Invite> {
+        self.write(move |tx| auth::revoke_invite(tx.conn(), id))
+            .await
+    }
+
+    async fn accept_invite(&self, acceptance: InviteAcceptance) -> Result<User> {
+        self.write(move |tx| auth::accept_invite(tx, &acceptance))
+            .await
+    }
+
+    async fn channel_members(&self, channel: ChannelId) -> Result<Vec<Member>> {
+        self.read(move |c| members::list(c, channel)).await
+    }
+
+    async fn add_channel_member(
+        &self,
+        channel: ChannelId,
+        user: UserId,
+        role: MemberRole,
+        actor: Actor,
+    ) -> Result<Member> {
+        self.write(move |tx| members::add(tx, channel, user, role, &actor))
+            .await
+    }
+
+    async fn remove_channel_member(
+        &self,
+        channel: ChannelId,
+        user: UserId,
+        actor: Actor,
+    ) -> Result<()> {
+        self.write(move |tx| members::remove(tx, channel, user, &actor))
+            .await
+    }
+
+    async fn visible_channel_ids(&self, user: UserId) -> Result<Vec<ChannelId>> {
+        self.read(move |c| members::visible_ids(c, user)).await
+    }
+
+    async fn update_channel(
+        &self,
+        channel: ChannelId,
+        update: ChannelUpdate,
+        actor: Actor,
+    ) -> Result<ChannelRecord> {
+        self.write(move |tx| members::update_channel(tx, channel, &update, &actor))
+            .await
+    }
+
+    async fn messages_page(
+        &self,
+        channel: ChannelId,
+        thread: Option<ThreadId>,
+        after: Option<MessageId>,
+        limit: usize,
+    ) -> Result<Vec<Message>> {
+        self.read(move |c| members::messages_page(c, channel, thread, after, limit))
+            .await
+    }
+
+    async fn turn_counts(&self) -> Result<Vec<(TurnState, u64)>> {
+        self.read(members::turn_counts).await
     }
 }

@@ -11,6 +11,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("foundation", include_str!("migrations/001_foundation.sql")),
     ("turns", include_str!("migrations/002_turns.sql")),
     ("memory", include_str!("migrations/003_memory.sql")),
+    ("auth", include_str!("migrations/004_auth.sql")),
 ];
 
 /// Applies every migration not yet applied.

@@ -14,7 +14,7 @@ use crate::model::{
 };
 use crate::store::types::{Bootstrap, BootstrapPlan, NewUser, WorldHook};
 
-const USER_COLUMNS: &str = "id, name, display_name, role, created";
+pub(super) const USER_COLUMNS: &str = "id, name, display_name, role, created";
 
 /// The single workspace of this store.
 pub(super) fn workspace(conn: &Connection) -> Result<Option<Workspace>> {
@@ -191,7 +191,7 @@ pub(super) fn insert_user(conn: &Connection, user: &NewUser) -> Result<User> {
     })
 }
 
-fn user_from_row(r: &Row<'_>) -> rusqlite::Result<User> {
+pub(super) fn user_from_row(r: &Row<'_>) -> rusqlite::Result<User> {
     Ok(User {
         id: r.get(0)?,
         name: r.get(1)?,

@@ -1,0 +1,282 @@
+//! The local backend: the data directory opened in this process.
+
+use async_trait::async_trait;
+use helm_core::events::{Event, Follower};
+use helm_core::exec::IsolationChoice;
+use helm_core::lock::DataLock;
+use helm_core::model::{
+    ChannelRef, ModelChoice, ResolvedModel, Role, Thread, ThreadId, ThreadStatus, ToolAction, User,
+};
+use helm_core::provider::ProviderConfig;
+use helm_core::store::{ChannelFilter, ChannelRecord, PolicyScope};
+use helm_core::{Helm, HelmOptions, NewChannel, PostedMessage};
+
+use super::{Backend, ChannelDetail, EventSource, StatusView, ThreadView};
+
+/// A data directory opened here, acting as one user.
+pub struct Local {
+    helm: Helm,
+    actor: User,
+    // Held shared while this command runs: a server cannot start under it,
+    // and it refused to open while a server runs.
+    _lock: DataLock,
+}
+
+impl Local {
+    /// Opens `data` (refusing while a server holds it) as `as_user`, or as
+    /// the Captain, with channel computers isolated as `isolation` says.
+    pub async fn open_with(
+        data: &std::path::Path,
+        as_user: Option<&str>,
+        isolation: IsolationChoice,
+    ) -> anyhow::Result<Self> {
+        let lock = DataLock::command(data)?;
+        let mut options = HelmOptions::new(data);
+        options.computer.isolation = isolation;
+        let helm = Helm::open(options).await?;
+        let actor = match as_user {
+            Some(name) => helm.user(name).await?,
+            None => helm.captain().await?,
+        };
+        Ok(Local {
+            helm,
+            actor,
+            _lock: lock,
+        })
+    }
+
+    /// The opened workspace.
+    pub fn helm(&self) -> &Helm {
+        &self.helm
+    }
+
+    /// The acting user.
+    pub fn actor(&self) -> &User {
+        &self.actor
+    }
+
+    fn detail(&self, record: ChannelRecord, model: Option<ResolvedModel>) -> ChannelDetail {
+        let dir = self.helm.data_root().world(record.channel.id).workspace();
+        ChannelDetail {
+            record,
+            model,
+            workspace_dir: Some(dir.display().to_string()),
+        }
+    }
+}
+
+fn channel_ref(raw: &str) -> anyhow::Result<ChannelRef> {
+    Ok(raw.parse::<ChannelRef>()?)
+}
+
+struct LocalEvents(Follower);
+
+#[async_trait]
+impl EventSource for LocalEvents {
+    async fn next(&mut self) -> anyhow::Result<Event> {
+        Ok(self.0.next().await?)
+    }
+}
+
+#[async_trait]
+impl Backend for Local {
+    async fn summarize_thread(
+        &self,
+        id: ThreadId,
+    ) -> anyhow::Result<helm_core::runtime::summary::WrittenSummary> {
+        Ok(self.helm.summarize_thread(&self.actor, id).await?)
+    }
+
+    async fn status(&self) -> anyhow::Result<StatusView> {
+        let status = self.helm.status().await?;
+        Ok(StatusView {
+            data_dir: Some(status.data_dir.display().to_string()),
+            workspace: status.workspace,
+            captain: status.captain,
+            skipper: status.skipper,
+            stats: status.stats,
+        })
+    }
+
+    async fn create_channel(&self, request: NewChannel) -> anyhow::Result<ChannelDetail> {
+        let record = self.helm.create_channel_with(&self.actor, request).await?;
+        Ok(self.detail(record, None))
+    }
+
+    async fn channels(&self, include_archived: bool) -> anyhow::Result<Vec<ChannelRecord>> {
+        Ok(self
+            .helm
+            .visible_channels(&self.actor, ChannelFilter { include_archived })
+            .await?)
+    }
+
+    async fn channel(&self, channel: &str) -> anyhow::Result<ChannelDetail> {
+        let record = self
+            .helm
+            .visible_channel(&self.actor, &channel_ref(channel)?)
+            .await?;
+        let model = self
+            .helm
+            .resolve_model(&ChannelRef::Id(record.channel.id), None)
+            .await?;
+        Ok(self.detail(record, model))
+    }
+
+    async fn archive(&self, channel: &str) -> anyhow::Result<ChannelRecord> {
+        Ok(self
+            .helm
+            .archive_channel(&self.actor, &channel_ref(channel)?)
+            .await?)
+    }
+
+    async fn restore(&self, channel: &str) -> anyhow::Result<ChannelRecord> {
+        Ok(self
+            .helm
+            .restore_channel(&self.actor, &channel_ref(channel)?)
+            .await?)
+    }
+
+    async fn set_channel_model(
+        &self,
+        channel: &str,
+        choice: Option<ModelChoice>,
+    ) -> anyhow::Result<Option<ResolvedModel>> {
+        let record = self.helm.channel(&channel_ref(channel)?).await?;
+        if let Some(choice) = &choice
+            && !self
+                .helm
+                .providers()
+                .await?
+                .iter()
+                .any(|c| c.name == choice.provider)
+        {
+            // Refuse a provider that does not exist now rather than failing
+            // the channel's next turn.
+            return Err(helm_core::Error::not_found("provider", &choice.provider).into());
+        }
+        let id = record.channel.id;
+        self.helm
+            .set_model_policy(&self.actor, PolicyScope::Channel(id), choice)
+            .await?;
+        Ok(self.helm.resolve_model(&ChannelRef::Id(id), None).await?)
+    }
+
+    async fn delete_channel(&self, channel: &str, confirm: &str) -> anyhow::Result<()> {
+        Ok(self
+            .helm
+            .delete_channel(&self.actor, &channel_ref(channel)?, confirm)
+            .await?)
+    }
+
+    async fn post(
+        &self,
+        channel: &str,
+        text: &str,
+        thread: Option<ThreadId>,
+    ) -> anyhow::Result<PostedMessage> {
+        Ok(self
+            .helm
+            .post_message(&self.actor, &channel_ref(channel)?, text, thread)
+            .await?)
+    }
+
+    async fn threads(&self, channel: &str, limit: usize) -> anyhow::Result<Vec<Thread>> {
+        let record = self
+            .helm
+            .visible_channel(&self.actor, &channel_ref(channel)?)
+            .await?;
+        Ok(self
+            .helm
+            .threads(&ChannelRef::Id(record.channel.id), limit)
+            .await?)
+    }
+
+    async fn thread(&self, id: ThreadId) -> anyhow::Result<ThreadView> {
+        let (thread, _) = self.helm.visible_thread(&self.actor, id).await?;
+        Ok(ThreadView {
+            thread,
+            messages: self.helm.thread_messages(id).await?,
+            turns: self.helm.thread_turns(id).await?,
+        })
+    }
+
+    async fn set_thread_status(
+        &self,
+        id: ThreadId,
+        status: ThreadStatus,
+    ) -> anyhow::Result<Thread> {
+        self.helm.visible_thread(&self.actor, id).await?;
+        Ok(self.helm.set_thread_status(&self.actor, id, status).await?)
+    }
+
+    async fn stop_thread(&self, id: ThreadId) -> anyhow::Result<()> {
+        self.helm.stop_thread(&self.actor, id).await?;
+        Ok(())
+    }
+
+    async fn activity(
+        &self,
+        channel: &str,
+        thread: Option<ThreadId>,
+        limit: usize,
+    ) -> anyhow::Result<(ChannelRecord, Vec<ToolAction>)> {
+        let record = self
+            .helm
+            .visible_channel(&self.actor, &channel_ref(channel)?)
+            .await?;
+        Ok(self
+            .helm
+            .activity(&ChannelRef::Id(record.channel.id), thread, limit)
+            .await?)
+    }
+
+    async fn add_provider(
+        &self,
+        config: ProviderConfig,
+        make_default: bool,
+    ) -> anyhow::Result<ProviderConfig> {
+        Ok(self
+            .helm
+            .add_provider(&self.actor, config, make_default)
+            .await?)
+    }
+
+    async fn providers(&self) -> anyhow::Result<Vec<ProviderConfig>> {
+        Ok(self.helm.providers().await?)
+    }
+
+    async fn add_user(
+        &self,
+        name: &str,
+        role: Role,
+        password: Option<String>,
+    ) -> anyhow::Result<User> {
+        if let Some(password) = &password {
+            helm_core::auth::password::validate(password)?;
+        }
+        let user = self.helm.add_user(&self.actor, name, role).await?;
+        if let Some(password) = password {
+            self.helm
+                .set_password(&self.actor, user.id, &password)
+                .await?;
+        }
+        Ok(user)
+    }
+
+    async fn users(&self) -> anyhow::Result<Vec<User>> {
+        Ok(self.helm.users().await?)
+    }
+
+    async fn drive_turns(&self) -> anyhow::Result<()> {
+        Ok(self.helm.start_runtime().await?)
+    }
+
+    async fn stop_driving(&self) {
+        self.helm.shutdown_runtime(true).await;
+    }
+
+    async fn events(&self) -> anyhow::Result<Box<dyn EventSource>> {
+        let from = self.helm.store().stats().await?.last_event_seq;
+        Ok(Box::new(LocalEvents(self.helm.follow(from).await?)))
+    }
+}

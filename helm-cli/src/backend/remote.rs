@@ -1,0 +1,422 @@
+//! The remote backend: a running `helm-http` server, over its REST API and
+//! its event stream, authenticated with an API token.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use helm_core::ErrorKind;
+use helm_core::model::{
+    ChannelRef, Message, ModelChoice, ResolvedModel, Role, Thread, ThreadId, ThreadStatus,
+    ToolAction, Turn, User,
+};
+use helm_core::provider::ProviderConfig;
+use helm_core::store::ChannelRecord;
+use helm_core::{NewChannel, PostedMessage};
+use reqwest::{Method, StatusCode};
+use rustls_platform_verifier::BuilderVerifierExt;
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use super::stream;
+use super::{Backend, ChannelDetail, EventSource, StatusView, ThreadView};
+
+/// An error the server answered with (or a server that could not be
+/// reached), carrying the server's stable code.
+#[derive(Debug)]
+pub struct RemoteError {
+    /// The class, for the exit code.
+    pub kind: ErrorKind,
+    /// The server's code, such as `not_found`.
+    pub code: String,
+    /// The server's message.
+    pub message: String,
+}
+
+impl std::fmt::Display for RemoteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for RemoteError {}
+
+impl RemoteError {
+    fn unreachable(url: &str, e: &reqwest::Error) -> Self {
+        RemoteError {
+            kind: ErrorKind::Unavailable,
+            code: "unreachable".into(),
+            message: format!("cannot reach the server at {url}: {e}"),
+        }
+    }
+
+    /// What an HTTP error response means.
+    fn from_response(status: StatusCode, body: &str) -> Self {
+        #[derive(Deserialize)]
+        struct Body {
+            code: String,
+            message: String,
+        }
+        let (code, message) = match serde_json::from_str::<Body>(body) {
+            Ok(b) => (b.code, b.message),
+            Err(_) => (
+                "http".to_string(),
+                format!("the server answered {status}: {}", body.trim()),
+            ),
+        };
+        let kind = match status.as_u16() {
+            400 | 413 | 415 | 422 => ErrorKind::Invalid,
+            401 => ErrorKind::Unauthenticated,
+            403 => ErrorKind::Forbidden,
+            404 => ErrorKind::NotFound,
+            409 if code == "conflict" => ErrorKind::Conflict,
+            409 => ErrorKind::Refused,
+            429 | 503 => ErrorKind::Unavailable,
+            502 => ErrorKind::Upstream,
+            _ => ErrorKind::Internal,
+        };
+        RemoteError {
+            kind,
+            code,
+            message,
+        }
+    }
+}
+
+/// A server, reached with an API token.
+pub struct Remote {
+    base: String,
+    token: String,
+    http: reqwest::Client,
+}
+
+/// Builds the client. TLS is rustls with the `ring` provider passed in
+/// explicitly, verified against the OS certificate store.
+fn client() -> anyhow::Result<reqwest::Client> {
+    let tls = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()?
+    .with_platform_verifier()?
+    .with_no_client_auth();
+    Ok(reqwest::Client::builder()
+        .tls_backend_preconfigured(tls)
+        .user_agent(concat!("1helm/", env!("CARGO_PKG_VERSION")))
+        .build()?)
+}
+
+/// A channel as it goes into a URL path (`#launch` → `launch`).
+fn channel_path(raw: &str) -> anyhow::Result<String> {
+    Ok(match raw.parse::<ChannelRef>()? {
+        ChannelRef::Id(id) => id.to_string(),
+        ChannelRef::Name(name) => name.as_str().to_string(),
+    })
+}
+
+impl Remote {
+    /// A server at `url`, acting as the owner of `token`.
+    pub fn new(url: &str, token: Option<&str>) -> anyhow::Result<Self> {
+        let base = url.trim_end_matches('/').to_string();
+        if !(base.starts_with("http://") || base.starts_with("https://")) {
+            return Err(helm_core::Error::invalid(
+                "server URL",
+                format!("{url:?} is not an http(s) URL such as http://127.0.0.1:7400"),
+            )
+            .into());
+        }
+        let token = token
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .ok_or_else(|| RemoteError {
+                kind: ErrorKind::Unauthenticated,
+                code: "unauthenticated".into(),
+                message: "--server needs an API token: pass --token TOKEN or set HELM_TOKEN \
+                          (make one with POST /api/tokens after signing in)"
+                    .into(),
+            })?;
+        Ok(Remote {
+            base,
+            token: token.to_string(),
+            http: client()?,
+        })
+    }
+
+    async fn call<T: DeserializeOwned>(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> anyhow::Result<T> {
+        let url = format!("{}{path}", self.base);
+        let mut request = self.http.request(method, &url).bearer_auth(&self.token);
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = request
+            .send()
+            .await
+            .map_err(|e| RemoteError::unreachable(&self.base, &e))?;
+        let status = response.status();
+        let text = response
+            .text()
+            .await
+            .map_err(|e| RemoteError::unreachable(&self.base, &e))?;
+        if !status.is_success() {
+            return Err(RemoteError::from_response(status, &text).into());
+        }
+        let text = if text.is_empty() { "null" } else { &text };
+        Ok(serde_json::from_str(text)?)
+    }
+
+    async fn get<T: DeserializeOwned>(&self, path: &str) -> anyhow::Result<T> {
+        self.call(Method::GET, path, None).await
+    }
+
+    async fn post<T: DeserializeOwned>(&self, path: &str, body: Value) -> anyhow::Result<T> {
+        self.call(Method::POST, path, Some(body)).await
+    }
+}
+
+#[derive(Deserialize)]
+struct Page {
+    items: Vec<Message>,
+    next_after: Option<i64>,
+}
+
+#[derive(Deserialize)]
+struct ThreadDetail {
+    thread: Thread,
+    turns: Vec<Turn>,
+}
+
+#[derive(Deserialize)]
+struct Policy {
+    resolved: Option<ResolvedModel>,
+}
+
+#[async_trait]
+impl Backend for Remote {
+    async fn status(&self) -> anyhow::Result<StatusView> {
+        let mut status: StatusView = self.get("/api/status").await?;
+        status.data_dir = Some(match status.data_dir {
+            Some(dir) => format!("{dir} (served by {})", self.base),
+            None => self.base.clone(),
+        });
+        Ok(status)
+    }
+
+    async fn create_channel(&self, request: NewChannel) -> anyhow::Result<ChannelDetail> {
+        let record: ChannelRecord = self
+            .post(
+                "/api/channels",
+                json!({
+                    "name": request.name,
+                    "purpose": request.purpose,
+                    "visibility": request.visibility.as_str(),
+                    "instructions": request.instructions,
+                }),
+            )
+            .await?;
+        // The detail adds the workspace directory (for the Captain and admins).
+        self.channel(&record.channel.id.to_string()).await
+    }
+
+    async fn channels(&self, include_archived: bool) -> anyhow::Result<Vec<ChannelRecord>> {
+        self.get(&format!("/api/channels?all={include_archived}"))
+            .await
+    }
+
+    async fn channel(&self, channel: &str) -> anyhow::Result<ChannelDetail> {
+        self.get(&format!("/api/channels/{}", channel_path(channel)?))
+            .await
+    }
+
+    async fn archive(&self, channel: &str) -> anyhow::Result<ChannelRecord> {
+        self.post(
+            &format!("/api/channels/{}/archive", channel_path(channel)?),
+            json!({}),
+        )
+        .await
+    }
+
+    async fn restore(&self, channel: &str) -> anyhow::Result<ChannelRecord> {
+        self.post(
+            &format!("/api/channels/{}/restore", channel_path(channel)?),
+            json!({}),
+        )
+        .await
+    }
+
+    async fn set_channel_model(
+        &self,
+        channel: &str,
+        choice: Option<ModelChoice>,
+    ) -> anyhow::Result<Option<ResolvedModel>> {
+        let body = match choice {
+            Some(c) => json!({"provider": c.provider, "model": c.model}),
+            None => json!({"provider": null}),
+        };
+        let policy: Policy = self
+            .call(
+                Method::PUT,
+                &format!("/api/channels/{}/model", channel_path(channel)?),
+                Some(body),
+            )
+            .await?;
+        Ok(policy.resolved)
+    }
+
+    async fn delete_channel(&self, channel: &str, confirm: &str) -> anyhow::Result<()> {
+        let confirm: String = confirm
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric() || "-_".contains(*c))
+            .collect();
+        let _: Value = self
+            .call(
+                Method::DELETE,
+                &format!("/api/channels/{}?confirm={confirm}", channel_path(channel)?),
+                None,
+            )
+            .await?;
+        Ok(())
+    }
+
+    async fn post(
+        &self,
+        channel: &str,
+        text: &str,
+        thread: Option<ThreadId>,
+    ) -> anyhow::Result<PostedMessage> {
+        Remote::post(
+            self,
+            &format!("/api/channels/{}/messages", channel_path(channel)?),
+            json!({"text": text, "thread_id": thread.map(|t| t.0)}),
+        )
+        .await
+    }
+
+    async fn threads(&self, channel: &str, limit: usize) -> anyhow::Result<Vec<Thread>> {
+        self.get(&format!(
+            "/api/channels/{}/threads?limit={}",
+            channel_path(channel)?,
+            limit.clamp(1, 500)
+        ))
+        .await
+    }
+
+    async fn thread(&self, id: ThreadId) -> anyhow::Result<ThreadView> {
+        let detail: ThreadDetail = self.get(&format!("/api/threads/{id}")).await?;
+        let mut messages = Vec::new();
+        let mut after = 0;
+        loop {
+            let page: Page = self
+                .get(&format!(
+                    "/api/threads/{id}/messages?after={after}&limit=500"
+                ))
+                .await?;
+            messages.extend(page.items);
+            match page.next_after {
+                Some(next) => after = next,
+                None => break,
+            }
+        }
+        Ok(ThreadView {
+            thread: detail.thread,
+            messages,
+            turns: detail.turns,
+        })
+    }
+
+    async fn set_thread_status(
+        &self,
+        id: ThreadId,
+        status: ThreadStatus,
+    ) -> anyhow::Result<Thread> {
+        self.call(
+            Method::PUT,
+            &format!("/api/threads/{id}/status"),
+            Some(json!({"status": status.as_str()})),
+        )
+        .await
+    }
+
+    async fn stop_thread(&self, id: ThreadId) -> anyhow::Result<()> {
+        let _: Value = Remote::post(self, &format!("/api/threads/{id}/stop"), json!({})).await?;
+        Ok(())
+    }
+
+    async fn activity(
+        &self,
+        channel: &str,
+        thread: Option<ThreadId>,
+        limit: usize,
+    ) -> anyhow::Result<(ChannelRecord, Vec<ToolAction>)> {
+        let detail = self.channel(channel).await?;
+        let mut path = format!(
+            "/api/channels/{}/activity?limit={}",
+            detail.record.channel.id,
+            limit.clamp(1, 500)
+        );
+        if let Some(thread) = thread {
+            path.push_str(&format!("&thread={thread}"));
+        }
+        Ok((detail.record, self.get(&path).await?))
+    }
+
+    async fn add_provider(
+        &self,
+        config: ProviderConfig,
+        make_default: bool,
+    ) -> anyhow::Result<ProviderConfig> {
+        let api_key_env = config.api_key.as_ref().map(|k| match k {
+            helm_core::provider::ApiKeyRef::Env(var) => var.clone(),
+        });
+        Remote::post(
+            self,
+            "/api/providers",
+            json!({
+                "name": config.name,
+                "kind": config.kind.as_str(),
+                "base_url": config.base_url,
+                "api_key_env": api_key_env,
+                "default_model": config.default_model,
+                "extra_headers": config.extra_headers,
+                "make_default": make_default,
+            }),
+        )
+        .await
+    }
+
+    async fn providers(&self) -> anyhow::Result<Vec<ProviderConfig>> {
+        self.get("/api/providers").await
+    }
+
+    async fn add_user(
+        &self,
+        name: &str,
+        role: Role,
+        password: Option<String>,
+    ) -> anyhow::Result<User> {
+        Remote::post(
+            self,
+            "/api/users",
+            json!({"name": name, "role": role.as_str(), "password": password}),
+        )
+        .await
+    }
+
+    async fn users(&self) -> anyhow::Result<Vec<User>> {
+        self.get("/api/users").await
+    }
+
+    async fn drive_turns(&self) -> anyhow::Result<()> {
+        // The server drives every turn.
+        Ok(())
+    }
+
+    async fn stop_driving(&self) {}
+
+    async fn events(&self) -> anyhow::Result<Box<dyn EventSource>> {
+        stream::open(&self.base, &self.token, self.http.clone()).await
+    }
+}

@@ -1,0 +1,366 @@
+//! `1helm --server URL --token T …` against a real server on a loopback
+//! port: the same commands, output and exit codes as on a data directory;
+//! and a data directory held by a running server refuses direct use.
+
+use std::time::Duration;
+
+use helm_core::lock::{DataLock, ServerInfo};
+use helm_core::{AccountRequest, Helm, HelmOptions, InitOptions};
+use helm_http::{AppState, ServerConfig};
+use helm_tests::mock::{Behaviour, MockOpenAi, fast_http_options};
+
+use super::kit::{Cli, Run, bare};
+
+/// A server on a free loopback port serving a fresh data dir, holding it as
+/// `helm-http` does, with the Captain's setup done and an API token.
+struct Server {
+    cli: Cli,
+    url: String,
+    token: String,
+    helm: Helm,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    _lock: DataLock,
+}
+
+impl Server {
+    async fn start() -> anyhow::Result<Self> {
+        let cli = Cli::empty()?;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let url = format!("http://{}", listener.local_addr()?);
+        let lock = DataLock::server(
+            &cli.data(),
+            &ServerInfo {
+                url: url.clone(),
+                pid: std::process::id(),
+                started: jiff::Timestamp::now(),
+            },
+            Duration::ZERO,
+        )?;
+        let mut options = HelmOptions::new(cli.data());
+        options.provider_http = fast_http_options();
+        let (helm, _) = Helm::init(options, InitOptions::default()).await?;
+        let captain = helm
+            .complete_setup(AccountRequest {
+                name: "ada".into(),
+                display_name: None,
+                password: "correct horse battery staple".into(),
+            })
+            .await?;
+        let token = helm.create_api_token(&captain, "cli", None).await?.secret;
+        helm.start_runtime().await?;
+        let state = AppState::new(
+            helm.clone(),
+            ServerConfig {
+                data: cli.data(),
+                ..ServerConfig::default()
+            },
+        );
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(helm_http::serve(listener, state, async move {
+            let _ = stopped.await;
+        }));
+        Ok(Server {
+            cli,
+            url,
+            token,
+            helm,
+            stop: Some(stop),
+            _lock: lock,
+        })
+    }
+
+    /// Runs `1helm --server URL --token T ARGS…`.
+    fn run(&self, args: &[&str]) -> anyhow::Result<Run> {
+        let mut all = vec!["--server", &self.url, "--token", &self.token];
+        all.extend_from_slice(args);
+        bare(&all)
+    }
+
+    async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        self.helm.shutdown_runtime(false).await;
+    }
+}
+
+fn ok(run: &Run) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        run.code == 0,
+        "exit {}: {}{}",
+        run.code,
+        run.stdout,
+        run.stderr
+    );
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_commands_work_through_a_server() -> anyhow::Result<()> {
+    let server = Server::start().await?;
+    let mock = MockOpenAi::start().await?;
+
+    let status = server.run(&["status"])?;
+    ok(&status)?;
+    assert!(
+        status.stdout.contains("Captain:   ada"),
+        "{}",
+        status.stdout
+    );
+    assert!(status.stdout.contains(&server.url), "{}", status.stdout);
+
+    ok(&server.run(&[
+        "provider",
+        "add",
+        "mock",
+        "--kind",
+        "openai",
+        "--base-url",
+        &mock.base_url(),
+        "--model",
+        "mock-model",
+        "--api-key-env",
+        "MOCK_KEY",
+        "--default",
+    ])?)?;
+    let providers = server.run(&["provider", "list"])?;
+    ok(&providers)?;
+    assert!(
+        providers.stdout.contains("env:MOCK_KEY"),
+        "{}",
+        providers.stdout
+    );
+    // The key is not set where the server runs; the mock needs none.
+    ok(&server.run(&[
+        "provider",
+        "add",
+        "mock",
+        "--kind",
+        "openai",
+        "--base-url",
+        &mock.base_url(),
+        "--model",
+        "mock-model",
+        "--default",
+    ])?)?;
+
+    let created = server.run(&[
+        "channel",
+        "create",
+        "launch",
+        "--purpose",
+        "The product launch.",
+    ])?;
+    ok(&created)?;
+    assert!(
+        created
+            .stdout
+            .contains("Created #launch with its resident agent @launch-agent"),
+        "{}",
+        created.stdout
+    );
+    let list = server.run(&["channel", "list"])?;
+    ok(&list)?;
+    assert!(
+        list.stdout.contains("#launch") && list.stdout.contains("#main"),
+        "{}",
+        list.stdout
+    );
+    let shown = server.run(&["--json", "channel", "show", "launch"])?;
+    ok(&shown)?;
+    let value = shown.json()?;
+    assert_eq!(value["agent"]["handle"], "launch-agent");
+    assert_eq!(value["model"]["provider"], "mock");
+    assert!(
+        value["workspace_dir"]
+            .as_str()
+            .unwrap_or_default()
+            .ends_with("workspace")
+    );
+
+    // say posts, then streams the reply from the event WebSocket.
+    mock.push(Behaviour::tool_call(
+        "write_file",
+        r##"{"path": "plan.md", "content": "# Plan"}"##,
+    ));
+    mock.push(Behaviour::text("Wrote plan.md with the plan."));
+    let said = server.run(&["say", "launch", "@launch-agent write the plan"])?;
+    ok(&said)?;
+    assert!(
+        said.stdout.contains("thread 3: write the plan")
+            || said.stdout.contains(": write the plan"),
+        "{}",
+        said.stdout
+    );
+    assert!(
+        said.stdout.contains("Wrote plan.md with the plan."),
+        "{}",
+        said.stdout
+    );
+    assert!(
+        said.stdout.contains("write_file") || said.stdout.contains("plan.md"),
+        "{}",
+        said.stdout
+    );
+
+    let threads = server.run(&["--json", "thread", "list", "launch"])?;
+    ok(&threads)?;
+    let id = threads.json()?[0]["id"]
+        .as_i64()
+        .unwrap_or_default()
+        .to_string();
+    let shown = server.run(&["thread", "show", &id])?;
+    ok(&shown)?;
+    assert!(
+        shown.stdout.contains("@launch-agent via mock/mock-model"),
+        "{}",
+        shown.stdout
+    );
+    ok(&server.run(&["thread", "resolve", &id])?)?;
+    ok(&server.run(&["thread", "reopen", &id])?)?;
+    let activity = server.run(&["activity", "launch"])?;
+    ok(&activity)?;
+    assert!(
+        activity.stdout.contains("write_file"),
+        "{}",
+        activity.stdout
+    );
+
+    ok(&server.run(&["user", "add", "mira"])?)?;
+    let users = server.run(&["user", "list"])?;
+    assert!(
+        users.stdout.contains("mira") && users.stdout.contains("ada"),
+        "{}",
+        users.stdout
+    );
+
+    let model = server.run(&[
+        "channel",
+        "set-model",
+        "launch",
+        "--provider",
+        "mock",
+        "--model",
+        "other",
+    ])?;
+    ok(&model)?;
+    assert!(
+        model
+            .stdout
+            .contains("served by mock / other (channel setting)"),
+        "{}",
+        model.stdout
+    );
+    let ghost = server.run(&["channel", "set-model", "launch", "--provider", "ghost"])?;
+    assert_eq!(ghost.code, 3, "{}", ghost.stderr);
+
+    ok(&server.run(&["channel", "archive", "launch"])?)?;
+    ok(&server.run(&["channel", "restore", "#launch"])?)?;
+    let unconfirmed = server.run(&["channel", "delete", "launch"])?;
+    assert_eq!(unconfirmed.code, 5, "{}", unconfirmed.stderr);
+    ok(&server.run(&["channel", "archive", "launch"])?)?;
+    ok(&server.run(&["channel", "delete", "launch", "--confirm", "launch"])?)?;
+    assert_eq!(server.run(&["channel", "show", "launch"])?.code, 3);
+    server.stop().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn remote_and_local_print_the_same_and_exit_the_same() -> anyhow::Result<()> {
+    let server = Server::start().await?;
+    let local = Cli::init()?;
+    for args in [
+        vec!["channel", "create", "launch", "--purpose", "The launch."],
+        vec![
+            "channel",
+            "create",
+            "ops",
+            "--purpose",
+            "Operations.",
+            "--private",
+        ],
+        vec!["user", "add", "mira", "--role", "admin"],
+    ] {
+        ok(&server.run(&args)?)?;
+        ok(&local.run(&args)?)?;
+    }
+    for args in [
+        vec!["channel", "list"],
+        vec!["channel", "list", "--all"],
+        vec!["provider", "list"],
+        vec!["--json", "channel", "list"],
+        vec!["thread", "list", "launch"],
+        vec!["activity", "ops"],
+    ] {
+        let (remote, here) = (server.run(&args)?, local.run(&args)?);
+        let strip_times = |s: &str| -> String {
+            s.lines()
+                .map(|l| if l.contains("\"created\"") { "" } else { l })
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        assert_eq!(
+            (remote.code, strip_times(&remote.stdout)),
+            (here.code, strip_times(&here.stdout)),
+            "{args:?}"
+        );
+    }
+    // Errors: the same exit codes and messages.
+    for (args, code) in [
+        (vec!["channel", "show", "nowhere"], 3),
+        (vec!["channel", "create", "launch", "--purpose", "again"], 4),
+        (vec!["channel", "create", "bad name", "--purpose", "x"], 2),
+        (vec!["channel", "create", "quiet"], 2),
+        (
+            vec!["channel", "delete", "launch", "--confirm", "launch"],
+            5,
+        ),
+        (vec!["channel", "archive", "main"], 5),
+        (vec!["thread", "show", "999"], 3),
+    ] {
+        let (remote, here) = (server.run(&args)?, local.run(&args)?);
+        assert_eq!(remote.code, code, "{args:?}: {}", remote.stderr);
+        assert_eq!(here.code, code, "{args:?}: {}", here.stderr);
+        assert_eq!(remote.stderr, here.stderr, "{args:?}");
+    }
+    server.stop().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_served_data_dir_refuses_direct_use_and_names_the_server() -> anyhow::Result<()> {
+    let server = Server::start().await?;
+    for args in [vec!["channel", "list"], vec!["status"], vec!["init"]] {
+        let run = server.cli.run(&args)?;
+        assert_eq!(run.code, 6, "{args:?}: {}", run.stderr);
+        assert!(
+            run.stderr.contains(&format!("--server {}", server.url)),
+            "{}",
+            run.stderr
+        );
+    }
+    // A wrong token, and a server that is not there.
+    let refused = bare(&["--server", &server.url, "--token", "helm_nope", "status"])?;
+    assert_eq!(refused.code, 7, "{}", refused.stderr);
+    let missing = bare(&["--server", &server.url, "status"])?;
+    assert_eq!(missing.code, 7, "{}", missing.stderr);
+    assert!(missing.stderr.contains("--token"), "{}", missing.stderr);
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
+    let down = bare(&[
+        "--server",
+        &format!("http://127.0.0.1:{port}"),
+        "--token",
+        &server.token,
+        "status",
+    ])?;
+    assert_eq!(down.code, 6, "{}", down.stderr);
+    assert!(
+        down.stderr.contains("cannot reach the server"),
+        "{}",
+        down.stderr
+    );
+    server.stop().await;
+    Ok(())
+}

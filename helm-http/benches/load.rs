@@ -1,0 +1,274 @@
+//! Load on a real server, from a second process over loopback: this bench
+//! starts `helm-http` on a temporary data dir and a free port, then acts as
+//! the load tool.
+//!
+//! - message posts per second (no agent woken), at several concurrencies;
+//! - event fan-out latency to 500 WebSocket clients (p50, p99), from a post
+//!   leaving the tool to each client receiving its `message.created`;
+//! - server memory per idle WebSocket connection (resident set growth).
+//!
+//! `cargo bench -p helm-http --bench load`. `HELM_BENCH_POSTS` (default
+//! 2000), `HELM_BENCH_CLIENTS` (500) and `HELM_BENCH_FANOUT` (40 posts) tune
+//! it. Every loop is bounded; the server is stopped at the end.
+
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+use tokio::sync::Mutex;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+
+const PASSWORD: &str = "correct horse battery staple";
+
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+struct Server {
+    child: Child,
+    base: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    fn rss_kib(&self) -> anyhow::Result<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))?;
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| anyhow::anyhow!("no VmRSS"))
+    }
+}
+
+async fn start() -> anyhow::Result<Server> {
+    let dir = tempfile::tempdir()?;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
+    let child = Command::new(env!("CARGO_BIN_EXE_helm-http"))
+        .args([
+            "--data",
+            &dir.path().join("data").to_string_lossy(),
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+        ])
+        .env("HELM_LOG", "error")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let server = Server {
+        child,
+        base: format!("http://127.0.0.1:{port}"),
+        _dir: dir,
+    };
+    let http = reqwest::Client::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while http
+        .get(format!("{}/healthz", server.base))
+        .send()
+        .await
+        .is_err()
+    {
+        anyhow::ensure!(Instant::now() < deadline, "the server did not start");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Ok(server)
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = ((p / 100.0) * (sorted.len() - 1) as f64).round() as usize;
+    sorted[rank.min(sorted.len() - 1)]
+}
+
+async fn post(http: &reqwest::Client, base: &str, token: &str, text: &str) -> anyhow::Result<()> {
+    let response = http
+        .post(format!("{base}/api/channels/load/messages"))
+        .bearer_auth(token)
+        .json(&json!({"text": text}))
+        .send()
+        .await?;
+    anyhow::ensure!(
+        response.status().as_u16() == 201,
+        "post: {}",
+        response.status()
+    );
+    Ok(())
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() -> anyhow::Result<()> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let posts = env_usize("HELM_BENCH_POSTS", 2000);
+    let clients = env_usize("HELM_BENCH_CLIENTS", 500);
+    let fanout = env_usize("HELM_BENCH_FANOUT", 40);
+    let server = start().await?;
+    let base = server.base.clone();
+    let http = reqwest::Client::builder()
+        .pool_max_idle_per_host(64)
+        .build()?;
+
+    let setup = http
+        .post(format!("{base}/api/setup"))
+        .json(&json!({"name": "ada", "password": PASSWORD}))
+        .send()
+        .await?;
+    let cookie = setup
+        .headers()
+        .get("set-cookie")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|c| c.split(';').next())
+        .unwrap_or_default()
+        .to_string();
+    let issued: Value = http
+        .post(format!("{base}/api/tokens"))
+        .header("cookie", cookie)
+        .header("origin", &base)
+        .json(&json!({"name": "bench"}))
+        .send()
+        .await?
+        .json()
+        .await?;
+    let token = issued["secret"].as_str().unwrap_or_default().to_string();
+    http.post(format!("{base}/api/channels"))
+        .bearer_auth(&token)
+        .json(&json!({"name": "load", "purpose": "Load testing"}))
+        .send()
+        .await?;
+
+    println!("helm-http load (server and load tool on loopback, 2 cores shared)");
+    // Posts per second: each post is one durable transaction with its events.
+    for concurrency in [1usize, 8, 32] {
+        let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let started = Instant::now();
+        let mut tasks = Vec::new();
+        for _ in 0..concurrency {
+            let (http, base, token, next) =
+                (http.clone(), base.clone(), token.clone(), next.clone());
+            tasks.push(tokio::spawn(async move {
+                let mut latencies = Vec::new();
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if i >= posts {
+                        return anyhow::Ok(latencies);
+                    }
+                    let sent = Instant::now();
+                    post(&http, &base, &token, &format!("post {i}")).await?;
+                    latencies.push(sent.elapsed().as_secs_f64() * 1000.0);
+                }
+            }));
+        }
+        let mut latencies = Vec::new();
+        for task in tasks {
+            latencies.extend(task.await??);
+        }
+        let elapsed = started.elapsed().as_secs_f64();
+        latencies.sort_by(f64::total_cmp);
+        println!(
+            "posts: {posts} at concurrency {concurrency:>2}: {:>7.0} posts/s (latency p50 {:.2} ms, p99 {:.2} ms)",
+            posts as f64 / elapsed,
+            percentile(&latencies, 50.0),
+            percentile(&latencies, 99.0)
+        );
+    }
+
+    // Idle connections: the server's resident set before and after.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let rss_before = server.rss_kib()?;
+    let epoch = Instant::now();
+    let latencies = Arc::new(Mutex::new(Vec::<f64>::with_capacity(clients * fanout)));
+    let mut readers = Vec::new();
+    let ws_url = format!("{}/api/events", base.replacen("http://", "ws://", 1));
+    for _ in 0..clients {
+        let mut request = ws_url.as_str().into_client_request()?;
+        request
+            .headers_mut()
+            .insert("authorization", format!("Bearer {token}").parse()?);
+        let (mut socket, _) = tokio_tungstenite::connect_async(request).await?;
+        // The hello: the stream is ready.
+        let _ = tokio::time::timeout(Duration::from_secs(10), socket.next()).await;
+        let latencies = latencies.clone();
+        readers.push(tokio::spawn(async move {
+            let mut seen = 0;
+            while seen < fanout {
+                let frame = match tokio::time::timeout(Duration::from_secs(60), socket.next()).await
+                {
+                    Ok(Some(Ok(frame))) => frame,
+                    _ => break,
+                };
+                if let Message::Text(text) = frame {
+                    let now = epoch.elapsed().as_secs_f64() * 1000.0;
+                    let event: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+                    if event["type"] == "message.created"
+                        && let Some(sent) = event["message"]["content"]
+                            .as_str()
+                            .and_then(|t| t.strip_prefix("fanout "))
+                            .and_then(|t| t.parse::<f64>().ok())
+                    {
+                        latencies.lock().await.push(now - sent);
+                        seen += 1;
+                    }
+                }
+            }
+            let _ = socket.close(None).await;
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let rss_after = server.rss_kib()?;
+    println!(
+        "memory: {clients} idle WebSocket clients add {} KiB to the server ({:.1} KiB per connection)",
+        rss_after.saturating_sub(rss_before),
+        rss_after.saturating_sub(rss_before) as f64 / clients as f64
+    );
+
+    // Fan-out: one post at a time, each delivered to every client.
+    for _ in 0..fanout {
+        let sent = epoch.elapsed().as_secs_f64() * 1000.0;
+        post(&http, &base, &token, &format!("fanout {sent:.3}")).await?;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    for reader in readers {
+        let _ = tokio::time::timeout(Duration::from_secs(90), reader).await;
+    }
+    let mut all = latencies.lock().await.clone();
+    all.sort_by(f64::total_cmp);
+    println!(
+        "fan-out: {} deliveries to {clients} clients ({fanout} posts): p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+        all.len(),
+        percentile(&all, 50.0),
+        percentile(&all, 99.0),
+        all.last().copied().unwrap_or(f64::NAN)
+    );
+    anyhow::ensure!(
+        all.len() == clients * fanout,
+        "some deliveries were missing"
+    );
+    Ok(())
+}

@@ -1,0 +1,410 @@
+//! Mirrors of helm-core's channels, agents, people, model policy,
+//! providers and status.
+
+use std::collections::BTreeMap;
+
+use helm_core::model as m;
+use jiff::Timestamp;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use super::enums::*;
+
+/// A channel: a durable domain of work.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Channel {
+    /// Its id.
+    pub id: i64,
+    /// Its name, without `#`.
+    pub name: String,
+    /// What it is for.
+    pub purpose: String,
+    /// Home or agent channel.
+    pub kind: ChannelKind,
+    /// Active or archived.
+    pub status: ChannelStatus,
+    /// Public or private.
+    pub visibility: Visibility,
+    /// Who created it.
+    pub created_by: i64,
+    /// When.
+    pub created: Timestamp,
+}
+
+impl From<m::Channel> for Channel {
+    fn from(c: m::Channel) -> Self {
+        Channel {
+            id: c.id.0,
+            name: c.name.as_str().to_string(),
+            purpose: c.purpose,
+            kind: c.kind.into(),
+            status: c.status.into(),
+            visibility: c.visibility.into(),
+            created_by: c.created_by.0,
+            created: c.created,
+        }
+    }
+}
+
+/// An agent: a durable identity, independent of its model.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Agent {
+    /// Its id.
+    pub id: i64,
+    /// Skipper or a channel's resident.
+    pub kind: AgentKind,
+    /// Its mention handle, without `@`.
+    pub handle: String,
+    /// The name shown in transcripts.
+    pub display_name: String,
+    /// What it is doing.
+    pub status: AgentStatus,
+    /// When it was provisioned.
+    pub created: Timestamp,
+}
+
+impl From<m::Agent> for Agent {
+    fn from(a: m::Agent) -> Self {
+        Agent {
+            id: a.id.0,
+            kind: a.kind.into(),
+            handle: a.handle.as_str().to_string(),
+            display_name: a.display_name,
+            status: a.status.into(),
+            created: a.created,
+        }
+    }
+}
+
+/// A read-only host directory inside a channel's computer.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ReadOnlyMount {
+    /// The host path.
+    pub host_path: String,
+    /// Where it appears.
+    pub at: String,
+}
+
+/// A credential a channel uses by reference, never seeing it.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct CredentialGrant {
+    /// The name the agent asks for.
+    pub name: String,
+    /// The environment variable it is injected as.
+    pub env_var: String,
+    /// Where the secret lives (a reference, never the secret).
+    pub secret_ref: String,
+}
+
+/// What a channel's computer and tools may do beyond its workspace.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct CapabilityPolicy {
+    /// Whether commands may reach the network.
+    pub network: bool,
+    /// Extra read-only mounts.
+    pub mounts: Vec<ReadOnlyMount>,
+    /// Credentials by reference.
+    pub credentials: Vec<CredentialGrant>,
+    /// Packages installed into the environment.
+    pub packages: Vec<String>,
+}
+
+impl From<m::CapabilityPolicy> for CapabilityPolicy {
+    fn from(p: m::CapabilityPolicy) -> Self {
+        CapabilityPolicy {
+            network: p.network,
+            mounts: p
+                .mounts
+                .into_iter()
+                .map(|m| ReadOnlyMount {
+                    host_path: m.host_path,
+                    at: m.at,
+                })
+                .collect(),
+            credentials: p
+                .credentials
+                .into_iter()
+                .map(|c| CredentialGrant {
+                    name: c.name,
+                    env_var: c.env_var,
+                    secret_ref: c.secret_ref,
+                })
+                .collect(),
+            packages: p.packages,
+        }
+    }
+}
+
+/// Who an agent is and what it works with.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct AgentProfile {
+    /// The agent.
+    pub agent_id: i64,
+    /// The purpose it serves.
+    pub purpose: String,
+    /// Operating instructions.
+    pub instructions: String,
+    /// Its workspace, relative to the data root.
+    pub workspace_ref: String,
+    /// Its memory namespace.
+    pub memory_namespace: String,
+    /// What its computer and tools may do.
+    pub capability_policy: CapabilityPolicy,
+}
+
+impl From<m::AgentProfile> for AgentProfile {
+    fn from(p: m::AgentProfile) -> Self {
+        AgentProfile {
+            agent_id: p.agent_id.0,
+            purpose: p.purpose,
+            instructions: p.instructions,
+            workspace_ref: p.workspace_ref,
+            memory_namespace: p.memory_namespace,
+            capability_policy: p.capability_policy.into(),
+        }
+    }
+}
+
+/// A channel with its resident agent (Skipper for `#main`) and its profile.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ChannelRecord {
+    /// The channel.
+    pub channel: Channel,
+    /// Its agent.
+    pub agent: Agent,
+    /// The agent's profile.
+    pub profile: AgentProfile,
+}
+
+impl From<helm_core::store::ChannelRecord> for ChannelRecord {
+    fn from(r: helm_core::store::ChannelRecord) -> Self {
+        ChannelRecord {
+            channel: r.channel.into(),
+            agent: r.agent.into(),
+            profile: r.profile.into(),
+        }
+    }
+}
+
+/// A channel with its agent, the model serving it, and (for the Captain and
+/// admins) where its workspace is on the server.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ChannelDetail {
+    /// The channel.
+    pub channel: Channel,
+    /// Its agent.
+    pub agent: Agent,
+    /// The agent's profile.
+    pub profile: AgentProfile,
+    /// The model that will serve the next turn, if any is configured.
+    pub model: Option<ResolvedModel>,
+    /// The workspace directory on the server (Captain and admins only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workspace_dir: Option<String>,
+}
+
+/// A provider and optionally a model.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ModelChoice {
+    /// The provider's registry name.
+    pub provider: String,
+    /// The model; the provider's default when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
+
+impl From<m::ModelChoice> for ModelChoice {
+    fn from(c: m::ModelChoice) -> Self {
+        ModelChoice {
+            provider: c.provider,
+            model: c.model,
+        }
+    }
+}
+
+/// The winning model choice and the level it came from.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ResolvedModel {
+    /// The provider.
+    pub provider: String,
+    /// The model; the provider's default when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Where the choice was made.
+    pub level: PolicyLevel,
+}
+
+impl From<m::ResolvedModel> for ResolvedModel {
+    fn from(r: m::ResolvedModel) -> Self {
+        ResolvedModel {
+            provider: r.choice.provider,
+            model: r.choice.model,
+            level: r.level.into(),
+        }
+    }
+}
+
+/// The model choices at every level, and the one that wins.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ModelPolicy {
+    /// The thread's override.
+    pub session: Option<ModelChoice>,
+    /// The channel's override.
+    pub channel: Option<ModelChoice>,
+    /// The workspace default.
+    pub workspace: Option<ModelChoice>,
+    /// The server's configured fallback.
+    pub fallback: Option<ModelChoice>,
+    /// The choice that serves the next turn.
+    pub resolved: Option<ResolvedModel>,
+}
+
+impl From<m::ModelPolicy> for ModelPolicy {
+    fn from(p: m::ModelPolicy) -> Self {
+        let resolved = p.resolve().map(Into::into);
+        ModelPolicy {
+            session: p.session.map(Into::into),
+            channel: p.channel.map(Into::into),
+            workspace: p.workspace.map(Into::into),
+            fallback: p.fallback.map(Into::into),
+            resolved,
+        }
+    }
+}
+
+/// A person in the workspace.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct User {
+    /// Their id.
+    pub id: i64,
+    /// Login and mention name.
+    pub name: String,
+    /// Shown name.
+    pub display_name: String,
+    /// What they may do.
+    pub role: Role,
+    /// When they joined.
+    pub created: Timestamp,
+}
+
+impl From<m::User> for User {
+    fn from(u: m::User) -> Self {
+        User {
+            id: u.id.0,
+            name: u.name,
+            display_name: u.display_name,
+            role: u.role.into(),
+            created: u.created,
+        }
+    }
+}
+
+/// A person in a channel.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Member {
+    /// The person.
+    pub user: User,
+    /// Owner or member.
+    pub role: MemberRole,
+    /// When they joined.
+    pub joined: Timestamp,
+}
+
+impl From<m::Member> for Member {
+    fn from(mb: m::Member) -> Self {
+        Member {
+            user: mb.user.into(),
+            role: mb.role.into(),
+            joined: mb.joined,
+        }
+    }
+}
+
+/// The workspace.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Workspace {
+    /// Its id.
+    pub id: i64,
+    /// Its name.
+    pub name: String,
+    /// When it was created.
+    pub created: Timestamp,
+}
+
+impl From<m::Workspace> for Workspace {
+    fn from(w: m::Workspace) -> Self {
+        Workspace {
+            id: w.id.0,
+            name: w.name,
+            created: w.created,
+        }
+    }
+}
+
+/// A registered model provider. Holds no secret: only where the key lives.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Provider {
+    /// Its unique name.
+    pub name: String,
+    /// Its wire format: `openai` or `anthropic`.
+    pub kind: String,
+    /// Its base URL.
+    pub base_url: String,
+    /// Where its API key lives, such as `env:OPENAI_API_KEY`.
+    pub api_key: Option<String>,
+    /// The model used when a policy names none.
+    pub default_model: Option<String>,
+    /// Names of the extra headers it sends (their values are not shown, as
+    /// they may carry credentials).
+    pub extra_headers: BTreeMap<String, String>,
+}
+
+/// What an extra header's value is shown as.
+pub const REDACTED: &str = "<redacted>";
+
+impl From<helm_core::provider::ProviderConfig> for Provider {
+    fn from(p: helm_core::provider::ProviderConfig) -> Self {
+        Provider {
+            name: p.name,
+            kind: p.kind.as_str().to_string(),
+            base_url: p.base_url,
+            api_key: p.api_key.map(|k| k.to_string()),
+            default_model: p.default_model,
+            extra_headers: p
+                .extra_headers
+                .into_keys()
+                .map(|k| (k, REDACTED.to_string()))
+                .collect(),
+        }
+    }
+}
+
+/// The workspace at a glance.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Status {
+    /// The workspace.
+    pub workspace: Workspace,
+    /// The Captain.
+    pub captain: User,
+    /// Skipper.
+    pub skipper: Agent,
+    /// The data directory on the server (Captain and admins only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data_dir: Option<String>,
+    /// The schema version.
+    pub schema_version: i64,
+    /// People.
+    pub users: u64,
+    /// Active channels.
+    pub channels_active: u64,
+    /// Archived channels.
+    pub channels_archived: u64,
+    /// Agents.
+    pub agents: u64,
+    /// Threads.
+    pub threads: u64,
+    /// Messages.
+    pub messages: u64,
+    /// The newest event's sequence number.
+    pub last_event_seq: u64,
+}

@@ -1,0 +1,265 @@
+//! Request bodies and query parameters.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use utoipa::{IntoParams, ToSchema};
+
+/// First-run setup: the Captain's account.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SetupRequest {
+    /// Login and mention name: lowercase letters, digits, `-`, `_`, `.`,
+    /// starting with a letter, at most 32 characters.
+    pub name: String,
+    /// Shown name (default: the login name).
+    #[serde(default)]
+    pub display_name: Option<String>,
+    /// At least 10 characters.
+    pub password: String,
+}
+
+/// Signing in.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LoginRequest {
+    /// The login name.
+    pub name: String,
+    /// The password.
+    pub password: String,
+}
+
+/// Setting a password.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PasswordRequest {
+    /// The new password (at least 10 characters).
+    pub password: String,
+}
+
+/// Adding a person directly (people usually join by invitation).
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewUserRequest {
+    /// Login and mention name.
+    pub name: String,
+    /// `member` (default) or `admin` (the Captain only).
+    #[serde(default)]
+    pub role: Option<String>,
+    /// A first password; without one the person cannot sign in until an
+    /// admin gives them one.
+    #[serde(default)]
+    pub password: Option<String>,
+}
+
+/// Inviting a person.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewInviteRequest {
+    /// `member` (default) or `admin` (the Captain only).
+    #[serde(default)]
+    pub role: Option<String>,
+    /// How long the invitation stays open, in hours (default 168, at most 720).
+    #[serde(default)]
+    pub expires_in_hours: Option<u32>,
+}
+
+/// Accepting an invitation.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AcceptInviteRequest {
+    /// The invitation code.
+    pub code: String,
+    /// The login name to take.
+    pub name: String,
+    /// Shown name (default: the login name).
+    #[serde(default)]
+    pub display_name: Option<String>,
+    /// At least 10 characters.
+    pub password: String,
+}
+
+/// Making an API token.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewTokenRequest {
+    /// What it is for.
+    pub name: String,
+    /// Days until it stops working; never when absent.
+    #[serde(default)]
+    pub expires_in_days: Option<u32>,
+}
+
+/// Creating a channel.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewChannelRequest {
+    /// Its name, such as `launch`.
+    pub name: String,
+    /// What the channel is all about (required).
+    pub purpose: String,
+    /// `public` (default) or `private`.
+    #[serde(default)]
+    pub visibility: Option<String>,
+    /// Extra operating instructions for its agent.
+    #[serde(default)]
+    pub instructions: Option<String>,
+}
+
+/// Changing a channel's purpose or its agent's instructions.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ChannelUpdateRequest {
+    /// The new purpose.
+    #[serde(default)]
+    pub purpose: Option<String>,
+    /// The new operating instructions.
+    #[serde(default)]
+    pub instructions: Option<String>,
+}
+
+/// Adding a person to a channel.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewMemberRequest {
+    /// The person's id.
+    pub user_id: i64,
+    /// `member` (default) or `owner`.
+    #[serde(default)]
+    pub role: Option<String>,
+}
+
+/// Posting a message.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PostRequest {
+    /// The text; mention the channel's agent (such as `@launch-agent`) to wake it.
+    pub text: String,
+    /// The thread to continue; a new thread starts without it.
+    #[serde(default)]
+    pub thread_id: Option<i64>,
+}
+
+/// Posting in a thread.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ThreadPostRequest {
+    /// The text.
+    pub text: String,
+}
+
+/// Changing a thread's status by hand.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ThreadStatusRequest {
+    /// `resolved`, `open` (reopen) or `archived`.
+    pub status: String,
+}
+
+/// Choosing a model at one level; `provider: null` clears the choice so the
+/// level inherits.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ModelChoiceRequest {
+    /// The provider's registry name, or null to inherit.
+    pub provider: Option<String>,
+    /// The model; the provider's default when absent.
+    #[serde(default)]
+    pub model: Option<String>,
+}
+
+/// Registering (or replacing) a provider. The key is never sent: name the
+/// server's environment variable that holds it.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderRequest {
+    /// A unique name.
+    pub name: String,
+    /// `openai` (and compatible servers) or `anthropic`.
+    pub kind: String,
+    /// The base URL, such as `https://api.openai.com/v1`.
+    pub base_url: String,
+    /// The environment variable on the server that holds the key.
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    /// The default model.
+    #[serde(default)]
+    pub default_model: Option<String>,
+    /// Extra headers sent with every request.
+    #[serde(default)]
+    pub extra_headers: BTreeMap<String, String>,
+    /// Make it the workspace's default model.
+    #[serde(default)]
+    pub make_default: bool,
+}
+
+/// `?all=`: include archived channels.
+#[derive(Debug, Clone, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ChannelListQuery {
+    /// Include archived channels.
+    #[serde(default)]
+    pub all: bool,
+}
+
+/// `?confirm=`: the channel's name again.
+#[derive(Debug, Clone, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct DeleteQuery {
+    /// The channel's name, to confirm a permanent deletion.
+    #[serde(default)]
+    pub confirm: Option<String>,
+}
+
+/// `?limit=`.
+#[derive(Debug, Clone, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct LimitQuery {
+    /// How many (at most 500; default 50).
+    #[serde(default)]
+    #[param(minimum = 1, maximum = 500)]
+    pub limit: Option<u32>,
+}
+
+/// `?thread=&limit=` for the tool journal.
+#[derive(Debug, Clone, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ActivityQuery {
+    /// Only this thread.
+    #[serde(default)]
+    #[param(minimum = 1)]
+    pub thread: Option<i64>,
+    /// How many of the most recent (at most 500; default 100).
+    #[serde(default)]
+    #[param(minimum = 1, maximum = 500)]
+    pub limit: Option<u32>,
+}
+
+/// `?after=&limit=` for message pages.
+#[derive(Debug, Clone, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct PageQuery {
+    /// Return messages after this message id.
+    #[serde(default)]
+    #[param(minimum = 0)]
+    pub after: Option<i64>,
+    /// How many (at most 500; default 100).
+    #[serde(default)]
+    #[param(minimum = 1, maximum = 500)]
+    pub limit: Option<u32>,
+}
+
+/// `?after=&limit=` for the event log.
+#[derive(Debug, Clone, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct EventQuery {
+    /// Return events after this sequence number (0: from the beginning;
+    /// absent on a WebSocket: only new events).
+    #[serde(default)]
+    #[param(minimum = 0)]
+    pub after: Option<i64>,
+    /// How many the page may scan (at most 1000; default 500).
+    #[serde(default)]
+    #[param(minimum = 1, maximum = 1000)]
+    pub limit: Option<u32>,
+}

@@ -1,0 +1,135 @@
+//! Who a request comes from.
+//!
+//! A request proves it with `Authorization: Bearer <secret>` (an API token, or
+//! a session secret) or with the `helm_session` cookie a browser got by
+//! signing in. A cookie rides along on requests other sites make, so a
+//! cookie-authenticated request that changes anything (any method but GET,
+//! HEAD and OPTIONS), and every WebSocket opened with a cookie, must come
+//! from one of the workspace's own origins: its `Origin` (or, failing that,
+//! `Referer`) must be the request's own host, the configured public URL or
+//! an allowed origin. Bearer requests need no such check: a browser never
+//! attaches them by itself.
+
+use std::net::SocketAddr;
+
+use axum::extract::{ConnectInfo, FromRequestParts};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, Method, header};
+use helm_core::auth::{Credential, Principal};
+use helm_core::model::User;
+
+use crate::config::origin_of;
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// The session cookie's name.
+pub const SESSION_COOKIE: &str = "helm_session";
+
+/// The signed-in person making a request.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    /// The person.
+    pub user: User,
+    /// How they proved it.
+    pub via: Credential,
+    /// The secret they presented (to sign out, or to re-check a long-lived
+    /// stream).
+    pub secret: String,
+}
+
+/// The secret in `Authorization: Bearer …`, if any.
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, secret) = value.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| secret.trim())
+}
+
+/// The value of cookie `name`, if any.
+pub fn cookie<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.trim())
+}
+
+/// Whether a cookie-authenticated request comes from one of our origins.
+pub fn same_origin(headers: &HeaderMap, state: &AppState) -> bool {
+    let claimed = headers
+        .get(header::ORIGIN)
+        .or_else(|| headers.get(header::REFERER))
+        .and_then(|v| v.to_str().ok())
+        .map(origin_of);
+    let Some(claimed) = claimed else {
+        return false;
+    };
+    let host = headers
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_ascii_lowercase);
+    let own = host
+        .iter()
+        .flat_map(|h| [format!("http://{h}"), format!("https://{h}")]);
+    own.chain(state.config.trusted_origins())
+        .any(|o| o == claimed)
+}
+
+/// The client's address, for rate limits (`unknown` when the server was not
+/// started with connection info, as in router tests).
+pub fn client_ip(parts: &Parts) -> String {
+    parts
+        .extensions
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|c| c.0.ip().to_string())
+        .unwrap_or_else(|| "unknown".to_string())
+}
+
+impl FromRequestParts<AppState> for Caller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        if let Some(secret) = bearer(&parts.headers) {
+            let Principal { user, via } = state.helm.authenticate(secret).await?;
+            return Ok(Caller {
+                user,
+                via,
+                secret: secret.to_string(),
+            });
+        }
+        let Some(secret) = cookie(&parts.headers, SESSION_COOKIE) else {
+            return Err(ApiError::unauthenticated(
+                "sign in first: send a session cookie or Authorization: Bearer <API token>",
+            ));
+        };
+        let changes = !matches!(parts.method, Method::GET | Method::HEAD | Method::OPTIONS);
+        let is_websocket = parts
+            .headers
+            .get(header::UPGRADE)
+            .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"websocket"));
+        if (changes || is_websocket) && !same_origin(&parts.headers, state) {
+            return Err(ApiError::bad_origin());
+        }
+        let Principal { user, via } = state.helm.authenticate(secret).await?;
+        Ok(Caller {
+            user,
+            via,
+            secret: secret.to_string(),
+        })
+    }
+}
+
+/// The `Set-Cookie` value that stores a session.
+pub fn session_cookie(secret: &str, max_age_secs: u64, secure: bool) -> String {
+    format!(
+        "{SESSION_COOKIE}={secret}; Path=/; HttpOnly; SameSite=Lax; Max-Age={max_age_secs}{}",
+        if secure { "; Secure" } else { "" }
+    )
+}
+
+/// The `Set-Cookie` value that removes the session cookie.
+pub fn clear_cookie(secure: bool) -> String {
+    session_cookie("", 0, secure)
+}

@@ -1,0 +1,216 @@
+//! The server's configuration: a TOML file, then `HELM_*` environment
+//! variables, then command-line flags, each overriding the one before.
+//!
+//! The file is `--config FILE`, or `<data>/helm.toml` when it exists. Every
+//! key is optional; see `docs/operations.md` for the full list.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// How fast a login rate limit refills and how many attempts it allows at once.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RateLimit {
+    /// Attempts allowed at once.
+    pub burst: u32,
+    /// Attempts regained per minute.
+    pub per_minute: u32,
+}
+
+/// Everything the server can be told.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ServerConfig {
+    /// The data directory.
+    pub data: PathBuf,
+    /// The address to listen on.
+    pub listen: SocketAddr,
+    /// The URL people reach the server at (behind a proxy, its public URL);
+    /// default `http://<listen>`. Used for invitation links, `server.json`
+    /// and the allowed origin of browser requests.
+    pub public_url: Option<String>,
+    /// Mark session cookies `Secure`; default: when `public_url` is https.
+    pub secure_cookies: Option<bool>,
+    /// More origins whose pages may use a session cookie to change things.
+    pub allowed_origins: Vec<String>,
+    /// How long a session lasts, in hours.
+    pub session_hours: u64,
+    /// The largest request body accepted, in bytes.
+    pub max_body_bytes: usize,
+    /// How many events may wait for one slow WebSocket client.
+    pub ws_buffer: usize,
+    /// How long a WebSocket client may leave its buffer full before it is
+    /// told to resync and disconnected, in seconds.
+    pub ws_stall_secs: u64,
+    /// Sign-in attempts per client address.
+    pub login_per_ip: RateLimit,
+    /// Failed sign-ins per account.
+    pub login_per_account: RateLimit,
+    /// Log filter, such as `info` or `helm_http=debug,info`.
+    pub log: String,
+    /// Log as JSON lines instead of text.
+    pub log_json: bool,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            data: PathBuf::from("helm-data"),
+            listen: SocketAddr::from(([127, 0, 0, 1], 7400)),
+            public_url: None,
+            secure_cookies: None,
+            allowed_origins: Vec::new(),
+            session_hours: 24 * 30,
+            max_body_bytes: 1024 * 1024,
+            ws_buffer: 512,
+            ws_stall_secs: 30,
+            login_per_ip: RateLimit {
+                burst: 20,
+                per_minute: 10,
+            },
+            login_per_account: RateLimit {
+                burst: 5,
+                per_minute: 1,
+            },
+            log: "info".to_string(),
+            log_json: false,
+        }
+    }
+}
+
+/// What could not be read or understood.
+#[derive(Debug)]
+pub struct ConfigError(pub String);
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl ServerConfig {
+    /// Reads a TOML file.
+    pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ConfigError(format!("cannot read {}: {e}", path.display())))?;
+        toml::from_str(&text).map_err(|e| {
+            ConfigError(format!(
+                "{} is not a valid config file: {e}",
+                path.display()
+            ))
+        })
+    }
+
+    /// Applies `HELM_*` variables, read through `var`.
+    pub fn apply_env(&mut self, var: impl Fn(&str) -> Option<String>) -> Result<(), ConfigError> {
+        fn parse<T: std::str::FromStr>(name: &str, value: String) -> Result<T, ConfigError> {
+            value
+                .trim()
+                .parse()
+                .map_err(|_| ConfigError(format!("{name}={value:?} is not valid")))
+        }
+        if let Some(v) = var("HELM_DATA") {
+            self.data = PathBuf::from(v);
+        }
+        if let Some(v) = var("HELM_LISTEN") {
+            self.listen = parse("HELM_LISTEN", v)?;
+        }
+        if let Some(v) = var("HELM_PUBLIC_URL") {
+            self.public_url = Some(v);
+        }
+        if let Some(v) = var("HELM_SECURE_COOKIES") {
+            self.secure_cookies = Some(parse("HELM_SECURE_COOKIES", v)?);
+        }
+        if let Some(v) = var("HELM_ALLOWED_ORIGINS") {
+            self.allowed_origins = v
+                .split(',')
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect();
+        }
+        if let Some(v) = var("HELM_SESSION_HOURS") {
+            self.session_hours = parse("HELM_SESSION_HOURS", v)?;
+        }
+        if let Some(v) = var("HELM_MAX_BODY_BYTES") {
+            self.max_body_bytes = parse("HELM_MAX_BODY_BYTES", v)?;
+        }
+        if let Some(v) = var("HELM_LOG") {
+            self.log = v;
+        }
+        if let Some(v) = var("HELM_LOG_JSON") {
+            self.log_json = parse("HELM_LOG_JSON", v)?;
+        }
+        Ok(())
+    }
+
+    /// The URL people reach the server at, without a trailing `/`.
+    pub fn public_url(&self) -> String {
+        match &self.public_url {
+            Some(url) => url.trim_end_matches('/').to_string(),
+            None => format!("http://{}", self.listen),
+        }
+    }
+
+    /// Whether session cookies are marked `Secure`.
+    pub fn secure_cookies(&self) -> bool {
+        self.secure_cookies
+            .unwrap_or_else(|| self.public_url().starts_with("https://"))
+    }
+
+    /// How long a session lasts.
+    pub fn session_ttl(&self) -> Duration {
+        Duration::from_secs(self.session_hours.clamp(1, 24 * 365) * 3600)
+    }
+
+    /// The origins allowed to use a session cookie for changes, besides the
+    /// request's own host.
+    pub fn trusted_origins(&self) -> Vec<String> {
+        let mut origins = vec![origin_of(&self.public_url())];
+        origins.extend(self.allowed_origins.iter().map(|o| origin_of(o)));
+        origins
+    }
+}
+
+/// `scheme://host[:port]` of a URL, lowercased.
+pub fn origin_of(url: &str) -> String {
+    let lower = url.trim().to_ascii_lowercase();
+    match lower.split_once("://") {
+        Some((scheme, rest)) => {
+            let host = rest.split(['/', '?', '#']).next().unwrap_or("");
+            format!("{scheme}://{host}")
+        }
+        None => lower,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_then_env_override_defaults() -> Result<(), ConfigError> {
+        let mut config: ServerConfig = toml::from_str(
+            "listen = \"127.0.0.1:9000\"\npublic_url = \"https://helm.example.org/\"\n\
+             [login_per_ip]\nburst = 3\nper_minute = 1\n",
+        )
+        .map_err(|e| ConfigError(e.to_string()))?;
+        assert_eq!(config.listen.port(), 9000);
+        assert!(config.secure_cookies());
+        assert_eq!(config.public_url(), "https://helm.example.org");
+        config.apply_env(|k| (k == "HELM_LISTEN").then(|| "127.0.0.1:9001".to_string()))?;
+        assert_eq!(config.listen.port(), 9001);
+        assert_eq!(config.login_per_ip.burst, 3);
+        assert!(toml::from_str::<ServerConfig>("nonsense = 1").is_err());
+        assert!(
+            config
+                .apply_env(|k| (k == "HELM_LISTEN").then(|| "nowhere".to_string()))
+                .is_err()
+        );
+        Ok(())
+    }
+}

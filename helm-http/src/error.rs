@@ -1,0 +1,176 @@
+//! Errors as HTTP responses, mapped in this one place.
+//!
+//! Every error body is `{"code": "...", "message": "..."}`: `code` is stable
+//! and machine-readable (core's [`Error::code`](helm_core::Error::code), or
+//! one of the HTTP-level codes below), `message` is for people. Statuses come
+//! from [`ErrorKind`], never from message text.
+
+use axum::Json;
+use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use helm_core::{Error, ErrorKind};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// The body of every error response.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ErrorBody {
+    /// A stable, machine-readable code such as `not_found`, `invalid`,
+    /// `unauthenticated`, `malformed_json` or `rate_limited`.
+    pub code: String,
+    /// What went wrong, for people.
+    pub message: String,
+}
+
+/// An error on its way to becoming a response.
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    code: &'static str,
+    message: String,
+    retry_after: Option<u64>,
+}
+
+impl ApiError {
+    /// An error with an explicit status and code (for failures that are the
+    /// HTTP layer's own, such as a malformed body).
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            code,
+            message: message.into(),
+            retry_after: None,
+        }
+    }
+
+    /// 400 for a path parameter that does not parse.
+    pub fn bad_path(message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::BAD_REQUEST, "bad_path", message)
+    }
+
+    /// 401: no or unknown credentials.
+    pub fn unauthenticated(message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::UNAUTHORIZED, "unauthenticated", message)
+    }
+
+    /// 403 for a cookie-authenticated change from another origin.
+    pub fn bad_origin() -> Self {
+        ApiError::new(
+            StatusCode::FORBIDDEN,
+            "bad_origin",
+            "this request carries a session cookie but comes from another origin (or says none); \
+             send it from the workspace's own pages or use an API token",
+        )
+    }
+
+    /// 429 with a `Retry-After` header.
+    pub fn rate_limited(retry_after_secs: u64) -> Self {
+        ApiError {
+            retry_after: Some(retry_after_secs.max(1)),
+            ..ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "rate_limited",
+                format!(
+                    "too many attempts; try again in {} s",
+                    retry_after_secs.max(1)
+                ),
+            )
+        }
+    }
+
+    /// The status this error answers with.
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+}
+
+/// The status for each kind of core error.
+fn status_for(kind: ErrorKind) -> StatusCode {
+    match kind {
+        ErrorKind::Invalid => StatusCode::UNPROCESSABLE_ENTITY,
+        ErrorKind::NotFound => StatusCode::NOT_FOUND,
+        ErrorKind::Conflict | ErrorKind::Refused => StatusCode::CONFLICT,
+        ErrorKind::Forbidden => StatusCode::FORBIDDEN,
+        ErrorKind::Unauthenticated => StatusCode::UNAUTHORIZED,
+        ErrorKind::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+        ErrorKind::Upstream => StatusCode::BAD_GATEWAY,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    }
+}
+
+impl From<Error> for ApiError {
+    fn from(e: Error) -> Self {
+        let status = status_for(e.kind());
+        let message = if status == StatusCode::INTERNAL_SERVER_ERROR {
+            // Internal detail (paths, SQL) is for the operator's log only.
+            tracing::error!(error = %e, "request failed inside Helm");
+            "Helm failed to handle this request; the server log has the details".to_string()
+        } else {
+            e.to_string()
+        };
+        ApiError {
+            status,
+            code: e.code(),
+            message,
+            retry_after: None,
+        }
+    }
+}
+
+impl From<JsonRejection> for ApiError {
+    fn from(rejection: JsonRejection) -> Self {
+        match rejection {
+            JsonRejection::JsonSyntaxError(e) => {
+                ApiError::new(StatusCode::BAD_REQUEST, "malformed_json", e.body_text())
+            }
+            JsonRejection::JsonDataError(e) => ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid_body",
+                e.body_text(),
+            ),
+            JsonRejection::MissingJsonContentType(_) => ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported_media_type",
+                "send the body as JSON with Content-Type: application/json",
+            ),
+            other if other.status() == StatusCode::PAYLOAD_TOO_LARGE => ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "payload_too_large",
+                "the request body is larger than this server accepts",
+            ),
+            other => ApiError::new(other.status(), "bad_body", other.body_text()),
+        }
+    }
+}
+
+impl From<PathRejection> for ApiError {
+    fn from(rejection: PathRejection) -> Self {
+        ApiError::bad_path(rejection.body_text())
+    }
+}
+
+impl From<QueryRejection> for ApiError {
+    fn from(rejection: QueryRejection) -> Self {
+        ApiError::new(StatusCode::BAD_REQUEST, "bad_query", rejection.body_text())
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = ErrorBody {
+            code: self.code.to_string(),
+            message: self.message,
+        };
+        let mut response = (self.status, Json(body)).into_response();
+        if let Some(secs) = self.retry_after
+            && let Ok(value) = HeaderValue::from_str(&secs.to_string())
+        {
+            response.headers_mut().insert(header::RETRY_AFTER, value);
+        }
+        response
+    }
+}
+
+/// The result type of handlers.
+pub type ApiResult<T> = Result<T, ApiError>;

@@ -1,0 +1,139 @@
+//! Messages: post (which may wake the agent) and read in pages.
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use helm_core::model::{ChannelRef, MessageId, ThreadId};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::{ReadErrors, WriteErrors, channel_ref, created, page_size, path_id};
+use crate::api::{MessagePage, PageQuery, PostRequest, PostedMessage, ThreadPostRequest};
+use crate::caller::Caller;
+use crate::error::{ApiError, ApiResult};
+use crate::extract::{Body, PathParams, QueryParams};
+use crate::state::AppState;
+
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(channel_messages, post_in_channel))
+        .routes(routes!(thread_messages, post_in_thread))
+}
+
+fn cursor(after: Option<i64>) -> ApiResult<Option<MessageId>> {
+    match after {
+        None | Some(0) => Ok(None),
+        Some(n) if n > 0 => Ok(Some(MessageId(n))),
+        Some(_) => Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "bad_query",
+            "after must be a message id (a positive number)",
+        )),
+    }
+}
+
+fn page(items: Vec<helm_core::model::Message>, limit: usize) -> MessagePage {
+    let next_after = (items.len() == limit)
+        .then(|| items.last().map(|m| m.id.0))
+        .flatten();
+    MessagePage {
+        items: items.into_iter().map(Into::into).collect(),
+        next_after,
+    }
+}
+
+/// A channel's messages (every thread and announcement), oldest first,
+/// after the cursor.
+#[utoipa::path(get, path = "/api/channels/{channel}/messages", tag = "messages",
+    params(("channel" = String, Path, description = "The channel's name or id"), PageQuery),
+    responses((status = 200, description = "A page of messages", body = MessagePage), ReadErrors))]
+async fn channel_messages(
+    State(state): State<AppState>,
+    caller: Caller,
+    PathParams(channel): PathParams<String>,
+    QueryParams(query): QueryParams<PageQuery>,
+) -> ApiResult<Json<MessagePage>> {
+    let limit = page_size(query.limit, 100, 500)?;
+    let items = state
+        .helm
+        .messages_page(
+            &caller.user,
+            &channel_ref(&channel)?,
+            None,
+            cursor(query.after)?,
+            limit,
+        )
+        .await?;
+    Ok(Json(page(items, limit)))
+}
+
+/// Posts a message as the caller: without `thread_id` it starts a thread
+/// (a session); mentioning the agent wakes it.
+#[utoipa::path(post, path = "/api/channels/{channel}/messages", tag = "messages",
+    params(("channel" = String, Path, description = "The channel's name or id")),
+    request_body = PostRequest,
+    responses((status = 201, description = "What posting did", body = PostedMessage), WriteErrors))]
+async fn post_in_channel(
+    State(state): State<AppState>,
+    caller: Caller,
+    PathParams(channel): PathParams<String>,
+    Body(request): Body<PostRequest>,
+) -> ApiResult<(StatusCode, Json<PostedMessage>)> {
+    let thread = request.thread_id.map(path_id::<ThreadId>).transpose()?;
+    let posted = state
+        .helm
+        .post_message(&caller.user, &channel_ref(&channel)?, &request.text, thread)
+        .await?;
+    Ok(created(posted.into()))
+}
+
+/// A thread's messages in server order, after the cursor.
+#[utoipa::path(get, path = "/api/threads/{id}/messages", tag = "messages",
+    params(("id" = i64, Path, description = "The thread's id"), PageQuery),
+    responses((status = 200, description = "A page of messages", body = MessagePage), ReadErrors))]
+async fn thread_messages(
+    State(state): State<AppState>,
+    caller: Caller,
+    PathParams(id): PathParams<i64>,
+    QueryParams(query): QueryParams<PageQuery>,
+) -> ApiResult<Json<MessagePage>> {
+    let id: ThreadId = path_id(id)?;
+    let (thread, _) = state.helm.visible_thread(&caller.user, id).await?;
+    let limit = page_size(query.limit, 100, 500)?;
+    let items = state
+        .helm
+        .messages_page(
+            &caller.user,
+            &ChannelRef::Id(thread.channel_id),
+            Some(id),
+            cursor(query.after)?,
+            limit,
+        )
+        .await?;
+    Ok(Json(page(items, limit)))
+}
+
+/// Posts in a thread.
+#[utoipa::path(post, path = "/api/threads/{id}/messages", tag = "messages",
+    params(("id" = i64, Path, description = "The thread's id")),
+    request_body = ThreadPostRequest,
+    responses((status = 201, description = "What posting did", body = PostedMessage), WriteErrors))]
+async fn post_in_thread(
+    State(state): State<AppState>,
+    caller: Caller,
+    PathParams(id): PathParams<i64>,
+    Body(request): Body<ThreadPostRequest>,
+) -> ApiResult<(StatusCode, Json<PostedMessage>)> {
+    let id: ThreadId = path_id(id)?;
+    let (thread, _) = state.helm.visible_thread(&caller.user, id).await?;
+    let posted = state
+        .helm
+        .post_message(
+            &caller.user,
+            &ChannelRef::Id(thread.channel_id),
+            &request.text,
+            Some(id),
+        )
+        .await?;
+    Ok(created(posted.into()))
+}

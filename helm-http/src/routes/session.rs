@@ -1,0 +1,192 @@
+//! First-run setup, signing in and out, and who is signed in.
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::header::SET_COOKIE;
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use helm_core::AccountRequest;
+use helm_core::auth::Credential;
+use helm_core::model::User;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::{ReadErrors, WriteErrors};
+use crate::api::{LoginRequest, Me, PasswordRequest, SessionInfo, SetupRequest, SetupStatus};
+use crate::caller::{Caller, clear_cookie, client_ip, same_origin, session_cookie};
+use crate::error::{ApiError, ApiResult};
+use crate::extract::Body;
+use crate::state::AppState;
+
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(setup_status, complete_setup))
+        .routes(routes!(login))
+        .routes(routes!(logout))
+        .routes(routes!(me))
+        .routes(routes!(set_password))
+}
+
+/// The client address of a request, for rate limits.
+pub struct ClientIp(pub String);
+
+impl axum::extract::FromRequestParts<AppState> for ClientIp {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &AppState) -> Result<Self, Self::Rejection> {
+        Ok(ClientIp(client_ip(parts)))
+    }
+}
+
+/// Refuses a browser request from another origin before anything is done
+/// with its body (setup and sign-in have no session yet, but must not be
+/// driven by other sites either).
+fn check_browser_origin(headers: &HeaderMap, state: &AppState) -> ApiResult<()> {
+    if headers.contains_key(axum::http::header::ORIGIN) && !same_origin(headers, state) {
+        return Err(ApiError::bad_origin());
+    }
+    Ok(())
+}
+
+/// A response that opens a session for `user` and sets its cookie.
+async fn signed_in(state: &AppState, user: User, status: StatusCode) -> ApiResult<Response> {
+    let ttl = state.config.session_ttl();
+    let session = state.helm.start_session(&user, ttl).await?;
+    session_response(state, user, session, status)
+}
+
+fn session_response(
+    state: &AppState,
+    user: User,
+    session: helm_core::auth::Issued<helm_core::auth::Session>,
+    status: StatusCode,
+) -> ApiResult<Response> {
+    let cookie = session_cookie(
+        &session.secret,
+        state.config.session_ttl().as_secs(),
+        state.config.secure_cookies(),
+    );
+    let body = SessionInfo {
+        user: user.into(),
+        expires: session.record.expires,
+    };
+    Ok((status, [(SET_COOKIE, cookie)], Json(body)).into_response())
+}
+
+/// Whether first-run setup is needed.
+#[utoipa::path(get, path = "/api/setup", tag = "auth", security(()),
+    responses((status = 200, description = "Setup status", body = SetupStatus)))]
+async fn setup_status(State(state): State<AppState>) -> ApiResult<Json<SetupStatus>> {
+    Ok(Json(SetupStatus {
+        needed: state.helm.setup_needed().await?,
+        workspace: state.helm.workspace().name.clone(),
+    }))
+}
+
+/// Completes first-run setup: names the Captain and sets their password.
+/// Works exactly once; signs the Captain in.
+#[utoipa::path(post, path = "/api/setup", tag = "auth", security(()),
+    request_body = SetupRequest,
+    responses((status = 201, description = "The Captain, signed in", body = SessionInfo), WriteErrors))]
+async fn complete_setup(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    headers: HeaderMap,
+    Body(request): Body<SetupRequest>,
+) -> ApiResult<Response> {
+    check_browser_origin(&headers, &state)?;
+    state
+        .limiter
+        .attempt_from(&ip)
+        .map_err(ApiError::rate_limited)?;
+    let captain = state
+        .helm
+        .complete_setup(AccountRequest {
+            name: request.name,
+            display_name: request.display_name,
+            password: request.password,
+        })
+        .await?;
+    signed_in(&state, captain, StatusCode::CREATED).await
+}
+
+/// Signs in with a name and password; the session travels in the
+/// `helm_session` cookie (HttpOnly, SameSite=Lax).
+#[utoipa::path(post, path = "/api/auth/login", tag = "auth", security(()),
+    request_body = LoginRequest,
+    responses((status = 200, description = "Signed in", body = SessionInfo), WriteErrors))]
+async fn login(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    headers: HeaderMap,
+    Body(request): Body<LoginRequest>,
+) -> ApiResult<Response> {
+    check_browser_origin(&headers, &state)?;
+    state
+        .limiter
+        .attempt_from(&ip)
+        .map_err(ApiError::rate_limited)?;
+    state
+        .limiter
+        .account_allowed(&request.name)
+        .map_err(ApiError::rate_limited)?;
+    match state
+        .helm
+        .login(&request.name, &request.password, state.config.session_ttl())
+        .await
+    {
+        Ok((user, session)) => session_response(&state, user, session, StatusCode::OK),
+        Err(e) => {
+            if matches!(e, helm_core::Error::Unauthenticated(_)) {
+                state.limiter.account_failed(&request.name);
+                tracing::warn!(ip = %ip, "failed sign-in");
+            }
+            Err(e.into())
+        }
+    }
+}
+
+/// Signs out: ends the session and clears its cookie.
+#[utoipa::path(post, path = "/api/auth/logout", tag = "auth",
+    responses((status = 204, description = "Signed out"), WriteErrors))]
+async fn logout(State(state): State<AppState>, caller: Caller) -> ApiResult<Response> {
+    if matches!(caller.via, Credential::Session(_)) {
+        state.helm.logout(&caller.secret).await?;
+    }
+    Ok((
+        StatusCode::NO_CONTENT,
+        [(SET_COOKIE, clear_cookie(state.config.secure_cookies()))],
+    )
+        .into_response())
+}
+
+/// Who is signed in.
+#[utoipa::path(get, path = "/api/auth/me", tag = "auth",
+    responses((status = 200, description = "The caller", body = Me), ReadErrors))]
+async fn me(caller: Caller) -> Json<Me> {
+    Json(Me {
+        via: match caller.via {
+            Credential::Session(_) => "session",
+            Credential::Token(_) => "token",
+        }
+        .to_string(),
+        user: caller.user.into(),
+    })
+}
+
+/// Sets the caller's own password.
+#[utoipa::path(put, path = "/api/auth/password", tag = "auth",
+    request_body = PasswordRequest,
+    responses((status = 204, description = "Password set"), WriteErrors))]
+async fn set_password(
+    State(state): State<AppState>,
+    caller: Caller,
+    Body(request): Body<PasswordRequest>,
+) -> ApiResult<StatusCode> {
+    state
+        .helm
+        .set_password(&caller.user, caller.user.id, &request.password)
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}

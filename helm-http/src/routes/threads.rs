@@ -1,0 +1,103 @@
+//! Threads (sessions): list, show, change status by hand, stop their work.
+
+use axum::Json;
+use axum::extract::State;
+use helm_core::model::{ChannelRef, ThreadId, ThreadStatus};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::{ReadErrors, WriteErrors, channel_ref, page_size, path_id};
+use crate::api::{LimitQuery, Stopped, Thread, ThreadDetail, ThreadStatusRequest};
+use crate::caller::Caller;
+use crate::error::ApiResult;
+use crate::extract::{Body, PathParams, QueryParams};
+use crate::state::AppState;
+
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_threads))
+        .routes(routes!(show_thread))
+        .routes(routes!(set_status))
+        .routes(routes!(stop))
+}
+
+/// A channel's threads, most recently active first.
+#[utoipa::path(get, path = "/api/channels/{channel}/threads", tag = "threads",
+    params(("channel" = String, Path, description = "The channel's name or id"), LimitQuery),
+    responses((status = 200, description = "Threads", body = [Thread]), ReadErrors))]
+async fn list_threads(
+    State(state): State<AppState>,
+    caller: Caller,
+    PathParams(channel): PathParams<String>,
+    QueryParams(query): QueryParams<LimitQuery>,
+) -> ApiResult<Json<Vec<Thread>>> {
+    let record = state
+        .helm
+        .visible_channel(&caller.user, &channel_ref(&channel)?)
+        .await?;
+    let threads = state
+        .helm
+        .threads(
+            &ChannelRef::Id(record.channel.id),
+            page_size(query.limit, 50, 500)?,
+        )
+        .await?;
+    Ok(Json(threads.into_iter().map(Into::into).collect()))
+}
+
+/// A thread and its turns.
+#[utoipa::path(get, path = "/api/threads/{id}", tag = "threads",
+    params(("id" = i64, Path, description = "The thread's id")),
+    responses((status = 200, description = "The thread", body = ThreadDetail), ReadErrors))]
+async fn show_thread(
+    State(state): State<AppState>,
+    caller: Caller,
+    PathParams(id): PathParams<i64>,
+) -> ApiResult<Json<ThreadDetail>> {
+    let id: ThreadId = path_id(id)?;
+    let (thread, _) = state.helm.visible_thread(&caller.user, id).await?;
+    let turns = state.helm.thread_turns(id).await?;
+    Ok(Json(ThreadDetail {
+        thread: thread.into(),
+        turns: turns.into_iter().map(Into::into).collect(),
+    }))
+}
+
+/// Resolves, reopens (`open`) or archives a thread.
+#[utoipa::path(put, path = "/api/threads/{id}/status", tag = "threads",
+    params(("id" = i64, Path, description = "The thread's id")),
+    request_body = ThreadStatusRequest,
+    responses((status = 200, description = "The thread as it is now", body = Thread), WriteErrors))]
+async fn set_status(
+    State(state): State<AppState>,
+    caller: Caller,
+    PathParams(id): PathParams<i64>,
+    Body(request): Body<ThreadStatusRequest>,
+) -> ApiResult<Json<Thread>> {
+    let id: ThreadId = path_id(id)?;
+    let status: ThreadStatus = request.status.parse()?;
+    state.helm.visible_thread(&caller.user, id).await?;
+    let thread = state
+        .helm
+        .set_thread_status(&caller.user, id, status)
+        .await?;
+    Ok(Json(thread.into()))
+}
+
+/// Stops a thread's work: its running turn ends `stopped`, its queued turns
+/// are withdrawn.
+#[utoipa::path(post, path = "/api/threads/{id}/stop", tag = "threads",
+    params(("id" = i64, Path, description = "The thread's id")),
+    responses((status = 200, description = "The turns that ended", body = Stopped), WriteErrors))]
+async fn stop(
+    State(state): State<AppState>,
+    caller: Caller,
+    PathParams(id): PathParams<i64>,
+) -> ApiResult<Json<Stopped>> {
+    let id: ThreadId = path_id(id)?;
+    state.helm.visible_thread(&caller.user, id).await?;
+    let turns = state.helm.stop_thread(&caller.user, id).await?;
+    Ok(Json(Stopped {
+        turns: turns.into_iter().map(|t| t.0).collect(),
+    }))
+}

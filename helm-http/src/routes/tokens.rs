@@ -1,0 +1,68 @@
+//! API tokens: made, listed and revoked by their owner.
+
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::{ReadErrors, WriteErrors, created};
+use crate::api::{ApiToken, IssuedToken, NewTokenRequest};
+use crate::caller::Caller;
+use crate::error::ApiResult;
+use crate::extract::{Body, PathParams};
+use crate::state::AppState;
+
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_tokens, create_token))
+        .routes(routes!(revoke_token))
+}
+
+/// The caller's API tokens (never their secrets).
+#[utoipa::path(get, path = "/api/tokens", tag = "auth",
+    responses((status = 200, description = "Tokens", body = [ApiToken]), ReadErrors))]
+async fn list_tokens(
+    State(state): State<AppState>,
+    caller: Caller,
+) -> ApiResult<Json<Vec<ApiToken>>> {
+    let tokens = state.helm.api_tokens(&caller.user).await?;
+    Ok(Json(tokens.into_iter().map(Into::into).collect()))
+}
+
+/// Makes an API token acting as the caller. The secret is shown once.
+#[utoipa::path(post, path = "/api/tokens", tag = "auth", request_body = NewTokenRequest,
+    responses((status = 201, description = "The token and its secret", body = IssuedToken), WriteErrors))]
+async fn create_token(
+    State(state): State<AppState>,
+    caller: Caller,
+    Body(request): Body<NewTokenRequest>,
+) -> ApiResult<(StatusCode, Json<IssuedToken>)> {
+    let expires = request
+        .expires_in_days
+        .map(|days| Duration::from_secs(u64::from(days.clamp(1, 3650)) * 24 * 3600));
+    let issued = state
+        .helm
+        .create_api_token(&caller.user, &request.name, expires)
+        .await?;
+    Ok(created(IssuedToken {
+        token: issued.record.into(),
+        secret: issued.secret,
+    }))
+}
+
+/// Revokes one of the caller's API tokens.
+#[utoipa::path(delete, path = "/api/tokens/{id}", tag = "auth",
+    params(("id" = i64, Path, description = "The token's id")),
+    responses((status = 200, description = "The revoked token", body = ApiToken), WriteErrors))]
+async fn revoke_token(
+    State(state): State<AppState>,
+    caller: Caller,
+    PathParams(id): PathParams<i64>,
+) -> ApiResult<Json<ApiToken>> {
+    Ok(Json(
+        state.helm.revoke_api_token(&caller.user, id).await?.into(),
+    ))
+}

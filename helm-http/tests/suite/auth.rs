@@ -1,0 +1,347 @@
+//! Setup, signing in and out, invitations, API tokens, the origin check and
+//! rate limits, through the router.
+
+use axum::http::{Method, StatusCode, header};
+use serde_json::json;
+
+use super::kit::{Api, Auth, PASSWORD};
+
+#[tokio::test]
+async fn setup_completes_the_captain_exactly_once() -> anyhow::Result<()> {
+    let api = Api::new().await?;
+    let status = api.get("/api/setup", Auth::None).await?;
+    assert_eq!(status.body["needed"], true);
+    // Nobody can sign in as the passwordless `captain` made by init.
+    let refused = api
+        .post(
+            "/api/auth/login",
+            Auth::None,
+            json!({"name": "captain", "password": PASSWORD}),
+        )
+        .await?;
+    assert_eq!(refused.status, StatusCode::UNAUTHORIZED);
+
+    let weak = api
+        .post(
+            "/api/setup",
+            Auth::None,
+            json!({"name": "ada", "password": "short"}),
+        )
+        .await?;
+    assert_eq!(weak.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(weak.body["code"], "invalid");
+
+    let done = api
+        .post(
+            "/api/setup",
+            Auth::None,
+            json!({"name": "ada", "display_name": "Ada L.", "password": PASSWORD}),
+        )
+        .await?;
+    assert_eq!(done.status, StatusCode::CREATED, "{done:?}");
+    assert_eq!(done.body["user"]["role"], "captain");
+    assert_eq!(done.body["user"]["name"], "ada");
+    let cookie = done
+        .headers
+        .get(header::SET_COOKIE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    assert!(cookie.contains("HttpOnly"), "{cookie}");
+    assert!(cookie.contains("SameSite=Lax"), "{cookie}");
+    assert!(
+        !cookie.contains("Secure"),
+        "plain http by default: {cookie}"
+    );
+
+    let again = api
+        .post(
+            "/api/setup",
+            Auth::None,
+            json!({"name": "eve", "password": PASSWORD}),
+        )
+        .await?;
+    assert_eq!(again.status, StatusCode::CONFLICT);
+    assert_eq!(
+        api.get("/api/setup", Auth::None).await?.body["needed"],
+        false
+    );
+    assert_eq!(api.t.helm.captain().await?.name, "ada");
+    Ok(())
+}
+
+#[tokio::test]
+async fn login_me_logout() -> anyhow::Result<()> {
+    let api = Api::new().await?;
+    api.setup().await?;
+    let wrong = api
+        .post(
+            "/api/auth/login",
+            Auth::None,
+            json!({"name": "ada", "password": "not the password"}),
+        )
+        .await?;
+    assert_eq!(wrong.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(wrong.body["code"], "unauthenticated");
+    let unknown = api
+        .post(
+            "/api/auth/login",
+            Auth::None,
+            json!({"name": "nobody", "password": PASSWORD}),
+        )
+        .await?;
+    assert_eq!(unknown.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(unknown.body["message"], wrong.body["message"]);
+
+    let ok = api
+        .post(
+            "/api/auth/login",
+            Auth::None,
+            json!({"name": "ada", "password": PASSWORD}),
+        )
+        .await?;
+    assert_eq!(ok.status, StatusCode::OK);
+    let session = ok.session().ok_or_else(|| anyhow::anyhow!("no cookie"))?;
+    let me = api.get("/api/auth/me", Auth::Cookie(&session)).await?;
+    assert_eq!(me.body["user"]["name"], "ada");
+    assert_eq!(me.body["via"], "session");
+
+    let out = api
+        .call(
+            Method::POST,
+            "/api/auth/logout",
+            Auth::Cookie(&session),
+            None,
+        )
+        .await?;
+    assert_eq!(out.status, StatusCode::NO_CONTENT);
+    assert!(
+        out.headers
+            .get(header::SET_COOKIE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|c| c.contains("Max-Age=0"))
+    );
+    let gone = api.get("/api/auth/me", Auth::Cookie(&session)).await?;
+    assert_eq!(gone.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        api.get("/api/auth/me", Auth::None).await?.status,
+        StatusCode::UNAUTHORIZED
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_invited_person_joins_with_the_invited_role() -> anyhow::Result<()> {
+    let api = Api::new().await?;
+    let captain = api.setup().await?;
+    let invite = api
+        .post(
+            "/api/invites",
+            Auth::Bearer(&captain),
+            json!({"role": "member", "expires_in_hours": 2}),
+        )
+        .await?;
+    assert_eq!(invite.status, StatusCode::CREATED);
+    let code = invite.body["code"].as_str().unwrap_or_default().to_string();
+    assert!(code.starts_with("hinv_"));
+    assert!(
+        invite.body["url"]
+            .as_str()
+            .unwrap_or_default()
+            .ends_with(&code)
+    );
+
+    let listed = api.get("/api/invites", Auth::Bearer(&captain)).await?;
+    assert_eq!(listed.body.as_array().map(Vec::len), Some(1));
+    assert!(
+        !listed.body.to_string().contains(&code),
+        "codes are shown once"
+    );
+
+    let joined = api
+        .post(
+            "/api/invites/accept",
+            Auth::None,
+            json!({"code": code, "name": "mira", "display_name": "Mira", "password": PASSWORD}),
+        )
+        .await?;
+    assert_eq!(joined.status, StatusCode::CREATED, "{joined:?}");
+    assert_eq!(joined.body["user"]["role"], "member");
+    let session = joined
+        .session()
+        .ok_or_else(|| anyhow::anyhow!("no cookie"))?;
+    assert_eq!(
+        api.get("/api/auth/me", Auth::Cookie(&session)).await?.body["user"]["name"],
+        "mira"
+    );
+    // Used once.
+    let reused = api
+        .post(
+            "/api/invites/accept",
+            Auth::None,
+            json!({"code": code, "name": "mallory", "password": PASSWORD}),
+        )
+        .await?;
+    assert_eq!(reused.status, StatusCode::UNAUTHORIZED);
+    // A member may not invite, and only the Captain invites admins.
+    let member_token = api.token(&session).await?;
+    let denied = api
+        .post("/api/invites", Auth::Bearer(&member_token), json!({}))
+        .await?;
+    assert_eq!(denied.status, StatusCode::FORBIDDEN);
+    // A revoked invitation cannot be accepted.
+    let second = api
+        .post(
+            "/api/invites",
+            Auth::Bearer(&captain),
+            json!({"role": "admin"}),
+        )
+        .await?;
+    let id = second.body["invite"]["id"].as_i64().unwrap_or_default();
+    let revoked = api
+        .call(
+            Method::DELETE,
+            &format!("/api/invites/{id}"),
+            Auth::Bearer(&captain),
+            None,
+        )
+        .await?;
+    assert_eq!(revoked.status, StatusCode::OK);
+    let late = api
+        .post(
+            "/api/invites/accept",
+            Auth::None,
+            json!({"code": second.body["code"], "name": "tom", "password": PASSWORD}),
+        )
+        .await?;
+    assert_eq!(late.status, StatusCode::UNAUTHORIZED);
+    Ok(())
+}
+
+#[tokio::test]
+async fn api_tokens_are_shown_once_stored_hashed_and_revocable() -> anyhow::Result<()> {
+    let api = Api::new().await?;
+    let token = api.setup().await?;
+    assert!(token.starts_with("helm_"));
+    let me = api.get("/api/auth/me", Auth::Bearer(&token)).await?;
+    assert_eq!(me.body["via"], "token");
+    let listed = api.get("/api/tokens", Auth::Bearer(&token)).await?;
+    assert!(!listed.body.to_string().contains(&token));
+    let id = listed.body[0]["id"].as_i64().unwrap_or_default();
+
+    // Neither the token nor the password is anywhere in the database.
+    let db = std::fs::read(api.t.data_dir().join("helm.db"))?;
+    let wal = std::fs::read(api.t.data_dir().join("helm.db-wal")).unwrap_or_default();
+    for secret in [token.as_str(), PASSWORD] {
+        for file in [&db, &wal] {
+            assert!(
+                !file.windows(secret.len()).any(|w| w == secret.as_bytes()),
+                "a secret is stored in clear"
+            );
+        }
+    }
+
+    let revoked = api
+        .call(
+            Method::DELETE,
+            &format!("/api/tokens/{id}"),
+            Auth::Bearer(&token),
+            None,
+        )
+        .await?;
+    assert_eq!(revoked.status, StatusCode::OK);
+    assert!(revoked.body["revoked"].is_string());
+    assert_eq!(
+        api.get("/api/auth/me", Auth::Bearer(&token)).await?.status,
+        StatusCode::UNAUTHORIZED
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn cookie_changes_must_come_from_our_origin() -> anyhow::Result<()> {
+    let api = Api::new().await?;
+    api.setup().await?;
+    let login = api
+        .post(
+            "/api/auth/login",
+            Auth::None,
+            json!({"name": "ada", "password": PASSWORD}),
+        )
+        .await?;
+    let session = login
+        .session()
+        .ok_or_else(|| anyhow::anyhow!("no cookie"))?;
+    let body = json!({"name": "ops", "purpose": "Operations"});
+    let forged = |origin: Option<&str>| {
+        let mut request = axum::http::Request::post("/api/channels")
+            .header(header::HOST, "localhost")
+            .header(header::COOKIE, format!("helm_session={session}"))
+            .header(header::CONTENT_TYPE, "application/json");
+        if let Some(origin) = origin {
+            request = request.header(header::ORIGIN, origin);
+        }
+        request.body(axum::body::Body::from(body.to_string()))
+    };
+    let evil = api.send(forged(Some("https://evil.example"))?).await?;
+    assert_eq!(evil.status, StatusCode::FORBIDDEN);
+    assert_eq!(evil.body["code"], "bad_origin");
+    let none = api.send(forged(None)?).await?;
+    assert_eq!(none.status, StatusCode::FORBIDDEN);
+    let own = api.send(forged(Some("http://localhost"))?).await?;
+    assert_eq!(own.status, StatusCode::CREATED, "{own:?}");
+    // Reading with a cookie needs no origin.
+    let read = api
+        .send(
+            axum::http::Request::get("/api/channels")
+                .header(header::HOST, "localhost")
+                .header(header::COOKIE, format!("helm_session={session}"))
+                .body(axum::body::Body::empty())?,
+        )
+        .await?;
+    assert_eq!(read.status, StatusCode::OK);
+    Ok(())
+}
+
+#[tokio::test]
+async fn sign_in_attempts_are_rate_limited_per_account_and_per_address() -> anyhow::Result<()> {
+    let api = Api::with_config(|c| {
+        c.login_per_account.burst = 3;
+        // Setup and every sign-in attempt count against the address.
+        c.login_per_ip.burst = 7;
+    })
+    .await?;
+    api.setup().await?;
+    let attempt = |name: &'static str, password: &'static str| {
+        api.post(
+            "/api/auth/login",
+            Auth::None,
+            json!({"name": name, "password": password}),
+        )
+    };
+    for _ in 0..3 {
+        assert_eq!(
+            attempt("ada", "guess guess guess").await?.status,
+            StatusCode::UNAUTHORIZED
+        );
+    }
+    // The account is locked even for the right password, for now.
+    let limited = attempt("ada", PASSWORD).await?;
+    assert_eq!(limited.status, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(limited.body["code"], "rate_limited");
+    assert!(limited.headers.contains_key(header::RETRY_AFTER));
+    // Other accounts are not, until the address runs out.
+    assert_eq!(
+        attempt("bob", "guess guess guess").await?.status,
+        StatusCode::UNAUTHORIZED
+    );
+    assert_eq!(
+        attempt("eve", "guess guess guess").await?.status,
+        StatusCode::UNAUTHORIZED
+    );
+    assert_eq!(
+        attempt("zed", "guess guess guess").await?.status,
+        StatusCode::TOO_MANY_REQUESTS
+    );
+    Ok(())
+}

@@ -1,0 +1,127 @@
+//! Bad input gets a clear 4xx with a JSON error, never a 5xx: malformed
+//! JSON, wrong types, missing fields, oversized bodies, unknown and
+//! malformed ids, unknown routes.
+
+use axum::body::Body;
+use axum::http::{Method, Request, header};
+
+use super::kit::Api;
+
+#[tokio::test]
+async fn bad_requests_are_clear_client_errors() -> anyhow::Result<()> {
+    let api = Api::with_config(|c| c.max_body_bytes = 64 * 1024).await?;
+    let token = api.setup().await?;
+    let raw = |method: Method, path: &str, content_type: Option<&str>, body: Vec<u8>| {
+        let mut request = Request::builder()
+            .method(method)
+            .uri(path)
+            .header(header::HOST, "localhost")
+            .header(header::AUTHORIZATION, format!("Bearer {token}"));
+        if let Some(ct) = content_type {
+            request = request.header(header::CONTENT_TYPE, ct);
+        }
+        request.body(Body::from(body))
+    };
+    let json_ct = Some("application/json");
+    let cases: Vec<(&str, Request<Body>, u16, &str)> = vec![
+        ("malformed JSON", raw(Method::POST, "/api/channels", json_ct, b"{\"name\": ".to_vec())?, 400, "malformed_json"),
+        ("not an object", raw(Method::POST, "/api/channels", json_ct, b"[1,2]".to_vec())?, 422, "invalid_body"),
+        ("wrong type", raw(Method::POST, "/api/channels", json_ct, br#"{"name": 5, "purpose": "x"}"#.to_vec())?, 422, "invalid_body"),
+        ("missing field", raw(Method::POST, "/api/channels", json_ct, br#"{"name": "a"}"#.to_vec())?, 422, "invalid_body"),
+        ("unknown field", raw(Method::POST, "/api/channels", json_ct, br#"{"name": "a", "purpose": "b", "owner": 1}"#.to_vec())?, 422, "invalid_body"),
+        ("no content type", raw(Method::POST, "/api/channels", None, br#"{"name":"a","purpose":"b"}"#.to_vec())?, 415, "unsupported_media_type"),
+        ("oversized", raw(Method::POST, "/api/channels/main/messages", json_ct, format!("{{\"text\": \"{}\"}}", "x".repeat(100 * 1024)).into_bytes())?, 413, "payload_too_large"),
+        ("invalid name", raw(Method::POST, "/api/channels", json_ct, br#"{"name": "a b/c", "purpose": "b"}"#.to_vec())?, 422, "invalid"),
+        ("bad visibility", raw(Method::POST, "/api/channels", json_ct, br#"{"name": "ab", "purpose": "b", "visibility": "secret"}"#.to_vec())?, 422, "invalid"),
+        ("empty message", raw(Method::POST, "/api/channels/main/messages", json_ct, br#"{"text": "   "}"#.to_vec())?, 422, "invalid"),
+        ("unknown channel", raw(Method::GET, "/api/channels/nowhere", None, vec![])?, 404, "not_found"),
+        ("bad channel in path", raw(Method::GET, "/api/channels/a%20b", None, vec![])?, 400, "bad_path"),
+        ("unknown thread", raw(Method::GET, "/api/threads/424242", None, vec![])?, 404, "not_found"),
+        ("zero thread id", raw(Method::GET, "/api/threads/0", None, vec![])?, 400, "bad_path"),
+        ("negative thread id", raw(Method::GET, "/api/threads/-3", None, vec![])?, 400, "bad_path"),
+        ("word as thread id", raw(Method::GET, "/api/threads/abc", None, vec![])?, 400, "bad_path"),
+        ("huge thread id", raw(Method::GET, "/api/threads/99999999999999999999999", None, vec![])?, 400, "bad_path"),
+        ("thread of another channel", raw(Method::POST, "/api/channels/main/messages", json_ct, br#"{"text": "hi", "thread_id": 999}"#.to_vec())?, 404, "not_found"),
+        ("bad thread status", raw(Method::PUT, "/api/threads/1/status", json_ct, br#"{"status": "done"}"#.to_vec())?, 422, "invalid"),
+        ("bad query", raw(Method::GET, "/api/channels?all=maybe", None, vec![])?, 400, "bad_query"),
+        ("bad cursor", raw(Method::GET, "/api/channels/main/messages?after=-1", None, vec![])?, 400, "bad_query"),
+        ("bad limit", raw(Method::GET, "/api/channels/main/threads?limit=lots", None, vec![])?, 400, "bad_query"),
+        ("unknown route", raw(Method::GET, "/api/nothing-here", None, vec![])?, 404, "not_found"),
+        ("unknown provider", raw(Method::PUT, "/api/model", json_ct, br#"{"provider": "ghost"}"#.to_vec())?, 404, "not_found"),
+        ("bad provider URL", raw(Method::POST, "/api/providers", json_ct, br#"{"name": "p", "kind": "openai", "base_url": "ftp://x"}"#.to_vec())?, 422, "invalid"),
+        ("bad key reference", raw(Method::POST, "/api/providers", json_ct, br#"{"name": "p", "kind": "openai", "base_url": "http://127.0.0.1:9/v1", "api_key_env": "sk-live-123"}"#.to_vec())?, 422, "invalid"),
+        ("bad member id", raw(Method::DELETE, "/api/channels/main/members/0", None, vec![])?, 400, "bad_path"),
+        ("archive main", raw(Method::POST, "/api/channels/main/archive", json_ct, b"{}".to_vec())?, 409, "refused"),
+        ("non-UTF-8 body", raw(Method::POST, "/api/channels", json_ct, vec![0xff, 0xfe, 0x00])?, 400, "malformed_json"),
+    ];
+    let mut failures = Vec::new();
+    for (what, request, status, code) in cases {
+        let reply = api.send(request).await?;
+        if reply.status.as_u16() != status || reply.body["code"] != code {
+            failures.push(format!("{what}: {} {}", reply.status, reply.body));
+        }
+        if reply.body["message"].as_str().is_none_or(str::is_empty) {
+            failures.push(format!("{what}: no message: {}", reply.body));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    Ok(())
+}
+
+#[tokio::test]
+async fn fuzzed_paths_and_bodies_never_fail_inside() -> anyhow::Result<()> {
+    let api = Api::new().await?;
+    let token = api.setup().await?;
+    let paths = [
+        "/api/channels/%00",
+        "/api/channels/%ff%fe",
+        "/api/channels/..%2F..%2Fetc",
+        "/api/channels/main/members/abc",
+        "/api/threads/1.5",
+        "/api/threads/%20",
+        "/api/channels/main/messages?after=1&limit=0",
+        "/api/channels/main/messages?limit=100000000000",
+        "/api/events/log?after=18446744073709551615",
+        "/api/channels/main/activity?thread=-1",
+        "/api/channels/main/activity?thread=0",
+    ];
+    let bodies = [
+        "",
+        "null",
+        "0",
+        "\"x\"",
+        "{}",
+        "{\"text\": null}",
+        "{\"text\": \"\\u0000\"}",
+        "{\"name\": \"\", \"purpose\": \"\"}",
+        "{\"provider\": 1}",
+        "{\"name\": \"x\", \"purpose\": \"y\", \"visibility\": null, \"instructions\": null}",
+    ];
+    for path in paths {
+        for method in [
+            Method::GET,
+            Method::POST,
+            Method::PUT,
+            Method::DELETE,
+            Method::PATCH,
+        ] {
+            for body in bodies {
+                let request = Request::builder()
+                    .method(method.clone())
+                    .uri(path)
+                    .header(header::HOST, "localhost")
+                    .header(header::AUTHORIZATION, format!("Bearer {token}"))
+                    .header(header::CONTENT_TYPE, "application/json")
+                    .body(Body::from(body))?;
+                let reply = api.send(request).await?;
+                assert!(
+                    reply.status.is_client_error() || reply.status.is_success(),
+                    "{method} {path} {body}: {} {}",
+                    reply.status,
+                    reply.body
+                );
+            }
+        }
+    }
+    Ok(())
+}
