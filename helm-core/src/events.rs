@@ -10,7 +10,8 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use crate::model::{
-    Agent, AgentId, AgentStatus, Channel, ChannelId, MemberRole, MemoryItem, Message, MessageId, Thread, ThreadId, ToolAction, Turn, UserId,
+    Agent, AgentId, AgentStatus, Channel, ChannelId, MemberRole, MemoryItem, Message, MessageId,
+    Thread, ThreadId, ToolAction, Turn, UserId,
 };
 
 /// A durable, ordered record of one change.

@@ -28,8 +28,8 @@ pub mod events;
 pub mod exec;
 pub mod faults;
 mod helm;
-pub mod memory;
 pub mod lock;
+pub mod memory;
 pub mod model;
 pub mod provider;
 pub mod runtime;
@@ -38,6 +38,7 @@ pub mod world;
 
 pub use error::{Error, ErrorKind, ProviderFailure, Result};
 pub use helm::{
-    AccountRequest, Audience, Helm, HelmOptions, InitOptions, InitReport, MemoryNote, NewChannel, PostedMessage, Status, MAX_INSTRUCTIONS, MAX_INVITE_TTL,
+    AccountRequest, Audience, Helm, HelmOptions, InitOptions, InitReport, MAX_INSTRUCTIONS,
+    MAX_INVITE_TTL, MemoryNote, NewChannel, PostedMessage, Status,
 };
 pub use runtime::RuntimeOptions;

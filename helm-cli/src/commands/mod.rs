@@ -64,7 +64,12 @@ impl Ctx {
             )
             .into());
         }
-        Local::open_with(&self.global.data, self.global.as_user.as_deref(), self.global.isolation).await
+        Local::open_with(
+            &self.global.data,
+            self.global.as_user.as_deref(),
+            self.global.isolation,
+        )
+        .await
     }
 
     /// Whether output is JSON.

@@ -1,8 +1,8 @@
 //! `1helm thread …`.
 
 use anyhow::Result;
-use serde_json::json;
 use helm_core::model::{ThreadId, ThreadStatus};
+use serde_json::json;
 
 use super::Ctx;
 use crate::cli::ThreadCommand;

@@ -18,7 +18,10 @@ use tokio::sync::broadcast;
 
 pub use sqlite::SqliteStore;
 pub use types::{
-    Bootstrap, BootstrapPlan, CaptainSetup, ChannelFilter, ChannelPlan, ChannelRecord, ChannelUpdate, InviteAcceptance, JournalEntry, MemoryFilter, NewAgent, NewApiToken, NewInvite, NewMemory, NewPost, NewThreadSummary, NewToolAction, NewUser, PolicyScope, Posted, StoreStats, ToolActionOutcome, TurnFinish, WorldHook,
+    Bootstrap, BootstrapPlan, CaptainSetup, ChannelFilter, ChannelPlan, ChannelRecord,
+    ChannelUpdate, InviteAcceptance, JournalEntry, MemoryFilter, NewAgent, NewApiToken, NewInvite,
+    NewMemory, NewPost, NewThreadSummary, NewToolAction, NewUser, PolicyScope, Posted, StoreStats,
+    ToolActionOutcome, TurnFinish, WorldHook,
 };
 
 use crate::auth::{ApiToken, Invite, Session};

@@ -5,7 +5,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
 use crate::model::{
-    Actor, Agent, AgentId, AgentKind, AgentProfile, AuthorType, CapabilityPolicy, Channel, ChannelId, ChannelName, Handle, MemoryKind, MemoryScope, MemorySource, Message, MessageId, Role, Thread, ThreadId, ToolStatus, Turn, TurnId, TurnState, User, UserId, Visibility, Workspace,
+    Actor, Agent, AgentId, AgentKind, AgentProfile, AuthorType, CapabilityPolicy, Channel,
+    ChannelId, ChannelName, Handle, MemoryKind, MemoryScope, MemorySource, Message, MessageId,
+    Role, Thread, ThreadId, ToolStatus, Turn, TurnId, TurnState, User, UserId, Visibility,
+    Workspace,
 };
 use crate::provider::Usage;
 

@@ -14,8 +14,8 @@ mod codec;
 mod errors;
 mod events;
 mod import;
-mod memory;
 mod members;
+mod memory;
 mod messages;
 mod policy;
 mod providers;
@@ -37,7 +37,10 @@ use tokio::sync::broadcast;
 
 use super::Store;
 use super::types::{
-    Bootstrap, BootstrapPlan, CaptainSetup, ChannelFilter, ChannelPlan, ChannelRecord, ChannelUpdate, InviteAcceptance, JournalEntry, MemoryFilter, NewAgent, NewApiToken, NewInvite, NewMemory, NewPost, NewThreadSummary, NewToolAction, NewUser, PolicyScope, Posted, StoreStats, ToolActionOutcome, TurnFinish, WorldHook,
+    Bootstrap, BootstrapPlan, CaptainSetup, ChannelFilter, ChannelPlan, ChannelRecord,
+    ChannelUpdate, InviteAcceptance, JournalEntry, MemoryFilter, NewAgent, NewApiToken, NewInvite,
+    NewMemory, NewPost, NewThreadSummary, NewToolAction, NewUser, PolicyScope, Posted, StoreStats,
+    ToolActionOutcome, TurnFinish, WorldHook,
 };
 use crate::auth::{ApiToken, Invite, Session};
 use crate::error::{Error, Result};
