@@ -2,6 +2,7 @@
 //! frontend. Nothing here does I/O.
 
 mod agent;
+mod authority;
 mod channel;
 mod enums;
 mod ids;
@@ -15,6 +16,7 @@ pub use agent::{
     Agent, AgentKind, AgentProfile, AgentStatus, Binding, CapabilityPolicy, CredentialGrant,
     Handle, ReadOnlyMount, SKIPPER_HANDLE, display_name_for_channel,
 };
+pub use authority::{Approval, ApprovalAction, ApprovalStatus, AuditEntry};
 pub use channel::{
     Channel, ChannelKind, ChannelName, ChannelRef, ChannelStatus, HOME_CHANNEL, MAX_CHANNEL_NAME,
     MAX_PURPOSE, Visibility, validate_purpose,

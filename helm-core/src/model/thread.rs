@@ -189,6 +189,15 @@ pub struct Turn {
     pub error: Option<String>,
     /// Model calls made so far.
     pub steps: u32,
+    /// How many agent-to-agent hops led to this turn (0 when a person woke it).
+    #[serde(default)]
+    pub hop: u32,
+    /// The call for Skipper this turn answers, for Skipper's turns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub escalation_id: Option<super::ids::EscalationId>,
+    /// The person whose message started the chain this turn belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requested_by: Option<UserId>,
     /// When it was admitted.
     pub queued_at: Timestamp,
     /// When it started.

@@ -193,8 +193,17 @@ pub(super) fn post(tx: &mut Tx<'_>, post: NewPost) -> Result<Posted> {
     let mut turn = None;
     let mut ahead = 0;
     if should_wake(post.mentions_resident, agent_replied, humans as usize) {
-        let (admitted, before) =
-            turns::admit(tx, &thread, &message, &post.resident, post.author.id)?;
+        let (admitted, before) = turns::admit(
+            tx,
+            &thread,
+            &message,
+            &post.resident,
+            turns::Chain {
+                requested_by: Some(post.author.id),
+                hop: 0,
+                escalation_id: None,
+            },
+        )?;
         turn = Some(admitted);
         ahead = before;
     }

@@ -16,7 +16,8 @@ use crate::model::{
 use crate::store::types::TurnFinish;
 
 const COLUMNS: &str = "id, channel_id, thread_id, agent_id, trigger_message_id, \
-    reply_message_id, state, provider, model, error, steps, queued_at, started_at, finished_at";
+    reply_message_id, state, provider, model, error, steps, queued_at, started_at, finished_at, \
+    hop, escalation_id, requested_by";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<Turn> {
     let provider: Option<String> = r.get(7)?;
@@ -35,6 +36,9 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Turn> {
         queued_at: ts(r, 11)?,
         started_at: opt_ts(r, 12)?,
         finished_at: opt_ts(r, 13)?,
+        hop: r.get(14)?,
+        escalation_id: r.get(15)?,
+        requested_by: r.get(16)?,
     })
 }
 
@@ -78,12 +82,22 @@ fn agent_author(conn: &Connection, agent: AgentId) -> Result<Author> {
 /// Admits a turn for `trigger`: the turn row and its pending reply, with
 /// events, in the caller's transaction. Returns the turn and how many turns of
 /// the thread are ahead of it.
+/// Who asked for a turn, and how far down an agent-to-agent chain it is.
+pub(super) struct Chain {
+    /// The person whose message started the chain.
+    pub requested_by: Option<UserId>,
+    /// Agent-to-agent hops so far (0 when a person woke the agent).
+    pub hop: u32,
+    /// The call for Skipper the turn answers.
+    pub escalation_id: Option<crate::model::EscalationId>,
+}
+
 pub(super) fn admit(
     tx: &mut Tx<'_>,
     thread: &Thread,
     trigger: &Message,
     agent: &Agent,
-    requested_by: UserId,
+    chain: Chain,
 ) -> Result<(Turn, u32)> {
     let author = agent_author(tx.conn(), agent.id)?;
     let reply = messages::insert(
@@ -101,8 +115,8 @@ pub(super) fn admit(
     tx.conn()
         .prepare_cached(
             "INSERT INTO turns (channel_id, thread_id, agent_id, trigger_message_id, \
-             reply_message_id, requested_by, state, queued_at) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'queued', ?7)",
+             reply_message_id, requested_by, state, queued_at, hop, escalation_id) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'queued', ?7, ?8, ?9)",
         )?
         .execute(params![
             thread.channel_id,
@@ -110,8 +124,10 @@ pub(super) fn admit(
             agent.id,
             trigger.id,
             reply.id,
-            requested_by,
-            ms(now())
+            chain.requested_by,
+            ms(now()),
+            chain.hop,
+            chain.escalation_id
         ])?;
     let turn = get(tx.conn(), TurnId(tx.conn().last_insert_rowid()))?;
     let ahead: i64 = tx
