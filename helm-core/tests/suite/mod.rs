@@ -1,4 +1,6 @@
 mod bad_input;
+#[cfg(feature = "local-embed")]
+mod embed;
 mod events;
 mod invariants;
 mod kit;

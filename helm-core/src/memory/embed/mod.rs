@@ -3,6 +3,22 @@
 //! Recall always works by words (FTS5/BM25); with an embedder it also works
 //! by meaning, fused by reciprocal rank. Vectors from different models never
 //! mix: each is stored under the model's id.
+//!
+//! Two embedders: [`ProviderEmbedder`] asks a model provider's embeddings
+//! endpoint; with the `local-embed` feature, `MiniLmEmbedder` runs
+//! all-MiniLM-L6-v2 on the CPU from files on disk, found by
+//! [`find_local_model`] and put there by `scripts/fetch-embedding-model`.
+//! Nothing is ever downloaded at run time.
+
+#[cfg(feature = "local-embed")]
+mod bert;
+#[cfg(feature = "local-embed")]
+mod kernels;
+mod locate;
+#[cfg(feature = "local-embed")]
+mod minilm;
+#[cfg(feature = "local-embed")]
+pub mod wordpiece;
 
 use std::sync::Arc;
 
@@ -10,6 +26,15 @@ use async_trait::async_trait;
 
 use crate::error::Result;
 use crate::provider::Provider;
+
+pub use locate::{
+    FETCH_HINT, MINILM_DIR_NAME, MODEL_DIR_ENV, TOKENIZER_FILE, WEIGHTS_FILE, find_local_model,
+    holds_model,
+};
+#[cfg(feature = "local-embed")]
+pub use minilm::{MINILM_DIMENSIONS, MINILM_MODEL_ID, MiniLmEmbedder, MiniLmOptions};
+#[cfg(feature = "local-embed")]
+pub use wordpiece::WordPieceTokenizer;
 
 /// Something that embeds texts.
 #[async_trait]
@@ -27,18 +52,25 @@ pub trait Embedder: Send + Sync {
 /// An embedder backed by a model provider's embeddings endpoint.
 pub struct ProviderEmbedder {
     provider: Arc<dyn Provider>,
-    model: String,
-    id: String,
+    /// The model's name at the provider.
+    provider_model: String,
+    /// `provider/model`, what vectors are stored under.
+    model_id: String,
     dimensions: usize,
 }
 
 impl ProviderEmbedder {
     /// Embeds with `model` of `provider`; `dimensions` is the model's vector length.
-    pub fn new(provider: Arc<dyn Provider>, provider_name: &str, model: &str, dimensions: usize) -> Self {
+    pub fn new(
+        provider: Arc<dyn Provider>,
+        provider_name: &str,
+        model: &str,
+        dimensions: usize,
+    ) -> Self {
         ProviderEmbedder {
             provider,
-            model: model.to_string(),
-            id: format!("{provider_name}/{model}"),
+            provider_model: model.to_string(),
+            model_id: format!("{provider_name}/{model}"),
             dimensions,
         }
     }
@@ -47,7 +79,7 @@ impl ProviderEmbedder {
 #[async_trait]
 impl Embedder for ProviderEmbedder {
     fn model(&self) -> &str {
-        &self.id
+        &self.model_id
     }
 
     fn dimensions(&self) -> usize {
@@ -55,7 +87,7 @@ impl Embedder for ProviderEmbedder {
     }
 
     async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
-        let mut vectors = self.provider.embed(&self.model, texts).await?;
+        let mut vectors = self.provider.embed(&self.provider_model, texts).await?;
         for v in &mut vectors {
             normalize(v);
         }
