@@ -341,5 +341,7 @@ async fn main() -> anyhow::Result<()> {
 /// The options `1helm` itself uses for a data directory, so the figures are
 /// those of the default configuration.
 fn helm_cli_defaults(data: std::path::PathBuf) -> HelmOptions {
-    HelmOptions::new(data)
+    let mut options = HelmOptions::new(&data);
+    options.embedder = helm_core::memory::embed::local_embedder(&data).unwrap_or(None);
+    options
 }

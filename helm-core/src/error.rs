@@ -62,6 +62,15 @@ pub enum Error {
     #[error("{0}")]
     Busy(String),
 
+    /// A local model's file is not on disk (such as the embedding model's weights).
+    #[error("{} is missing: {help}", .path.display())]
+    ModelMissing {
+        /// The file that was looked for.
+        path: PathBuf,
+        /// How to get it.
+        help: String,
+    },
+
     /// A file-system operation on Helm's own data failed.
     #[error("{action} {}: {source}", .path.display())]
     Io {
@@ -193,7 +202,9 @@ impl Error {
             Error::Refused(_) => ErrorKind::Refused,
             Error::Forbidden(_) => ErrorKind::Forbidden,
             Error::Unauthenticated(_) => ErrorKind::Unauthenticated,
-            Error::NotInitialized(_) | Error::Busy(_) => ErrorKind::Unavailable,
+            Error::NotInitialized(_) | Error::Busy(_) | Error::ModelMissing { .. } => {
+                ErrorKind::Unavailable
+            }
             Error::Provider { .. } => ErrorKind::Upstream,
             Error::Io { .. } | Error::Store(_) | Error::Internal(_) => ErrorKind::Internal,
         }
@@ -211,6 +222,7 @@ impl Error {
             Error::Unauthenticated(_) => "unauthenticated",
             Error::NotInitialized(_) => "not_initialized",
             Error::Busy(_) => "busy",
+            Error::ModelMissing { .. } => "model_missing",
             Error::Provider { .. } => "provider",
             Error::Io { .. } => "io",
             Error::Store(_) => "store",

@@ -115,7 +115,15 @@ async fn main() -> anyhow::Result<()> {
         },
         Duration::from_secs(10),
     )?;
-    let (helm, report) = Helm::init(HelmOptions::new(&data), InitOptions::default())
+    let mut options = HelmOptions::new(&data);
+    options.embedder = helm_core::memory::embed::local_embedder(&data)?;
+    match &options.embedder {
+        Some(e) => tracing::info!(model = e.model(), "recall works by words and meaning"),
+        None => tracing::warn!(
+            "no local embedding model: recall works by words only; run scripts/fetch-embedding-model"
+        ),
+    }
+    let (helm, report) = Helm::init(options, InitOptions::default())
         .await
         .with_context(|| format!("opening {}", data.display()))?;
     if report.created {

@@ -33,6 +33,7 @@ impl Local {
         let lock = DataLock::command(data)?;
         let mut options = HelmOptions::new(data);
         options.computer.isolation = isolation;
+        options.embedder = helm_core::memory::embed::local_embedder(data)?;
         let helm = Helm::open(options).await?;
         let actor = match as_user {
             Some(name) => helm.user(name).await?,

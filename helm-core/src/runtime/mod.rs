@@ -218,6 +218,7 @@ impl Runtime {
 
     async fn schedule_loop(self: Arc<Self>) {
         let mut last_summary_scan = std::time::Instant::now();
+        let indexing = Arc::new(std::sync::atomic::AtomicBool::new(false));
         loop {
             let draining = matches!(*self.lock_driver(), Driver::Draining);
             if draining {
@@ -229,6 +230,20 @@ impl Runtime {
             } else {
                 if let Err(e) = self.schedule_once().await {
                     tracing::error!(error = %e, "scheduling turns failed");
+                }
+                // Items waiting for meaning-based recall are embedded in the
+                // background, one batch job at a time.
+                if self.recall.embedding_model().is_some()
+                    && !indexing.swap(true, std::sync::atomic::Ordering::AcqRel)
+                {
+                    let runtime = self.clone();
+                    let flag = indexing.clone();
+                    tokio::spawn(async move {
+                        if let Err(e) = runtime.recall.embed_backlog(None, |_, _| {}).await {
+                            tracing::warn!(error = %e, "embedding items for recall failed");
+                        }
+                        flag.store(false, std::sync::atomic::Ordering::Release);
+                    });
                 }
                 if last_summary_scan.elapsed() >= SUMMARY_SCAN_EVERY {
                     last_summary_scan = std::time::Instant::now();

@@ -1,5 +1,7 @@
 mod access;
 mod bad_input;
+#[cfg(feature = "local-embed")]
+mod embed;
 mod events;
 mod exec;
 mod files;

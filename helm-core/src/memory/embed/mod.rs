@@ -3,6 +3,22 @@
 //! Recall always works by words (FTS5/BM25); with an embedder it also works
 //! by meaning, fused by reciprocal rank. Vectors from different models never
 //! mix: each is stored under the model's id.
+//!
+//! Two embedders: [`ProviderEmbedder`] asks a model provider's embeddings
+//! endpoint; with the `local-embed` feature, `MiniLmEmbedder` runs
+//! all-MiniLM-L6-v2 on the CPU from files on disk, found by
+//! [`find_local_model`] and put there by `scripts/fetch-embedding-model`.
+//! Nothing is ever downloaded at run time.
+
+#[cfg(feature = "local-embed")]
+mod bert;
+#[cfg(feature = "local-embed")]
+mod kernels;
+mod locate;
+#[cfg(feature = "local-embed")]
+mod minilm;
+#[cfg(feature = "local-embed")]
+pub mod wordpiece;
 
 use std::sync::Arc;
 
@@ -10,6 +26,15 @@ use async_trait::async_trait;
 
 use crate::error::Result;
 use crate::provider::Provider;
+
+pub use locate::{
+    FETCH_HINT, MINILM_DIR_NAME, MODEL_DIR_ENV, TOKENIZER_FILE, WEIGHTS_FILE, find_local_model,
+    holds_model,
+};
+#[cfg(feature = "local-embed")]
+pub use minilm::{MINILM_DIMENSIONS, MINILM_MODEL_ID, MiniLmEmbedder, MiniLmOptions};
+#[cfg(feature = "local-embed")]
+pub use wordpiece::WordPieceTokenizer;
 
 /// Something that embeds texts.
 #[async_trait]
@@ -27,10 +52,10 @@ pub trait Embedder: Send + Sync {
 /// An embedder backed by a model provider's embeddings endpoint.
 pub struct ProviderEmbedder {
     provider: Arc<dyn Provider>,
-    /// The provider's model name, sent with each request.
+    /// The model's name at the provider.
     provider_model: String,
-    /// `provider/model`, the id vectors are stored under.
-    model: String,
+    /// `provider/model`, what vectors are stored under.
+    model_id: String,
     dimensions: usize,
 }
 
@@ -45,7 +70,7 @@ impl ProviderEmbedder {
         ProviderEmbedder {
             provider,
             provider_model: model.to_string(),
-            model: format!("{provider_name}/{model}"),
+            model_id: format!("{provider_name}/{model}"),
             dimensions,
         }
     }
@@ -54,7 +79,7 @@ impl ProviderEmbedder {
 #[async_trait]
 impl Embedder for ProviderEmbedder {
     fn model(&self) -> &str {
-        &self.model
+        &self.model_id
     }
 
     fn dimensions(&self) -> usize {
@@ -77,5 +102,26 @@ pub fn normalize(v: &mut [f32]) {
         for x in v.iter_mut() {
             *x /= norm;
         }
+    }
+}
+
+/// The local embedder for a data directory, when this build has one and its
+/// model files are where [`find_local_model`] looks; `None` otherwise (recall
+/// then works by words). A model that is present but cannot be loaded is an
+/// error rather than a silent downgrade.
+pub fn local_embedder(data_dir: &std::path::Path) -> crate::error::Result<Option<std::sync::Arc<dyn Embedder>>> {
+    #[cfg(feature = "local-embed")]
+    {
+        if let Some(dir) = find_local_model(data_dir) {
+            let embedder = MiniLmEmbedder::load(&dir)?;
+            return Ok(Some(std::sync::Arc::new(embedder)));
+        }
+        tracing::info!("no local embedding model found; recall works by words only ({FETCH_HINT})");
+        Ok(None)
+    }
+    #[cfg(not(feature = "local-embed"))]
+    {
+        let _ = data_dir;
+        Ok(None)
     }
 }

@@ -1,0 +1,151 @@
+//! Local embedding speed: query latency (one short question at a time) and
+//! indexing throughput (batches of 32 chat messages), with all-MiniLM-L6-v2.
+//!
+//! `cargo bench -p helm-core --features local-embed --bench embed` after
+//! `scripts/fetch-embedding-model`. `HELM_BENCH_THREADS` sets the thread count
+//! (default: available parallelism). Prints p50/p99 latency and texts per
+//! second; this machine is shared, so compare runs, not absolute figures.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use helm_core::memory::embed::{MiniLmEmbedder, MiniLmOptions, find_local_model};
+
+const QUESTIONS: &[&str] = &[
+    "What did we decide about the logo?",
+    "Who is on call this weekend?",
+    "When is the launch review?",
+    "Which database did we pick for the analytics service?",
+    "Why was the deploy rolled back on Tuesday?",
+    "What does Alice prefer for contract questions?",
+    "Where are the staging credentials kept?",
+    "How many seats did the customer ask for?",
+    "What was the budget for the offsite?",
+    "Did anyone reply to the security questionnaire?",
+    "What is blocking the mobile release?",
+    "Which vendor quoted the lowest price for the chairs?",
+    "When does the lease on the office end?",
+    "What were the action items from the retro?",
+    "Who owns the billing migration?",
+    "How do I rotate the API keys?",
+    "What time zone is the Berlin team in?",
+    "Which customers are on the legacy plan?",
+    "What did the doctor say about the knee?",
+    "Where did we book the hotel for the conference?",
+];
+
+/// Chat-message shapes with slots, expanded into many distinct messages.
+const MESSAGES: &[&str] = &[
+    "ok, {x} works for me",
+    "Can we move the {x} sync to Thursday? Half the team is out on Wednesday.",
+    "I pushed a fix for the {x} timeout, the tests pass locally but CI is still red on the integration job.",
+    "Reminder: the {x} invoice is due on Friday, please approve it in the portal before noon.",
+    "thanks!",
+    "Just talked to the {x} folks. They want a demo next week and a quote for 40 seats; I said we'd send it by Monday. Anyone free to prep the slides?",
+    "The {x} dashboard shows a spike in 500s since the last deploy, looking into it now",
+    "lol yes",
+    "Notes from today's {x} meeting: budget approved, hiring freeze lifted for engineering, the offsite moves to May, and we still need an owner for the vendor review.",
+    "Does anyone know where the {x} contract template lives? Legal asked for the latest version.",
+];
+
+const TOPICS: &[&str] = &[
+    "design",
+    "billing",
+    "Acme",
+    "mobile",
+    "search",
+    "payroll",
+    "infra",
+    "support",
+    "growth",
+    "legal",
+    "Berlin",
+    "onboarding",
+    "analytics",
+    "security",
+    "kitchen",
+    "garden",
+];
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[idx.min(sorted.len() - 1)]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn main() -> anyhow::Result<()> {
+    let dir = find_local_model(Path::new("helm-data")).context(
+        "all-MiniLM-L6-v2 not found: run scripts/fetch-embedding-model (or set HELM_EMBED_MODEL)",
+    )?;
+    let threads: usize = std::env::var("HELM_BENCH_THREADS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let started = Instant::now();
+    let embedder = MiniLmEmbedder::load_with(&dir, MiniLmOptions::default().threads(threads))?;
+    println!(
+        "all-MiniLM-L6-v2 from {} loaded in {:.0} ms, {} threads",
+        dir.display(),
+        ms(started.elapsed()),
+        embedder.threads()
+    );
+
+    // Query latency: one question at a time, as recall embeds a query.
+    for q in QUESTIONS.iter().take(5) {
+        embedder.embed_blocking(&[q])?;
+    }
+    let rounds = 10;
+    let mut latencies = Vec::with_capacity(QUESTIONS.len() * rounds);
+    for _ in 0..rounds {
+        for q in QUESTIONS {
+            let t = Instant::now();
+            embedder.embed_blocking(&[q])?;
+            latencies.push(t.elapsed());
+        }
+    }
+    latencies.sort();
+    let tokens: usize = QUESTIONS
+        .iter()
+        .map(|q| embedder.tokenizer().encode(q).len())
+        .sum();
+    println!(
+        "query (batch 1, {} queries, {:.1} tokens avg): p50 {:.2} ms  p99 {:.2} ms",
+        latencies.len(),
+        tokens as f64 / QUESTIONS.len() as f64,
+        ms(percentile(&latencies, 0.50)),
+        ms(percentile(&latencies, 0.99)),
+    );
+
+    // Indexing throughput: chat messages in batches of 32.
+    let messages: Vec<String> = TOPICS
+        .iter()
+        .flat_map(|topic| MESSAGES.iter().map(move |m| m.replace("{x}", topic)))
+        .cycle()
+        .take(640)
+        .collect();
+    let tokens: usize = messages
+        .iter()
+        .map(|m| embedder.tokenizer().encode(m).len())
+        .sum();
+    embedder.embed_blocking(&messages[..32])?;
+    let t = Instant::now();
+    for batch in messages.chunks(32) {
+        embedder.embed_blocking(batch)?;
+    }
+    let elapsed = t.elapsed();
+    println!(
+        "indexing (batches of 32, {} messages, {:.1} tokens avg): {:.0} texts/s ({:.2} ms per batch)",
+        messages.len(),
+        tokens as f64 / messages.len() as f64,
+        messages.len() as f64 / elapsed.as_secs_f64(),
+        ms(elapsed) / (messages.len() / 32) as f64,
+    );
+    Ok(())
+}
