@@ -179,6 +179,18 @@ pub enum EventBody {
         /// The artifact.
         artifact: crate::model::Artifact,
     },
+    /// A call for Skipper was opened, resolved or handed to the Captain.
+    #[serde(rename = "escalation.changed")]
+    EscalationChanged {
+        /// The escalation as it is now.
+        escalation: crate::model::Escalation,
+    },
+    /// An approval was requested or decided.
+    #[serde(rename = "approval.changed")]
+    ApprovalChanged {
+        /// The approval as it is now.
+        approval: crate::model::Approval,
+    },
     /// A history was imported into a channel.
     #[serde(rename = "history.imported")]
     HistoryImported {
@@ -222,6 +234,8 @@ impl EventBody {
             EventBody::MemoryChanged { .. } => "memory.changed",
             EventBody::HistoryImported { .. } => "history.imported",
             EventBody::ArtifactRecorded { .. } => "artifact.recorded",
+            EventBody::EscalationChanged { .. } => "escalation.changed",
+            EventBody::ApprovalChanged { .. } => "approval.changed",
         }
     }
 }

@@ -27,7 +27,7 @@ pub mod error;
 pub mod events;
 pub mod exec;
 pub mod faults;
-mod helm;
+pub(crate) mod helm;
 pub mod lock;
 pub mod memory;
 pub mod model;

@@ -117,7 +117,7 @@ pub struct Helm {
     inner: Arc<Inner>,
 }
 
-struct Inner {
+pub(crate) struct Inner {
     root: DataRoot,
     store: Arc<dyn Store>,
     workspace: Workspace,
@@ -130,6 +130,11 @@ struct Inner {
 }
 
 impl Helm {
+    /// The facade, from the runtime's weak handle (`None` once it is gone).
+    pub(crate) fn from_weak(inner: &std::sync::Weak<Inner>) -> Option<Helm> {
+        inner.upgrade().map(|inner| Helm { inner })
+    }
+
     /// Creates the data root, the workspace, the Captain, `#main` and Skipper,
     /// unless they exist already; then opens it. Idempotent.
     pub async fn init(options: HelmOptions, init: InitOptions) -> Result<(Helm, InitReport)> {
@@ -170,28 +175,29 @@ impl Helm {
 
         let recall = Arc::new(RecallEngine::new(store.clone(), options.embedder.clone()));
         let computer = Arc::new(computer::ComputerState::new(options.computer, root.clone()));
-        let runtime = Arc::new(Runtime::new(
-            store.clone(),
-            root.clone(),
-            providers.clone(),
-            options.fallback_model.clone(),
-            options.runtime,
-            computer.clone(),
-            recall.clone(),
-        ));
-        Ok(Helm {
-            inner: Arc::new(Inner {
-                recall,
-                computer,
-                root,
-                store,
-                workspace,
-                fallback_model: options.fallback_model,
-                providers,
-                runtime,
-                faults: Faults::default(),
-            }),
-        })
+        // The runtime reaches back to the facade (Skipper's tools act
+        // through it, with its authority checks) without keeping it alive.
+        let inner = Arc::new_cyclic(|facade| Inner {
+            runtime: Arc::new(Runtime::new(
+                store.clone(),
+                root.clone(),
+                providers.clone(),
+                options.fallback_model.clone(),
+                options.runtime,
+                computer.clone(),
+                recall.clone(),
+                facade.clone(),
+            )),
+            recall,
+            computer,
+            root,
+            store,
+            workspace,
+            fallback_model: options.fallback_model,
+            providers,
+            faults: Faults::default(),
+        });
+        Ok(Helm { inner })
     }
 
     /// Like [`Helm::init`], over a store supplied by the embedding application.

@@ -29,6 +29,9 @@ pub struct PostedMessage {
     pub turn: Option<Turn>,
     /// How many turns of the thread run before that turn.
     pub ahead: u32,
+    /// The call for Skipper it opened, if it mentioned @skipper.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub escalation: Option<crate::model::Escalation>,
 }
 
 impl Helm {
@@ -71,10 +74,12 @@ impl Helm {
                 author: actor.clone(),
                 content: text.to_string(),
                 mentions_resident: mentions_handle(text, &record.agent.handle),
+                calls_skipper: record.channel.kind == crate::model::ChannelKind::Agent
+                    && mentions_handle(text, &crate::model::Handle::skipper()),
                 resident: record.agent,
             })
             .await?;
-        if posted.turn.is_some() {
+        if posted.turn.is_some() || posted.escalation.is_some() {
             self.inner.runtime.wake();
         }
         Ok(PostedMessage {
@@ -83,6 +88,7 @@ impl Helm {
             thread_created: posted.thread_created,
             turn: posted.turn,
             ahead: posted.ahead,
+            escalation: posted.escalation,
         })
     }
 

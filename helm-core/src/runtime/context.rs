@@ -22,6 +22,8 @@ pub fn estimate_tokens(text: &str) -> usize {
 pub struct ContextInputs<'a> {
     /// The channel, its agent and profile.
     pub record: &'a ChannelRecord,
+    /// The agent whose turn it is (its own earlier messages are its replies).
+    pub own_agent: crate::model::AgentId,
     /// The session.
     pub thread: &'a Thread,
     /// The thread's messages up to the trigger, in server order.
@@ -124,7 +126,7 @@ fn as_chat(message: &Message, own_agent: crate::model::AgentId) -> Option<ChatMe
 /// message always, then as many of the most recent as fit, with a note where
 /// messages were left out.
 pub fn transcript(inputs: &ContextInputs<'_>) -> Vec<ChatMessage> {
-    let own = inputs.record.agent.id;
+    let own = inputs.own_agent;
     let all: Vec<ChatMessage> = inputs
         .transcript
         .iter()
@@ -179,6 +181,11 @@ pub fn provenance_line(hit: &RecallHit) -> String {
     }
     let text: String = hit.content.split_whitespace().collect::<Vec<_>>().join(" ");
     format!("- [{}] {}", origin.join(", "), text)
+}
+
+/// The memory section on its own (for Skipper's prompt).
+pub(crate) fn memory_section_for(inputs: &ContextInputs<'_>) -> String {
+    memory_section(inputs)
 }
 
 /// Pinned records and recalled knowledge, with provenance, within a budget.

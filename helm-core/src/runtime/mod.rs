@@ -11,6 +11,7 @@
 //! happened, while turns that never started run in order.
 
 pub(crate) mod context;
+mod skipper;
 pub mod summary;
 pub mod tools;
 mod turn;
@@ -50,6 +51,14 @@ pub struct RuntimeOptions {
     pub transcript_budget_tokens: usize,
     /// How long a thread stays quiet before it is summarised.
     pub summarize_after_idle: Duration,
+    /// The longest chain of agents waking agents (a channel agent calling
+    /// Skipper, Skipper handing back, …) before a person must step in.
+    pub hop_limit: u32,
+    /// How many agent-woken turns a thread may have since a person last
+    /// wrote in it.
+    pub agent_turns_without_human: u32,
+    /// How long an approval waits for the Captain before it is denied.
+    pub approval_timeout: Duration,
 }
 
 impl Default for RuntimeOptions {
@@ -60,6 +69,9 @@ impl Default for RuntimeOptions {
             flush_interval: Duration::from_millis(50),
             transcript_budget_tokens: 24_000,
             summarize_after_idle: Duration::from_secs(6 * 3600),
+            hop_limit: 6,
+            agent_turns_without_human: 10,
+            approval_timeout: Duration::from_secs(15 * 60),
         }
     }
 }
@@ -73,6 +85,7 @@ pub(crate) struct Runtime {
     options: RuntimeOptions,
     computers: Arc<ComputerState>,
     recall: Arc<RecallEngine>,
+    facade: std::sync::Weak<crate::helm::Inner>,
     /// Turns this process has taken on: spawned, running, or finishing.
     live: Mutex<HashMap<TurnId, LiveTurn>>,
     wake: Notify,
@@ -114,6 +127,7 @@ impl Runtime {
         options: RuntimeOptions,
         computers: Arc<ComputerState>,
         recall: Arc<RecallEngine>,
+        facade: std::sync::Weak<crate::helm::Inner>,
     ) -> Self {
         Runtime {
             store,
@@ -123,6 +137,7 @@ impl Runtime {
             options,
             computers,
             recall,
+            facade,
             live: Mutex::new(HashMap::new()),
             wake: Notify::new(),
             idle: Notify::new(),

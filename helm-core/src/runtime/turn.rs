@@ -9,7 +9,9 @@ use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 
-use super::context::{ContextInputs, MEMORY_HITS, estimate_tokens, system_prompt, transcript};
+use super::context::{
+    self as context, ContextInputs, MEMORY_HITS, estimate_tokens, system_prompt, transcript,
+};
 use super::summary::SummaryTrigger;
 use super::tools::{self, ToolContext, builtin_specs, input_summary};
 use super::{Runtime, StopReason};
@@ -26,6 +28,9 @@ struct Ending {
     error: Option<String>,
     note: Option<String>,
 }
+
+/// Skipper sees the whole thread; this bounds it only against the absurd.
+const SKIPPER_TRANSCRIPT_TOKENS: usize = 200_000;
 
 /// Text streamed but not yet written, and when it was last written.
 struct ReplyBuffer {
@@ -106,31 +111,79 @@ pub(super) async fn drive(
         .into_iter()
         .filter(|m| m.pinned)
         .collect::<Vec<_>>();
+    // Skipper's turns: the whole thread, its own identity and tools, and
+    // the channels the person who asked may see.
+    let home = rt
+        .store
+        .channel(&ChannelRef::Name(crate::model::ChannelName::parse(
+            crate::model::HOME_CHANNEL,
+        )?))
+        .await?;
+    let skipper = turn.agent_id == home.agent.id;
+    let asker = match turn.requested_by {
+        Some(user) => rt.store.user(user).await.ok(),
+        None => None,
+    };
     let inputs = ContextInputs {
         record: &record,
+        own_agent: turn.agent_id,
         thread: &thread,
         transcript: &messages,
         artifacts: &artifacts,
         recalled: &recalled,
         pinned: &pinned,
-        budget_tokens: rt.options.transcript_budget_tokens,
+        budget_tokens: if skipper {
+            SKIPPER_TRANSCRIPT_TOKENS
+        } else {
+            rt.options.transcript_budget_tokens
+        },
     };
-    let system = system_prompt(&inputs);
+    let (system, specs, handle) = if skipper {
+        let escalation = match turn.escalation_id {
+            Some(id) => Some(rt.store.escalation(id).await?),
+            None => None,
+        };
+        let channels = match (crate::Helm::from_weak(&rt.facade), &asker) {
+            (Some(helm), Some(user)) => {
+                helm.visible_channels(user, crate::store::ChannelFilter::default())
+                    .await?
+            }
+            _ => Vec::new(),
+        };
+        let mut prompt = super::skipper::system_prompt(
+            &record,
+            &thread.title,
+            escalation.as_ref(),
+            asker.as_ref(),
+            &channels,
+        );
+        prompt.push_str(&context::memory_section_for(&inputs));
+        (
+            prompt,
+            super::skipper::skipper_specs(),
+            home.agent.handle.to_string(),
+        )
+    } else {
+        (
+            system_prompt(&inputs),
+            builtin_specs(),
+            record.agent.handle.to_string(),
+        )
+    };
     let mut conversation = transcript(&inputs);
     let computer = rt.computers.computer_of(&record).await?;
     let executor: std::sync::Arc<dyn crate::exec::Executor> = rt.computers.executor().await?;
     let tool_context = ToolContext {
+        rt: rt.clone(),
+        turn: turn.clone(),
         files: crate::exec::ConfinedFs::new(&computer),
         executor,
         computer,
-        store: rt.store.clone(),
-        recall: rt.recall.clone(),
-        channel_id: turn.channel_id,
-        thread_id: turn.thread_id,
-        agent_handle: record.agent.handle.to_string(),
-        trigger_message_id: turn.trigger_message_id,
+        record: record.clone(),
+        agent_handle: handle,
+        asker,
+        skipper,
     };
-    let specs = builtin_specs();
 
     let mut reply = ReplyBuffer {
         text: String::new(),

@@ -51,6 +51,21 @@ pub fn mentions_handle(text: &str, handle: &Handle) -> bool {
     mentions(text).iter().any(|m| m == handle.as_str())
 }
 
+/// The text without its leading mentions, as the reason of a call for
+/// Skipper ("@skipper please install ffmpeg" → "please install ffmpeg").
+pub fn without_mentions(text: &str) -> String {
+    let trimmed: Vec<&str> = text
+        .split_whitespace()
+        .skip_while(|w| w.starts_with('@'))
+        .collect();
+    let reason = trimmed.join(" ");
+    if reason.is_empty() {
+        text.trim().to_string()
+    } else {
+        reason
+    }
+}
+
 /// A thread's title from its first message: the first line, without leading
 /// mentions, at most 80 characters.
 pub fn thread_title(text: &str) -> String {

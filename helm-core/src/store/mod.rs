@@ -18,10 +18,11 @@ use tokio::sync::broadcast;
 
 pub use sqlite::SqliteStore;
 pub use types::{
-    Bootstrap, BootstrapPlan, CaptainSetup, ChannelFilter, ChannelPlan, ChannelRecord,
-    ChannelUpdate, InviteAcceptance, JournalEntry, MemoryFilter, NewAgent, NewApiToken, NewInvite,
-    NewMemory, NewPost, NewThreadSummary, NewToolAction, NewUser, PolicyScope, Posted, StoreStats,
-    ToolActionOutcome, TurnFinish, WorldHook,
+    AuditRecord, AuditVerification, Bootstrap, BootstrapPlan, CapabilityChange, CaptainSetup,
+    ChannelFilter, ChannelPlan, ChannelRecord, ChannelUpdate, InviteAcceptance, JournalEntry,
+    MemoryFilter, NewAgent, NewApiToken, NewApproval, NewEscalation, NewInvite, NewMemory, NewPost,
+    NewThreadSummary, NewToolAction, NewUser, PolicyScope, Posted, StoreStats, ToolActionOutcome,
+    TurnFinish, WorldHook,
 };
 
 use crate::auth::{ApiToken, Invite, Session};
@@ -34,7 +35,10 @@ use crate::model::{
     Message, MessageId, ModelChoice, ModelPolicy, Thread, ThreadId, ThreadStatus, ToolAction,
     ToolActionId, Turn, TurnId, TurnState, User, UserId, Workspace,
 };
-use crate::model::{Artifact, ArtifactKind, MemoryId, MemoryItem};
+use crate::model::{
+    Approval, ApprovalAction, ApprovalStatus, Artifact, ArtifactKind, AuditEntry, CapabilityPolicy,
+    Escalation, EscalationId, EscalationStatus, MemoryId, MemoryItem,
+};
 use crate::provider::ProviderConfig;
 
 /// Durable state of one workspace, and its event log.
@@ -308,6 +312,77 @@ pub trait Store: Send + Sync + 'static {
 
     /// Whether a thread's summary covers its newest message.
     async fn summary_is_current(&self, thread: ThreadId) -> Result<bool>;
+
+    /// Opens a call for Skipper: record, visible note, Skipper's turn.
+    async fn escalate(&self, escalation: NewEscalation) -> Result<(Escalation, Turn)>;
+
+    /// Resolves a call for Skipper or hands it to the Captain; with `resume`,
+    /// wakes the channel agent that called (with that chain).
+    async fn settle_escalation(
+        &self,
+        id: EscalationId,
+        status: EscalationStatus,
+        outcome: String,
+        resume: Option<(Option<UserId>, u32)>,
+    ) -> Result<(Escalation, Option<Turn>)>;
+
+    /// An escalation.
+    async fn escalation(&self, id: EscalationId) -> Result<Escalation>;
+
+    /// Escalations, oldest first; only open ones if asked.
+    async fn escalations(&self, open_only: bool) -> Result<Vec<Escalation>>;
+
+    /// Asks for an approval (approved at once when `approved_by` is set).
+    async fn request_approval(&self, approval: NewApproval) -> Result<Approval>;
+
+    /// Approves, denies or expires a pending approval.
+    async fn decide_approval(
+        &self,
+        id: i64,
+        status: ApprovalStatus,
+        by: Option<UserId>,
+        note: Option<String>,
+    ) -> Result<Approval>;
+
+    /// An approval.
+    async fn approval(&self, id: i64) -> Result<Approval>;
+
+    /// Approvals, oldest first; only pending ones if asked.
+    async fn approvals(&self, pending_only: bool) -> Result<Vec<Approval>>;
+
+    /// Whether `action` needs approval in `channel`.
+    async fn approval_required(&self, channel: ChannelId, action: ApprovalAction) -> Result<bool>;
+
+    /// Sets whether `action` needs approval, for the workspace (`None`) or a channel.
+    async fn set_approval_rule(
+        &self,
+        channel: Option<ChannelId>,
+        action: ApprovalAction,
+        required: bool,
+    ) -> Result<()>;
+
+    /// Changes a channel's capability policy, visibly and on the record.
+    async fn change_capabilities(&self, change: CapabilityChange) -> Result<CapabilityPolicy>;
+
+    /// Appends to the audit log.
+    async fn audit(&self, entry: AuditRecord) -> Result<()>;
+
+    /// The newest `limit` audit rows (of one channel, or all), oldest first.
+    async fn audit_log(&self, channel: Option<ChannelId>, limit: usize) -> Result<Vec<AuditEntry>>;
+
+    /// Checks the audit log's hash chain.
+    async fn verify_audit(&self) -> Result<AuditVerification>;
+
+    /// Turns an agent woke (hop > 0) in a thread since a person last wrote there.
+    async fn agent_turns_since_human(&self, thread: ThreadId) -> Result<u32>;
+
+    /// Posts a note from Helm in a channel (and thread).
+    async fn post_note(
+        &self,
+        channel: ChannelId,
+        thread: Option<ThreadId>,
+        text: String,
+    ) -> Result<Message>;
 
     /// Counts of what the store holds.
     async fn stats(&self) -> Result<StoreStats>;

@@ -173,6 +173,8 @@ pub struct NewPost {
     pub resident: Agent,
     /// Whether the text mentions the resident agent's handle.
     pub mentions_resident: bool,
+    /// Whether the text calls @skipper into the thread (in an agent channel).
+    pub calls_skipper: bool,
 }
 
 /// What posting a message did.
@@ -188,6 +190,8 @@ pub struct Posted {
     pub turn: Option<Turn>,
     /// How many turns of the thread run before that turn.
     pub ahead: u32,
+    /// The call for Skipper the message opened, if it mentioned @skipper.
+    pub escalation: Option<crate::model::Escalation>,
 }
 
 /// How a turn ends, as its finalizer records it.
@@ -356,4 +360,110 @@ pub struct ChannelUpdate {
     pub purpose: Option<String>,
     /// The new operating instructions.
     pub instructions: Option<String>,
+}
+
+/// A call for Skipper to open.
+#[derive(Debug, Clone)]
+pub struct NewEscalation {
+    /// The thread it is raised in.
+    pub thread_id: ThreadId,
+    /// The agent calling, if an agent is.
+    pub from_agent_id: Option<AgentId>,
+    /// That agent's handle, for the audit log.
+    pub from_agent_handle: Option<String>,
+    /// The person calling, if a person is.
+    pub from_user_id: Option<UserId>,
+    /// Why.
+    pub reason: String,
+    /// The person whose message started the chain.
+    pub requested_by: Option<UserId>,
+    /// Agent-to-agent hops so far, counting this call.
+    pub hop: u32,
+}
+
+/// An approval to ask for.
+#[derive(Debug, Clone)]
+pub struct NewApproval {
+    /// The channel it concerns.
+    pub channel_id: ChannelId,
+    /// The thread it is asked in.
+    pub thread_id: Option<ThreadId>,
+    /// The turn waiting for it.
+    pub turn_id: Option<TurnId>,
+    /// The agent asking.
+    pub agent_id: Option<AgentId>,
+    /// That agent's handle, for the audit log.
+    pub agent_handle: Option<String>,
+    /// The person whose request led to it.
+    pub asker_id: Option<UserId>,
+    /// What kind of action it is.
+    pub action: crate::model::ApprovalAction,
+    /// Exactly what would be done.
+    pub summary: String,
+    /// Why.
+    pub reason: String,
+    /// How long it may wait, in milliseconds.
+    pub expires_in_ms: i64,
+    /// Set when the asker may approve it themselves: it is approved at once.
+    pub approved_by: Option<UserId>,
+}
+
+/// A change to a channel's capability policy.
+#[derive(Debug, Clone)]
+pub struct CapabilityChange {
+    /// The channel.
+    pub channel_id: ChannelId,
+    /// The whole policy after the change.
+    pub policy: CapabilityPolicy,
+    /// Which capability (`network`, `credential`, `mount`, `package`).
+    pub capability: String,
+    /// Its details, for the grant log.
+    pub detail: serde_json::Value,
+    /// A sentence for people.
+    pub description: String,
+    /// Whether it narrows (revokes) rather than widens.
+    pub revoke: bool,
+    /// Who made the change (`@skipper`, or a person's name).
+    pub by: String,
+    /// The person on whose request it was made.
+    pub asker: Option<String>,
+    /// The thread to announce it in, with its channel.
+    pub announce_in: Option<(ChannelId, ThreadId)>,
+}
+
+/// The outcome of checking the chain.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditVerification {
+    /// Rows checked.
+    pub rows: u64,
+    /// The first row whose hash or link does not match, if any.
+    pub first_bad_row: Option<i64>,
+    /// What was wrong with it.
+    pub problem: Option<String>,
+}
+
+impl AuditVerification {
+    /// Whether the whole chain holds.
+    pub fn intact(&self) -> bool {
+        self.first_bad_row.is_none()
+    }
+}
+
+/// An audit row to append.
+#[derive(Debug, Clone, Default)]
+pub struct AuditRecord {
+    /// The channel it concerns.
+    pub channel_id: Option<ChannelId>,
+    /// The thread.
+    pub thread_id: Option<ThreadId>,
+    /// The agent that acted (handle).
+    pub agent: Option<String>,
+    /// The person who asked or acted.
+    pub asker: Option<String>,
+    /// What was done.
+    pub action: String,
+    /// A short account of the input.
+    pub input_summary: String,
+    /// How it ended.
+    pub outcome: String,
 }

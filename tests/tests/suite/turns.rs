@@ -104,7 +104,8 @@ async fn the_captain_asks_for_a_plan_and_a_second_human_sees_it() -> anyhow::Res
             "list_files",
             "remember",
             "recall",
-            "record_decision"
+            "record_decision",
+            "call_skipper"
         ]
     );
     // The second call carried the tool result back.

@@ -109,7 +109,9 @@ pub fn normalize(v: &mut [f32]) {
 /// model files are where [`find_local_model`] looks; `None` otherwise (recall
 /// then works by words). A model that is present but cannot be loaded is an
 /// error rather than a silent downgrade.
-pub fn local_embedder(data_dir: &std::path::Path) -> crate::error::Result<Option<std::sync::Arc<dyn Embedder>>> {
+pub fn local_embedder(
+    data_dir: &std::path::Path,
+) -> crate::error::Result<Option<std::sync::Arc<dyn Embedder>>> {
     #[cfg(feature = "local-embed")]
     {
         if let Some(dir) = find_local_model(data_dir) {

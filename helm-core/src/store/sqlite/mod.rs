@@ -8,7 +8,9 @@
 //! feed in exactly `seq` order.
 
 mod artifacts;
+mod audit;
 mod auth;
+mod authority;
 mod channels;
 mod codec;
 mod errors;
@@ -37,10 +39,11 @@ use tokio::sync::broadcast;
 
 use super::Store;
 use super::types::{
-    Bootstrap, BootstrapPlan, CaptainSetup, ChannelFilter, ChannelPlan, ChannelRecord,
-    ChannelUpdate, InviteAcceptance, JournalEntry, MemoryFilter, NewAgent, NewApiToken, NewInvite,
-    NewMemory, NewPost, NewThreadSummary, NewToolAction, NewUser, PolicyScope, Posted, StoreStats,
-    ToolActionOutcome, TurnFinish, WorldHook,
+    AuditRecord, AuditVerification, Bootstrap, BootstrapPlan, CapabilityChange, CaptainSetup,
+    ChannelFilter, ChannelPlan, ChannelRecord, ChannelUpdate, InviteAcceptance, JournalEntry,
+    MemoryFilter, NewAgent, NewApiToken, NewApproval, NewEscalation, NewInvite, NewMemory, NewPost,
+    NewThreadSummary, NewToolAction, NewUser, PolicyScope, Posted, StoreStats, ToolActionOutcome,
+    TurnFinish, WorldHook,
 };
 use crate::auth::{ApiToken, Invite, Session};
 use crate::error::{Error, Result};
@@ -52,7 +55,10 @@ use crate::model::{
     Message, MessageId, ModelChoice, ModelPolicy, Thread, ThreadId, ThreadStatus, ToolAction,
     ToolActionId, Turn, TurnId, TurnState, User, UserId, Workspace,
 };
-use crate::model::{Artifact, ArtifactKind, MemoryId, MemoryItem};
+use crate::model::{
+    Approval, ApprovalAction, ApprovalStatus, Artifact, ArtifactKind, AuditEntry, CapabilityPolicy,
+    Escalation, EscalationId, EscalationStatus, MemoryId, MemoryItem,
+};
 use crate::provider::ProviderConfig;
 
 /// How many live events a slow subscriber may fall behind before it lags
@@ -574,6 +580,131 @@ impl Store for SqliteStore {
 
     async fn summary_is_current(&self, thread: ThreadId) -> Result<bool> {
         self.read(move |c| summaries::is_current(c, thread)).await
+    }
+
+    async fn escalate(&self, escalation: NewEscalation) -> Result<(Escalation, Turn)> {
+        self.write(move |tx| authority::escalate(tx, escalation))
+            .await
+    }
+
+    async fn settle_escalation(
+        &self,
+        id: EscalationId,
+        status: EscalationStatus,
+        outcome: String,
+        resume: Option<(Option<UserId>, u32)>,
+    ) -> Result<(Escalation, Option<Turn>)> {
+        self.write(move |tx| {
+            let chain = resume.map(|(requested_by, hop)| turns::Chain {
+                requested_by,
+                hop,
+                escalation_id: None,
+            });
+            authority::settle_escalation(tx, id, status, &outcome, chain)
+        })
+        .await
+    }
+
+    async fn escalation(&self, id: EscalationId) -> Result<Escalation> {
+        self.read(move |c| authority::escalation(c, id)).await
+    }
+
+    async fn escalations(&self, open_only: bool) -> Result<Vec<Escalation>> {
+        self.read(move |c| authority::escalations(c, open_only))
+            .await
+    }
+
+    async fn request_approval(&self, approval: NewApproval) -> Result<Approval> {
+        self.write(move |tx| authority::request_approval(tx, approval))
+            .await
+    }
+
+    async fn decide_approval(
+        &self,
+        id: i64,
+        status: ApprovalStatus,
+        by: Option<UserId>,
+        note: Option<String>,
+    ) -> Result<Approval> {
+        self.write(move |tx| authority::decide_approval(tx, id, status, by, note.as_deref()))
+            .await
+    }
+
+    async fn approval(&self, id: i64) -> Result<Approval> {
+        self.read(move |c| authority::approval(c, id)).await
+    }
+
+    async fn approvals(&self, pending_only: bool) -> Result<Vec<Approval>> {
+        self.read(move |c| authority::approvals(c, pending_only))
+            .await
+    }
+
+    async fn approval_required(&self, channel: ChannelId, action: ApprovalAction) -> Result<bool> {
+        self.read(move |c| authority::approval_required(c, channel, action))
+            .await
+    }
+
+    async fn set_approval_rule(
+        &self,
+        channel: Option<ChannelId>,
+        action: ApprovalAction,
+        required: bool,
+    ) -> Result<()> {
+        self.write(move |tx| authority::set_approval_rule(tx.conn(), channel, action, required))
+            .await
+    }
+
+    async fn change_capabilities(&self, change: CapabilityChange) -> Result<CapabilityPolicy> {
+        self.write(move |tx| authority::change_capabilities(tx, change))
+            .await
+    }
+
+    async fn audit(&self, entry: AuditRecord) -> Result<()> {
+        self.write(move |tx| {
+            audit::append(
+                tx.conn(),
+                audit::AuditInput {
+                    channel_id: entry.channel_id,
+                    thread_id: entry.thread_id,
+                    agent: entry.agent.as_deref(),
+                    asker: entry.asker.as_deref(),
+                    action: &entry.action,
+                    input_summary: &entry.input_summary,
+                    outcome: &entry.outcome,
+                },
+            )
+        })
+        .await
+    }
+
+    async fn audit_log(&self, channel: Option<ChannelId>, limit: usize) -> Result<Vec<AuditEntry>> {
+        self.read(move |c| audit::list(c, channel, limit)).await
+    }
+
+    async fn verify_audit(&self) -> Result<AuditVerification> {
+        self.read(audit::verify).await
+    }
+
+    async fn agent_turns_since_human(&self, thread: ThreadId) -> Result<u32> {
+        self.read(move |c| {
+            Ok(c.prepare_cached(
+                "SELECT count(*) FROM turns WHERE thread_id = ?1 AND hop > 0 AND queued_at >= \
+                 coalesce((SELECT max(created) FROM messages WHERE thread_id = ?1 \
+                 AND author_kind = 'human'), 0)",
+            )?
+            .query_row([thread], |r| r.get(0))?)
+        })
+        .await
+    }
+
+    async fn post_note(
+        &self,
+        channel: ChannelId,
+        thread: Option<ThreadId>,
+        text: String,
+    ) -> Result<Message> {
+        self.write(move |tx| authority::note(tx, channel, thread, &text))
+            .await
     }
 
     async fn stats(&self) -> Result<StoreStats> {

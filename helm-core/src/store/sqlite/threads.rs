@@ -207,7 +207,25 @@ pub(super) fn post(tx: &mut Tx<'_>, post: NewPost) -> Result<Posted> {
         turn = Some(admitted);
         ahead = before;
     }
+    let mut escalation = None;
+    if post.calls_skipper {
+        let reason = crate::runtime::wake::without_mentions(&post.content);
+        let (opened, _) = super::authority::escalate(
+            tx,
+            crate::store::types::NewEscalation {
+                thread_id: thread.id,
+                from_agent_id: None,
+                from_agent_handle: None,
+                from_user_id: Some(post.author.id),
+                reason,
+                requested_by: Some(post.author.id),
+                hop: 0,
+            },
+        )?;
+        escalation = Some(opened);
+    }
     Ok(Posted {
+        escalation,
         message,
         thread,
         thread_created,

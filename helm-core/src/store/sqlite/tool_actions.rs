@@ -83,6 +83,25 @@ pub(super) fn finish(
         ])?;
     let action = get(tx.conn(), id)?;
     if changed > 0 {
+        // Every tool call is audited: which agent, on whose request, where, what, and how it went.
+        let (agent, asker): (Option<String>, Option<String>) = tx
+            .conn()
+            .prepare_cached(
+                "SELECT (SELECT name FROM agents WHERE id = ?1),                  (SELECT u.name FROM turns t JOIN users u ON u.id = t.requested_by WHERE t.id = ?2)",
+            )?
+            .query_row(params![action.agent_id, action.turn_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        super::audit::append(
+            tx.conn(),
+            super::audit::AuditInput {
+                channel_id: Some(action.channel_id),
+                thread_id: action.thread_id,
+                agent: agent.map(|a| format!("@{a}")).as_deref(),
+                asker: asker.as_deref(),
+                action: &format!("tool:{}", action.tool),
+                input_summary: &action.input_summary,
+                outcome: &format!("{}: {}", action.status, action.result_summary),
+            },
+        )?;
         tx.emit(
             Some(action.channel_id),
             EventBody::ToolActionFinished {
