@@ -102,6 +102,71 @@ pub enum Command {
     Exec(ExecArgs),
     /// Open an interactive terminal in a channel's computer.
     Term(TermArgs),
+    /// Approval requests waiting for the Captain.
+    #[command(subcommand)]
+    Approvals(ApprovalsCommand),
+    /// Approve a request; the waiting agent goes ahead.
+    Approve(DecideArgs),
+    /// Deny a request; the waiting agent is told no.
+    Deny(DecideArgs),
+    /// Calls for Skipper.
+    #[command(subcommand)]
+    Escalations(EscalationsCommand),
+    /// The audit log of tool calls and authority changes (`audit verify` checks it).
+    Audit(AuditArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ApprovalsCommand {
+    /// List approval requests (pending ones unless --all).
+    List {
+        /// Decided ones too.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Set whether an action needs approval (workspace-wide, or in one channel).
+    Require {
+        /// host_command, install_package, grant_capability, cross_channel_read or delete_channel.
+        action: String,
+        /// `yes` or `no`.
+        #[arg(value_parser = ["yes", "no"])]
+        required: String,
+        /// Only in this channel.
+        #[arg(long)]
+        channel: Option<String>,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct DecideArgs {
+    /// The approval's id.
+    pub id: i64,
+    /// A note for the thread.
+    #[arg(long)]
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum EscalationsCommand {
+    /// List calls for Skipper (open ones unless --all).
+    List {
+        /// Closed ones too.
+        #[arg(long)]
+        all: bool,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct AuditArgs {
+    /// `verify` to check the log's hash chain.
+    #[arg(value_parser = ["verify"])]
+    pub verify: Option<String>,
+    /// Only this channel's rows.
+    #[arg(long)]
+    pub channel: Option<String>,
+    /// How many of the newest rows.
+    #[arg(long, default_value_t = 100)]
+    pub limit: usize,
 }
 
 #[derive(Debug, Subcommand)]

@@ -129,6 +129,25 @@ impl TestHelm {
         Ok(())
     }
 
+    /// Polls `check` until it returns something (same guard as [`TestHelm::wait_for`]).
+    pub async fn poll<T, F, Fut>(&self, what: &str, mut check: F) -> anyhow::Result<T>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = anyhow::Result<Option<T>>>,
+    {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(found) = check().await? {
+                return Ok(found);
+            }
+            anyhow::ensure!(
+                tokio::time::Instant::now() < deadline,
+                "timed out waiting for {what}"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
     /// The data root.
     pub fn data_dir(&self) -> PathBuf {
         self.dir.path().join("data")

@@ -2,6 +2,7 @@
 //! calls and renders the outcome.
 
 mod activity;
+mod authority;
 mod channel;
 mod exec;
 mod files;
@@ -99,5 +100,10 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Command::Files(cmd) => files::run(&ctx, cmd).await,
         Command::Exec(args) => exec::run(&ctx, args).await,
         Command::Term(args) => term::run(&ctx, args).await,
+        Command::Approvals(cmd) => authority::approvals(&ctx, cmd).await,
+        Command::Approve(args) => authority::decide(&ctx, args, true).await,
+        Command::Deny(args) => authority::decide(&ctx, args, false).await,
+        Command::Escalations(cmd) => authority::escalations(&ctx, cmd).await,
+        Command::Audit(args) => authority::audit(&ctx, args).await,
     }
 }

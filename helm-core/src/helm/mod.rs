@@ -7,6 +7,7 @@
 
 mod access;
 mod auth;
+mod authority;
 mod channels;
 pub(crate) mod computer;
 mod memory;
@@ -34,7 +35,7 @@ use crate::memory::embed::Embedder;
 use crate::memory::engine::RecallEngine;
 use crate::model::{ModelChoice, Role, User, Workspace, validate_user_name};
 use crate::provider::{HttpOptions, ProviderRegistry};
-use crate::runtime::{Runtime, RuntimeOptions};
+use crate::runtime::{Runtime, RuntimeOptions, RuntimeParts};
 use crate::store::{BootstrapPlan, NewUser, SqliteStore, Store, WorldHook};
 use crate::world::DataRoot;
 
@@ -178,16 +179,16 @@ impl Helm {
         // The runtime reaches back to the facade (Skipper's tools act
         // through it, with its authority checks) without keeping it alive.
         let inner = Arc::new_cyclic(|facade| Inner {
-            runtime: Arc::new(Runtime::new(
-                store.clone(),
-                root.clone(),
-                providers.clone(),
-                options.fallback_model.clone(),
-                options.runtime,
-                computer.clone(),
-                recall.clone(),
-                facade.clone(),
-            )),
+            runtime: Arc::new(Runtime::new(RuntimeParts {
+                store: store.clone(),
+                root: root.clone(),
+                providers: providers.clone(),
+                fallback_model: options.fallback_model.clone(),
+                options: options.runtime,
+                computers: computer.clone(),
+                recall: recall.clone(),
+                facade: facade.clone(),
+            })),
             recall,
             computer,
             root,

@@ -118,17 +118,31 @@ enum Driver {
     Draining,
 }
 
+/// What a runtime works with, from the facade that owns it.
+pub(crate) struct RuntimeParts {
+    pub store: Arc<dyn Store>,
+    pub root: DataRoot,
+    pub providers: Arc<ProviderRegistry>,
+    pub fallback_model: Option<ModelChoice>,
+    pub options: RuntimeOptions,
+    pub computers: Arc<ComputerState>,
+    pub recall: Arc<RecallEngine>,
+    /// The facade, weakly: Skipper's tools act through it.
+    pub facade: std::sync::Weak<crate::helm::Inner>,
+}
+
 impl Runtime {
-    pub(crate) fn new(
-        store: Arc<dyn Store>,
-        root: DataRoot,
-        providers: Arc<ProviderRegistry>,
-        fallback_model: Option<ModelChoice>,
-        options: RuntimeOptions,
-        computers: Arc<ComputerState>,
-        recall: Arc<RecallEngine>,
-        facade: std::sync::Weak<crate::helm::Inner>,
-    ) -> Self {
+    pub(crate) fn new(parts: RuntimeParts) -> Self {
+        let RuntimeParts {
+            store,
+            root,
+            providers,
+            fallback_model,
+            options,
+            computers,
+            recall,
+            facade,
+        } = parts;
         Runtime {
             store,
             root,

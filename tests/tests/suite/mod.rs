@@ -5,4 +5,5 @@ mod provider_kit;
 mod providers_anthropic;
 mod providers_openai;
 mod provisioning_faults;
+mod skipper;
 mod turns;

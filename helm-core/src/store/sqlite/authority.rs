@@ -481,8 +481,8 @@ pub(super) fn change_capabilities(
     }
     let verb = if change.revoke { "revoked" } else { "granted" };
     let text = format!(
-        "{} {verb} {} for {} ({}): {}",
-        change.by, change.capability, record.agent.handle, record.channel.name, change.description
+        "{} {verb} {} for {} ({}).",
+        change.by, change.description, record.channel.name, record.agent.handle
     );
     if let Some((channel, thread)) = change.announce_in {
         note(tx, channel, Some(thread), &text)?;

@@ -1,0 +1,108 @@
+//! Approvals, escalations and the audit log, as the facade offers them. Only
+//! the Captain and admins decide approvals and read the audit log.
+
+use crate::error::{Error, Result};
+use crate::model::{
+    Approval, ApprovalAction, ApprovalStatus, AuditEntry, ChannelRef, Escalation, User,
+};
+use crate::store::{AuditRecord, AuditVerification};
+
+use super::Helm;
+
+fn admin_only(actor: &User, what: &str) -> Result<()> {
+    if actor.role.is_admin() {
+        Ok(())
+    } else {
+        Err(Error::Forbidden(format!(
+            "only the Captain or an admin {what}"
+        )))
+    }
+}
+
+impl Helm {
+    /// Approval requests: all for the Captain and admins, a member's own otherwise.
+    pub async fn approvals(&self, actor: &User, pending_only: bool) -> Result<Vec<Approval>> {
+        let all = self.inner.store.approvals(pending_only).await?;
+        Ok(if actor.role.is_admin() {
+            all
+        } else {
+            all.into_iter()
+                .filter(|a| a.asker_id == Some(actor.id))
+                .collect()
+        })
+    }
+
+    /// Approves a pending request; the waiting turn goes ahead.
+    pub async fn approve(&self, actor: &User, id: i64, note: Option<String>) -> Result<Approval> {
+        admin_only(actor, "approves")?;
+        self.inner
+            .store
+            .decide_approval(id, ApprovalStatus::Approved, Some(actor.id), note)
+            .await
+    }
+
+    /// Denies a pending request; the waiting turn is told no.
+    pub async fn deny(&self, actor: &User, id: i64, note: Option<String>) -> Result<Approval> {
+        admin_only(actor, "denies approvals")?;
+        self.inner
+            .store
+            .decide_approval(id, ApprovalStatus::Denied, Some(actor.id), note)
+            .await
+    }
+
+    /// Calls for Skipper, oldest first.
+    pub async fn escalations(&self, _actor: &User, open_only: bool) -> Result<Vec<Escalation>> {
+        self.inner.store.escalations(open_only).await
+    }
+
+    /// Sets whether an action needs approval, workspace-wide or in one channel.
+    pub async fn set_approval_rule(
+        &self,
+        actor: &User,
+        channel: Option<&ChannelRef>,
+        action: ApprovalAction,
+        required: bool,
+    ) -> Result<()> {
+        admin_only(actor, "changes what needs approval")?;
+        let channel_id = match channel {
+            Some(c) => Some(self.channel(c).await?.channel.id),
+            None => None,
+        };
+        self.inner
+            .store
+            .set_approval_rule(channel_id, action, required)
+            .await?;
+        self.inner
+            .store
+            .audit(AuditRecord {
+                channel_id,
+                asker: Some(actor.name.clone()),
+                action: "approval_policy.changed".into(),
+                input_summary: format!("{action} needs approval: {required}"),
+                outcome: "ok".into(),
+                ..Default::default()
+            })
+            .await
+    }
+
+    /// The newest audit rows (of one channel, or all).
+    pub async fn audit_log(
+        &self,
+        actor: &User,
+        channel: Option<&ChannelRef>,
+        limit: usize,
+    ) -> Result<Vec<AuditEntry>> {
+        admin_only(actor, "reads the audit log")?;
+        let channel_id = match channel {
+            Some(c) => Some(self.channel(c).await?.channel.id),
+            None => None,
+        };
+        self.inner.store.audit_log(channel_id, limit).await
+    }
+
+    /// Checks the audit log's hash chain.
+    pub async fn verify_audit(&self, actor: &User) -> Result<AuditVerification> {
+        admin_only(actor, "verifies the audit log")?;
+        self.inner.store.verify_audit().await
+    }
+}
