@@ -12,6 +12,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("turns", include_str!("migrations/002_turns.sql")),
     ("memory", include_str!("migrations/003_memory.sql")),
     ("auth", include_str!("migrations/004_auth.sql")),
+    ("ot_keys", include_str!("migrations/005_ot_keys.sql")),
 ];
 
 /// Applies every migration not yet applied.
