@@ -136,10 +136,32 @@ impl Helm {
     }
 
     /// The file operations of `channel`'s workspace, on behalf of `actor`.
-    /// An archived channel's workspace can be read but not changed.
+    /// An archived channel's workspace can be read but not changed. On
+    /// `#main`, Skipper's host computer, paths are the host's.
     pub async fn files(&self, actor: &User, channel: &ChannelRef) -> Result<ConfinedFs> {
+        self.files_of(actor, channel, false).await
+    }
+
+    /// Like [`Helm::files`], but confined to the channel's workspace even on
+    /// `#main`: what frontends that serve people over a network use, so
+    /// that no request names a host path.
+    pub async fn workspace_files(&self, actor: &User, channel: &ChannelRef) -> Result<ConfinedFs> {
+        self.files_of(actor, channel, true).await
+    }
+
+    async fn files_of(
+        &self,
+        actor: &User,
+        channel: &ChannelRef,
+        confine: bool,
+    ) -> Result<ConfinedFs> {
         let record = self.computer_channel(actor, channel).await?;
-        let computer = self.computer_of(&record).await?;
+        let mut computer = self.computer_of(&record).await?;
+        if confine && !computer.is_confined() {
+            // Only the file API's view changes: it resolves paths inside
+            // the workspace as it does for any confined computer.
+            computer.isolation = Isolation::Process;
+        }
         let files = ConfinedFs::new(&computer);
         Ok(if record.channel.status == ChannelStatus::Archived {
             files.read_only(format!(

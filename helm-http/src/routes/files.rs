@@ -57,7 +57,7 @@ async fn list_files(
 ) -> ApiResult<Json<Vec<FileEntry>>> {
     let files = state
         .helm
-        .files(&caller.user, &channel_ref(&channel)?)
+        .workspace_files(&caller.user, &channel_ref(&channel)?)
         .await?;
     let path = query.path.as_deref().unwrap_or("/workspace");
     let entries = files.list(path).await?;
@@ -76,7 +76,7 @@ async fn stat_file(
 ) -> ApiResult<Json<FileEntry>> {
     let files = state
         .helm
-        .files(&caller.user, &channel_ref(&channel)?)
+        .workspace_files(&caller.user, &channel_ref(&channel)?)
         .await?;
     let path = query.path.as_deref().unwrap_or("/workspace");
     Ok(Json(files.stat(path).await?.into()))
@@ -94,7 +94,7 @@ async fn read_file(
 ) -> ApiResult<Json<FileText>> {
     let files = state
         .helm
-        .files(&caller.user, &channel_ref(&channel)?)
+        .workspace_files(&caller.user, &channel_ref(&channel)?)
         .await?;
     let lines = match (query.start, query.end) {
         (None, None) => None,
@@ -119,7 +119,7 @@ async fn download_file(
 ) -> ApiResult<Response> {
     let files = state
         .helm
-        .files(&caller.user, &channel_ref(&channel)?)
+        .workspace_files(&caller.user, &channel_ref(&channel)?)
         .await?;
     let limit = state.config.max_download_bytes;
     let read = files.read_bytes(&query.path, limit).await?;
@@ -155,7 +155,7 @@ async fn write_file(
 ) -> ApiResult<Json<FileEntry>> {
     let files = state
         .helm
-        .files(&caller.user, &channel_ref(&channel)?)
+        .workspace_files(&caller.user, &channel_ref(&channel)?)
         .await?;
     Ok(Json(
         files
@@ -187,7 +187,7 @@ async fn upload_files(
     // that are not UTF-8.
     let _ = query;
     let channel = channel_ref(&channel)?;
-    let files = state.helm.files(&caller.user, &channel).await?;
+    let files = state.helm.workspace_files(&caller.user, &channel).await?;
     let (dir, uploaded) = read_upload(request, state.config.max_upload_bytes).await?;
     let dir = dir
         .as_deref()
@@ -224,7 +224,7 @@ async fn make_dir(
 ) -> ApiResult<(StatusCode, Json<FileEntry>)> {
     let files = state
         .helm
-        .files(&caller.user, &channel_ref(&channel)?)
+        .workspace_files(&caller.user, &channel_ref(&channel)?)
         .await?;
     Ok(created(files.mkdir(&request.path).await?.into()))
 }
@@ -242,7 +242,7 @@ async fn move_file(
 ) -> ApiResult<Json<FileEntry>> {
     let files = state
         .helm
-        .files(&caller.user, &channel_ref(&channel)?)
+        .workspace_files(&caller.user, &channel_ref(&channel)?)
         .await?;
     Ok(Json(files.rename(&request.from, &request.to).await?.into()))
 }
@@ -260,7 +260,7 @@ async fn delete_file(
 ) -> ApiResult<StatusCode> {
     let files = state
         .helm
-        .files(&caller.user, &channel_ref(&channel)?)
+        .workspace_files(&caller.user, &channel_ref(&channel)?)
         .await?;
     files
         .delete(&query.path, query.recursive.unwrap_or(false))

@@ -197,8 +197,8 @@ async fn recall(
 /// is refused with every bad line's number. The channel's managers import.
 #[utoipa::path(post, path = "/api/channels/{channel}/import", tag = "memory",
     params(("channel" = String, Path, description = "The channel's name or id")),
-    request_body(content = String, content_type = "application/x-ndjson",
-                 description = "The history, one JSON object a line"),
+    request_body(content = String, content_type = "text/plain",
+                 description = "The history, one JSON object a line (any content type is read)"),
     responses((status = 201, description = "What was written", body = ImportReport), WriteErrors))]
 async fn import_history(
     State(state): State<AppState>,

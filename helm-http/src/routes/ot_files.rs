@@ -44,7 +44,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
 async fn files(state: &AppState, caller: &OtCaller) -> ApiResult<ConfinedFs> {
     Ok(state
         .helm
-        .files(&caller.user, &ChannelRef::Id(caller.channel.channel.id))
+        .workspace_files(&caller.user, &ChannelRef::Id(caller.channel.channel.id))
         .await?)
 }
 

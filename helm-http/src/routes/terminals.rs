@@ -115,6 +115,8 @@ async fn terminal_socket(
     PathParams(id): PathParams<u64>,
     upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> ApiResult<Response> {
+    // Who may see the terminal first, so that an unknown one is 404 either way.
+    let session = state.helm.terminal(&caller.user, id).await?;
     let upgrade = upgrade.map_err(|e| {
         ApiError::new(
             StatusCode::BAD_REQUEST,
@@ -122,7 +124,6 @@ async fn terminal_socket(
             format!("{}: open this URL as a WebSocket", e.body_text()),
         )
     })?;
-    let session = state.helm.terminal(&caller.user, id).await?;
     let recheck: Recheck = {
         let state = state.clone();
         Box::new(move || {

@@ -1,5 +1,6 @@
 mod auth;
 mod bad_input;
+mod computer;
 mod events;
 mod health;
 mod journey;
