@@ -6,5 +6,7 @@ mod health;
 mod journey;
 mod kit;
 mod matrix;
+mod memory;
+mod open_terminal;
 mod openapi;
 mod process;
