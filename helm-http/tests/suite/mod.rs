@@ -6,6 +6,7 @@ mod health;
 mod journey;
 mod kit;
 mod matrix;
+mod matrix_areas;
 mod memory;
 mod open_terminal;
 mod openapi;
