@@ -12,11 +12,12 @@
 
 use std::net::SocketAddr;
 
-use axum::extract::{ConnectInfo, FromRequestParts};
+use axum::extract::{ConnectInfo, FromRequestParts, RawPathParams};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, Method, header};
 use helm_core::auth::{Credential, Principal};
 use helm_core::model::User;
+use helm_core::store::ChannelRecord;
 
 use crate::config::origin_of;
 use crate::error::ApiError;
@@ -118,6 +119,41 @@ impl FromRequestParts<AppState> for Caller {
             via,
             secret: secret.to_string(),
         })
+    }
+}
+
+/// An Open Terminal client: it presented `Authorization: Bearer <key>` with
+/// the live Open Terminal key of the channel in the path, and acts as the
+/// person who made the key (who must still be allowed to use the channel's
+/// computer). Another channel's key is refused like an unknown one.
+#[derive(Debug, Clone)]
+pub struct OtCaller {
+    /// The channel whose computer the key opens.
+    pub channel: ChannelRecord,
+    /// Who the key acts as.
+    pub user: User,
+}
+
+impl FromRequestParts<AppState> for OtCaller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        let params = RawPathParams::from_request_parts(parts, state)
+            .await
+            .map_err(|e| ApiError::bad_path(e.body_text()))?;
+        let channel = params
+            .iter()
+            .find(|(k, _)| *k == "channel")
+            .map(|(_, v)| v.to_string())
+            .ok_or_else(|| ApiError::bad_path("no channel in the path"))?;
+        let Some(key) = bearer(&parts.headers) else {
+            return Err(ApiError::unauthenticated(
+                "send the channel's Open Terminal key as Authorization: Bearer <key>",
+            ));
+        };
+        let channel = crate::routes::channel_ref(&channel)?;
+        let (channel, user) = state.helm.authenticate_ot_key(&channel, key).await?;
+        Ok(OtCaller { channel, user })
     }
 }
 

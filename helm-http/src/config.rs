@@ -40,6 +40,18 @@ pub struct ServerConfig {
     pub session_hours: u64,
     /// The largest request body accepted, in bytes.
     pub max_body_bytes: usize,
+    /// The largest file upload accepted, in bytes.
+    pub max_upload_bytes: usize,
+    /// The largest file a download (or an Open Terminal read) returns, in bytes.
+    pub max_download_bytes: usize,
+    /// The largest history import accepted, in bytes.
+    pub max_import_bytes: usize,
+    /// Open Terminal commands kept per channel (running and finished).
+    pub ot_commands_per_channel: usize,
+    /// How long a finished Open Terminal command stays readable, in seconds.
+    pub ot_command_ttl_secs: u64,
+    /// Output kept per Open Terminal command, in bytes (older output is dropped).
+    pub ot_output_bytes: usize,
     /// How many events may wait for one slow WebSocket client.
     pub ws_buffer: usize,
     /// How long a WebSocket client may leave its buffer full before it is
@@ -65,6 +77,12 @@ impl Default for ServerConfig {
             allowed_origins: Vec::new(),
             session_hours: 24 * 30,
             max_body_bytes: 1024 * 1024,
+            max_upload_bytes: 32 * 1024 * 1024,
+            max_download_bytes: 64 * 1024 * 1024,
+            max_import_bytes: 16 * 1024 * 1024,
+            ot_commands_per_channel: 16,
+            ot_command_ttl_secs: 300,
+            ot_output_bytes: 1024 * 1024,
             ws_buffer: 512,
             ws_stall_secs: 30,
             login_per_ip: RateLimit {
@@ -138,6 +156,15 @@ impl ServerConfig {
         }
         if let Some(v) = var("HELM_MAX_BODY_BYTES") {
             self.max_body_bytes = parse("HELM_MAX_BODY_BYTES", v)?;
+        }
+        if let Some(v) = var("HELM_MAX_UPLOAD_BYTES") {
+            self.max_upload_bytes = parse("HELM_MAX_UPLOAD_BYTES", v)?;
+        }
+        if let Some(v) = var("HELM_MAX_DOWNLOAD_BYTES") {
+            self.max_download_bytes = parse("HELM_MAX_DOWNLOAD_BYTES", v)?;
+        }
+        if let Some(v) = var("HELM_MAX_IMPORT_BYTES") {
+            self.max_import_bytes = parse("HELM_MAX_IMPORT_BYTES", v)?;
         }
         if let Some(v) = var("HELM_LOG") {
             self.log = v;

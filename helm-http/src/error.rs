@@ -64,6 +64,21 @@ impl ApiError {
         )
     }
 
+    /// 413: a body over a size limit.
+    pub fn too_large(message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large", message)
+    }
+
+    /// 400: a body that cannot be read as what it claims to be.
+    pub fn bad_body(message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::BAD_REQUEST, "bad_body", message)
+    }
+
+    /// 422: a value in the request that is not acceptable.
+    pub fn invalid(message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid", message)
+    }
+
     /// 429 with a `Retry-After` header.
     pub fn rate_limited(retry_after_secs: u64) -> Self {
         ApiError {

@@ -18,13 +18,14 @@
 
 pub mod api;
 pub mod caller;
+pub mod commands;
 pub mod config;
 pub mod error;
 mod extract;
 pub mod limiter;
 pub mod metrics;
 mod openapi;
-mod routes;
+pub(crate) mod routes;
 mod state;
 
 use std::net::SocketAddr;

@@ -29,6 +29,11 @@ use crate::error::ErrorBody;
         (name = "messages", description = "Posting and reading messages"),
         (name = "models", description = "Providers and model policy"),
         (name = "events", description = "The event log, live over WebSocket or in pages"),
+        (name = "files", description = "A channel's workspace files, uploads and artifacts"),
+        (name = "terminals", description = "Interactive shells in a channel's computer"),
+        (name = "memory", description = "A channel's memory, recall, imports and summaries"),
+        (name = "open-terminal", description = "Each channel's computer over the Open Terminal \
+            protocol, authenticated with the channel's Open Terminal key"),
     ),
     modifiers(&SecuritySchemes),
     security(("bearer" = []), ("session" = [])),
@@ -44,6 +49,10 @@ impl Modify for SecuritySchemes {
         let components = openapi.components.get_or_insert_with(Default::default);
         components.add_security_scheme(
             "bearer",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+        components.add_security_scheme(
+            "ot_key",
             SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
         );
         components.add_security_scheme(

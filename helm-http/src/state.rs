@@ -5,6 +5,7 @@ use std::sync::Arc;
 use helm_core::Helm;
 use tokio_util::sync::CancellationToken;
 
+use crate::commands::{CommandLimits, CommandRegistry};
 use crate::config::ServerConfig;
 use crate::limiter::LoginLimiter;
 use crate::metrics::Metrics;
@@ -22,12 +23,20 @@ pub struct AppState {
     pub metrics: Arc<Metrics>,
     /// Cancelled when the server shuts down, which ends live streams.
     pub shutdown: CancellationToken,
+    /// Commands started by Open Terminal clients.
+    pub commands: Arc<CommandRegistry>,
 }
 
 impl AppState {
     /// State for serving `helm` with `config`.
     pub fn new(helm: Helm, config: ServerConfig) -> Self {
+        let commands = Arc::new(CommandRegistry::new(CommandLimits {
+            per_channel: config.ot_commands_per_channel,
+            ttl: std::time::Duration::from_secs(config.ot_command_ttl_secs),
+            output_bytes: config.ot_output_bytes,
+        }));
         AppState {
+            commands,
             limiter: Arc::new(LoginLimiter::new(
                 config.login_per_ip,
                 config.login_per_account,

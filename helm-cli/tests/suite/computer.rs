@@ -11,6 +11,7 @@ const PURPOSE: &str = "This channel owns planning and coordinating the product l
 const USAGE: i32 = 2;
 const NOT_FOUND: i32 = 3;
 const REFUSED: i32 = 5;
+const FORBIDDEN: i32 = 7;
 const TIMED_OUT: i32 = 124;
 
 fn with_channel() -> anyhow::Result<Cli> {
@@ -60,7 +61,7 @@ fn files_put_ls_and_cat_round_trip() -> anyhow::Result<()> {
 fn files_errors_exit_by_kind_without_host_paths() -> anyhow::Result<()> {
     let cli = with_channel()?;
     let escape = cli.run(&["files", "cat", "launch", "../../1/profile/agent.json"])?;
-    assert_eq!(escape.code, REFUSED, "{}", escape.stderr);
+    assert_eq!(escape.code, FORBIDDEN, "{}", escape.stderr);
     assert!(
         escape
             .stderr

@@ -16,7 +16,7 @@ pub mod secret;
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use crate::model::{Role, User, UserId};
+use crate::model::{ChannelId, Role, User, UserId};
 
 /// A browser session: created by signing in, ended by signing out or expiry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -49,6 +49,28 @@ pub struct ApiToken {
     /// When it was last used (updated at most once a minute).
     pub last_used: Option<Timestamp>,
     /// When it was revoked.
+    pub revoked: Option<Timestamp>,
+}
+
+/// A channel's key for the Open Terminal protocol: whoever holds it uses
+/// that channel's computer (commands, files, terminals) with the authority
+/// of the person who made it, as long as that person still may. The secret
+/// is shown once.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OtKey {
+    /// Its id.
+    pub id: i64,
+    /// The channel whose computer it opens.
+    pub channel_id: ChannelId,
+    /// The key's first characters, to tell keys apart.
+    pub prefix: String,
+    /// Who made it.
+    pub created_by: UserId,
+    /// When it was made.
+    pub created: Timestamp,
+    /// When it was last used (updated at most once a minute).
+    pub last_used: Option<Timestamp>,
+    /// When it was revoked (rotated or revoked by hand).
     pub revoked: Option<Timestamp>,
 }
 

@@ -2,7 +2,7 @@
 //!
 //! A secret is 32 bytes from the operating system's random source, written as
 //! hex behind a short prefix that says what it is (`hs_` sessions, `helm_`
-//! API tokens, `hinv_` invitations), so a leaked one is recognisable in logs
+//! API tokens, `hinv_` invitations, `hot_` Open Terminal keys), so a leaked one is recognisable in logs
 //! and secret scanners. Only [`digest`] of it is stored: with 256 bits of
 //! entropy a plain SHA-256 cannot be reversed or guessed, and looking it up is
 //! one indexed read.
@@ -17,6 +17,8 @@ pub const SESSION_PREFIX: &str = "hs_";
 pub const TOKEN_PREFIX: &str = "helm_";
 /// The prefix of an invitation code.
 pub const INVITE_PREFIX: &str = "hinv_";
+/// The prefix of a channel's Open Terminal key.
+pub const OT_KEY_PREFIX: &str = "hot_";
 
 /// The longest secret accepted for lookup; anything longer is not ours.
 const MAX_SECRET: usize = 128;

@@ -13,9 +13,9 @@ use tokio::sync::OnceCell;
 use crate::error::{Error, Result};
 use crate::exec::{
     CommandResult, CommandSpec, Computer, ComputerOptions, ConfinedFs, Executor, Isolation,
-    LocalExecutor, TerminalManager, TerminalSession, TerminalSize,
+    LocalExecutor, RunningCommand, TerminalInfo, TerminalManager, TerminalSession, TerminalSize,
 };
-use crate::model::{ChannelKind, ChannelRef, ChannelStatus, User, Visibility};
+use crate::model::{ChannelKind, ChannelRef, ChannelStatus, User};
 use crate::store::ChannelRecord;
 use crate::world::DataRoot;
 
@@ -114,19 +114,54 @@ impl Helm {
         channel: &ChannelRef,
         spec: CommandSpec,
     ) -> Result<CommandResult> {
-        let record = self.channel(channel).await?;
-        may_use_computer(actor, &record)?;
+        let record = self.computer_channel(actor, channel).await?;
         refuse_archived(&record, "run commands")?;
         let computer = self.computer_of(&record).await?;
         self.executor().await?.run(&computer, spec).await
     }
 
-    /// The file operations of `channel`'s workspace, on behalf of `actor`.
-    /// An archived channel's workspace can be read but not changed.
-    pub async fn files(&self, actor: &User, channel: &ChannelRef) -> Result<ConfinedFs> {
-        let record = self.channel(channel).await?;
-        may_use_computer(actor, &record)?;
+    /// Starts a command in `channel`'s computer on behalf of `actor` and
+    /// returns at once with a handle to poll, feed, wait for or kill it.
+    /// Dropping the last handle kills the command.
+    pub async fn start_command(
+        &self,
+        actor: &User,
+        channel: &ChannelRef,
+        spec: CommandSpec,
+    ) -> Result<Arc<dyn RunningCommand>> {
+        let record = self.computer_channel(actor, channel).await?;
+        refuse_archived(&record, "run commands")?;
         let computer = self.computer_of(&record).await?;
+        self.executor().await?.start(&computer, spec).await
+    }
+
+    /// The file operations of `channel`'s workspace, on behalf of `actor`.
+    /// An archived channel's workspace can be read but not changed. On
+    /// `#main`, Skipper's host computer, paths are the host's.
+    pub async fn files(&self, actor: &User, channel: &ChannelRef) -> Result<ConfinedFs> {
+        self.files_of(actor, channel, false).await
+    }
+
+    /// Like [`Helm::files`], but confined to the channel's workspace even on
+    /// `#main`: what frontends that serve people over a network use, so
+    /// that no request names a host path.
+    pub async fn workspace_files(&self, actor: &User, channel: &ChannelRef) -> Result<ConfinedFs> {
+        self.files_of(actor, channel, true).await
+    }
+
+    async fn files_of(
+        &self,
+        actor: &User,
+        channel: &ChannelRef,
+        confine: bool,
+    ) -> Result<ConfinedFs> {
+        let record = self.computer_channel(actor, channel).await?;
+        let mut computer = self.computer_of(&record).await?;
+        if confine && !computer.is_confined() {
+            // Only the file API's view changes: it resolves paths inside
+            // the workspace as it does for any confined computer.
+            computer.isolation = Isolation::Process;
+        }
         let files = ConfinedFs::new(&computer);
         Ok(if record.channel.status == ChannelStatus::Archived {
             files.read_only(format!(
@@ -145,8 +180,7 @@ impl Helm {
         channel: &ChannelRef,
         size: TerminalSize,
     ) -> Result<Arc<TerminalSession>> {
-        let record = self.channel(channel).await?;
-        may_use_computer(actor, &record)?;
+        let record = self.computer_channel(actor, channel).await?;
         refuse_archived(&record, "open terminals")?;
         let computer = self.computer_of(&record).await?;
         let executor = self.executor().await?;
@@ -162,31 +196,58 @@ impl Helm {
         &self.inner.computer.terminals
     }
 
+    /// The running terminals of `channel`, for `actor`.
+    pub async fn channel_terminals(
+        &self,
+        actor: &User,
+        channel: &ChannelRef,
+    ) -> Result<Vec<TerminalInfo>> {
+        let record = self.computer_channel(actor, channel).await?;
+        Ok(self.terminals().list(Some(record.channel.id)))
+    }
+
+    /// A running terminal `actor` may use (the same rules as its channel's
+    /// computer); one of a channel they may not see is `not found`.
+    pub async fn terminal(&self, actor: &User, id: u64) -> Result<Arc<TerminalSession>> {
+        let session = self.terminals().get(id)?;
+        let Some(channel) = session.channel() else {
+            // Only the server's own host terminals have no channel.
+            return Err(Error::not_found("terminal", id));
+        };
+        match self.computer_channel(actor, &ChannelRef::Id(channel)).await {
+            Ok(_) => Ok(session),
+            Err(Error::NotFound { .. }) => Err(Error::not_found("terminal", id)),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Closes a terminal `actor` may use: its shell and everything started
+    /// in it end.
+    pub async fn close_terminal(&self, actor: &User, id: u64) -> Result<()> {
+        self.terminal(actor, id).await?;
+        self.terminals().close(id).await
+    }
+
+    /// A channel whose computer `actor` may use: anyone who may see the
+    /// channel (a hidden one is `not found`); for `#main`, which is
+    /// Skipper's host computer, only the Captain and admins.
+    pub async fn computer_channel(
+        &self,
+        actor: &User,
+        channel: &ChannelRef,
+    ) -> Result<ChannelRecord> {
+        let record = self.visible_channel(actor, channel).await?;
+        if record.channel.kind == ChannelKind::Home && !actor.role.is_admin() {
+            return Err(Error::Forbidden(format!(
+                "{} runs on Skipper's host computer; only the Captain or an admin uses it",
+                record.channel.name
+            )));
+        }
+        Ok(record)
+    }
+
     async fn computer_of(&self, record: &ChannelRecord) -> Result<Computer> {
         self.inner.computer.computer_of(record).await
-    }
-}
-
-/// Who may use a channel's computer: anyone who can see the channel; for
-/// `#main`, which is Skipper's host computer, only the Captain and admins.
-fn may_use_computer(actor: &User, record: &ChannelRecord) -> Result<()> {
-    let allowed = match (record.channel.kind, record.channel.visibility) {
-        (ChannelKind::Home, _) => actor.role.is_admin(),
-        (_, Visibility::Public) => true,
-        (_, Visibility::Private) => actor.role.is_admin() || record.channel.created_by == actor.id,
-    };
-    if allowed {
-        Ok(())
-    } else if record.channel.kind == ChannelKind::Home {
-        Err(Error::Forbidden(format!(
-            "{} runs on Skipper's host computer; only the Captain or an admin uses it",
-            record.channel.name
-        )))
-    } else {
-        Err(Error::Forbidden(format!(
-            "only members of {} use its computer",
-            record.channel.name
-        )))
     }
 }
 

@@ -72,6 +72,57 @@ impl Helm {
         self.inner.store.memory(id).await
     }
 
+    /// A memory record of a channel `actor` may see; otherwise `not found`.
+    pub async fn visible_memory(&self, actor: &User, id: MemoryId) -> Result<MemoryItem> {
+        let item = self.inner.store.memory(id).await?;
+        match self
+            .visible_channel(actor, &ChannelRef::Id(item.channel_id))
+            .await
+        {
+            Ok(_) => Ok(item),
+            Err(Error::NotFound { .. }) => Err(Error::not_found("memory", id)),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The memory records of a channel `actor` may see.
+    pub async fn channel_memory(
+        &self,
+        actor: &User,
+        channel: &ChannelRef,
+        filter: MemoryFilter,
+    ) -> Result<Vec<MemoryItem>> {
+        let record = self.visible_channel(actor, channel).await?;
+        if let Some(thread) = filter.thread {
+            let found = self.inner.store.thread(thread).await?;
+            if found.channel_id != record.channel.id {
+                return Err(Error::not_found("thread", thread));
+            }
+        }
+        self.inner
+            .store
+            .list_memory(record.channel.id, filter)
+            .await
+    }
+
+    /// Recalls from a channel `actor` may see. Records another channel
+    /// shared with the workspace come back only when `actor` may see that
+    /// channel too, so a private channel's memory never leaks through them.
+    pub async fn recall_as(
+        &self,
+        actor: &User,
+        channel: &ChannelRef,
+        query: RecallQuery,
+    ) -> Result<Vec<RecallHit>> {
+        let record = self.visible_channel(actor, channel).await?;
+        let audience = self.audience(actor).await?;
+        let hits = self.inner.recall.recall(record.channel.id, &query).await?;
+        Ok(hits
+            .into_iter()
+            .filter(|hit| audience.sees_channel(hit.channel_id))
+            .collect())
+    }
+
     /// Adds a record by hand, as `actor`.
     pub async fn remember(
         &self,
@@ -79,7 +130,7 @@ impl Helm {
         channel: &ChannelRef,
         note: MemoryNote,
     ) -> Result<MemoryItem> {
-        let record = self.channel(channel).await?;
+        let record = self.visible_channel(actor, channel).await?;
         let content = check_content(&note.content)?;
         if let Some(thread) = note.thread {
             let t = self.inner.store.thread(thread).await?;
@@ -118,7 +169,7 @@ impl Helm {
         id: MemoryId,
         content: &str,
     ) -> Result<MemoryItem> {
-        let old = self.inner.store.memory(id).await?;
+        let old = self.visible_memory(actor, id).await?;
         let content = check_content(content)?;
         self.inner
             .store
@@ -142,18 +193,14 @@ impl Helm {
     }
 
     /// Forgets a record: it stays for provenance but is never recalled.
-    pub async fn forget_memory(&self, _actor: &User, id: MemoryId) -> Result<MemoryItem> {
+    pub async fn forget_memory(&self, actor: &User, id: MemoryId) -> Result<MemoryItem> {
+        self.visible_memory(actor, id).await?;
         self.inner.store.forget_memory(id).await
     }
 
     /// Pins (always offered to the agent) or unpins a record.
-    pub async fn pin_memory(
-        &self,
-        _actor: &User,
-        id: MemoryId,
-        pinned: bool,
-    ) -> Result<MemoryItem> {
-        let item = self.inner.store.memory(id).await?;
+    pub async fn pin_memory(&self, actor: &User, id: MemoryId, pinned: bool) -> Result<MemoryItem> {
+        let item = self.visible_memory(actor, id).await?;
         if item.status != MemoryStatus::Current && pinned {
             return Err(Error::Conflict(format!(
                 "memory {id} is {}; pin the current record",
@@ -164,14 +211,21 @@ impl Helm {
     }
 
     /// Imports a JSON Lines history into a channel: checked whole, written in
-    /// one transaction, nothing left behind on failure.
+    /// one transaction, nothing left behind on failure. The channel's
+    /// managers import.
     pub async fn import_history(
         &self,
         actor: &User,
         channel: &ChannelRef,
         reader: impl BufRead + Send + 'static,
     ) -> Result<ImportReport> {
-        let record = self.channel(channel).await?;
+        let record = self.visible_channel(actor, channel).await?;
+        if !self.manages_channel(actor, &record.channel).await? {
+            return Err(Error::Forbidden(format!(
+                "only the Captain, an admin or an owner of {} imports history into it",
+                record.channel.name
+            )));
+        }
         let plan = tokio::task::spawn_blocking(move || parse_history(reader))
             .await
             .map_err(|e| Error::Internal(format!("import task failed: {e}")))??;

@@ -6,11 +6,13 @@
 //! anything.
 
 mod access;
+mod artifacts;
 mod auth;
 mod authority;
 mod channels;
 pub(crate) mod computer;
 mod memory;
+mod ot_keys;
 mod providers;
 mod status;
 mod threads;
@@ -21,6 +23,7 @@ use std::sync::Arc;
 use tokio::sync::broadcast;
 
 pub use access::{Audience, MAX_INSTRUCTIONS};
+pub use artifacts::RESCAN_AUTHOR;
 pub use auth::{AccountRequest, MAX_INVITE_TTL};
 pub use channels::NewChannel;
 pub use memory::MemoryNote;

@@ -196,9 +196,10 @@ impl Helm {
     /// `Unconfigured` error, and nothing is stored.
     pub async fn summarize_thread(
         &self,
-        _actor: &User,
+        actor: &User,
         id: ThreadId,
     ) -> Result<crate::runtime::summary::WrittenSummary> {
+        self.visible_thread(actor, id).await?;
         self.inner
             .runtime
             .summarize(id, crate::runtime::summary::SummaryTrigger::Request)

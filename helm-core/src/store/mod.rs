@@ -20,12 +20,12 @@ pub use sqlite::SqliteStore;
 pub use types::{
     AuditRecord, AuditVerification, Bootstrap, BootstrapPlan, CapabilityChange, CaptainSetup,
     ChannelFilter, ChannelPlan, ChannelRecord, ChannelUpdate, InviteAcceptance, JournalEntry,
-    MemoryFilter, NewAgent, NewApiToken, NewApproval, NewEscalation, NewInvite, NewMemory, NewPost,
-    NewThreadSummary, NewToolAction, NewUser, PolicyScope, Posted, StoreStats, ToolActionOutcome,
-    TurnFinish, WorldHook,
+    MemoryFilter, NewAgent, NewApiToken, NewApproval, NewEscalation, NewInvite, NewMemory,
+    NewOtKey, NewPost, NewThreadSummary, NewToolAction, NewUser, PolicyScope, Posted, StoreStats,
+    ToolActionOutcome, TurnFinish, WorldHook,
 };
 
-use crate::auth::{ApiToken, Invite, Session};
+use crate::auth::{ApiToken, Invite, OtKey, Session};
 use crate::error::Result;
 use crate::events::Event;
 use crate::memory::import::{ImportPlan, ImportReport};
@@ -493,4 +493,20 @@ pub trait Store: Send + Sync + 'static {
 
     /// How many turns are in each state.
     async fn turn_counts(&self) -> Result<Vec<(TurnState, u64)>>;
+
+    // Open Terminal keys (appended, as above).
+
+    /// Stores a channel's Open Terminal key. With `replace`, its live key
+    /// is revoked in the same transaction; without, a live key is a
+    /// [`Error::Conflict`](crate::Error).
+    async fn insert_ot_key(&self, key: NewOtKey, replace: bool) -> Result<OtKey>;
+
+    /// A channel's live Open Terminal key, if any.
+    async fn ot_key(&self, channel: ChannelId) -> Result<Option<OtKey>>;
+
+    /// The live Open Terminal key with this secret hash; records the use.
+    async fn ot_key_by_hash(&self, secret_hash: &str) -> Result<Option<OtKey>>;
+
+    /// Revokes a channel's live Open Terminal key.
+    async fn revoke_ot_key(&self, channel: ChannelId) -> Result<OtKey>;
 }

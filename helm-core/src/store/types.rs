@@ -326,6 +326,19 @@ pub struct NewApiToken {
     pub expires: Option<Timestamp>,
 }
 
+/// A new Open Terminal key's stored form.
+#[derive(Debug, Clone)]
+pub struct NewOtKey {
+    /// The channel whose computer it opens.
+    pub channel_id: ChannelId,
+    /// The SHA-256 of the secret.
+    pub secret_hash: String,
+    /// The secret's first characters.
+    pub prefix: String,
+    /// Who made it (it acts with their authority).
+    pub created_by: UserId,
+}
+
 /// A new invitation's stored form.
 #[derive(Debug, Clone)]
 pub struct NewInvite {

@@ -106,7 +106,10 @@ async fn commands_can_start_in_a_subdirectory_but_not_outside() -> anyhow::Resul
             .err()
             .map(|e| e.kind());
         assert!(
-            matches!(err, Some(ErrorKind::Refused) | Some(ErrorKind::NotFound)),
+            matches!(
+                err,
+                Some(ErrorKind::Forbidden) | Some(ErrorKind::Refused) | Some(ErrorKind::NotFound)
+            ),
             "{bad}: {err:?}"
         );
     }

@@ -159,7 +159,7 @@ async fn grep_and_glob_search_the_workspace() -> anyhow::Result<()> {
     let anywhere = files.glob("/workspace/**/*.md").await?;
     assert_eq!(anywhere.paths, ["/workspace/README.md"]);
     let outside = files.glob("../*").await;
-    assert_eq!(outside.err().map(|e| e.kind()), Some(ErrorKind::Refused));
+    assert_eq!(outside.err().map(|e| e.kind()), Some(ErrorKind::Forbidden));
     Ok(())
 }
 
@@ -168,10 +168,14 @@ async fn bad_paths_get_clear_errors_of_the_right_kind() -> anyhow::Result<()> {
     let (_f, _channel, files) = setup().await?;
     files.write("f.txt", "f").await?;
     let cases = [
-        ("../x", ErrorKind::Refused, "path escapes /workspace: ../x"),
+        (
+            "../x",
+            ErrorKind::Forbidden,
+            "path escapes /workspace: ../x",
+        ),
         (
             "/etc/passwd",
-            ErrorKind::Refused,
+            ErrorKind::Forbidden,
             "path escapes /workspace: /etc/passwd",
         ),
         ("", ErrorKind::Invalid, "invalid path"),

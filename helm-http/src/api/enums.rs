@@ -95,6 +95,38 @@ mirror_enum! {
     }
 }
 
+mirror_enum! {
+    /// What kind of knowledge a memory record is.
+    MemoryKind from m::MemoryKind {
+        Summary => "summary", Decision => "decision", Fact => "fact",
+        Preference => "preference", ArtifactRef => "artifact_ref",
+    }
+}
+mirror_enum! {
+    /// Who authored a memory record.
+    AuthorType from m::AuthorType {
+        Human => "human", Agent => "agent", Skipper => "skipper", System => "system",
+    }
+}
+mirror_enum! {
+    /// Where a memory record came from.
+    MemorySource from m::MemorySource {
+        Message => "message", Thread => "thread", UserAction => "user_action", Import => "import",
+    }
+}
+mirror_enum! {
+    /// How widely a memory record applies.
+    MemoryScope from m::MemoryScope {
+        Thread => "thread", Channel => "channel", Workspace => "workspace",
+    }
+}
+mirror_enum! {
+    /// Whether a memory record is still believed.
+    MemoryStatus from m::MemoryStatus {
+        Current => "current", Superseded => "superseded", Forgotten => "forgotten",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -121,5 +153,10 @@ mod tests {
         same::<m::Role, Role>(m::Role::ALL);
         same::<m::MemberRole, MemberRole>(m::MemberRole::ALL);
         same::<m::PolicyLevel, PolicyLevel>(m::PolicyLevel::ALL);
+        same::<m::MemoryKind, MemoryKind>(m::MemoryKind::ALL);
+        same::<m::AuthorType, AuthorType>(m::AuthorType::ALL);
+        same::<m::MemorySource, MemorySource>(m::MemorySource::ALL);
+        same::<m::MemoryScope, MemoryScope>(m::MemoryScope::ALL);
+        same::<m::MemoryStatus, MemoryStatus>(m::MemoryStatus::ALL);
     }
 }

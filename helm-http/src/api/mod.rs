@@ -7,14 +7,20 @@
 //! responses straight into helm-core's types.
 
 mod auth;
+mod computer;
 mod enums;
+mod memory;
 mod model;
+mod ot;
 mod requests;
 mod threads;
 
 pub use auth::*;
+pub use computer::*;
 pub use enums::*;
+pub use memory::*;
 pub use model::*;
+pub use ot::*;
 pub use requests::*;
 pub use threads::*;
 

@@ -10,14 +10,21 @@
 mod activity;
 mod channels;
 mod events;
+mod files;
 mod members;
+mod memory;
 mod messages;
 mod models;
+mod ot;
+mod ot_files;
+mod ot_keys;
 mod providers;
 mod session;
 mod status;
+mod terminals;
 mod threads;
 mod tokens;
+mod upload;
 mod users;
 
 use std::str::FromStr;
@@ -47,6 +54,12 @@ pub fn api() -> OpenApiRouter<AppState> {
         .merge(providers::routes())
         .merge(models::routes())
         .merge(events::routes())
+        .merge(files::routes())
+        .merge(terminals::routes())
+        .merge(memory::routes())
+        .merge(ot_keys::routes())
+        .merge(ot::routes())
+        .merge(ot_files::routes())
 }
 
 /// The errors a read can answer with.

@@ -5,7 +5,10 @@
 use axum::body::Body;
 use axum::http::{Method, Request, header};
 
-use super::kit::Api;
+use serde_json::json;
+
+use super::computer::multipart;
+use super::kit::{Api, Auth};
 
 #[tokio::test]
 async fn bad_requests_are_clear_client_errors() -> anyhow::Result<()> {
@@ -123,5 +126,342 @@ async fn fuzzed_paths_and_bodies_never_fail_inside() -> anyhow::Result<()> {
             }
         }
     }
+    Ok(())
+}
+
+#[tokio::test]
+async fn file_routes_refuse_bad_input_with_clear_client_errors() -> anyhow::Result<()> {
+    let api = Api::with_config(|c| c.max_upload_bytes = 1024).await?;
+    let token = api.setup().await?;
+    api.post(
+        "/api/channels",
+        Auth::Bearer(&token),
+        json!({"name": "launch", "purpose": "The launch"}),
+    )
+    .await?;
+    let request = |method: Method, path: &str, content_type: &str, body: Vec<u8>| {
+        Request::builder()
+            .method(method)
+            .uri(path)
+            .header(header::HOST, "localhost")
+            .header(header::AUTHORIZATION, format!("Bearer {token}"))
+            .header(header::CONTENT_TYPE, content_type)
+            .body(Body::from(body))
+    };
+    let json_ct = "application/json";
+    let form = "multipart/form-data; boundary=B";
+    let up = "/api/channels/launch/files/upload";
+    let cases: Vec<(&str, Request<Body>, u16, &str)> = vec![
+        (
+            "traversal read",
+            request(
+                Method::GET,
+                "/api/channels/launch/files/read?path=../../etc/passwd",
+                json_ct,
+                vec![],
+            )?,
+            403,
+            "forbidden",
+        ),
+        (
+            "absolute read",
+            request(
+                Method::GET,
+                "/api/channels/launch/files/read?path=/etc/passwd",
+                json_ct,
+                vec![],
+            )?,
+            403,
+            "forbidden",
+        ),
+        (
+            "traversal list",
+            request(
+                Method::GET,
+                "/api/channels/launch/files?path=/workspace/../..",
+                json_ct,
+                vec![],
+            )?,
+            403,
+            "forbidden",
+        ),
+        (
+            "traversal download",
+            request(
+                Method::GET,
+                "/api/channels/launch/files/download?path=..%2F..%2Fhelm.db",
+                json_ct,
+                vec![],
+            )?,
+            403,
+            "forbidden",
+        ),
+        (
+            "traversal write",
+            request(
+                Method::PUT,
+                "/api/channels/launch/files",
+                json_ct,
+                br#"{"path": "../escape.txt", "content": "x"}"#.to_vec(),
+            )?,
+            403,
+            "forbidden",
+        ),
+        (
+            "traversal move",
+            request(
+                Method::POST,
+                "/api/channels/launch/files/move",
+                json_ct,
+                br#"{"from": "x", "to": "../../x"}"#.to_vec(),
+            )?,
+            403,
+            "forbidden",
+        ),
+        (
+            "traversal delete",
+            request(
+                Method::DELETE,
+                "/api/channels/launch/files?path=..&recursive=true",
+                json_ct,
+                vec![],
+            )?,
+            403,
+            "forbidden",
+        ),
+        (
+            "traversal mkdir",
+            request(
+                Method::POST,
+                "/api/channels/launch/files/mkdir",
+                json_ct,
+                br#"{"path": "/tmp/x"}"#.to_vec(),
+            )?,
+            403,
+            "forbidden",
+        ),
+        (
+            "traversal upload dir",
+            request(
+                Method::POST,
+                &format!("{up}?dir=../..&name=a.txt"),
+                "text/plain",
+                b"x".to_vec(),
+            )?,
+            403,
+            "forbidden",
+        ),
+        (
+            "delete the workspace",
+            request(
+                Method::DELETE,
+                "/api/channels/launch/files?path=/workspace&recursive=true",
+                json_ct,
+                vec![],
+            )?,
+            409,
+            "refused",
+        ),
+        (
+            "missing file",
+            request(
+                Method::GET,
+                "/api/channels/launch/files/read?path=nothing.txt",
+                json_ct,
+                vec![],
+            )?,
+            404,
+            "not_found",
+        ),
+        (
+            "NUL in a path",
+            request(
+                Method::GET,
+                "/api/channels/launch/files/stat?path=a%00b",
+                json_ct,
+                vec![],
+            )?,
+            422,
+            "invalid",
+        ),
+        (
+            "bad line range",
+            request(
+                Method::GET,
+                "/api/channels/launch/files/read?path=x&start=5&end=2",
+                json_ct,
+                vec![],
+            )?,
+            422,
+            "invalid",
+        ),
+        (
+            "raw upload without a name",
+            request(Method::POST, up, "text/plain", b"x".to_vec())?,
+            422,
+            "invalid",
+        ),
+        (
+            "name with ..",
+            request(
+                Method::POST,
+                &format!("{up}?name=.."),
+                "text/plain",
+                b"x".to_vec(),
+            )?,
+            422,
+            "invalid",
+        ),
+        (
+            "name with a slash",
+            request(
+                Method::POST,
+                &format!("{up}?name=a%2Fb"),
+                "text/plain",
+                b"x".to_vec(),
+            )?,
+            422,
+            "invalid",
+        ),
+        (
+            "name with a control character",
+            request(
+                Method::POST,
+                &format!("{up}?name=a%0Ab"),
+                "text/plain",
+                b"x".to_vec(),
+            )?,
+            422,
+            "invalid",
+        ),
+        (
+            "name not UTF-8",
+            request(
+                Method::POST,
+                &format!("{up}?name=%ff%fe.txt"),
+                "text/plain",
+                b"x".to_vec(),
+            )?,
+            422,
+            "invalid",
+        ),
+        (
+            "multipart name not UTF-8",
+            request(
+                Method::POST,
+                up,
+                form,
+                multipart("B", b"\xff\xfe.txt", b"x"),
+            )?,
+            422,
+            "invalid",
+        ),
+        (
+            "multipart name with ..",
+            request(Method::POST, up, form, multipart("B", b"../../etc/x", b"x"))?,
+            422,
+            "invalid",
+        ),
+        (
+            "multipart without files",
+            request(Method::POST, up, form, b"--B--\r\n".to_vec())?,
+            422,
+            "invalid",
+        ),
+        (
+            "malformed multipart",
+            request(Method::POST, up, form, b"garbage".to_vec())?,
+            400,
+            "bad_body",
+        ),
+        (
+            "multipart without a boundary",
+            request(Method::POST, up, "multipart/form-data", b"x".to_vec())?,
+            400,
+            "bad_body",
+        ),
+        (
+            "oversized raw upload",
+            request(
+                Method::POST,
+                &format!("{up}?name=big.bin"),
+                "application/octet-stream",
+                vec![7u8; 4096],
+            )?,
+            413,
+            "payload_too_large",
+        ),
+        (
+            "oversized multipart upload",
+            request(
+                Method::POST,
+                up,
+                form,
+                multipart("B", b"big.bin", &[7u8; 4096]),
+            )?,
+            413,
+            "payload_too_large",
+        ),
+        (
+            "terminal too small",
+            request(
+                Method::POST,
+                "/api/channels/launch/terminals",
+                json_ct,
+                br#"{"rows": 0}"#.to_vec(),
+            )?,
+            422,
+            "invalid",
+        ),
+        (
+            "unknown terminal",
+            request(Method::DELETE, "/api/terminals/424242", json_ct, vec![])?,
+            404,
+            "not_found",
+        ),
+        (
+            "word as terminal id",
+            request(Method::DELETE, "/api/terminals/abc", json_ct, vec![])?,
+            400,
+            "bad_path",
+        ),
+        (
+            "unknown terminal socket",
+            request(Method::GET, "/api/terminals/424242/ws", json_ct, vec![])?,
+            404,
+            "not_found",
+        ),
+        (
+            "unknown channel's files",
+            request(Method::GET, "/api/channels/nowhere/files", json_ct, vec![])?,
+            404,
+            "not_found",
+        ),
+        (
+            "artifacts of another channel's thread",
+            request(
+                Method::GET,
+                "/api/channels/launch/artifacts?thread=999",
+                json_ct,
+                vec![],
+            )?,
+            404,
+            "not_found",
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (what, request, status, code) in cases {
+        let reply = api.send(request).await?;
+        if reply.status.as_u16() != status || reply.body["code"] != code {
+            failures.push(format!("{what}: {} {}", reply.status, reply.body));
+        }
+        let text = reply.body.to_string();
+        if text.contains(&api.t.data_dir().display().to_string()) {
+            failures.push(format!("{what}: names a host path: {text}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // Nothing was written outside the workspace.
+    assert!(!api.t.data_dir().join("channels/escape.txt").exists());
     Ok(())
 }

@@ -7,6 +7,7 @@ use axum::http::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use super::kit::{Api, Auth};
+use super::matrix_areas::{computer_rows, memory_rows, open_terminal_rows};
 
 /// Text only the private channel holds.
 const MARKER: &str = "SECRET-MARKER-7f3a";
@@ -26,6 +27,8 @@ struct Ids {
     mia: i64,
     nol: i64,
     invite: i64,
+    terminal: u64,
+    memory: i64,
 }
 
 const ROLES: [&str; 5] = ["anonymous", "outsider", "member", "admin", "captain"];
@@ -74,12 +77,38 @@ impl Fixture {
         )
         .await?;
         let invite = api.post("/api/invites", b, json!({})).await?;
+        // The vault's computer: a file, a terminal, a memory record, a key.
+        let wrote = api
+            .call(
+                Method::PUT,
+                "/api/channels/vault/files",
+                b,
+                Some(json!({"path": "notes.md", "content": format!("{MARKER}\n")})),
+            )
+            .await?;
+        anyhow::ensure!(wrote.status == StatusCode::OK, "{wrote:?}");
+        let terminal = api
+            .post("/api/channels/vault/terminals", b, json!({}))
+            .await?;
+        anyhow::ensure!(terminal.status == StatusCode::CREATED, "{terminal:?}");
+        let memory = api
+            .post(
+                "/api/channels/vault/memory",
+                b,
+                json!({"kind": "fact", "content": format!("the vault holds {MARKER}")}),
+            )
+            .await?;
+        anyhow::ensure!(memory.status == StatusCode::CREATED, "{memory:?}");
+        let key = api.post("/api/channels/vault/ot-key", b, json!({})).await?;
+        anyhow::ensure!(key.status == StatusCode::CREATED, "{key:?}");
         Ok(Fixture {
             ids: Ids {
                 vault_thread: posted.body["thread"]["id"].as_i64().unwrap_or_default(),
                 mia: mia_id,
                 nol: nol_id,
                 invite: invite.body["invite"]["id"].as_i64().unwrap_or_default(),
+                terminal: terminal.body["id"].as_u64().unwrap_or_default(),
+                memory: memory.body["id"].as_i64().unwrap_or_default(),
             },
             tokens: [None, Some(nol), Some(mia), Some(ann), Some(ada)],
             api,
@@ -94,14 +123,19 @@ impl Fixture {
     }
 }
 
-struct Row {
+pub(super) struct Row {
     method: Method,
     path: &'static str,
     body: Option<Value>,
     expect: [u16; 5],
 }
 
-fn row(method: Method, path: &'static str, body: Option<Value>, expect: [u16; 5]) -> Row {
+pub(super) fn row(
+    method: Method,
+    path: &'static str,
+    body: Option<Value>,
+    expect: [u16; 5],
+) -> Row {
     Row {
         method,
         path,
@@ -325,6 +359,11 @@ fn rows() -> Vec<Row> {
         row(M::GET, "/api/events/log", None, [401, 200, 200, 200, 200]),
         row(M::GET, "/api/events", None, [401, 400, 400, 400, 400]),
     ]
+    .into_iter()
+    .chain(computer_rows())
+    .chain(memory_rows())
+    .chain(open_terminal_rows())
+    .collect()
 }
 
 fn fill(path: &str, ids: Ids) -> String {
@@ -332,6 +371,8 @@ fn fill(path: &str, ids: Ids) -> String {
         .replace("{mia}", &ids.mia.to_string())
         .replace("{nol}", &ids.nol.to_string())
         .replace("{invite}", &ids.invite.to_string())
+        .replace("{terminal}", &ids.terminal.to_string())
+        .replace("{memory}", &ids.memory.to_string())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,9 +1,13 @@
 mod auth;
 mod bad_input;
+mod computer;
 mod events;
 mod health;
 mod journey;
 mod kit;
 mod matrix;
+mod matrix_areas;
+mod memory;
+mod open_terminal;
 mod openapi;
 mod process;

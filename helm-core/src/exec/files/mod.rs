@@ -15,7 +15,8 @@
 //! - walks (grep, glob, recursive delete) never follow links.
 //!
 //! Errors are [`Error::Invalid`] (a malformed path or argument),
-//! [`Error::Refused`] (an escape, a link, a read-only workspace),
+//! [`Error::Forbidden`] (an escape), [`Error::Refused`] (a link, a
+//! read-only workspace),
 //! [`Error::NotFound`] and [`Error::Conflict`] (already exists, not empty),
 //! each with a message naming the agent-visible path and never a host path.
 //!

@@ -118,9 +118,10 @@ fn check_text(input: &str) -> Result<()> {
     Ok(())
 }
 
-/// The refusal for a path that leaves the workspace.
+/// The refusal for a path that leaves the workspace: forbidden, whatever
+/// the state of the disk, so frontends answer it like any lack of authority.
 pub(crate) fn escapes(input: &str) -> Error {
-    Error::Refused(format!("path escapes {AGENT_ROOT}: {input}"))
+    Error::Forbidden(format!("path escapes {AGENT_ROOT}: {input}"))
 }
 
 #[cfg(test)]
@@ -157,7 +158,10 @@ mod tests {
                 .err()
                 .map(|e| e.to_string())
                 .unwrap_or_default();
-            assert_eq!(err, format!("path escapes /workspace: {input}"));
+            assert_eq!(
+                err,
+                format!("not allowed: path escapes /workspace: {input}")
+            );
         }
         assert!(matches!(confined(""), Err(Error::Invalid { .. })));
         assert!(matches!(confined("a\0b"), Err(Error::Invalid { .. })));

@@ -19,6 +19,7 @@ mod import;
 mod members;
 mod memory;
 mod messages;
+mod ot_keys;
 mod policy;
 mod providers;
 mod recall;
@@ -41,11 +42,11 @@ use super::Store;
 use super::types::{
     AuditRecord, AuditVerification, Bootstrap, BootstrapPlan, CapabilityChange, CaptainSetup,
     ChannelFilter, ChannelPlan, ChannelRecord, ChannelUpdate, InviteAcceptance, JournalEntry,
-    MemoryFilter, NewAgent, NewApiToken, NewApproval, NewEscalation, NewInvite, NewMemory, NewPost,
-    NewThreadSummary, NewToolAction, NewUser, PolicyScope, Posted, StoreStats, ToolActionOutcome,
-    TurnFinish, WorldHook,
+    MemoryFilter, NewAgent, NewApiToken, NewApproval, NewEscalation, NewInvite, NewMemory,
+    NewOtKey, NewPost, NewThreadSummary, NewToolAction, NewUser, PolicyScope, Posted, StoreStats,
+    ToolActionOutcome, TurnFinish, WorldHook,
 };
-use crate::auth::{ApiToken, Invite, Session};
+use crate::auth::{ApiToken, Invite, OtKey, Session};
 use crate::error::{Error, Result};
 use crate::events::{Event, EventBody};
 use crate::memory::import::{ImportPlan, ImportReport};
@@ -860,5 +861,34 @@ impl Store for SqliteStore {
 
     async fn turn_counts(&self) -> Result<Vec<(TurnState, u64)>> {
         self.read(members::turn_counts).await
+    }
+
+    async fn insert_ot_key(&self, key: NewOtKey, replace: bool) -> Result<OtKey> {
+        self.write(move |tx| ot_keys::insert(tx.conn(), &key, replace))
+            .await
+    }
+
+    async fn ot_key(&self, channel: ChannelId) -> Result<Option<OtKey>> {
+        self.read(move |c| ot_keys::live(c, channel)).await
+    }
+
+    async fn ot_key_by_hash(&self, secret_hash: &str) -> Result<Option<OtKey>> {
+        let hash = secret_hash.to_string();
+        let found = self.read(move |c| ot_keys::by_hash(c, &hash)).await?;
+        Ok(match found {
+            Some((key, stale)) => {
+                if stale {
+                    let id = key.id;
+                    self.write(move |tx| ot_keys::touch(tx.conn(), id)).await?;
+                }
+                Some(key)
+            }
+            None => None,
+        })
+    }
+
+    async fn revoke_ot_key(&self, channel: ChannelId) -> Result<OtKey> {
+        self.write(move |tx| ot_keys::revoke(tx.conn(), channel))
+            .await
     }
 }

@@ -13,6 +13,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("memory", include_str!("migrations/003_memory.sql")),
     ("auth", include_str!("migrations/004_auth.sql")),
     ("authority", include_str!("migrations/005_authority.sql")),
+    ("ot_keys", include_str!("migrations/006_ot_keys.sql")),
 ];
 
 /// Applies every migration not yet applied.

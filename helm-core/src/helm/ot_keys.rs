@@ -1,0 +1,119 @@
+//! Open Terminal keys, as the facade offers them: a channel's managers make,
+//! rotate and revoke the key with which Open Terminal clients reach the
+//! channel's computer; every request made with a key is checked against the
+//! authority of the person who made it, as of that request.
+//!
+//! `#main` has no key: it runs on Skipper's host computer, unconfined, and a
+//! long-lived key for it would be a key to the host.
+
+use crate::auth::{Issued, OtKey, secret};
+use crate::error::{Error, Result};
+use crate::model::{ChannelKind, ChannelRef, User};
+use crate::store::{ChannelRecord, NewOtKey};
+
+use super::Helm;
+
+impl Helm {
+    /// The channel's live Open Terminal key (never its secret), if any; for
+    /// its managers.
+    pub async fn ot_key(&self, actor: &User, channel: &ChannelRef) -> Result<Option<OtKey>> {
+        let record = self.ot_key_channel(actor, channel).await?;
+        self.inner.store.ot_key(record.channel.id).await
+    }
+
+    /// Makes the channel's Open Terminal key (a conflict if it has one; with
+    /// `rotate`, the old one stops working instead). The secret is returned
+    /// once and stored only as its hash.
+    pub async fn issue_ot_key(
+        &self,
+        actor: &User,
+        channel: &ChannelRef,
+        rotate: bool,
+    ) -> Result<Issued<OtKey>> {
+        let record = self.ot_key_channel(actor, channel).await?;
+        let secret = secret::generate(secret::OT_KEY_PREFIX)?;
+        let record = self
+            .inner
+            .store
+            .insert_ot_key(
+                NewOtKey {
+                    channel_id: record.channel.id,
+                    secret_hash: secret::digest(&secret),
+                    prefix: secret
+                        .chars()
+                        .take(secret::OT_KEY_PREFIX.len() + 6)
+                        .collect(),
+                    created_by: actor.id,
+                },
+                rotate,
+            )
+            .await?;
+        Ok(Issued { record, secret })
+    }
+
+    /// Revokes the channel's Open Terminal key.
+    pub async fn revoke_ot_key(&self, actor: &User, channel: &ChannelRef) -> Result<OtKey> {
+        let record = self.ot_key_channel(actor, channel).await?;
+        self.inner.store.revoke_ot_key(record.channel.id).await
+    }
+
+    /// Who an Open Terminal key presented for `channel` acts as: the person
+    /// who made it, if it is the channel's live key and they still may use
+    /// the channel's computer. Any other key, including another channel's,
+    /// is `unauthenticated`.
+    pub async fn authenticate_ot_key(
+        &self,
+        channel: &ChannelRef,
+        presented: &str,
+    ) -> Result<(ChannelRecord, User)> {
+        let refused = || {
+            Error::Unauthenticated(
+                "the Open Terminal key is unknown, revoked or not this channel's".into(),
+            )
+        };
+        if !secret::looks_like(presented, secret::OT_KEY_PREFIX) {
+            return Err(refused());
+        }
+        let Some(key) = self
+            .inner
+            .store
+            .ot_key_by_hash(&secret::digest(presented))
+            .await?
+        else {
+            return Err(refused());
+        };
+        let record = match self.channel(channel).await {
+            Ok(record) if record.channel.id == key.channel_id => record,
+            Ok(_) | Err(Error::NotFound { .. }) => return Err(refused()),
+            Err(e) => return Err(e),
+        };
+        let user = self.inner.store.user(key.created_by).await?;
+        match self
+            .computer_channel(&user, &ChannelRef::Id(record.channel.id))
+            .await
+        {
+            Ok(record) => Ok((record, user)),
+            // Its maker lost access to the channel: so did the key.
+            Err(Error::NotFound { .. } | Error::Forbidden(_)) => Err(refused()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// A channel whose Open Terminal key `actor` manages.
+    async fn ot_key_channel(&self, actor: &User, channel: &ChannelRef) -> Result<ChannelRecord> {
+        let record = self.visible_channel(actor, channel).await?;
+        if !self.manages_channel(actor, &record.channel).await? {
+            return Err(Error::Forbidden(format!(
+                "only the Captain, an admin or an owner of {} manages its Open Terminal key",
+                record.channel.name
+            )));
+        }
+        if record.channel.kind == ChannelKind::Home {
+            return Err(Error::Refused(format!(
+                "{} runs on Skipper's host computer, unconfined; it has no Open Terminal key",
+                record.channel.name
+            )));
+        }
+        Ok(record)
+    }
+}

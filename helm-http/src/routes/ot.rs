@@ -1,0 +1,427 @@
+//! The Open Terminal protocol, served per channel under
+//! `/api/channels/{channel}/ot/`: an Open Terminal client (Open WebUI's
+//! "Open Terminal" integration, scripts written for it) pointed at that URL
+//! with the channel's key runs commands, manages files and opens terminals
+//! in the channel's computer, confined and isolated as the agent is.
+//!
+//! Shapes follow the protocol: `POST /execute` answers
+//! `{id, command, status, exit_code, output: [{type, data}], truncated,
+//! next_offset}`, `GET /execute/{id}/status?offset=&wait=&tail=` pages the
+//! same log, terminals are `{id, created_at, pid}` and their WebSocket
+//! authenticates with its first message, `{"type":"auth","token":KEY}`.
+//! Errors keep Helm's `{code, message}` shape. Files are in `ot_files`.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::State;
+use axum::extract::ws::rejection::WebSocketUpgradeRejection;
+use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use helm_core::exec::CommandSpec;
+use helm_core::model::ChannelRef;
+use serde::Deserialize;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::terminals::{CLOSE_SIGNED_OUT, MAX_INPUT_FRAME, pump};
+use super::{WriteErrors, channel_ref};
+use crate::api::{
+    OtConfig, OtExecQuery, OtExecRequest, OtInputRequest, OtKillQuery, OtOutput, OtProcess,
+    OtProcessInfo, OtStatus, OtStatusQuery, OtTerminal,
+};
+use crate::caller::OtCaller;
+use crate::commands::Tracked;
+use crate::error::{ApiError, ApiResult};
+use crate::extract::{Body, PathParams, QueryParams};
+use crate::state::AppState;
+
+/// How long an Open Terminal command may run before it is killed.
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(3600);
+/// Output kept inside the executor per stream; the registry keeps the log.
+const COMMAND_OUTPUT: usize = 256 * 1024;
+/// How long a terminal WebSocket waits for its authentication message.
+const AUTH_WAIT: Duration = Duration::from_secs(10);
+/// Close code: no such terminal (as the protocol has it).
+const CLOSE_NOT_FOUND: u16 = 4004;
+
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(health))
+        .routes(routes!(config))
+        .routes(routes!(list_commands, execute))
+        .routes(routes!(command_status))
+        .routes(routes!(command_input))
+        .routes(routes!(kill_command))
+        .routes(routes!(list_terminals, create_terminal))
+        .routes(routes!(terminal, delete_terminal))
+}
+
+/// Whether the server is up (no key needed; says nothing about the channel).
+#[utoipa::path(get, path = "/api/channels/{channel}/ot/health", tag = "open-terminal",
+    security(()),
+    params(("channel" = String, Path, description = "The channel's name or id")),
+    responses((status = 200, description = "Up", body = OtStatus)))]
+async fn health(PathParams(_channel): PathParams<String>) -> Json<OtStatus> {
+    Json(OtStatus {
+        status: "ok".into(),
+    })
+}
+
+/// What this server offers (no key needed).
+#[utoipa::path(get, path = "/api/channels/{channel}/ot/api/config", tag = "open-terminal",
+    security(()),
+    params(("channel" = String, Path, description = "The channel's name or id")),
+    responses((status = 200, description = "Features", body = OtConfig)))]
+async fn config(PathParams(_channel): PathParams<String>) -> Json<OtConfig> {
+    let features = BTreeMap::from([
+        ("terminal".to_string(), true),
+        ("notebooks".to_string(), false),
+        ("system".to_string(), false),
+    ]);
+    Json(OtConfig { features })
+}
+
+fn process(tracked: &Tracked, offset: u64, tail: Option<u32>) -> OtProcess {
+    let page = tracked.page(offset, tail.map(|t| t as usize));
+    OtProcess {
+        id: tracked.id.clone(),
+        command: tracked.command.clone(),
+        status: page.status.as_str().to_string(),
+        exit_code: page.exit_code,
+        output: page
+            .entries
+            .into_iter()
+            .map(|e| OtOutput {
+                stream: e.stream.to_string(),
+                data: e.data,
+            })
+            .collect(),
+        truncated: page.truncated,
+        next_offset: page.next_offset,
+    }
+}
+
+/// Seconds to wait, from a query (0 to 300).
+fn wait_for(wait: Option<f64>) -> ApiResult<Option<Duration>> {
+    match wait {
+        None => Ok(None),
+        Some(w) if (0.0..=300.0).contains(&w) => Ok(Some(Duration::from_secs_f64(w))),
+        Some(_) => Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "bad_query",
+            "wait is a number of seconds from 0 to 300",
+        )),
+    }
+}
+
+/// The commands started here that are running or recently finished.
+#[utoipa::path(get, path = "/api/channels/{channel}/ot/execute", tag = "open-terminal",
+    security(("ot_key" = [])),
+    params(("channel" = String, Path, description = "The channel's name or id")),
+    responses((status = 200, description = "Commands", body = [OtProcessInfo]), WriteErrors))]
+async fn list_commands(
+    State(state): State<AppState>,
+    caller: OtCaller,
+) -> ApiResult<Json<Vec<OtProcessInfo>>> {
+    let commands = state.commands.list(caller.channel.channel.id);
+    Ok(Json(
+        commands
+            .iter()
+            .map(|t| {
+                let (status, exit_code) = t.status();
+                OtProcessInfo {
+                    id: t.id.clone(),
+                    command: t.command.clone(),
+                    status: status.as_str().to_string(),
+                    exit_code,
+                }
+            })
+            .collect(),
+    ))
+}
+
+/// Starts a command in the background and answers with its id (and, with
+/// `wait`, its output once it ends or the wait is over).
+#[utoipa::path(post, path = "/api/channels/{channel}/ot/execute", tag = "open-terminal",
+    security(("ot_key" = [])),
+    params(("channel" = String, Path, description = "The channel's name or id"), OtExecQuery),
+    request_body = OtExecRequest,
+    responses((status = 200, description = "The command", body = OtProcess), WriteErrors))]
+async fn execute(
+    State(state): State<AppState>,
+    caller: OtCaller,
+    QueryParams(query): QueryParams<OtExecQuery>,
+    Body(request): Body<OtExecRequest>,
+) -> ApiResult<Json<OtProcess>> {
+    let wait = wait_for(query.wait)?;
+    let channel = caller.channel.channel.id;
+    let mut spec = CommandSpec::new(request.command.clone())
+        .timeout(Some(COMMAND_TIMEOUT))
+        .output_limit(COMMAND_OUTPUT);
+    if let Some(cwd) = request.cwd.filter(|c| !c.trim().is_empty()) {
+        spec = spec.cwd(cwd);
+    }
+    for (name, value) in request.env.unwrap_or_default() {
+        spec = spec.env(name, value);
+    }
+    state.commands.reserve(channel)?;
+    let handle = state
+        .helm
+        .start_command(&caller.user, &ChannelRef::Id(channel), spec)
+        .await?;
+    let tracked = state.commands.track(channel, request.command, handle);
+    if let Some(wait) = wait {
+        tracked.wait(wait).await;
+    }
+    Ok(Json(process(&tracked, 0, query.tail)))
+}
+
+/// A command's status and its output after `offset` (reads do not consume
+/// output; each reader keeps its own offset).
+#[utoipa::path(get, path = "/api/channels/{channel}/ot/execute/{id}/status", tag = "open-terminal",
+    security(("ot_key" = [])),
+    params(("channel" = String, Path, description = "The channel's name or id"),
+           ("id" = String, Path, description = "The command's id"), OtStatusQuery),
+    responses((status = 200, description = "The command", body = OtProcess), WriteErrors))]
+async fn command_status(
+    State(state): State<AppState>,
+    caller: OtCaller,
+    PathParams((_, id)): PathParams<(String, String)>,
+    QueryParams(query): QueryParams<OtStatusQuery>,
+) -> ApiResult<Json<OtProcess>> {
+    let wait = wait_for(query.wait)?;
+    let tracked = state.commands.get(caller.channel.channel.id, &id)?;
+    if let Some(wait) = wait {
+        tracked.wait(wait).await;
+    }
+    Ok(Json(process(
+        &tracked,
+        query.offset.unwrap_or(0),
+        query.tail,
+    )))
+}
+
+/// Writes to a running command's stdin.
+#[utoipa::path(post, path = "/api/channels/{channel}/ot/execute/{id}/input", tag = "open-terminal",
+    security(("ot_key" = [])),
+    params(("channel" = String, Path, description = "The channel's name or id"),
+           ("id" = String, Path, description = "The command's id")),
+    request_body = OtInputRequest,
+    responses((status = 200, description = "Written", body = OtStatus), WriteErrors))]
+async fn command_input(
+    State(state): State<AppState>,
+    caller: OtCaller,
+    PathParams((_, id)): PathParams<(String, String)>,
+    Body(request): Body<OtInputRequest>,
+) -> ApiResult<Json<OtStatus>> {
+    let tracked = state.commands.get(caller.channel.channel.id, &id)?;
+    tracked.write_stdin(request.input.as_bytes()).await?;
+    Ok(Json(OtStatus {
+        status: "ok".into(),
+    }))
+}
+
+/// Kills a command and everything it started.
+#[utoipa::path(delete, path = "/api/channels/{channel}/ot/execute/{id}", tag = "open-terminal",
+    security(("ot_key" = [])),
+    params(("channel" = String, Path, description = "The channel's name or id"),
+           ("id" = String, Path, description = "The command's id"), OtKillQuery),
+    responses((status = 200, description = "Killed", body = OtStatus), WriteErrors))]
+async fn kill_command(
+    State(state): State<AppState>,
+    caller: OtCaller,
+    PathParams((_, id)): PathParams<(String, String)>,
+    QueryParams(_query): QueryParams<OtKillQuery>,
+) -> ApiResult<Json<OtStatus>> {
+    let tracked = state.commands.get(caller.channel.channel.id, &id)?;
+    tracked.kill().await?;
+    Ok(Json(OtStatus {
+        status: "killed".into(),
+    }))
+}
+
+fn ot_terminal(info: &helm_core::exec::TerminalInfo, pid: u32) -> OtTerminal {
+    OtTerminal {
+        id: info.id.to_string(),
+        created_at: info.started.to_string(),
+        pid,
+    }
+}
+
+/// The channel's open terminals.
+#[utoipa::path(get, path = "/api/channels/{channel}/ot/api/terminals", tag = "open-terminal",
+    security(("ot_key" = [])),
+    params(("channel" = String, Path, description = "The channel's name or id")),
+    responses((status = 200, description = "Terminals", body = [OtTerminal]), WriteErrors))]
+async fn list_terminals(
+    State(state): State<AppState>,
+    caller: OtCaller,
+) -> ApiResult<Json<Vec<OtTerminal>>> {
+    let infos = state
+        .helm
+        .channel_terminals(&caller.user, &ChannelRef::Id(caller.channel.channel.id))
+        .await?;
+    let terminals = infos
+        .iter()
+        .filter_map(|info| {
+            let session = state.helm.terminals().get(info.id).ok()?;
+            Some(ot_terminal(info, session.pid()))
+        })
+        .collect();
+    Ok(Json(terminals))
+}
+
+/// Opens a terminal (24×80); connect to its WebSocket to use it. A
+/// terminal opened here closes when its WebSocket does.
+#[utoipa::path(post, path = "/api/channels/{channel}/ot/api/terminals", tag = "open-terminal",
+    security(("ot_key" = [])),
+    params(("channel" = String, Path, description = "The channel's name or id")),
+    responses((status = 200, description = "The terminal", body = OtTerminal), WriteErrors))]
+async fn create_terminal(
+    State(state): State<AppState>,
+    caller: OtCaller,
+) -> ApiResult<Json<OtTerminal>> {
+    let session = state
+        .helm
+        .open_terminal(
+            &caller.user,
+            &ChannelRef::Id(caller.channel.channel.id),
+            Default::default(),
+        )
+        .await?;
+    state.commands.add_terminal(session.id());
+    Ok(Json(ot_terminal(&session.info(), session.pid())))
+}
+
+/// A terminal's id, from the path.
+fn terminal_id(raw: &str) -> ApiResult<u64> {
+    raw.parse().map_err(|_| {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!("terminal {raw} not found"),
+        )
+    })
+}
+
+/// A terminal: its description (with the key), or, opened as a WebSocket,
+/// the terminal itself. The socket's first message must be
+/// `{"type":"auth","token":KEY}`; then binary frames carry bytes both ways
+/// and `{"type":"resize","rows":R,"cols":C}` resizes.
+#[utoipa::path(get, path = "/api/channels/{channel}/ot/api/terminals/{id}", tag = "open-terminal",
+    security(("ot_key" = [])),
+    params(("channel" = String, Path, description = "The channel's name or id"),
+           ("id" = String, Path, description = "The terminal's id")),
+    responses((status = 200, description = "The terminal", body = OtTerminal),
+              (status = 101, description = "Switching to the terminal's WebSocket"), WriteErrors))]
+async fn terminal(
+    State(state): State<AppState>,
+    PathParams((channel, id)): PathParams<(String, String)>,
+    upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
+    request: axum::extract::Request,
+) -> ApiResult<Response> {
+    let channel = channel_ref(&channel)?;
+    if let Ok(upgrade) = upgrade {
+        return Ok(upgrade
+            .max_message_size(MAX_INPUT_FRAME)
+            .on_upgrade(move |socket| terminal_socket(socket, state, channel, id))
+            .into_response());
+    }
+    let (mut parts, _) = request.into_parts();
+    let caller = <OtCaller as axum::extract::FromRequestParts<AppState>>::from_request_parts(
+        &mut parts, &state,
+    )
+    .await?;
+    let session = state.helm.terminal(&caller.user, terminal_id(&id)?).await?;
+    if session.channel() != Some(caller.channel.channel.id) {
+        return Err(helm_core::Error::not_found("terminal", id).into());
+    }
+    Ok(Json(ot_terminal(&session.info(), session.pid())).into_response())
+}
+
+/// Closes a terminal.
+#[utoipa::path(delete, path = "/api/channels/{channel}/ot/api/terminals/{id}", tag = "open-terminal",
+    security(("ot_key" = [])),
+    params(("channel" = String, Path, description = "The channel's name or id"),
+           ("id" = String, Path, description = "The terminal's id")),
+    responses((status = 200, description = "Deleted", body = OtStatus), WriteErrors))]
+async fn delete_terminal(
+    State(state): State<AppState>,
+    caller: OtCaller,
+    PathParams((_, id)): PathParams<(String, String)>,
+) -> ApiResult<Json<OtStatus>> {
+    let id = terminal_id(&id)?;
+    let session = state.helm.terminal(&caller.user, id).await?;
+    if session.channel() != Some(caller.channel.channel.id) {
+        return Err(helm_core::Error::not_found("terminal", id).into());
+    }
+    state.commands.take_terminal(id);
+    state.helm.close_terminal(&caller.user, id).await?;
+    Ok(Json(OtStatus {
+        status: "deleted".into(),
+    }))
+}
+
+/// The authentication message.
+#[derive(Deserialize)]
+struct AuthMessage {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    token: String,
+}
+
+async fn close(mut socket: WebSocket, code: u16, reason: &'static str) {
+    let _ = socket
+        .send(Message::Close(Some(CloseFrame {
+            code,
+            reason: Utf8Bytes::from_static(reason),
+        })))
+        .await;
+}
+
+/// The terminal WebSocket: authenticate with the first message, then pump.
+async fn terminal_socket(mut socket: WebSocket, state: AppState, channel: ChannelRef, id: String) {
+    let first = tokio::time::timeout(AUTH_WAIT, socket.recv()).await;
+    let token = match first {
+        Ok(Some(Ok(Message::Text(text)))) => match serde_json::from_str::<AuthMessage>(&text) {
+            Ok(auth) if auth.kind == "auth" => auth.token,
+            _ => return close(socket, CLOSE_SIGNED_OUT, "the first message must be auth").await,
+        },
+        _ => return close(socket, CLOSE_SIGNED_OUT, "auth timeout or invalid payload").await,
+    };
+    let Ok((record, user)) = state.helm.authenticate_ot_key(&channel, &token).await else {
+        return close(socket, CLOSE_SIGNED_OUT, "Invalid API key").await;
+    };
+    let Ok(id) = id.parse::<u64>() else {
+        return close(socket, CLOSE_NOT_FOUND, "Session not found").await;
+    };
+    let session = match state.helm.terminal(&user, id).await {
+        Ok(session) if session.channel() == Some(record.channel.id) => session,
+        _ => return close(socket, CLOSE_NOT_FOUND, "Session not found").await,
+    };
+    let recheck: super::terminals::Recheck = {
+        let state = state.clone();
+        Box::new(move || {
+            let (state, channel, token) = (state.clone(), channel.clone(), token.clone());
+            Box::pin(async move {
+                state
+                    .helm
+                    .authenticate_ot_key(&channel, &token)
+                    .await
+                    .is_ok()
+            })
+        })
+    };
+    pump(socket, session, state.shutdown.clone(), Some(recheck), true).await;
+    // As the protocol has it, a terminal opened through it ends with its
+    // socket.
+    if state.commands.take_terminal(id)
+        && let Err(e) = state.helm.terminals().close(id).await
+    {
+        tracing::debug!(error = %e, id, "closing an Open Terminal terminal");
+    }
+}

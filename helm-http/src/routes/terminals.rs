@@ -1,0 +1,266 @@
+//! Terminals: interactive shells in a channel's computer, opened and listed
+//! over REST and watched and typed into over a WebSocket.
+//!
+//! The WebSocket (`/api/terminals/{id}/ws`) authenticates like the event
+//! stream (a bearer token, or the session cookie from one of the
+//! workspace's own origins) and is authorized like the channel's computer.
+//! Binary frames carry bytes both ways; a text frame
+//! `{"type":"resize","rows":R,"cols":C}` resizes. A viewer first gets the
+//! scrollback, then live output; several viewers may watch one terminal.
+//! When the shell ends the server sends `{"type":"closed","exit_code":N}`
+//! and closes the socket. A viewer that falls behind is closed with 4008 and
+//! reconnects (the scrollback brings it up to date); 4001 when the
+//! credential or the access goes; 1001 at shutdown.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::State;
+use axum::extract::ws::rejection::WebSocketUpgradeRejection;
+use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgrade, close_code};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use helm_core::exec::{TerminalEvent, TerminalSession, TerminalSize};
+use serde::Deserialize;
+use serde_json::json;
+use tokio::sync::broadcast::error::RecvError;
+use tokio_util::sync::CancellationToken;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::{ReadErrors, WriteErrors, channel_ref, created};
+use crate::api::{OpenTerminalRequest, Terminal};
+use crate::caller::Caller;
+use crate::error::{ApiError, ApiResult};
+use crate::extract::{Body, PathParams};
+use crate::state::AppState;
+
+/// Close code: the credential or the access is gone.
+pub const CLOSE_SIGNED_OUT: u16 = 4001;
+/// Close code: the viewer fell behind; reconnect.
+pub const CLOSE_BEHIND: u16 = 4008;
+/// How often the credential and the access are re-checked.
+const HEARTBEAT: Duration = Duration::from_secs(30);
+/// The largest frame a viewer may send (keystrokes and pastes).
+pub const MAX_INPUT_FRAME: usize = 1024 * 1024;
+
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_terminals, open_terminal))
+        .routes(routes!(close_terminal))
+        .routes(routes!(terminal_socket))
+}
+
+/// A channel's open terminals.
+#[utoipa::path(get, path = "/api/channels/{channel}/terminals", tag = "terminals",
+    params(("channel" = String, Path, description = "The channel's name or id")),
+    responses((status = 200, description = "Open terminals", body = [Terminal]), ReadErrors))]
+async fn list_terminals(
+    State(state): State<AppState>,
+    caller: Caller,
+    PathParams(channel): PathParams<String>,
+) -> ApiResult<Json<Vec<Terminal>>> {
+    let terminals = state
+        .helm
+        .channel_terminals(&caller.user, &channel_ref(&channel)?)
+        .await?;
+    Ok(Json(terminals.into_iter().map(Into::into).collect()))
+}
+
+/// Opens a terminal: a login shell in the channel's workspace, under the
+/// same isolation as its commands.
+#[utoipa::path(post, path = "/api/channels/{channel}/terminals", tag = "terminals",
+    params(("channel" = String, Path, description = "The channel's name or id")),
+    request_body = OpenTerminalRequest,
+    responses((status = 201, description = "The terminal", body = Terminal), WriteErrors))]
+async fn open_terminal(
+    State(state): State<AppState>,
+    caller: Caller,
+    PathParams(channel): PathParams<String>,
+    Body(request): Body<OpenTerminalRequest>,
+) -> ApiResult<(StatusCode, Json<Terminal>)> {
+    let size = checked_size(request.rows, request.cols)?;
+    let session = state
+        .helm
+        .open_terminal(&caller.user, &channel_ref(&channel)?, size)
+        .await?;
+    Ok(created(session.info().into()))
+}
+
+/// Closes a terminal: its shell and everything started in it end, and its
+/// viewers are disconnected.
+#[utoipa::path(delete, path = "/api/terminals/{id}", tag = "terminals",
+    params(("id" = u64, Path, description = "The terminal's id")),
+    responses((status = 204, description = "Closed"), WriteErrors))]
+async fn close_terminal(
+    State(state): State<AppState>,
+    caller: Caller,
+    PathParams(id): PathParams<u64>,
+) -> ApiResult<StatusCode> {
+    state.helm.close_terminal(&caller.user, id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Watches and types into a terminal (WebSocket; see the module docs and
+/// docs/http.md). A plain GET answers 400.
+#[utoipa::path(get, path = "/api/terminals/{id}/ws", tag = "terminals",
+    params(("id" = u64, Path, description = "The terminal's id")),
+    responses((status = 101, description = "Switching to the terminal's WebSocket"), ReadErrors))]
+async fn terminal_socket(
+    State(state): State<AppState>,
+    caller: Caller,
+    PathParams(id): PathParams<u64>,
+    upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
+) -> ApiResult<Response> {
+    // Who may see the terminal first, so that an unknown one is 404 either way.
+    let session = state.helm.terminal(&caller.user, id).await?;
+    let upgrade = upgrade.map_err(|e| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "not_websocket",
+            format!("{}: open this URL as a WebSocket", e.body_text()),
+        )
+    })?;
+    let recheck: Recheck = {
+        let state = state.clone();
+        Box::new(move || {
+            let (state, caller) = (state.clone(), caller.clone());
+            Box::pin(async move {
+                state.helm.authenticate(&caller.secret).await.is_ok()
+                    && state.helm.terminal(&caller.user, id).await.is_ok()
+            })
+        })
+    };
+    let shutdown = state.shutdown.clone();
+    Ok(upgrade
+        .max_message_size(MAX_INPUT_FRAME)
+        .on_upgrade(move |socket| async move {
+            pump(socket, session, shutdown, Some(recheck), true).await;
+        })
+        .into_response())
+}
+
+/// A terminal size from optional rows and columns (24×80 by default);
+/// 422 outside 1..=500 rows and 1..=1000 columns.
+pub fn checked_size(rows: Option<u16>, cols: Option<u16>) -> ApiResult<TerminalSize> {
+    let rows = rows.unwrap_or(24);
+    let cols = cols.unwrap_or(80);
+    if !(1..=500).contains(&rows) || !(1..=1000).contains(&cols) {
+        return Err(ApiError::invalid(
+            "a terminal has 1 to 500 rows and 1 to 1000 columns",
+        ));
+    }
+    Ok(TerminalSize { rows, cols })
+}
+
+/// Re-checks, now and then, that the viewer may still watch.
+pub type Recheck = Box<dyn Fn() -> Pin<Box<dyn Future<Output = bool> + Send>> + Send + Sync>;
+
+/// A control message from a viewer.
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Control {
+    Resize { rows: u16, cols: u16 },
+    Input { data: String },
+}
+
+/// Connects a viewer's socket to a terminal until either ends: the
+/// scrollback (when `scrollback`), then live output as binary frames;
+/// input and resizes from the viewer. Returns when the socket closes.
+pub async fn pump(
+    mut socket: WebSocket,
+    session: Arc<TerminalSession>,
+    shutdown: CancellationToken,
+    recheck: Option<Recheck>,
+    scrollback: bool,
+) {
+    let mut subscription = session.subscribe();
+    if scrollback
+        && !subscription.scrollback.is_empty()
+        && socket
+            .send(Message::Binary(subscription.scrollback.clone().into()))
+            .await
+            .is_err()
+    {
+        return;
+    }
+    if !subscription.running {
+        let exit = session.info().exit_code;
+        closed(&mut socket, exit).await;
+        return;
+    }
+    let mut heartbeat = tokio::time::interval(HEARTBEAT);
+    heartbeat.tick().await;
+    let end: (u16, &'static str) = loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => break (close_code::AWAY, "the server is shutting down"),
+            _ = heartbeat.tick() => {
+                if let Some(recheck) = &recheck && !recheck().await {
+                    break (CLOSE_SIGNED_OUT, "signed out, or no longer allowed");
+                }
+                if socket.send(Message::Ping(Default::default())).await.is_err() {
+                    return;
+                }
+            }
+            event = subscription.events.recv() => match event {
+                Ok(TerminalEvent::Output { data }) => {
+                    if socket.send(Message::Binary(data.into())).await.is_err() {
+                        return;
+                    }
+                }
+                Ok(TerminalEvent::Closed { exit_code }) => {
+                    closed(&mut socket, exit_code).await;
+                    return;
+                }
+                Err(RecvError::Closed) => {
+                    closed(&mut socket, session.info().exit_code).await;
+                    return;
+                }
+                Err(RecvError::Lagged(_)) => break (CLOSE_BEHIND, "fell behind; reconnect"),
+            },
+            message = socket.recv() => match message {
+                Some(Ok(Message::Binary(bytes))) => {
+                    // A write to an ended shell fails; its Closed event
+                    // follows and ends the loop.
+                    let _ = session.write(&bytes).await;
+                }
+                Some(Ok(Message::Text(text))) => match serde_json::from_str::<Control>(&text) {
+                    Ok(Control::Resize { rows, cols }) => {
+                        if let Ok(size) = checked_size(Some(rows), Some(cols)) {
+                            let _ = session.resize(size);
+                        }
+                    }
+                    Ok(Control::Input { data }) => {
+                        let _ = session.write(data.as_bytes()).await;
+                    }
+                    // Unknown control messages are ignored, as clients may
+                    // speak a newer dialect.
+                    Err(_) => {}
+                },
+                Some(Ok(_)) => {}
+                Some(Err(_)) | None => return,
+            },
+        }
+    };
+    let _ = socket
+        .send(Message::Close(Some(CloseFrame {
+            code: end.0,
+            reason: Utf8Bytes::from_static(end.1),
+        })))
+        .await;
+}
+
+/// Tells the viewer the shell ended, and closes.
+async fn closed(socket: &mut WebSocket, exit_code: Option<i32>) {
+    let notice = json!({"type": "closed", "exit_code": exit_code}).to_string();
+    let _ = socket.send(Message::Text(notice.into())).await;
+    let _ = socket
+        .send(Message::Close(Some(CloseFrame {
+            code: close_code::NORMAL,
+            reason: Utf8Bytes::from_static("the terminal ended"),
+        })))
+        .await;
+}

@@ -1,0 +1,340 @@
+//! An Open Terminal client against a channel's computer on a real port:
+//! health, execute with waiting and status polling by offset, files, an
+//! upload, a terminal over the auth-first WebSocket; and the keys: shown
+//! once, one channel's key refused on another, rotation and revocation.
+
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use tokio_tungstenite::tungstenite::Message;
+
+use super::computer::{multipart, read_until};
+use super::kit::{Api, Served, client};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_open_terminal_client_works_a_channel_computer_with_its_key() -> anyhow::Result<()> {
+    let served = Served::start(Api::new().await?).await?;
+    let token = served.api.setup().await?;
+    let http = client()?;
+    let mut keys = Vec::new();
+    for name in ["alpha", "beta"] {
+        http.post(served.url("/api/channels"))
+            .bearer_auth(&token)
+            .json(&json!({"name": name, "purpose": "Work"}))
+            .send()
+            .await?;
+        let issued = http
+            .post(served.url(&format!("/api/channels/{name}/ot-key")))
+            .bearer_auth(&token)
+            .send()
+            .await?;
+        assert_eq!(issued.status(), StatusCode::CREATED);
+        let issued: Value = issued.json().await?;
+        assert!(issued["url"].as_str().unwrap_or_default().ends_with("/ot"));
+        keys.push(issued["secret"].as_str().unwrap_or_default().to_string());
+    }
+    let shown: Value = http
+        .get(served.url("/api/channels/alpha/ot-key"))
+        .bearer_auth(&token)
+        .send()
+        .await?
+        .json()
+        .await?;
+    assert!(
+        !shown.to_string().contains(&keys[0]),
+        "the secret is shown once"
+    );
+    let (alpha, beta) = (&keys[0], &keys[1]);
+    let ot = |path: &str| served.url(&format!("/api/channels/alpha/ot{path}"));
+
+    let health: Value = http.get(ot("/health")).send().await?.json().await?;
+    assert_eq!(health["status"], "ok");
+
+    // A command: started, waited for a moment, then polled by offset.
+    let started = http
+        .post(ot("/execute?wait=0.1"))
+        .bearer_auth(alpha)
+        .json(&json!({"command": "echo one; sleep 1; echo two >&2; pwd; exit 3"}))
+        .send()
+        .await?;
+    assert_eq!(started.status(), StatusCode::OK);
+    let started: Value = started.json().await?;
+    let id = started["id"].as_str().unwrap_or_default().to_string();
+    assert_eq!(started["status"], "running", "{started}");
+    let mut offset = 0;
+    let mut output = Vec::new();
+    let done = loop {
+        let status: Value = http
+            .get(ot(&format!("/execute/{id}/status?wait=5&offset={offset}")))
+            .bearer_auth(alpha)
+            .send()
+            .await?
+            .json()
+            .await?;
+        output.extend(status["output"].as_array().cloned().unwrap_or_default());
+        offset = status["next_offset"].as_u64().unwrap_or_default();
+        if status["status"] != "running" {
+            break status;
+        }
+    };
+    assert_eq!(done["status"], "done");
+    assert_eq!(done["exit_code"], 3);
+    let text: String = output
+        .iter()
+        .map(|e| {
+            format!(
+                "{}:{}",
+                e["type"].as_str().unwrap_or(""),
+                e["data"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    assert!(text.contains("stdout:one"), "{text}");
+    assert!(text.contains("stderr:two"), "{text}");
+    assert!(text.contains("/workspace"), "{text}");
+    // Reads do not consume: from offset 0 everything is there again.
+    let again: Value = http
+        .get(ot(&format!("/execute/{id}/status")))
+        .bearer_auth(alpha)
+        .send()
+        .await?
+        .json()
+        .await?;
+    assert_eq!(again["output"].as_array().map(Vec::len), Some(output.len()));
+    let listed: Value = http
+        .get(ot("/execute"))
+        .bearer_auth(alpha)
+        .send()
+        .await?
+        .json()
+        .await?;
+    assert_eq!(listed[0]["id"], id.as_str());
+
+    // Input to a running command, and a kill.
+    let cat: Value = http
+        .post(ot("/execute"))
+        .bearer_auth(alpha)
+        .json(&json!({"command": "cat"}))
+        .send()
+        .await?
+        .json()
+        .await?;
+    let cat_id = cat["id"].as_str().unwrap_or_default().to_string();
+    let input = http
+        .post(ot(&format!("/execute/{cat_id}/input")))
+        .bearer_auth(alpha)
+        .json(&json!({"input": "echoed back\n"}))
+        .send()
+        .await?;
+    assert_eq!(input.status(), StatusCode::OK);
+    let mut echoed = false;
+    for _ in 0..100 {
+        let status: Value = http
+            .get(ot(&format!("/execute/{cat_id}/status")))
+            .bearer_auth(alpha)
+            .send()
+            .await?
+            .json()
+            .await?;
+        if status.to_string().contains("echoed back") {
+            echoed = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(echoed);
+    let killed: Value = http
+        .delete(ot(&format!("/execute/{cat_id}")))
+        .bearer_auth(alpha)
+        .send()
+        .await?
+        .json()
+        .await?;
+    assert_eq!(killed["status"], "killed");
+
+    // Files.
+    let wrote: Value = http
+        .post(ot("/files/write"))
+        .bearer_auth(alpha)
+        .json(&json!({"path": "/workspace/notes/a.txt", "content": "alpha\nbeta\n"}))
+        .send()
+        .await?
+        .json()
+        .await?;
+    assert_eq!(wrote, json!({"path": "/workspace/notes/a.txt", "size": 11}));
+    let listing: Value = http
+        .get(ot("/files/list?directory=/workspace/notes"))
+        .bearer_auth(alpha)
+        .send()
+        .await?
+        .json()
+        .await?;
+    assert_eq!(listing["dir"], "/workspace/notes");
+    assert_eq!(listing["entries"][0]["name"], "a.txt");
+    assert_eq!(listing["entries"][0]["type"], "file");
+    let read: Value = http
+        .get(ot("/files/read?path=notes/a.txt&start_line=2&end_line=2"))
+        .bearer_auth(alpha)
+        .send()
+        .await?
+        .json()
+        .await?;
+    assert_eq!(read["content"], "beta\n");
+    assert_eq!(read["total_lines"], 2);
+    let uploaded: Value = http
+        .post(ot("/files/upload?directory=/workspace/in"))
+        .bearer_auth(alpha)
+        .header("content-type", "multipart/form-data; boundary=Q")
+        .body(multipart("Q", b"data.csv", b"a,b\n1,2\n"))
+        .send()
+        .await?
+        .json()
+        .await?;
+    assert_eq!(
+        uploaded,
+        json!({"path": "/workspace/in/data.csv", "size": 8})
+    );
+    let moved = http
+        .post(ot("/files/move"))
+        .bearer_auth(alpha)
+        .json(&json!({"source": "in/data.csv", "destination": "in/renamed.csv"}))
+        .send()
+        .await?;
+    assert_eq!(moved.status(), StatusCode::OK);
+    let deleted: Value = http
+        .delete(ot("/files/delete?path=/workspace/in"))
+        .bearer_auth(alpha)
+        .send()
+        .await?
+        .json()
+        .await?;
+    assert_eq!(deleted["type"], "directory");
+    let escape = http
+        .get(ot("/files/read?path=/etc/passwd"))
+        .bearer_auth(alpha)
+        .send()
+        .await?;
+    assert_eq!(escape.status(), StatusCode::FORBIDDEN);
+
+    // The key of alpha opens nothing of beta, and beta's nothing of alpha.
+    let crossed = http
+        .get(served.url("/api/channels/beta/ot/execute"))
+        .bearer_auth(alpha)
+        .send()
+        .await?;
+    assert_eq!(crossed.status(), StatusCode::UNAUTHORIZED);
+    let crossed = http.get(ot("/files/list")).bearer_auth(beta).send().await?;
+    assert_eq!(crossed.status(), StatusCode::UNAUTHORIZED);
+    let foreign = http
+        .get(served.url(&format!("/api/channels/beta/ot/execute/{id}/status")))
+        .bearer_auth(beta)
+        .send()
+        .await?;
+    assert_eq!(
+        foreign.status(),
+        StatusCode::NOT_FOUND,
+        "commands are per channel"
+    );
+
+    // A terminal over the auth-first WebSocket.
+    let terminal: Value = http
+        .post(ot("/api/terminals"))
+        .bearer_auth(alpha)
+        .send()
+        .await?
+        .json()
+        .await?;
+    let tid = terminal["id"].as_str().unwrap_or_default().to_string();
+    assert!(terminal["pid"].as_u64().is_some());
+    let ws = served.ws_url(&format!("/api/channels/alpha/ot/api/terminals/{tid}"));
+    // With beta's key it is refused.
+    let (mut refused, _) = tokio_tungstenite::connect_async(ws.as_str()).await?;
+    refused
+        .send(Message::Text(
+            json!({"type": "auth", "token": beta}).to_string().into(),
+        ))
+        .await?;
+    match refused.next().await {
+        Some(Ok(Message::Close(Some(frame)))) => assert_eq!(u16::from(frame.code), 4001),
+        other => anyhow::bail!("expected a 4001 close, got {other:?}"),
+    }
+    let (mut socket, _) = tokio_tungstenite::connect_async(ws.as_str()).await?;
+    socket
+        .send(Message::Text(
+            json!({"type": "auth", "token": alpha}).to_string().into(),
+        ))
+        .await?;
+    socket
+        .send(Message::Text(
+            json!({"type": "resize", "rows": 30, "cols": 90})
+                .to_string()
+                .into(),
+        ))
+        .await?;
+    socket
+        .send(Message::Binary(b"pwd; echo OT-$((40+2))\n".to_vec().into()))
+        .await?;
+    let seen = read_until(&mut socket, "OT-42").await?;
+    assert!(seen.contains("/workspace"), "{seen}");
+    drop(socket);
+    // A terminal opened through the protocol ends with its socket.
+    let mut gone = false;
+    for _ in 0..100 {
+        let listed: Value = http
+            .get(ot("/api/terminals"))
+            .bearer_auth(alpha)
+            .send()
+            .await?
+            .json()
+            .await?;
+        if listed == json!([]) {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(gone, "the terminal closed with its socket");
+
+    // Rotating stops the old key at once; revoking stops the new one.
+    let rotated: Value = http
+        .post(served.url("/api/channels/alpha/ot-key/rotate"))
+        .bearer_auth(&token)
+        .send()
+        .await?
+        .json()
+        .await?;
+    let new_key = rotated["secret"].as_str().unwrap_or_default().to_string();
+    assert_eq!(
+        http.get(ot("/execute"))
+            .bearer_auth(alpha)
+            .send()
+            .await?
+            .status(),
+        StatusCode::UNAUTHORIZED
+    );
+    assert_eq!(
+        http.get(ot("/execute"))
+            .bearer_auth(&new_key)
+            .send()
+            .await?
+            .status(),
+        StatusCode::OK
+    );
+    let revoked = http
+        .delete(served.url("/api/channels/alpha/ot-key"))
+        .bearer_auth(&token)
+        .send()
+        .await?;
+    assert_eq!(revoked.status(), StatusCode::NO_CONTENT);
+    assert_eq!(
+        http.get(ot("/execute"))
+            .bearer_auth(&new_key)
+            .send()
+            .await?
+            .status(),
+        StatusCode::UNAUTHORIZED
+    );
+    served.stop().await
+}
