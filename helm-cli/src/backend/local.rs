@@ -81,6 +81,62 @@ impl EventSource for LocalEvents {
 
 #[async_trait]
 impl Backend for Local {
+    async fn approvals(
+        &self,
+        pending_only: bool,
+    ) -> anyhow::Result<Vec<helm_core::model::Approval>> {
+        Ok(self.helm.approvals(&self.actor, pending_only).await?)
+    }
+
+    async fn decide(
+        &self,
+        id: i64,
+        approve: bool,
+        note: Option<String>,
+    ) -> anyhow::Result<helm_core::model::Approval> {
+        Ok(if approve {
+            self.helm.approve(&self.actor, id, note).await?
+        } else {
+            self.helm.deny(&self.actor, id, note).await?
+        })
+    }
+
+    async fn set_approval_rule(
+        &self,
+        action: helm_core::model::ApprovalAction,
+        required: bool,
+        channel: Option<&str>,
+    ) -> anyhow::Result<()> {
+        let channel = channel.map(channel_ref).transpose()?;
+        Ok(self
+            .helm
+            .set_approval_rule(&self.actor, channel.as_ref(), action, required)
+            .await?)
+    }
+
+    async fn escalations(
+        &self,
+        open_only: bool,
+    ) -> anyhow::Result<Vec<helm_core::model::Escalation>> {
+        Ok(self.helm.escalations(&self.actor, open_only).await?)
+    }
+
+    async fn audit(
+        &self,
+        channel: Option<&str>,
+        limit: usize,
+    ) -> anyhow::Result<Vec<helm_core::model::AuditEntry>> {
+        let channel = channel.map(channel_ref).transpose()?;
+        Ok(self
+            .helm
+            .audit_log(&self.actor, channel.as_ref(), limit)
+            .await?)
+    }
+
+    async fn verify_audit(&self) -> anyhow::Result<helm_core::store::AuditVerification> {
+        Ok(self.helm.verify_audit(&self.actor).await?)
+    }
+
     async fn summarize_thread(
         &self,
         id: ThreadId,

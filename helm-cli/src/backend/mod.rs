@@ -76,6 +76,44 @@ pub trait EventSource: Send {
 /// Everything the commands ask of a workspace.
 #[async_trait]
 pub trait Backend: Send + Sync {
+    /// Approval requests (pending ones only, if asked).
+    async fn approvals(
+        &self,
+        pending_only: bool,
+    ) -> anyhow::Result<Vec<helm_core::model::Approval>>;
+
+    /// Approves or denies a pending request.
+    async fn decide(
+        &self,
+        id: i64,
+        approve: bool,
+        note: Option<String>,
+    ) -> anyhow::Result<helm_core::model::Approval>;
+
+    /// Sets whether an action needs approval (workspace-wide, or in one channel).
+    async fn set_approval_rule(
+        &self,
+        action: helm_core::model::ApprovalAction,
+        required: bool,
+        channel: Option<&str>,
+    ) -> anyhow::Result<()>;
+
+    /// Calls for Skipper (open ones only, if asked).
+    async fn escalations(
+        &self,
+        open_only: bool,
+    ) -> anyhow::Result<Vec<helm_core::model::Escalation>>;
+
+    /// The audit log's newest rows.
+    async fn audit(
+        &self,
+        channel: Option<&str>,
+        limit: usize,
+    ) -> anyhow::Result<Vec<helm_core::model::AuditEntry>>;
+
+    /// Checks the audit log's hash chain.
+    async fn verify_audit(&self) -> anyhow::Result<helm_core::store::AuditVerification>;
+
     /// Writes a thread's session summary now. A server summarises resolved
     /// threads by itself, so the remote backend does not offer this.
     async fn summarize_thread(

@@ -196,6 +196,66 @@ struct Policy {
 
 #[async_trait]
 impl Backend for Remote {
+    async fn approvals(
+        &self,
+        pending_only: bool,
+    ) -> anyhow::Result<Vec<helm_core::model::Approval>> {
+        self.get(&format!("/api/approvals?all={}", !pending_only))
+            .await
+    }
+
+    async fn decide(
+        &self,
+        id: i64,
+        approve: bool,
+        note: Option<String>,
+    ) -> anyhow::Result<helm_core::model::Approval> {
+        let verb = if approve { "approve" } else { "deny" };
+        self.post(
+            &format!("/api/approvals/{id}/{verb}"),
+            serde_json::json!({ "note": note }),
+        )
+        .await
+    }
+
+    async fn set_approval_rule(
+        &self,
+        action: helm_core::model::ApprovalAction,
+        required: bool,
+        channel: Option<&str>,
+    ) -> anyhow::Result<()> {
+        let body =
+            serde_json::json!({ "action": action, "required": required, "channel": channel });
+        let _: serde_json::Value = self
+            .call(Method::PUT, "/api/approval-policy", Some(body))
+            .await?;
+        Ok(())
+    }
+
+    async fn escalations(
+        &self,
+        open_only: bool,
+    ) -> anyhow::Result<Vec<helm_core::model::Escalation>> {
+        self.get(&format!("/api/escalations?all={}", !open_only))
+            .await
+    }
+
+    async fn audit(
+        &self,
+        channel: Option<&str>,
+        limit: usize,
+    ) -> anyhow::Result<Vec<helm_core::model::AuditEntry>> {
+        let mut path = format!("/api/audit?limit={}", limit.clamp(1, 1000));
+        if let Some(c) = channel {
+            path.push_str(&format!("&channel={}", c.trim_start_matches('#')));
+        }
+        self.get(&path).await
+    }
+
+    async fn verify_audit(&self) -> anyhow::Result<helm_core::store::AuditVerification> {
+        self.get("/api/audit/verify").await
+    }
+
     async fn status(&self) -> anyhow::Result<StatusView> {
         let mut status: StatusView = self.get("/api/status").await?;
         status.data_dir = Some(match status.data_dir {

@@ -1,7 +1,7 @@
 //! `1helm approvals|approve|deny|escalations|audit`.
 
 use anyhow::Result;
-use helm_core::model::{ApprovalAction, ChannelRef};
+use helm_core::model::ApprovalAction;
 
 use super::Ctx;
 use crate::cli::{ApprovalsCommand, AuditArgs, DecideArgs, EscalationsCommand};
@@ -9,11 +9,10 @@ use crate::exit;
 use crate::output::{clip, table};
 
 pub async fn approvals(ctx: &Ctx, cmd: ApprovalsCommand) -> Result<i32> {
-    let local = ctx.local("approvals").await?;
-    let (helm, actor) = (local.helm(), local.actor());
+    let backend = ctx.backend().await?;
     match cmd {
         ApprovalsCommand::List { all } => {
-            let list = helm.approvals(actor, !all).await?;
+            let list = backend.approvals(!all).await?;
             ctx.out.print(&list, || {
                 if list.is_empty() {
                     return "No approval requests waiting.".to_string();
@@ -54,8 +53,8 @@ pub async fn approvals(ctx: &Ctx, cmd: ApprovalsCommand) -> Result<i32> {
             channel,
         } => {
             let action: ApprovalAction = action.parse()?;
-            let channel = channel.map(|c| c.parse::<ChannelRef>()).transpose()?;
-            helm.set_approval_rule(actor, channel.as_ref(), action, required == "yes")
+            backend
+                .set_approval_rule(action, required == "yes", channel.as_deref())
                 .await?;
             let value = serde_json::json!({ "action": action, "required": required == "yes" });
             ctx.out.print(&value, || {
@@ -75,13 +74,11 @@ pub async fn approvals(ctx: &Ctx, cmd: ApprovalsCommand) -> Result<i32> {
 }
 
 pub async fn decide(ctx: &Ctx, args: DecideArgs, approve: bool) -> Result<i32> {
-    let local = ctx.local(if approve { "approve" } else { "deny" }).await?;
-    let (helm, actor) = (local.helm(), local.actor());
-    let decided = if approve {
-        helm.approve(actor, args.id, args.note).await?
-    } else {
-        helm.deny(actor, args.id, args.note).await?
-    };
+    let decided = ctx
+        .backend()
+        .await?
+        .decide(args.id, approve, args.note)
+        .await?;
     ctx.out.print(&decided, || {
         format!(
             "Approval {} {}: {}",
@@ -92,9 +89,8 @@ pub async fn decide(ctx: &Ctx, args: DecideArgs, approve: bool) -> Result<i32> {
 }
 
 pub async fn escalations(ctx: &Ctx, cmd: EscalationsCommand) -> Result<i32> {
-    let local = ctx.local("escalations").await?;
     let EscalationsCommand::List { all } = cmd;
-    let list = local.helm().escalations(local.actor(), !all).await?;
+    let list = ctx.backend().await?.escalations(!all).await?;
     ctx.out.print(&list, || {
         if list.is_empty() {
             return "No open calls for Skipper.".to_string();
@@ -125,10 +121,9 @@ pub async fn escalations(ctx: &Ctx, cmd: EscalationsCommand) -> Result<i32> {
 }
 
 pub async fn audit(ctx: &Ctx, args: AuditArgs) -> Result<i32> {
-    let local = ctx.local("audit").await?;
-    let (helm, actor) = (local.helm(), local.actor());
+    let backend = ctx.backend().await?;
     if args.verify.is_some() {
-        let check = helm.verify_audit(actor).await?;
+        let check = backend.verify_audit().await?;
         ctx.out
             .print(&check, || match (&check.first_bad_row, &check.problem) {
                 (Some(row), Some(problem)) => format!(
@@ -146,8 +141,7 @@ pub async fn audit(ctx: &Ctx, args: AuditArgs) -> Result<i32> {
             exit::CONFLICT
         });
     }
-    let channel = args.channel.map(|c| c.parse::<ChannelRef>()).transpose()?;
-    let rows = helm.audit_log(actor, channel.as_ref(), args.limit).await?;
+    let rows = backend.audit(args.channel.as_deref(), args.limit).await?;
     ctx.out.print(&rows, || {
         let rows: Vec<Vec<String>> = rows
             .iter()

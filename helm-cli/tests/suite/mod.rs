@@ -1,3 +1,4 @@
+mod authority;
 mod channels;
 mod computer;
 mod kit;

@@ -7,6 +7,7 @@
 //! responses straight into helm-core's types.
 
 mod auth;
+mod authority;
 mod computer;
 mod enums;
 mod memory;
@@ -16,6 +17,7 @@ mod requests;
 mod threads;
 
 pub use auth::*;
+pub use authority::*;
 pub use computer::*;
 pub use enums::*;
 pub use memory::*;

@@ -8,6 +8,7 @@
 //! line below.
 
 mod activity;
+mod authority;
 mod channels;
 mod events;
 mod files;
@@ -51,6 +52,7 @@ pub fn api() -> OpenApiRouter<AppState> {
         .merge(threads::routes())
         .merge(messages::routes())
         .merge(activity::routes())
+        .merge(authority::routes())
         .merge(providers::routes())
         .merge(models::routes())
         .merge(events::routes())

@@ -7,7 +7,7 @@ use axum::http::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use super::kit::{Api, Auth};
-use super::matrix_areas::{computer_rows, memory_rows, open_terminal_rows};
+use super::matrix_areas::{authority_rows, computer_rows, memory_rows, open_terminal_rows};
 
 /// Text only the private channel holds.
 const MARKER: &str = "SECRET-MARKER-7f3a";
@@ -362,6 +362,7 @@ fn rows() -> Vec<Row> {
     .into_iter()
     .chain(computer_rows())
     .chain(memory_rows())
+    .chain(authority_rows())
     .chain(open_terminal_rows())
     .collect()
 }

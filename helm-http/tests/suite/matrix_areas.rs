@@ -198,3 +198,45 @@ pub(super) fn open_terminal_rows() -> Vec<Row> {
         ),
     ]
 }
+
+/// Approvals, the approval policy, calls for Skipper and the audit log.
+pub(super) fn authority_rows() -> Vec<Row> {
+    use Method as M;
+    const ADMINS: [u16; 5] = [401, 403, 403, 200, 200];
+    vec![
+        row(M::GET, "/api/approvals", None, [401, 200, 200, 200, 200]),
+        row(
+            M::GET,
+            "/api/approvals?all=true",
+            None,
+            [401, 200, 200, 200, 200],
+        ),
+        row(
+            M::POST,
+            "/api/approvals/999/approve",
+            Some(json!({})),
+            [401, 403, 403, 404, 404],
+        ),
+        row(
+            M::POST,
+            "/api/approvals/999/deny",
+            Some(json!({"note": "no"})),
+            [401, 403, 403, 404, 404],
+        ),
+        row(
+            M::PUT,
+            "/api/approval-policy",
+            Some(json!({"action": "host_command", "required": true})),
+            [401, 403, 403, 204, 204],
+        ),
+        row(
+            M::GET,
+            "/api/escalations?all=true",
+            None,
+            [401, 200, 200, 200, 200],
+        ),
+        row(M::GET, "/api/audit", None, ADMINS),
+        row(M::GET, "/api/audit?channel=lobby&limit=5", None, ADMINS),
+        row(M::GET, "/api/audit/verify", None, ADMINS),
+    ]
+}
