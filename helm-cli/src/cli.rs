@@ -232,6 +232,9 @@ pub enum MemoryCommand {
         /// Only this thread's.
         #[arg(long, value_name = "ID")]
         thread: Option<String>,
+        /// At most this many records, newest first (1 to 500).
+        #[arg(long, default_value_t = 100)]
+        limit: usize,
     },
     /// Add a record by hand.
     Add {

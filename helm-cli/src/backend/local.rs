@@ -1,17 +1,22 @@
 //! The local backend: the data directory opened in this process.
 
+use std::io::BufRead;
+use std::time::Instant;
+
 use async_trait::async_trait;
 use helm_core::events::{Event, Follower};
-use helm_core::exec::IsolationChoice;
+use helm_core::exec::{FileBytes, FileEntry, FileText, IsolationChoice};
 use helm_core::lock::DataLock;
+use helm_core::memory::recall::{RecallHit, RecallQuery};
 use helm_core::model::{
-    ChannelRef, ModelChoice, ResolvedModel, Role, Thread, ThreadId, ThreadStatus, ToolAction, User,
+    ChannelRef, MemoryId, MemoryItem, ModelChoice, ResolvedModel, Role, Thread, ThreadId,
+    ThreadStatus, ToolAction, User,
 };
 use helm_core::provider::ProviderConfig;
-use helm_core::store::{ChannelFilter, ChannelRecord, PolicyScope};
-use helm_core::{Helm, HelmOptions, NewChannel, PostedMessage};
+use helm_core::store::{ChannelFilter, ChannelRecord, MemoryFilter, PolicyScope};
+use helm_core::{Helm, HelmOptions, MemoryNote, NewChannel, PostedMessage};
 
-use super::{Backend, ChannelDetail, EventSource, StatusView, ThreadView};
+use super::{Backend, ChannelDetail, EventSource, Imported, Progress, StatusView, ThreadView};
 
 /// A data directory opened here, acting as one user.
 pub struct Local {
@@ -142,6 +147,120 @@ impl Backend for Local {
         id: ThreadId,
     ) -> anyhow::Result<helm_core::runtime::summary::WrittenSummary> {
         Ok(self.helm.summarize_thread(&self.actor, id).await?)
+    }
+
+    async fn memory(&self, channel: &str, filter: MemoryFilter) -> anyhow::Result<Vec<MemoryItem>> {
+        Ok(self
+            .helm
+            .channel_memory(&self.actor, &channel_ref(channel)?, filter)
+            .await?)
+    }
+
+    async fn remember(&self, channel: &str, note: MemoryNote) -> anyhow::Result<MemoryItem> {
+        Ok(self
+            .helm
+            .remember(&self.actor, &channel_ref(channel)?, note)
+            .await?)
+    }
+
+    async fn edit_memory(&self, id: MemoryId, content: &str) -> anyhow::Result<MemoryItem> {
+        Ok(self.helm.edit_memory(&self.actor, id, content).await?)
+    }
+
+    async fn forget_memory(&self, id: MemoryId) -> anyhow::Result<MemoryItem> {
+        Ok(self.helm.forget_memory(&self.actor, id).await?)
+    }
+
+    async fn pin_memory(&self, id: MemoryId, pinned: bool) -> anyhow::Result<MemoryItem> {
+        Ok(self.helm.pin_memory(&self.actor, id, pinned).await?)
+    }
+
+    async fn recall(&self, channel: &str, query: RecallQuery) -> anyhow::Result<Vec<RecallHit>> {
+        // Only a channel the actor may see is touched at all.
+        let record = self
+            .helm
+            .visible_channel(&self.actor, &channel_ref(channel)?)
+            .await?;
+        let channel = ChannelRef::Id(record.channel.id);
+        // Items not embedded yet are embedded first, so meaning-based recall
+        // sees them.
+        self.helm.embed_backlog(Some(&channel), |_, _| {}).await?;
+        Ok(self.helm.recall_as(&self.actor, &channel, query).await?)
+    }
+
+    async fn import_history(
+        &self,
+        channel: &str,
+        history: Box<dyn BufRead + Send>,
+        embed: bool,
+        progress: Progress<'_>,
+    ) -> anyhow::Result<Imported> {
+        let channel = channel_ref(channel)?;
+        let started = Instant::now();
+        let report = self
+            .helm
+            .import_history(&self.actor, &channel, history)
+            .await?;
+        let seconds = started.elapsed().as_secs_f64();
+        let embedded = if embed && self.helm.embedding_model().is_some() {
+            self.helm.embed_backlog(Some(&channel), progress).await?
+        } else {
+            0
+        };
+        Ok(Imported {
+            report,
+            seconds,
+            embedded,
+            indexed_by_server: false,
+        })
+    }
+
+    async fn list_files(&self, channel: &str, path: &str) -> anyhow::Result<Vec<FileEntry>> {
+        let files = self.helm.files(&self.actor, &channel_ref(channel)?).await?;
+        Ok(files.list(path).await?)
+    }
+
+    async fn stat_file(&self, channel: &str, path: &str) -> anyhow::Result<FileEntry> {
+        let files = self.helm.files(&self.actor, &channel_ref(channel)?).await?;
+        Ok(files.stat(path).await?)
+    }
+
+    async fn read_text(&self, channel: &str, path: &str) -> anyhow::Result<FileText> {
+        let files = self.helm.files(&self.actor, &channel_ref(channel)?).await?;
+        Ok(files.read(path, None).await?)
+    }
+
+    async fn read_bytes(
+        &self,
+        channel: &str,
+        path: &str,
+        limit: usize,
+    ) -> anyhow::Result<FileBytes> {
+        let files = self.helm.files(&self.actor, &channel_ref(channel)?).await?;
+        Ok(files.read_bytes(path, limit).await?)
+    }
+
+    async fn put_file(
+        &self,
+        channel: &str,
+        path: &str,
+        bytes: Vec<u8>,
+    ) -> anyhow::Result<FileEntry> {
+        let channel = channel_ref(channel)?;
+        let files = self.helm.files(&self.actor, &channel).await?;
+        let entry = files.write(path, bytes).await?;
+        // Recorded as a server records an upload, so the channel's artifacts
+        // show it either way (not a host path that `#main` may be given).
+        if entry
+            .path
+            .strip_prefix(helm_core::exec::AGENT_ROOT)
+            .is_some_and(|rest| rest.starts_with('/'))
+        {
+            self.helm
+                .record_upload(&self.actor, &channel, &entry.path)
+                .await?;
+        }
+        Ok(entry)
     }
 
     async fn status(&self) -> anyhow::Result<StatusView> {

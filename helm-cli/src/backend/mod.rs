@@ -9,15 +9,20 @@ mod local;
 mod remote;
 mod stream;
 
+use std::io::BufRead;
+
 use async_trait::async_trait;
 use helm_core::events::Event;
+use helm_core::exec::{FileBytes, FileEntry, FileText};
+use helm_core::memory::import::ImportReport;
+use helm_core::memory::recall::{RecallHit, RecallQuery};
 use helm_core::model::{
-    Message, ModelChoice, ResolvedModel, Role, Thread, ThreadId, ThreadStatus, ToolAction, Turn,
-    User,
+    MemoryId, MemoryItem, Message, ModelChoice, ResolvedModel, Role, Thread, ThreadId,
+    ThreadStatus, ToolAction, Turn, User,
 };
 use helm_core::provider::ProviderConfig;
-use helm_core::store::{ChannelRecord, StoreStats};
-use helm_core::{NewChannel, PostedMessage};
+use helm_core::store::{ChannelRecord, MemoryFilter, StoreStats};
+use helm_core::{MemoryNote, NewChannel, PostedMessage};
 use serde::{Deserialize, Serialize};
 
 pub use local::Local;
@@ -65,6 +70,22 @@ pub struct ThreadView {
     /// Its turns, oldest first.
     pub turns: Vec<Turn>,
 }
+
+/// What a history import wrote, and how much of it was indexed for meaning.
+#[derive(Debug, Clone)]
+pub struct Imported {
+    /// What the import wrote.
+    pub report: ImportReport,
+    /// How long the import itself took, in seconds (indexing not counted).
+    pub seconds: f64,
+    /// Items embedded for meaning-based recall here, after the import.
+    pub embedded: u64,
+    /// Whether a server indexes the items in the background instead.
+    pub indexed_by_server: bool,
+}
+
+/// Reports `(done, total)` while imported items are embedded.
+pub type Progress<'a> = &'a mut (dyn FnMut(u64, u64) + Send);
 
 /// Events as they happen, from the moment the source was opened.
 #[async_trait]
@@ -127,6 +148,63 @@ pub trait Backend: Send + Sync {
         )
         .into())
     }
+
+    /// A channel's memory records, newest first.
+    async fn memory(&self, channel: &str, filter: MemoryFilter) -> anyhow::Result<Vec<MemoryItem>>;
+
+    /// Adds a memory record by hand, as the acting user.
+    async fn remember(&self, channel: &str, note: MemoryNote) -> anyhow::Result<MemoryItem>;
+
+    /// Replaces a record's text; the old record is kept as superseded.
+    async fn edit_memory(&self, id: MemoryId, content: &str) -> anyhow::Result<MemoryItem>;
+
+    /// Forgets a record (kept for provenance, never recalled).
+    async fn forget_memory(&self, id: MemoryId) -> anyhow::Result<MemoryItem>;
+
+    /// Pins or unpins a record.
+    async fn pin_memory(&self, id: MemoryId, pinned: bool) -> anyhow::Result<MemoryItem>;
+
+    /// Recalls from a channel's memory and history. A local backend first
+    /// embeds the channel's items that wait for meaning-based recall.
+    async fn recall(&self, channel: &str, query: RecallQuery) -> anyhow::Result<Vec<RecallHit>>;
+
+    /// Imports a JSON Lines history into a channel. A local backend then
+    /// embeds what it wrote (unless `embed` is false), reporting progress;
+    /// a server does that in the background by itself.
+    async fn import_history(
+        &self,
+        channel: &str,
+        history: Box<dyn BufRead + Send>,
+        embed: bool,
+        progress: Progress<'_>,
+    ) -> anyhow::Result<Imported>;
+
+    /// A directory's entries in a channel's workspace (or a file's).
+    async fn list_files(&self, channel: &str, path: &str) -> anyhow::Result<Vec<FileEntry>>;
+
+    /// One entry of a channel's workspace.
+    async fn stat_file(&self, channel: &str, path: &str) -> anyhow::Result<FileEntry>;
+
+    /// A text file of a channel's workspace.
+    async fn read_text(&self, channel: &str, path: &str) -> anyhow::Result<FileText>;
+
+    /// A file's bytes, at most `limit` of them (a server may refuse a file
+    /// over its own download limit instead).
+    async fn read_bytes(
+        &self,
+        channel: &str,
+        path: &str,
+        limit: usize,
+    ) -> anyhow::Result<FileBytes>;
+
+    /// Writes `bytes` to the file `path` of a channel's workspace (parents
+    /// made), recorded as an upload by the acting user.
+    async fn put_file(
+        &self,
+        channel: &str,
+        path: &str,
+        bytes: Vec<u8>,
+    ) -> anyhow::Result<FileEntry>;
 
     /// The workspace at a glance.
     async fn status(&self) -> anyhow::Result<StatusView>;

@@ -5,13 +5,16 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use helm_core::ErrorKind;
+use helm_core::exec::{FileBytes, FileEntry, FileText};
+use helm_core::memory::import::ImportReport;
+use helm_core::memory::recall::{RecallHit, RecallQuery};
 use helm_core::model::{
-    ChannelRef, Message, ModelChoice, ResolvedModel, Role, Thread, ThreadId, ThreadStatus,
-    ToolAction, Turn, User,
+    ChannelRef, MemoryId, MemoryItem, Message, ModelChoice, ResolvedModel, Role, Thread, ThreadId,
+    ThreadStatus, ToolAction, Turn, User,
 };
 use helm_core::provider::ProviderConfig;
-use helm_core::store::ChannelRecord;
-use helm_core::{NewChannel, PostedMessage};
+use helm_core::store::{ChannelRecord, MemoryFilter};
+use helm_core::{MemoryNote, NewChannel, PostedMessage};
 use reqwest::{Method, StatusCode};
 use rustls_platform_verifier::BuilderVerifierExt;
 use serde::Deserialize;
@@ -19,7 +22,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use super::stream;
-use super::{Backend, ChannelDetail, EventSource, StatusView, ThreadView};
+use super::{Backend, ChannelDetail, EventSource, Imported, Progress, StatusView, ThreadView};
 
 /// An error the server answered with (or a server that could not be
 /// reached), carrying the server's stable code.
@@ -141,6 +144,49 @@ impl Remote {
         })
     }
 
+    /// `path` on the server, with `query` encoded as a form (`a=b&c=d`).
+    fn url(&self, path: &str, query: &[(&str, &str)]) -> anyhow::Result<reqwest::Url> {
+        let mut url = reqwest::Url::parse(&format!("{}{path}", self.base)).map_err(|e| {
+            helm_core::Error::invalid("server URL", format!("{}{path}: {e}", self.base))
+        })?;
+        if !query.is_empty() {
+            url.query_pairs_mut().extend_pairs(query);
+        }
+        Ok(url)
+    }
+
+    /// Sends a request with the token; an error response becomes a
+    /// [`RemoteError`] with the server's code and message.
+    async fn send(&self, request: reqwest::RequestBuilder) -> anyhow::Result<reqwest::Response> {
+        let response = request
+            .bearer_auth(&self.token)
+            .send()
+            .await
+            .map_err(|e| RemoteError::unreachable(&self.base, &e))?;
+        let status = response.status();
+        if !status.is_success() {
+            let text = response
+                .text()
+                .await
+                .map_err(|e| RemoteError::unreachable(&self.base, &e))?;
+            return Err(RemoteError::from_response(status, &text).into());
+        }
+        Ok(response)
+    }
+
+    /// A successful response's JSON body (an empty one reads as `null`).
+    async fn read_json<T: DeserializeOwned>(
+        &self,
+        response: reqwest::Response,
+    ) -> anyhow::Result<T> {
+        let text = response
+            .text()
+            .await
+            .map_err(|e| RemoteError::unreachable(&self.base, &e))?;
+        let text = if text.is_empty() { "null" } else { &text };
+        Ok(serde_json::from_str(text)?)
+    }
+
     async fn call<T: DeserializeOwned>(
         &self,
         method: Method,
@@ -148,24 +194,49 @@ impl Remote {
         body: Option<Value>,
     ) -> anyhow::Result<T> {
         let url = format!("{}{path}", self.base);
-        let mut request = self.http.request(method, &url).bearer_auth(&self.token);
+        let mut request = self.http.request(method, &url);
         if let Some(body) = body {
             request = request.json(&body);
         }
-        let response = request
-            .send()
+        let response = self.send(request).await?;
+        self.read_json(response).await
+    }
+
+    /// `GET path?query`, answered with JSON.
+    async fn get_query<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        query: &[(&str, &str)],
+    ) -> anyhow::Result<T> {
+        let response = self.send(self.http.get(self.url(path, query)?)).await?;
+        self.read_json(response).await
+    }
+
+    /// `GET path?query`, answered with raw bytes.
+    async fn get_bytes(&self, path: &str, query: &[(&str, &str)]) -> anyhow::Result<Vec<u8>> {
+        let response = self.send(self.http.get(self.url(path, query)?)).await?;
+        Ok(response
+            .bytes()
             .await
-            .map_err(|e| RemoteError::unreachable(&self.base, &e))?;
-        let status = response.status();
-        let text = response
-            .text()
-            .await
-            .map_err(|e| RemoteError::unreachable(&self.base, &e))?;
-        if !status.is_success() {
-            return Err(RemoteError::from_response(status, &text).into());
-        }
-        let text = if text.is_empty() { "null" } else { &text };
-        Ok(serde_json::from_str(text)?)
+            .map_err(|e| RemoteError::unreachable(&self.base, &e))?
+            .to_vec())
+    }
+
+    /// `POST path?query` with a raw body, answered with JSON.
+    async fn post_raw<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        query: &[(&str, &str)],
+        content_type: &'static str,
+        body: Vec<u8>,
+    ) -> anyhow::Result<T> {
+        let request = self
+            .http
+            .post(self.url(path, query)?)
+            .header(reqwest::header::CONTENT_TYPE, content_type)
+            .body(body);
+        let response = self.send(request).await?;
+        self.read_json(response).await
     }
 
     async fn get<T: DeserializeOwned>(&self, path: &str) -> anyhow::Result<T> {
@@ -192,6 +263,24 @@ struct ThreadDetail {
 #[derive(Deserialize)]
 struct Policy {
     resolved: Option<ResolvedModel>,
+}
+
+/// One file of `POST …/files/upload`'s answer (its artifact is not needed).
+#[derive(Deserialize)]
+struct Uploaded {
+    file: FileEntry,
+}
+
+/// Where an upload of `path` goes: `?dir=` and `?name=` (the upload route
+/// names one path component and writes `{dir}/{name}`).
+fn upload_target(path: &str) -> (String, String) {
+    match path.trim_end_matches('/').rsplit_once('/') {
+        Some((dir, name)) => (
+            if dir.is_empty() { "/" } else { dir }.to_string(),
+            name.to_string(),
+        ),
+        None => (helm_core::exec::AGENT_ROOT.to_string(), path.to_string()),
+    }
 }
 
 #[async_trait]
@@ -254,6 +343,165 @@ impl Backend for Remote {
 
     async fn verify_audit(&self) -> anyhow::Result<helm_core::store::AuditVerification> {
         self.get("/api/audit/verify").await
+    }
+
+    async fn memory(&self, channel: &str, filter: MemoryFilter) -> anyhow::Result<Vec<MemoryItem>> {
+        let kind = filter.kind.map(|k| k.as_str());
+        let thread = filter.thread.map(|t| t.to_string());
+        let all = filter.include_inactive.to_string();
+        let limit = filter.limit.to_string();
+        let mut query = vec![("all", all.as_str())];
+        if let Some(kind) = kind {
+            query.push(("kind", kind));
+        }
+        if let Some(thread) = &thread {
+            query.push(("thread", thread));
+        }
+        if filter.limit > 0 {
+            query.push(("limit", &limit));
+        }
+        self.get_query(
+            &format!("/api/channels/{}/memory", channel_path(channel)?),
+            &query,
+        )
+        .await
+    }
+
+    async fn remember(&self, channel: &str, note: MemoryNote) -> anyhow::Result<MemoryItem> {
+        Remote::post(
+            self,
+            &format!("/api/channels/{}/memory", channel_path(channel)?),
+            json!({
+                "kind": note.kind.as_str(),
+                "content": note.content,
+                "thread_id": note.thread.map(|t| t.0),
+                "scope": note.scope.as_str(),
+            }),
+        )
+        .await
+    }
+
+    async fn edit_memory(&self, id: MemoryId, content: &str) -> anyhow::Result<MemoryItem> {
+        self.call(
+            Method::PATCH,
+            &format!("/api/memory/{id}"),
+            Some(json!({ "content": content })),
+        )
+        .await
+    }
+
+    async fn forget_memory(&self, id: MemoryId) -> anyhow::Result<MemoryItem> {
+        Remote::post(self, &format!("/api/memory/{id}/forget"), json!({})).await
+    }
+
+    async fn pin_memory(&self, id: MemoryId, pinned: bool) -> anyhow::Result<MemoryItem> {
+        let verb = if pinned { "pin" } else { "unpin" };
+        Remote::post(self, &format!("/api/memory/{id}/{verb}"), json!({})).await
+    }
+
+    async fn recall(&self, channel: &str, query: RecallQuery) -> anyhow::Result<Vec<RecallHit>> {
+        let limit = query.limit.to_string();
+        let superseded = query.include_superseded.to_string();
+        self.get_query(
+            &format!("/api/channels/{}/recall", channel_path(channel)?),
+            &[
+                ("q", query.text.as_str()),
+                ("limit", &limit),
+                ("superseded", &superseded),
+            ],
+        )
+        .await
+    }
+
+    async fn import_history(
+        &self,
+        channel: &str,
+        mut history: Box<dyn std::io::BufRead + Send>,
+        _embed: bool,
+        _progress: Progress<'_>,
+    ) -> anyhow::Result<Imported> {
+        let path = format!("/api/channels/{}/import", channel_path(channel)?);
+        let mut body = Vec::new();
+        std::io::Read::read_to_end(&mut history, &mut body)
+            .map_err(|e| helm_core::Error::io("reading the history", "the history file", e))?;
+        let started = std::time::Instant::now();
+        let report: ImportReport = self
+            .post_raw(&path, &[], "application/x-ndjson", body)
+            .await?;
+        Ok(Imported {
+            report,
+            seconds: started.elapsed().as_secs_f64(),
+            // The server embeds imported items in the background.
+            embedded: 0,
+            indexed_by_server: true,
+        })
+    }
+
+    async fn list_files(&self, channel: &str, path: &str) -> anyhow::Result<Vec<FileEntry>> {
+        self.get_query(
+            &format!("/api/channels/{}/files", channel_path(channel)?),
+            &[("path", path)],
+        )
+        .await
+    }
+
+    async fn stat_file(&self, channel: &str, path: &str) -> anyhow::Result<FileEntry> {
+        self.get_query(
+            &format!("/api/channels/{}/files/stat", channel_path(channel)?),
+            &[("path", path)],
+        )
+        .await
+    }
+
+    async fn read_text(&self, channel: &str, path: &str) -> anyhow::Result<FileText> {
+        self.get_query(
+            &format!("/api/channels/{}/files/read", channel_path(channel)?),
+            &[("path", path)],
+        )
+        .await
+    }
+
+    async fn read_bytes(
+        &self,
+        channel: &str,
+        path: &str,
+        limit: usize,
+    ) -> anyhow::Result<FileBytes> {
+        let mut bytes = self
+            .get_bytes(
+                &format!("/api/channels/{}/files/download", channel_path(channel)?),
+                &[("path", path)],
+            )
+            .await?;
+        let size = bytes.len() as u64;
+        let truncated = bytes.len() > limit;
+        bytes.truncate(limit);
+        Ok(FileBytes {
+            path: path.to_string(),
+            bytes,
+            size,
+            truncated,
+        })
+    }
+
+    async fn put_file(
+        &self,
+        channel: &str,
+        path: &str,
+        bytes: Vec<u8>,
+    ) -> anyhow::Result<FileEntry> {
+        let (dir, name) = upload_target(path);
+        let uploaded: Vec<Uploaded> = self
+            .post_raw(
+                &format!("/api/channels/{}/files/upload", channel_path(channel)?),
+                &[("dir", &dir), ("name", &name)],
+                "application/octet-stream",
+                bytes,
+            )
+            .await?;
+        uploaded.into_iter().next().map(|u| u.file).ok_or_else(|| {
+            helm_core::Error::Internal("the server answered an upload with no file".into()).into()
+        })
     }
 
     async fn status(&self) -> anyhow::Result<StatusView> {

@@ -6,7 +6,6 @@ use std::io::Write;
 use anyhow::Result;
 use helm_core::Error;
 use helm_core::exec::{FileEntry, FileKind};
-use helm_core::model::ChannelRef;
 
 use super::Ctx;
 use crate::cli::FilesCommand;
@@ -17,25 +16,21 @@ use crate::output::table;
 const CAT_LIMIT: usize = 64 * 1024 * 1024;
 
 pub async fn run(ctx: &Ctx, cmd: FilesCommand) -> Result<i32> {
-    let local = ctx.local("files").await?;
-    let helm = local.helm();
-    let actor = local.actor().clone();
+    let backend = ctx.backend().await?;
     match cmd {
         FilesCommand::Ls { channel, path } => {
-            let files = helm.files(&actor, &channel.parse::<ChannelRef>()?).await?;
-            let entries = files.list(&path).await?;
+            let entries = backend.list_files(&channel, &path).await?;
             ctx.out.print(&entries, || {
                 let rows: Vec<Vec<String>> = entries.iter().map(row).collect();
                 table(&["NAME", "KIND", "SIZE", "MODIFIED"], &rows)
             })?;
         }
         FilesCommand::Cat { channel, path } => {
-            let files = helm.files(&actor, &channel.parse::<ChannelRef>()?).await?;
             if ctx.global.json {
-                let text = files.read(&path, None).await?;
+                let text = backend.read_text(&channel, &path).await?;
                 ctx.out.print(&text, String::new)?;
             } else {
-                let read = files.read_bytes(&path, CAT_LIMIT).await?;
+                let read = backend.read_bytes(&channel, &path, CAT_LIMIT).await?;
                 let mut out = std::io::stdout().lock();
                 out.write_all(&read.bytes)?;
                 out.flush()?;
@@ -54,7 +49,6 @@ pub async fn run(ctx: &Ctx, cmd: FilesCommand) -> Result<i32> {
             local,
             path,
         } => {
-            let files = helm.files(&actor, &channel.parse::<ChannelRef>()?).await?;
             let bytes = std::fs::read(&local).map_err(|e| match e.kind() {
                 std::io::ErrorKind::NotFound => Error::not_found("local file", local.display()),
                 _ => Error::io("reading", &local, e),
@@ -63,15 +57,17 @@ pub async fn run(ctx: &Ctx, cmd: FilesCommand) -> Result<i32> {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .ok_or_else(|| Error::invalid("local file", "name a file, not a directory"))?;
+            // No PATH: the workspace, under the local name; a PATH ending in
+            // `/` or naming a directory keeps the name; else PATH is the file.
             let dest = match path {
                 None => name,
                 Some(p) if p.ends_with('/') => format!("{p}{name}"),
-                Some(p) => match files.stat(&p).await {
+                Some(p) => match backend.stat_file(&channel, &p).await {
                     Ok(entry) if entry.kind == FileKind::Dir => format!("{p}/{name}"),
                     _ => p,
                 },
             };
-            let entry = files.write(&dest, bytes).await?;
+            let entry = backend.put_file(&channel, &dest, bytes).await?;
             ctx.out.print(&entry, || {
                 format!(
                     "Copied {} to {} ({} bytes).",

@@ -1,10 +1,8 @@
 //! `1helm import CHANNEL FILE.jsonl`.
 
-use std::io::{BufReader, Write};
-use std::time::Instant;
+use std::io::{BufRead, BufReader, Write};
 
 use anyhow::Result;
-use helm_core::model::ChannelRef;
 use serde_json::json;
 
 use super::Ctx;
@@ -12,49 +10,45 @@ use crate::cli::ImportArgs;
 use crate::exit;
 
 pub async fn run(ctx: &Ctx, args: ImportArgs) -> Result<i32> {
-    let local = ctx.local("import").await?;
-    let helm = local.helm();
-    let actor = local.actor().clone();
-    let channel: ChannelRef = args.channel.parse()?;
-    let started = Instant::now();
-    let report = if args.file == "-" {
+    let backend = ctx.backend().await?;
+    let history: Box<dyn BufRead + Send> = if args.file == "-" {
         let mut text = Vec::new();
         std::io::Read::read_to_end(&mut std::io::stdin(), &mut text)?;
-        helm.import_history(&actor, &channel, std::io::Cursor::new(text))
-            .await?
+        Box::new(std::io::Cursor::new(text))
     } else {
         let file = std::fs::File::open(&args.file)
             .map_err(|e| helm_core::Error::io("opening the history file", &args.file, e))?;
-        helm.import_history(&actor, &channel, BufReader::new(file))
-            .await?
+        Box::new(BufReader::new(file))
     };
-    let took = started.elapsed();
-    let mut embedded = 0;
-    if !args.no_embed && helm.embedding_model().is_some() {
-        let json = ctx.out_is_json();
-        embedded = helm
-            .embed_backlog(Some(&channel), |done, total| {
-                if !json {
-                    let mut err = std::io::stderr().lock();
-                    let _ = write!(err, "\rindexing meaning: {done}/{total}");
-                    let _ = err.flush();
-                }
-            })
-            .await?;
-        if !json && embedded > 0 {
-            eprintln!();
+    let json = ctx.out_is_json();
+    let mut progress = |done: u64, total: u64| {
+        if !json {
+            let mut err = std::io::stderr().lock();
+            let _ = write!(err, "\rindexing meaning: {done}/{total}");
+            let _ = err.flush();
         }
+    };
+    let imported = backend
+        .import_history(&args.channel, history, !args.no_embed, &mut progress)
+        .await?;
+    if !json && imported.embedded > 0 {
+        eprintln!();
     }
-    let value = json!({ "imported": report, "seconds": took.as_secs_f64(), "embedded": embedded });
+    let report = imported.report;
+    let value = json!({
+        "imported": report,
+        "seconds": imported.seconds,
+        "embedded": imported.embedded,
+    });
     ctx.out.print(&value, || {
-        format!(
+        let mut text = format!(
             "Imported {} threads, {} messages and {} memory records into {} in {:.2} s.",
-            report.threads,
-            report.messages,
-            report.memories,
-            args.channel,
-            took.as_secs_f64()
-        )
+            report.threads, report.messages, report.memories, args.channel, imported.seconds
+        );
+        if imported.indexed_by_server {
+            text.push_str(" The server indexes them for meaning in the background.");
+        }
+        text
     })?;
     Ok(exit::OK)
 }

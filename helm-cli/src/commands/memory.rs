@@ -2,14 +2,17 @@
 
 use anyhow::Result;
 use helm_core::MemoryNote;
-use helm_core::memory::recall::RecallQuery;
-use helm_core::model::{ChannelRef, MemoryId, MemoryItem, MemoryScope, ThreadId};
+use helm_core::memory::recall::{MAX_LIMIT, RecallQuery};
+use helm_core::model::{MemoryId, MemoryItem, MemoryScope, ThreadId};
 use helm_core::store::MemoryFilter;
 
 use super::Ctx;
 use crate::cli::{MemoryCommand, RecallArgs};
 use crate::exit;
 use crate::output::{clip, table};
+
+/// The most records `memory list` shows (as the HTTP API's page).
+const MAX_LIST: usize = 500;
 
 fn render_item(item: &MemoryItem) -> String {
     format!(
@@ -23,25 +26,29 @@ fn render_item(item: &MemoryItem) -> String {
 }
 
 pub async fn run(ctx: &Ctx, cmd: MemoryCommand) -> Result<i32> {
-    let local = ctx.local("memory").await?;
-    let helm = local.helm();
-    let actor = local.actor().clone();
+    let backend = ctx.backend().await?;
     match cmd {
         MemoryCommand::List {
             channel,
             kind,
             all,
             thread,
+            limit,
         } => {
+            if !(1..=MAX_LIST).contains(&limit) {
+                return Err(helm_core::Error::invalid(
+                    "limit",
+                    format!("--limit must be between 1 and {MAX_LIST}"),
+                )
+                .into());
+            }
             let filter = MemoryFilter {
                 kind: kind.map(|k| k.parse()).transpose()?,
                 thread: thread.map(|t| t.parse::<ThreadId>()).transpose()?,
                 include_inactive: all,
-                limit: 0,
+                limit,
             };
-            let items = helm
-                .memory_list(&channel.parse::<ChannelRef>()?, filter)
-                .await?;
+            let items = backend.memory(&channel, filter).await?;
             ctx.out.print(&items, || {
                 if items.is_empty() {
                     return "No memory yet. Agents record decisions and facts as they work; add one \
@@ -65,7 +72,13 @@ pub async fn run(ctx: &Ctx, cmd: MemoryCommand) -> Result<i32> {
                         ]
                     })
                     .collect();
-                table(&["ID", "KIND", "STATUS", "THREAD", "BY", "CONTENT"], &rows)
+                let mut out = table(&["ID", "KIND", "STATUS", "THREAD", "BY", "CONTENT"], &rows);
+                if items.len() == limit {
+                    out.push_str(&format!(
+                        "(the newest {limit}; --limit N shows up to {MAX_LIST})"
+                    ));
+                }
+                out
             })?;
         }
         MemoryCommand::Add {
@@ -75,10 +88,9 @@ pub async fn run(ctx: &Ctx, cmd: MemoryCommand) -> Result<i32> {
             thread,
             workspace,
         } => {
-            let item = helm
+            let item = backend
                 .remember(
-                    &actor,
-                    &channel.parse::<ChannelRef>()?,
+                    &channel,
                     MemoryNote {
                         kind: kind.parse()?,
                         content: text,
@@ -96,7 +108,7 @@ pub async fn run(ctx: &Ctx, cmd: MemoryCommand) -> Result<i32> {
         }
         MemoryCommand::Edit { id, text } => {
             let old: MemoryId = id.parse()?;
-            let item = helm.edit_memory(&actor, old, &text).await?;
+            let item = backend.edit_memory(old, &text).await?;
             ctx.out.print(&item, || {
                 format!(
                     "{}\n(memory {old} is kept as superseded by {})",
@@ -106,12 +118,12 @@ pub async fn run(ctx: &Ctx, cmd: MemoryCommand) -> Result<i32> {
             })?;
         }
         MemoryCommand::Forget { id } => {
-            let item = helm.forget_memory(&actor, id.parse()?).await?;
+            let item = backend.forget_memory(id.parse()?).await?;
             ctx.out
                 .print(&item, || format!("Forgotten: {}", render_item(&item)))?;
         }
         MemoryCommand::Pin { id, off } => {
-            let item = helm.pin_memory(&actor, id.parse()?, !off).await?;
+            let item = backend.pin_memory(id.parse()?, !off).await?;
             ctx.out.print(&item, || render_item(&item))?;
         }
     }
@@ -119,18 +131,24 @@ pub async fn run(ctx: &Ctx, cmd: MemoryCommand) -> Result<i32> {
 }
 
 pub async fn recall(ctx: &Ctx, args: RecallArgs) -> Result<i32> {
-    let local = ctx.local("recall").await?;
-    let helm = local.helm();
-    let channel: ChannelRef = args.channel.parse()?;
-    if args.limit == 0 || args.limit > helm_core::memory::recall::MAX_LIMIT {
-        return Err(helm_core::Error::invalid("limit", "--limit must be between 1 and 50").into());
+    if args.limit == 0 || args.limit > MAX_LIMIT {
+        return Err(helm_core::Error::invalid(
+            "limit",
+            format!("--limit must be between 1 and {MAX_LIMIT}"),
+        )
+        .into());
     }
-    // Items not embedded yet are embedded first, so meaning-based recall sees them.
-    helm.embed_backlog(Some(&channel), |_, _| {}).await?;
+    if args.query.trim().is_empty() {
+        // Checked here so that a server's wording does not differ.
+        return Err(
+            helm_core::Error::invalid("query", "recall needs a question or some words").into(),
+        );
+    }
+    let backend = ctx.backend().await?;
     let mut query = RecallQuery::new(args.query);
     query.limit = args.limit;
     query.include_superseded = args.superseded;
-    let hits = helm.recall(&channel, query).await?;
+    let hits = backend.recall(&args.channel, query).await?;
     ctx.out.print(&hits, || {
         if hits.is_empty() {
             return "Nothing recalled.".to_string();

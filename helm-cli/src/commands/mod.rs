@@ -56,12 +56,18 @@ impl Ctx {
     }
 
     /// The data directory opened in this process, for the commands that
-    /// work on a data directory only (files, terminals, memory, import).
+    /// work on a data directory only (`exec`, `term`).
     pub async fn local(&self, what: &str) -> Result<Local> {
         if self.global.server.is_some() {
+            // While a server runs it holds the data directory, so --data is
+            // no way around this.
             return Err(helm_core::Error::invalid(
                 "--server",
-                format!("`1helm {what}` works on a data directory; run it on the server's machine with --data"),
+                format!(
+                    "`1helm {what}` through a server is not available yet; open a terminal in \
+                     the channel's computer over the HTTP API (POST /api/channels/CHANNEL/terminals, \
+                     as the web terminal does), or stop the server and use --data"
+                ),
             )
             .into());
         }

@@ -2,5 +2,6 @@ mod authority;
 mod channels;
 mod computer;
 mod kit;
+mod remote_memory;
 mod server;
 mod turns;

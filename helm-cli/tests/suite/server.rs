@@ -13,17 +13,17 @@ use super::kit::{Cli, Run, bare};
 
 /// A server on a free loopback port serving a fresh data dir, holding it as
 /// `helm-http` does, with the Captain's setup done and an API token.
-struct Server {
-    cli: Cli,
-    url: String,
-    token: String,
-    helm: Helm,
+pub(super) struct Server {
+    pub(super) cli: Cli,
+    pub(super) url: String,
+    pub(super) token: String,
+    pub(super) helm: Helm,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     _lock: DataLock,
 }
 
 impl Server {
-    async fn start() -> anyhow::Result<Self> {
+    pub(super) async fn start() -> anyhow::Result<Self> {
         let cli = Cli::empty()?;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let url = format!("http://{}", listener.local_addr()?);
@@ -70,13 +70,13 @@ impl Server {
     }
 
     /// Runs `1helm --server URL --token T ARGS…`.
-    fn run(&self, args: &[&str]) -> anyhow::Result<Run> {
+    pub(super) fn run(&self, args: &[&str]) -> anyhow::Result<Run> {
         let mut all = vec!["--server", &self.url, "--token", &self.token];
         all.extend_from_slice(args);
         bare(&all)
     }
 
-    async fn stop(mut self) {
+    pub(super) async fn stop(mut self) {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
@@ -84,7 +84,7 @@ impl Server {
     }
 }
 
-fn ok(run: &Run) -> anyhow::Result<()> {
+pub(super) fn ok(run: &Run) -> anyhow::Result<()> {
     anyhow::ensure!(
         run.code == 0,
         "exit {}: {}{}",
