@@ -50,9 +50,36 @@ impl Helm {
             .await
     }
 
-    /// Calls for Skipper, oldest first.
-    pub async fn escalations(&self, _actor: &User, open_only: bool) -> Result<Vec<Escalation>> {
-        self.inner.store.escalations(open_only).await
+    /// Calls for Skipper, oldest first: all of them for the Captain and
+    /// admins, otherwise those made in threads of channels the person may see
+    /// (a call's reason can quote a private channel).
+    pub async fn escalations(&self, actor: &User, open_only: bool) -> Result<Vec<Escalation>> {
+        let all = self.inner.store.escalations(open_only).await?;
+        if actor.role.is_admin() {
+            return Ok(all);
+        }
+        let audience = self.audience(actor).await?;
+        let mut channel_of = std::collections::HashMap::new();
+        let mut visible = Vec::with_capacity(all.len());
+        for escalation in all {
+            let channel = match channel_of.get(&escalation.thread_id) {
+                Some(channel) => *channel,
+                None => {
+                    let channel = self
+                        .inner
+                        .store
+                        .thread(escalation.thread_id)
+                        .await?
+                        .channel_id;
+                    channel_of.insert(escalation.thread_id, channel);
+                    channel
+                }
+            };
+            if audience.sees_channel(channel) {
+                visible.push(escalation);
+            }
+        }
+        Ok(visible)
     }
 
     /// Sets whether an action needs approval, workspace-wide or in one channel.

@@ -656,3 +656,42 @@ async fn the_audit_log_shows_an_edited_row() -> anyhow::Result<()> {
     assert!(check.problem.unwrap_or_default().contains("edited"));
     Ok(())
 }
+
+#[tokio::test]
+async fn calls_for_skipper_in_a_private_channel_stay_in_it() -> anyhow::Result<()> {
+    let (t, scripted) = setup(|_| {}).await?;
+    t.helm
+        .create_channel_with(
+            &t.captain,
+            NewChannel {
+                visibility: Visibility::Private,
+                ..NewChannel::new("exec-team", "Board matters.")
+            },
+        )
+        .await?;
+    let mira = t.member("mira").await?;
+    scripted.reply_text("On it.");
+    scripted.reply_text("Looking.");
+    let private = t
+        .helm
+        .post_message(
+            &t.captain,
+            &"exec-team".parse()?,
+            "@skipper draft the layoff plan for the board",
+            None,
+        )
+        .await?;
+    wait_thread_idle(&t, private.thread.id).await?;
+    let public = t
+        .helm
+        .post_message(&mira, &"launch".parse()?, "@skipper help me", None)
+        .await?;
+    wait_thread_idle(&t, public.thread.id).await?;
+
+    assert_eq!(t.helm.escalations(&t.captain, false).await?.len(), 2);
+    let seen = t.helm.escalations(&mira, false).await?;
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!(seen[0].thread_id, public.thread.id);
+    assert!(seen.iter().all(|e| !e.reason.contains("layoff")));
+    Ok(())
+}
