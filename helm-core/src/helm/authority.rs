@@ -59,27 +59,10 @@ impl Helm {
             return Ok(all);
         }
         let audience = self.audience(actor).await?;
-        let mut channel_of = std::collections::HashMap::new();
-        let mut visible = Vec::with_capacity(all.len());
-        for escalation in all {
-            let channel = match channel_of.get(&escalation.thread_id) {
-                Some(channel) => *channel,
-                None => {
-                    let channel = self
-                        .inner
-                        .store
-                        .thread(escalation.thread_id)
-                        .await?
-                        .channel_id;
-                    channel_of.insert(escalation.thread_id, channel);
-                    channel
-                }
-            };
-            if audience.sees_channel(channel) {
-                visible.push(escalation);
-            }
-        }
-        Ok(visible)
+        Ok(all
+            .into_iter()
+            .filter(|e| audience.sees_channel(e.channel_id))
+            .collect())
     }
 
     /// Sets whether an action needs approval, workspace-wide or in one channel.

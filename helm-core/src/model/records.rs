@@ -208,6 +208,8 @@ pub struct Escalation {
     pub id: EscalationId,
     /// The thread it was raised in.
     pub thread_id: ThreadId,
+    /// That thread's channel.
+    pub channel_id: ChannelId,
     /// The agent that called Skipper, if an agent did.
     pub from_agent_id: Option<AgentId>,
     /// The person who called Skipper, if a person did.

@@ -66,6 +66,8 @@ pub struct Escalation {
     pub id: i64,
     /// The thread it was raised in.
     pub thread_id: i64,
+    /// That thread's channel.
+    pub channel_id: i64,
     /// The agent that called, if an agent did.
     pub from_agent_id: Option<i64>,
     /// The person who called, if a person did.
@@ -87,6 +89,7 @@ impl From<m::Escalation> for Escalation {
         Escalation {
             id: e.id.0,
             thread_id: e.thread_id.0,
+            channel_id: e.channel_id.0,
             from_agent_id: e.from_agent_id.map(|a| a.0),
             from_user_id: e.from_user_id.map(|u| u.0),
             reason: e.reason,

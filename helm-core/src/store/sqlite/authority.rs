@@ -19,35 +19,36 @@ use crate::model::{
 };
 use crate::store::types::{CapabilityChange, NewApproval, NewEscalation};
 
-const ESCALATION_COLUMNS: &str = "id, thread_id, from_agent_id, from_user_id, reason, status, \
-    resolved_by, outcome, created";
+/// An escalation with its thread's channel (`e` joined to `t`).
+const ESCALATION_SELECT: &str = "SELECT e.id, e.thread_id, t.channel_id, e.from_agent_id, \
+    e.from_user_id, e.reason, e.status, e.resolved_by, e.outcome, e.created \
+    FROM escalations e JOIN threads t ON t.id = e.thread_id";
 
 fn escalation_from_row(r: &Row<'_>) -> rusqlite::Result<Escalation> {
     Ok(Escalation {
         id: r.get(0)?,
         thread_id: r.get(1)?,
-        from_agent_id: r.get(2)?,
-        from_user_id: r.get(3)?,
-        reason: r.get(4)?,
-        status: parsed(r, 5)?,
-        resolved_by: r.get(6)?,
-        outcome: r.get(7)?,
-        created: ts(r, 8)?,
+        channel_id: r.get(2)?,
+        from_agent_id: r.get(3)?,
+        from_user_id: r.get(4)?,
+        reason: r.get(5)?,
+        status: parsed(r, 6)?,
+        resolved_by: r.get(7)?,
+        outcome: r.get(8)?,
+        created: ts(r, 9)?,
     })
 }
 
 pub(super) fn escalation(conn: &Connection, id: EscalationId) -> Result<Escalation> {
-    conn.prepare_cached(&format!(
-        "SELECT {ESCALATION_COLUMNS} FROM escalations WHERE id = ?1"
-    ))?
-    .query_row([id], escalation_from_row)
-    .optional()?
-    .ok_or_else(|| Error::not_found("escalation", id))
+    conn.prepare_cached(&format!("{ESCALATION_SELECT} WHERE e.id = ?1"))?
+        .query_row([id], escalation_from_row)
+        .optional()?
+        .ok_or_else(|| Error::not_found("escalation", id))
 }
 
 pub(super) fn escalations(conn: &Connection, open_only: bool) -> Result<Vec<Escalation>> {
     let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {ESCALATION_COLUMNS} FROM escalations WHERE NOT ?1 OR status = 'open' ORDER BY id"
+        "{ESCALATION_SELECT} WHERE NOT ?1 OR e.status = 'open' ORDER BY e.id"
     ))?;
     let rows = stmt
         .query_map([open_only], escalation_from_row)?
