@@ -14,6 +14,7 @@ use super::{ReadErrors, WriteErrors, channel_ref, created};
 use crate::api::{OtKeyIssued, OtKeyState};
 use crate::caller::Caller;
 use crate::error::ApiResult;
+use crate::error::ErrorBody;
 use crate::extract::PathParams;
 use crate::state::AppState;
 
@@ -41,7 +42,9 @@ fn issued(state: &AppState, issued: Issued<CoreKey>) -> OtKeyIssued {
 /// managers).
 #[utoipa::path(get, path = "/api/channels/{channel}/ot-key", tag = "open-terminal",
     params(("channel" = String, Path, description = "The channel's name or id")),
-    responses((status = 200, description = "The endpoint and key", body = OtKeyState), ReadErrors))]
+    responses((status = 200, description = "The endpoint and key", body = OtKeyState),
+        (status = 409, description = "#main, Skipper's host computer, has no Open Terminal endpoint", body = ErrorBody),
+        ReadErrors))]
 async fn get_key(
     State(state): State<AppState>,
     caller: Caller,
