@@ -46,7 +46,7 @@ impl DataLock {
     /// that are using it to finish. Fails with [`Error::Busy`] if another
     /// server holds it.
     pub fn server(root: &Path, info: &ServerInfo, wait: Duration) -> Result<DataLock> {
-        std::fs::create_dir_all(root).map_err(|e| Error::io("creating", root, e))?;
+        crate::world::create_private_dir(root)?;
         let file = open(root)?;
         let deadline = std::time::Instant::now() + wait;
         loop {
@@ -77,7 +77,7 @@ impl DataLock {
         let path = root.join(INFO_FILE);
         let text = serde_json::to_string_pretty(info)
             .map_err(|e| Error::Internal(format!("server info does not serialise: {e}")))?;
-        std::fs::write(&path, text).map_err(|e| Error::io("writing", &path, e))?;
+        write_private(&path, text.as_bytes()).map_err(|e| Error::io("writing", &path, e))?;
         Ok(DataLock {
             _file: Some(file),
             info: Some(path),
@@ -133,9 +133,27 @@ pub fn running_server(root: &Path) -> Option<ServerInfo> {
     serde_json::from_str(&text).ok()
 }
 
+/// Writes `bytes` to `path` readable by the server's user only (0600), also
+/// when the file existed with a wider mode: agents in process mode run on
+/// the same host and must not read what the server keeps there.
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let mut file = File::options()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)?;
+    file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    file.write_all(bytes)
+}
+
 fn open(root: &Path) -> Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
     let path = root.join(LOCK_FILE);
     File::options()
+        .mode(0o600)
         .create(true)
         .truncate(false)
         .write(true)

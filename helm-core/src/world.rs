@@ -64,11 +64,47 @@ impl DataRoot {
         self.db_path().is_file()
     }
 
-    /// Creates the data root and its `channels/` directory.
+    /// Creates the data root and its `channels/` directory, closed to
+    /// other users from the first moment (0700), and the database file
+    /// (0600) so that SQLite, which gives its `-wal` and `-shm` files the
+    /// database's mode, never makes a readable one. A data root made
+    /// before Helm closed it is closed here.
     pub fn create(&self) -> Result<()> {
-        let channels = self.channels_dir();
-        std::fs::create_dir_all(&channels)
-            .map_err(|e| Error::io("creating the data directory", &channels, e))
+        create_private_dir(&self.root)?;
+        create_private_dir(&self.channels_dir())?;
+        self.close()
+    }
+
+    /// Takes group and other users' read and write bits off the data root,
+    /// `channels/` and the database files, and creates the database file
+    /// 0600 if it does not exist yet. (Process isolation later opens the
+    /// directories for traversal only, 0711; see `helm::computer`.)
+    pub fn close(&self) -> Result<()> {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        for dir in [self.root.clone(), self.channels_dir()] {
+            if let Ok(meta) = std::fs::metadata(&dir)
+                && meta.permissions().mode() & 0o066 != 0
+            {
+                restrict(&dir, 0o700)?;
+            }
+        }
+        let db = self.db_path();
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(&db)
+            .map_err(|e| Error::io("creating the database file", &db, e))?;
+        for side in ["", "-wal", "-shm", "-journal"] {
+            let path = PathBuf::from(format!("{}{side}", db.display()));
+            if let Ok(meta) = std::fs::metadata(&path)
+                && meta.permissions().mode() & 0o077 != 0
+            {
+                restrict(&path, 0o600)?;
+            }
+        }
+        Ok(())
     }
 
     fn trash_dir(&self) -> PathBuf {
@@ -161,6 +197,17 @@ fn unique_suffix() -> String {
         jiff::Timestamp::now().as_millisecond(),
         std::process::id()
     )
+}
+
+/// Creates `dir` (and missing parents) with mode 0700; an existing one is
+/// left as it is (see [`DataRoot::close`]).
+pub(crate) fn create_private_dir(dir: &Path) -> Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| Error::io("creating the data directory", dir, e))
 }
 
 /// Sets the permission bits of `path` to `mode`.

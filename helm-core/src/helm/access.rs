@@ -9,6 +9,10 @@
 //!   changed) by the Captain, admins, its creator and its owners.
 //! - Events follow their channel: an [`Audience`] decides, event by event,
 //!   what one person's live stream carries.
+//! - What reaches an agent's context (recalled memory, pinned records,
+//!   other threads' and channels' text) is filtered by an [`Audience`] too:
+//!   the one of the turn ([`Audience::for_turn`]), which the recall engine
+//!   takes as a required argument, so no runtime path can read unfiltered.
 
 use std::collections::HashSet;
 
@@ -18,7 +22,7 @@ use crate::model::{
     Actor, Channel, ChannelId, ChannelRef, Member, MemberRole, Message, MessageId, Thread,
     ThreadId, User, UserId, Visibility, validate_purpose,
 };
-use crate::store::{ChannelFilter, ChannelRecord, ChannelUpdate};
+use crate::store::{ChannelFilter, ChannelRecord, ChannelUpdate, Store};
 
 use super::Helm;
 
@@ -36,6 +40,94 @@ pub struct Audience {
 }
 
 impl Audience {
+    /// An audience that sees everything: for the operator working on a data
+    /// directory directly (the CLI without a server), who can read the
+    /// database anyway. Never for an agent's turn.
+    pub fn operator() -> Self {
+        Audience {
+            user: UserId(0),
+            everything: true,
+            visible: HashSet::new(),
+        }
+    }
+
+    /// What one person may see right now: every channel for the Captain and
+    /// admins; public channels and their own private ones for a member.
+    pub(crate) async fn of_person(store: &dyn Store, person: &User) -> Result<Self> {
+        let everything = person.role.is_admin();
+        let visible = if everything {
+            HashSet::new()
+        } else {
+            store
+                .visible_channel_ids(person.id)
+                .await?
+                .into_iter()
+                .collect()
+        };
+        Ok(Audience {
+            user: person.id,
+            everything,
+            visible,
+        })
+    }
+
+    /// What an agent's turn in `channel` may put in its context: what the
+    /// person it works for may see (public channels only when no person
+    /// asked), narrowed to what every reader of the channel may see too,
+    /// because the reply lands in a thread they all read. A private
+    /// channel's records shared with the workspace therefore reach another
+    /// channel's agent only when the asker and everyone in that channel may
+    /// see the private one.
+    pub(crate) async fn for_turn(
+        store: &dyn Store,
+        asker: Option<&User>,
+        channel: &Channel,
+    ) -> Result<Self> {
+        let mut audience = match asker {
+            Some(person) => Self::of_person(store, person).await?,
+            None => Audience {
+                user: UserId(0),
+                everything: false,
+                visible: store
+                    .list_channels(ChannelFilter {
+                        include_archived: true,
+                    })
+                    .await?
+                    .into_iter()
+                    .filter(|r| r.channel.visibility == Visibility::Public)
+                    .map(|r| r.channel.id)
+                    .collect(),
+            },
+        };
+        let readers: Vec<User> = if channel.visibility == Visibility::Public {
+            store.list_users().await?
+        } else {
+            store
+                .channel_members(channel.id)
+                .await?
+                .into_iter()
+                .map(|m| m.user)
+                .collect()
+        };
+        for reader in readers.iter().filter(|u| !u.role.is_admin()) {
+            if Some(reader.id) == asker.map(|a| a.id) && !audience.everything {
+                continue;
+            }
+            let theirs: HashSet<ChannelId> = store
+                .visible_channel_ids(reader.id)
+                .await?
+                .into_iter()
+                .collect();
+            audience.visible = if audience.everything {
+                theirs
+            } else {
+                audience.visible.intersection(&theirs).copied().collect()
+            };
+            audience.everything = false;
+        }
+        Ok(audience)
+    }
+
     /// Whether the person may see this channel.
     pub fn sees_channel(&self, channel: ChannelId) -> bool {
         self.everything || self.visible.contains(&channel)
@@ -83,22 +175,7 @@ fn manages(actor: &User, channel: &Channel, members: &[Member]) -> bool {
 impl Helm {
     /// What `actor` may see of the event log right now.
     pub async fn audience(&self, actor: &User) -> Result<Audience> {
-        let everything = actor.role.is_admin();
-        let visible = if everything {
-            HashSet::new()
-        } else {
-            self.inner
-                .store
-                .visible_channel_ids(actor.id)
-                .await?
-                .into_iter()
-                .collect()
-        };
-        Ok(Audience {
-            user: actor.id,
-            everything,
-            visible,
-        })
+        Audience::of_person(self.inner.store.as_ref(), actor).await
     }
 
     /// Whether `actor` may see `channel`.

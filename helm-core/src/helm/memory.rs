@@ -11,7 +11,7 @@ use crate::model::{
 };
 use crate::store::{MemoryFilter, NewMemory};
 
-use super::Helm;
+use super::{Audience, Helm};
 
 /// The longest memory record accepted, in bytes.
 pub const MAX_MEMORY: usize = 8 * 1024;
@@ -48,10 +48,15 @@ fn check_content(content: &str) -> Result<String> {
 
 impl Helm {
     /// Recalls from a channel's memory and history (plus records shared with
-    /// the workspace), with provenance.
+    /// the workspace), with provenance, as the operator of the data
+    /// directory (who sees everything; see [`Audience::operator`]). Serving
+    /// people, use [`Helm::recall_as`].
     pub async fn recall(&self, channel: &ChannelRef, query: RecallQuery) -> Result<Vec<RecallHit>> {
         let record = self.channel(channel).await?;
-        self.inner.recall.recall(record.channel.id, &query).await
+        self.inner
+            .recall
+            .recall(&Audience::operator(), record.channel.id, &query)
+            .await
     }
 
     /// A channel's memory records: current ones, or all with `include_inactive`.
@@ -116,11 +121,10 @@ impl Helm {
     ) -> Result<Vec<RecallHit>> {
         let record = self.visible_channel(actor, channel).await?;
         let audience = self.audience(actor).await?;
-        let hits = self.inner.recall.recall(record.channel.id, &query).await?;
-        Ok(hits
-            .into_iter()
-            .filter(|hit| audience.sees_channel(hit.channel_id))
-            .collect())
+        self.inner
+            .recall
+            .recall(&audience, record.channel.id, &query)
+            .await
     }
 
     /// Adds a record by hand, as `actor`.

@@ -158,6 +158,7 @@ impl Helm {
         if !root.is_initialized() {
             return Err(Error::NotInitialized(options.data_dir));
         }
+        root.close()?;
         let store: Arc<dyn Store> = Arc::new(SqliteStore::open(root.db_path()).await?);
         Self::with_store(root, store, options).await
     }

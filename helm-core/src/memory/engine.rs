@@ -15,6 +15,7 @@ use super::recall::{
     CandidateItem, DEPTH, HitThread, ItemKey, Lists, Ranked, RecallHit, RecallQuery, fuse,
 };
 use crate::error::{Error, Result};
+use crate::helm::Audience;
 use crate::model::{ChannelId, MessageId, ThreadId};
 use crate::store::Store;
 
@@ -98,8 +99,16 @@ impl RecallEngine {
         self.embedder.as_ref().map(|e| e.model())
     }
 
-    /// Recalls from `channel` (plus records shared with the workspace).
-    pub async fn recall(&self, channel: ChannelId, query: &RecallQuery) -> Result<Vec<RecallHit>> {
+    /// Recalls from `channel` (plus records shared with the workspace), for
+    /// `audience`: an item of a channel the audience may not see never
+    /// reaches the ranking, so it is neither returned nor crowds out others.
+    /// The audience is required: there is no unfiltered recall.
+    pub async fn recall(
+        &self,
+        audience: &Audience,
+        channel: ChannelId,
+        query: &RecallQuery,
+    ) -> Result<Vec<RecallHit>> {
         let text = query.text.trim();
         if text.is_empty() {
             return Err(Error::invalid(
@@ -132,7 +141,8 @@ impl RecallEngine {
             .await?
             .into_iter()
             .filter(|i| {
-                i.channel_id == channel || i.scope == Some(crate::model::MemoryScope::Workspace)
+                (i.channel_id == channel || i.scope == Some(crate::model::MemoryScope::Workspace))
+                    && audience.sees_channel(i.channel_id)
             })
             .map(|i| (i.key, i))
             .collect();
@@ -145,6 +155,32 @@ impl RecallEngine {
         };
         let ranked = fuse(&lists, &items, query);
         self.dress(ranked).await
+    }
+
+    /// The pinned records of `channel` (always offered to its agent), when
+    /// `audience` may see the channel; at most `limit`.
+    pub async fn pinned(
+        &self,
+        audience: &Audience,
+        channel: ChannelId,
+        limit: usize,
+    ) -> Result<Vec<crate::model::MemoryItem>> {
+        if !audience.sees_channel(channel) {
+            return Ok(Vec::new());
+        }
+        Ok(self
+            .store
+            .list_memory(
+                channel,
+                crate::store::MemoryFilter {
+                    limit,
+                    ..Default::default()
+                },
+            )
+            .await?
+            .into_iter()
+            .filter(|m| m.pinned && m.status == crate::model::MemoryStatus::Current)
+            .collect())
     }
 
     async fn lexical(

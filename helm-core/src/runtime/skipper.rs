@@ -360,6 +360,15 @@ async fn target(ctx: &ToolContext, name: Option<&str>) -> Result<ChannelRecord> 
     }
 }
 
+/// What the person Skipper acts for may see (public channels when no
+/// person asked).
+async fn asker_audience(ctx: &ToolContext) -> Result<crate::helm::Audience> {
+    match &ctx.asker {
+        Some(user) => crate::helm::Audience::of_person(ctx.rt.store.as_ref(), user).await,
+        None => Ok(ctx.audience.clone()),
+    }
+}
+
 fn facade(ctx: &ToolContext) -> Result<crate::Helm> {
     crate::Helm::from_weak(&ctx.rt.facade)
         .ok_or_else(|| Error::Internal("Helm is shutting down".into()))
@@ -734,7 +743,15 @@ async fn read_channel(ctx: &ToolContext, name: &str, query: Option<&str>) -> Res
         out.push_str(&format!("\nRecalled for {q:?}:\n"));
         let mut rq = crate::memory::recall::RecallQuery::new(q);
         rq.limit = 8;
-        for hit in ctx.rt.recall.recall(record.channel.id, &rq).await? {
+        // An explicit read acts for the asker: records other channels share
+        // with the workspace come only from channels the asker may see.
+        let audience = asker_audience(ctx).await?;
+        for hit in ctx
+            .rt
+            .recall
+            .recall(&audience, record.channel.id, &rq)
+            .await?
+        {
             out.push_str(&super::context::provenance_line(&hit));
             out.push('\n');
         }

@@ -46,6 +46,10 @@ pub(crate) struct ToolContext {
     pub agent_handle: String,
     /// The person whose message started this chain of work.
     pub asker: Option<User>,
+    /// What this turn may read beyond its thread (see
+    /// [`Audience::for_turn`](crate::helm::Audience)): every memory read a
+    /// tool makes goes through it.
+    pub audience: crate::helm::Audience,
     /// Whether the acting agent is Skipper.
     pub skipper: bool,
     pub executor: Arc<dyn Executor>,
@@ -617,7 +621,11 @@ async fn remember(
 async fn recall(ctx: &ToolContext, query: &str, limit: Option<usize>) -> Result<ToolOutcome> {
     let mut q = RecallQuery::new(query);
     q.limit = limit.unwrap_or(8).clamp(1, 20);
-    let hits = ctx.rt.recall.recall(ctx.channel_id(), &q).await?;
+    let hits = ctx
+        .rt
+        .recall
+        .recall(&ctx.audience, ctx.channel_id(), &q)
+        .await?;
     if hits.is_empty() {
         return Ok(ToolOutcome::ok("nothing found".into(), "0 hits".into()));
     }

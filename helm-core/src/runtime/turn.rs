@@ -97,20 +97,17 @@ pub(super) async fn drive(
         .last()
         .map(|m| m.content.clone())
         .unwrap_or_default();
-    let recalled = recall_for_turn(rt, &turn, &trigger).await;
-    let pinned = rt
-        .store
-        .list_memory(
-            turn.channel_id,
-            crate::store::MemoryFilter {
-                limit: 20,
-                ..Default::default()
-            },
-        )
-        .await?
-        .into_iter()
-        .filter(|m| m.pinned)
-        .collect::<Vec<_>>();
+    let asker = match turn.requested_by {
+        Some(user) => rt.store.user(user).await.ok(),
+        None => None,
+    };
+    // Everything below that reads beyond this thread reads for this
+    // audience: what the person the turn works for, and every reader of
+    // this channel, may see.
+    let audience =
+        crate::helm::Audience::for_turn(rt.store.as_ref(), asker.as_ref(), &record.channel).await?;
+    let recalled = recall_for_turn(rt, &turn, &audience, &trigger).await;
+    let pinned = rt.recall.pinned(&audience, turn.channel_id, 20).await?;
     // Skipper's turns: the whole thread, its own identity and tools, and
     // the channels the person who asked may see.
     let home = rt
@@ -120,10 +117,6 @@ pub(super) async fn drive(
         )?))
         .await?;
     let skipper = turn.agent_id == home.agent.id;
-    let asker = match turn.requested_by {
-        Some(user) => rt.store.user(user).await.ok(),
-        None => None,
-    };
     let inputs = ContextInputs {
         record: &record,
         own_agent: turn.agent_id,
@@ -143,11 +136,16 @@ pub(super) async fn drive(
             Some(id) => Some(rt.store.escalation(id).await?),
             None => None,
         };
+        // The channels named in the prompt are the ones this thread's
+        // readers may all hear of; Skipper's tools still reach any channel
+        // the asker may see.
         let channels = match (crate::Helm::from_weak(&rt.facade), &asker) {
-            (Some(helm), Some(user)) => {
-                helm.visible_channels(user, crate::store::ChannelFilter::default())
-                    .await?
-            }
+            (Some(helm), Some(_)) => helm
+                .channels(crate::store::ChannelFilter::default())
+                .await?
+                .into_iter()
+                .filter(|r| audience.sees_channel(r.channel.id))
+                .collect(),
             _ => Vec::new(),
         };
         let mut prompt = super::skipper::system_prompt(
@@ -182,6 +180,7 @@ pub(super) async fn drive(
         record: record.clone(),
         agent_handle: handle,
         asker,
+        audience,
         skipper,
     };
 
@@ -325,6 +324,7 @@ fn failed(e: &Error) -> Ending {
 async fn recall_for_turn(
     rt: &Runtime,
     turn: &Turn,
+    audience: &crate::helm::Audience,
     question: &str,
 ) -> Vec<crate::memory::recall::RecallHit> {
     if question.trim().is_empty() {
@@ -332,7 +332,7 @@ async fn recall_for_turn(
     }
     let mut query = crate::memory::recall::RecallQuery::new(question);
     query.limit = MEMORY_HITS + 6;
-    match rt.recall.recall(turn.channel_id, &query).await {
+    match rt.recall.recall(audience, turn.channel_id, &query).await {
         Ok(hits) => {
             // Raw messages come only from threads no summary stands in for:
             // a summarised thread speaks through its records, not its transcript.

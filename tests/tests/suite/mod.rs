@@ -1,3 +1,4 @@
+mod audience;
 mod escapes;
 mod journey;
 mod memory;
