@@ -23,6 +23,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod auth;
+pub mod config;
 pub mod error;
 pub mod events;
 pub mod exec;
@@ -36,6 +37,7 @@ pub mod runtime;
 pub mod store;
 pub mod world;
 
+pub use config::HelmConfig;
 pub use error::{Error, ErrorKind, ProviderFailure, Result};
 pub use helm::{
     AccountRequest, Audience, Helm, HelmOptions, InitOptions, InitReport, MAX_INSTRUCTIONS,

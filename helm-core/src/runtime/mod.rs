@@ -59,6 +59,10 @@ pub struct RuntimeOptions {
     pub agent_turns_without_human: u32,
     /// How long an approval waits for the Captain before it is denied.
     pub approval_timeout: Duration,
+    /// The output token limit sent to the provider with every call.
+    pub max_tokens: u32,
+    /// The most bytes of text one model call may stream into a reply.
+    pub max_reply_bytes: usize,
 }
 
 impl Default for RuntimeOptions {
@@ -72,6 +76,8 @@ impl Default for RuntimeOptions {
             hop_limit: 6,
             agent_turns_without_human: 10,
             approval_timeout: Duration::from_secs(15 * 60),
+            max_tokens: crate::config::ReplyLimits::default().max_tokens,
+            max_reply_bytes: crate::config::ReplyLimits::default().max_reply_bytes,
         }
     }
 }

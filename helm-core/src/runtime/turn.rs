@@ -211,7 +211,7 @@ pub(super) async fn drive(
             system: system.clone(),
             messages: conversation.clone(),
             tools: specs.clone(),
-            max_tokens: None,
+            max_tokens: Some(rt.options.max_tokens),
             temperature: None,
         };
         let step = tokio::select! {
@@ -227,6 +227,16 @@ pub(super) async fn drive(
         if let Some(u) = step.usage {
             usage.input_tokens += u.input_tokens;
             usage.output_tokens += u.output_tokens;
+        }
+        if step.cut {
+            break Ending {
+                state: TurnState::Completed,
+                error: None,
+                note: Some(format!(
+                    "The reply was cut at {} bytes, the most one reply may hold.",
+                    rt.options.max_reply_bytes
+                )),
+            };
         }
         if step.tool_calls.is_empty() {
             break Ending {
@@ -370,6 +380,20 @@ struct Step {
     tool_calls: Vec<ToolCall>,
     usage: Option<Usage>,
     finish: Option<FinishReason>,
+    /// The text reached the reply size limit and the stream was dropped.
+    cut: bool,
+}
+
+/// Up to this size a reply is written as it streams (every flush interval
+/// or 4 KiB); beyond it, only when the text waiting is at least a
+/// 32nd of what is written, so the writes (each of which rewrites the
+/// stored reply) stay linear in the reply's size however fast it streams.
+const EAGER_REPLY_BYTES: usize = 256 * 1024;
+
+/// Whether the text waiting in `reply` should be written now.
+fn flush_due(reply: &ReplyBuffer, interval: std::time::Duration) -> bool {
+    let due = reply.pending.len() >= 4096 || reply.last_flush.elapsed() >= interval;
+    due && (reply.text.len() <= EAGER_REPLY_BYTES || reply.pending.len() * 32 >= reply.text.len())
 }
 
 /// Streams one model call into the reply. `Ok(None)` means it was cancelled.
@@ -387,8 +411,10 @@ async fn stream_step(
         tool_calls: Vec::new(),
         usage: None,
         finish: None,
+        cut: false,
     };
     let interval = rt.options.flush_interval;
+    let limit = rt.options.max_reply_bytes;
     loop {
         let deadline = reply.last_flush + interval;
         let has_pending = !reply.pending.is_empty();
@@ -399,7 +425,11 @@ async fn stream_step(
                 return Ok(None);
             }
             _ = tokio::time::sleep_until(deadline.into()), if has_pending => {
-                flush(rt, turn, reply).await?;
+                if flush_due(reply, interval) {
+                    flush(rt, turn, reply).await?;
+                } else {
+                    reply.last_flush = Instant::now();
+                }
                 continue;
             }
             event = next(&mut stream) => event,
@@ -411,9 +441,22 @@ async fn stream_step(
                 return Err(e);
             }
             Some(Ok(StreamEvent::TextDelta { text })) => {
+                let room = limit.saturating_sub(reply.text.len());
+                if text.len() > room {
+                    // Keep what fits (on a character boundary) and stop
+                    // reading: dropping the stream closes the connection.
+                    let mut cut = room;
+                    while !text.is_char_boundary(cut) {
+                        cut -= 1;
+                    }
+                    step.text.push_str(&text[..cut]);
+                    reply.push(&text[..cut]);
+                    step.cut = true;
+                    break;
+                }
                 step.text.push_str(&text);
                 reply.push(&text);
-                if reply.pending.len() >= 4096 || reply.last_flush.elapsed() >= interval {
+                if flush_due(reply, interval) {
                     flush(rt, turn, reply).await?;
                 }
             }
@@ -423,7 +466,11 @@ async fn stream_step(
             Some(Ok(_)) => {}
         }
     }
+    drop(stream);
     flush(rt, turn, reply).await?;
+    if step.cut {
+        return Ok(Some(step));
+    }
     if step.finish.is_none() {
         return Err(Error::provider(
             turn.served_by
@@ -432,6 +479,16 @@ async fn stream_step(
                 .unwrap_or("provider"),
             ProviderFailure::MalformedStream,
             "the response ended without saying it was finished",
+        ));
+    }
+    if step.text.trim().is_empty() && step.tool_calls.is_empty() {
+        return Err(Error::provider(
+            turn.served_by
+                .as_ref()
+                .map(|m| m.provider.as_str())
+                .unwrap_or("provider"),
+            ProviderFailure::MalformedStream,
+            "the model's response held no text and no tool call",
         ));
     }
     Ok(Some(step))

@@ -26,6 +26,10 @@ pub(crate) enum Reply {
     },
     Embeddings(Vec<Vec<f32>>),
     RawSse(Vec<String>),
+    Flood {
+        total_bytes: usize,
+        chunk_bytes: usize,
+    },
     Raw {
         status: u16,
         content_type: String,
@@ -166,6 +170,19 @@ impl Behaviour {
         Behaviour::new(Reply::RawSse(
             frames.iter().map(|f| f.to_string()).collect(),
         ))
+    }
+
+    /// An OpenAI-style stream of `total_bytes` of text in `chunk_bytes`
+    /// deltas, generated as it is sent (the mock never holds it), then the
+    /// finish marker and `[DONE]`. [`MockServer::flood_sent`] counts the
+    /// bytes of text that went out.
+    ///
+    /// [`MockServer::flood_sent`]: super::MockServer::flood_sent
+    pub fn flood(total_bytes: usize, chunk_bytes: usize) -> Self {
+        Behaviour::new(Reply::Flood {
+            total_bytes,
+            chunk_bytes: chunk_bytes.max(1),
+        })
     }
 
     /// A plain response with this status, content type and body.

@@ -120,6 +120,7 @@ struct Shared {
     fallback: Mutex<Option<Behaviour>>,
     requests: Mutex<Vec<RecordedRequest>>,
     shutdown: watch::Receiver<bool>,
+    flood_sent: Arc<std::sync::atomic::AtomicU64>,
 }
 
 /// Locks a mutex, recovering it if a panicking test poisoned it.
@@ -149,6 +150,7 @@ impl MockServer {
             fallback: Mutex::default(),
             requests: Mutex::default(),
             shutdown: watcher,
+            flood_sent: Arc::default(),
         });
         let app = axum::Router::new()
             .fallback(answer)
@@ -174,6 +176,13 @@ impl MockServer {
     /// What to do once the queue is empty (by default: HTTP 400 saying so).
     pub fn set_fallback(&self, behaviour: Behaviour) {
         *lock(&self.shared.fallback) = Some(behaviour);
+    }
+
+    /// Bytes of text a [`Behaviour::flood`] has sent so far.
+    pub fn flood_sent(&self) -> u64 {
+        self.shared
+            .flood_sent
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// How many queued behaviours are still unused.
@@ -357,6 +366,39 @@ async fn answer(
                 chunk_delay,
                 &shared,
             )
+        }
+        Reply::Flood {
+            total_bytes,
+            chunk_bytes,
+        } => {
+            let sent = shared.flood_sent.clone();
+            let piece = "x".repeat(chunk_bytes);
+            let frames = stream::unfold(0usize, move |done| {
+                let piece = piece.clone();
+                let sent = sent.clone();
+                async move {
+                    if done >= total_bytes {
+                        return None;
+                    }
+                    let n = chunk_bytes.min(total_bytes - done);
+                    sent.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+                    let frame = format!(
+                        "data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{}\"}}}}]}}\n\n",
+                        &piece[..n]
+                    );
+                    Some((Ok::<String, std::io::Error>(frame), done + n))
+                }
+            })
+            .chain(stream::iter([
+                Ok("data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n".to_string()),
+                Ok("data: [DONE]\n\n".to_string()),
+            ]));
+            let headers = [
+                vec![("content-type".to_string(), "text/event-stream".to_string())],
+                reply_headers,
+            ]
+            .concat();
+            respond(200, &headers, Body::from_stream(frames))
         }
         Reply::Embeddings(_) => {
             let message = "mock server: an embeddings behaviour was queued for a chat request";

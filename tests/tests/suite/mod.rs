@@ -6,5 +6,6 @@ mod provider_kit;
 mod providers_anthropic;
 mod providers_openai;
 mod provisioning_faults;
+mod replies;
 mod skipper;
 mod turns;

@@ -81,6 +81,11 @@ struct Inner {
     writer: Mutex<Connection>,
     readers: Mutex<Vec<Connection>>,
     live: broadcast::Sender<Event>,
+    /// The seq of each streaming turn's first `message.delta`: when the
+    /// turn ends, its deltas are dropped from the log, which keeps the
+    /// reply once (in `message.completed`). Lost with the process, so an
+    /// interrupted turn keeps its deltas; they are bounded by the reply cap.
+    first_delta: Mutex<std::collections::HashMap<TurnId, u64>>,
 }
 
 /// A write transaction that also collects the events it emits, to be
@@ -112,6 +117,7 @@ impl SqliteStore {
                 writer: Mutex::new(writer),
                 readers: Mutex::new(Vec::new()),
                 live,
+                first_delta: Mutex::new(std::collections::HashMap::new()),
             }),
         })
     }
@@ -405,12 +411,24 @@ impl Store for SqliteStore {
     }
 
     async fn append_reply(&self, turn: TurnId, delta: String) -> Result<bool> {
-        self.write(move |tx| turns::append_reply(tx, turn, &delta))
-            .await
+        let seq = self
+            .write(move |tx| turns::append_reply(tx, turn, &delta))
+            .await?;
+        if let Some(seq) = seq {
+            lock(&self.inner.first_delta)?.entry(turn).or_insert(seq);
+        }
+        Ok(seq.is_some())
     }
 
     async fn finish_turn(&self, turn: TurnId, finish: TurnFinish) -> Result<Option<Turn>> {
-        self.write(move |tx| turns::finish(tx, turn, finish)).await
+        let first_delta = lock(&self.inner.first_delta)?.get(&turn).copied();
+        let ended = self
+            .write(move |tx| turns::finish(tx, turn, finish, first_delta))
+            .await?;
+        if ended.is_some() {
+            lock(&self.inner.first_delta)?.remove(&turn);
+        }
+        Ok(ended)
     }
 
     async fn start_tool_action(&self, action: NewToolAction) -> Result<ToolAction> {

@@ -272,7 +272,9 @@ pub(super) fn start(
 
 /// Appends streamed text to a running turn's reply. Returns false (and
 /// writes nothing) once the reply is final: late chunks cannot change it.
-pub(super) fn append_reply(tx: &mut Tx<'_>, id: TurnId, delta: &str) -> Result<bool> {
+/// Appends to a running turn's reply; returns the seq of its `message.delta`
+/// event, or `None` once the reply is final.
+pub(super) fn append_reply(tx: &mut Tx<'_>, id: TurnId, delta: &str) -> Result<Option<u64>> {
     let turn = get(tx.conn(), id)?;
     let changed = tx
         .conn()
@@ -282,9 +284,9 @@ pub(super) fn append_reply(tx: &mut Tx<'_>, id: TurnId, delta: &str) -> Result<b
         )?
         .execute(params![turn.reply_message_id, delta, ms(now())])?;
     if changed == 0 || turn.state != TurnState::Running {
-        return Ok(false);
+        return Ok(None);
     }
-    tx.emit(
+    let event = tx.emit(
         Some(turn.channel_id),
         EventBody::MessageDelta {
             message_id: turn.reply_message_id,
@@ -292,13 +294,21 @@ pub(super) fn append_reply(tx: &mut Tx<'_>, id: TurnId, delta: &str) -> Result<b
             text: delta.to_string(),
         },
     )?;
-    Ok(true)
+    Ok(Some(event.seq))
 }
 
 /// The one finalizer: moves a live turn to its end state with its reply,
 /// thread and agent status, a visible note if any, and the events. Returns
-/// `None` if the turn had already ended.
-pub(super) fn finish(tx: &mut Tx<'_>, id: TurnId, finish: TurnFinish) -> Result<Option<Turn>> {
+/// `None` if the turn had already ended. With `first_delta` (the seq of the
+/// reply's first `message.delta`), the reply's deltas leave the durable log:
+/// live listeners had them, and `message.completed` carries the whole text,
+/// so the log holds the reply once.
+pub(super) fn finish(
+    tx: &mut Tx<'_>,
+    id: TurnId,
+    finish: TurnFinish,
+    first_delta: Option<u64>,
+) -> Result<Option<Turn>> {
     if !finish.state.is_final() {
         return Err(Error::Internal(format!(
             "{} is not an end state",
@@ -340,6 +350,19 @@ pub(super) fn finish(tx: &mut Tx<'_>, id: TurnId, finish: TurnFinish) -> Result<
             ms(now())
         ],
     )?;
+    if let Some(first) = first_delta {
+        tx.conn()
+            .prepare_cached(
+                "DELETE FROM events WHERE seq >= ?1 AND channel_id = ?2 \
+                 AND type = 'message.delta' \
+                 AND json_extract(payload, '$.message_id') = ?3",
+            )?
+            .execute(params![
+                first as i64,
+                turn.channel_id,
+                turn.reply_message_id
+            ])?;
+    }
     let reply = messages::get(tx.conn(), turn.reply_message_id)?;
     if reply.status == MessageStatus::Complete {
         super::recall::index_message(tx.conn(), &reply)?;

@@ -1,0 +1,117 @@
+//! The faults: a model that streams a 64 MiB reply, and models whose
+//! stream holds nothing (only `[DONE]`, or chunks without choices). The
+//! first ends with a reply of bounded size and a note, the provider told
+//! the output limit; the others fail the turn visibly.
+
+use helm_core::config::ReplyLimits;
+use helm_core::events::EventBody;
+use helm_core::model::{ChannelRef, MessageStatus, TurnState};
+use helm_tests::TestHelm;
+use helm_tests::mock::{Behaviour, MockOpenAi};
+
+async fn served_by(mock: &MockOpenAi) -> anyhow::Result<(TestHelm, ChannelRef)> {
+    let t = TestHelm::new().await?;
+    t.helm
+        .add_provider(&t.captain, mock.provider_config("openai-mock"), true)
+        .await?;
+    t.helm.start_runtime().await?;
+    let record = t
+        .helm
+        .create_channel(&t.captain, "launch", "The launch.")
+        .await?;
+    Ok((t, ChannelRef::Id(record.channel.id)))
+}
+
+#[tokio::test]
+async fn a_64_mib_reply_is_cut_at_the_cap_and_stored_once() -> anyhow::Result<()> {
+    const TOTAL: usize = 64 << 20;
+    let mock = MockOpenAi::start().await?;
+    let (t, ch) = served_by(&mock).await?;
+    let start = t.helm.store().stats().await?.last_event_seq;
+    mock.push(Behaviour::flood(TOTAL, 16 * 1024));
+    let posted = t
+        .helm
+        .post_message(&t.captain, &ch, "@launch-agent say everything", None)
+        .await?;
+    let turn = t
+        .wait_turn(posted.turn.ok_or_else(|| anyhow::anyhow!("no turn"))?.id)
+        .await?;
+    let cap = ReplyLimits::default().max_reply_bytes;
+    assert_eq!(turn.state, TurnState::Completed, "{turn:?}");
+    let reply = t.helm.store().message(turn.reply_message_id).await?;
+    assert_eq!(reply.status, MessageStatus::Complete);
+    assert_eq!(reply.content.len(), cap, "the reply is cut at the cap");
+    let request = mock
+        .last_request()
+        .ok_or_else(|| anyhow::anyhow!("no request"))?;
+    assert_eq!(
+        request.body["max_tokens"],
+        ReplyLimits::default().max_tokens,
+        "the output limit is sent"
+    );
+    // Helm stopped reading: what the mock got out is the cap plus what the
+    // sockets buffered, far from the 64 MiB it meant to send.
+    assert!(
+        mock.flood_sent() < (TOTAL / 4) as u64,
+        "{} bytes were read",
+        mock.flood_sent()
+    );
+    let thread = t
+        .helm
+        .store()
+        .thread_messages(posted.thread.id, None)
+        .await?;
+    assert!(
+        thread
+            .iter()
+            .any(|m| m.content.contains("cut at") && m.content.contains("bytes")),
+        "a visible note says the reply was cut"
+    );
+    // The log keeps the reply once: no deltas, one completed message.
+    let events = t.helm.store().events_after(start, 100_000).await?;
+    let mut logged = 0;
+    for e in &events {
+        match &e.body {
+            EventBody::MessageDelta { .. } => anyhow::bail!("a delta stayed in the log"),
+            EventBody::MessageCompleted { message } => logged += message.content.len(),
+            _ => {}
+        }
+    }
+    assert_eq!(logged, cap);
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_empty_stream_fails_the_turn_visibly() -> anyhow::Result<()> {
+    let mock = MockOpenAi::start().await?;
+    let (t, ch) = served_by(&mock).await?;
+    for frames in [
+        vec!["data: [DONE]\n\n"],
+        vec![
+            "data: {\"id\":\"x\",\"object\":\"chat.completion.chunk\",\"choices\":[]}\n\n",
+            "data: {\"id\":\"x\",\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":0}}\n\n",
+            "data: [DONE]\n\n",
+        ],
+        vec!["data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"],
+    ] {
+        mock.push(Behaviour::raw_sse(&frames));
+        let posted = t
+            .helm
+            .post_message(&t.captain, &ch, "@launch-agent hello", None)
+            .await?;
+        let turn = t
+            .wait_turn(posted.turn.ok_or_else(|| anyhow::anyhow!("no turn"))?.id)
+            .await?;
+        assert_eq!(turn.state, TurnState::Failed, "{frames:?} → {turn:?}");
+        let reply = t.helm.store().message(turn.reply_message_id).await?;
+        assert_eq!(reply.status, MessageStatus::Failed);
+        let thread = t
+            .helm
+            .store()
+            .thread_messages(posted.thread.id, None)
+            .await?;
+        let note = thread.last().map(|m| m.content.clone()).unwrap_or_default();
+        assert!(note.starts_with("The turn failed"), "{note}");
+    }
+    Ok(())
+}
