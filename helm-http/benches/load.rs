@@ -22,6 +22,8 @@ use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
 const PASSWORD: &str = "correct horse battery staple";
+/// The setup code the bench presets (`HELM_SETUP_CODE`).
+const SETUP_CODE: &str = "bench-setup-code-0000";
 
 fn env_usize(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -78,6 +80,7 @@ async fn start() -> anyhow::Result<Server> {
             &format!("127.0.0.1:{port}"),
         ])
         .env("HELM_LOG", "error")
+        .env("HELM_SETUP_CODE", SETUP_CODE)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()?;
@@ -137,7 +140,7 @@ async fn main() -> anyhow::Result<()> {
 
     let setup = http
         .post(format!("{base}/api/setup"))
-        .json(&json!({"name": "ada", "password": PASSWORD}))
+        .json(&json!({"name": "ada", "password": PASSWORD, "setup_code": SETUP_CODE}))
         .send()
         .await?;
     let cookie = setup

@@ -6,9 +6,12 @@
 //! cookie-authenticated request that changes anything (any method but GET,
 //! HEAD and OPTIONS), and every WebSocket opened with a cookie, must come
 //! from one of the workspace's own origins: its `Origin` (or, failing that,
-//! `Referer`) must be the request's own host, the configured public URL or
-//! an allowed origin. Bearer requests need no such check: a browser never
-//! attaches them by itself.
+//! `Referer`) must be one of the server's configured public origins (the
+//! public URL or, without one, the loopback names with the server's port,
+//! plus any allowed origins). The request's own `Host` proves nothing: a
+//! page on a domain rebound to 127.0.0.1 sends a matching `Host` and
+//! `Origin`. Bearer requests need no such check: a browser never attaches
+//! them by itself.
 
 use std::net::SocketAddr;
 
@@ -67,15 +70,18 @@ pub fn same_origin(headers: &HeaderMap, state: &AppState) -> bool {
     let Some(claimed) = claimed else {
         return false;
     };
-    let host = headers
+    state.trusted_origins.iter().any(|o| *o == claimed)
+}
+
+/// The host a request is for: `Host`, or the URI's authority (HTTP/2).
+pub fn request_host(request: &axum::http::Request<axum::body::Body>) -> Option<String> {
+    request
+        .headers()
         .get(header::HOST)
         .and_then(|v| v.to_str().ok())
-        .map(str::to_ascii_lowercase);
-    let own = host
-        .iter()
-        .flat_map(|h| [format!("http://{h}"), format!("https://{h}")]);
-    own.chain(state.config.trusted_origins())
-        .any(|o| o == claimed)
+        .map(str::to_string)
+        .or_else(|| request.uri().authority().map(|a| a.to_string()))
+        .map(|h| h.trim().to_ascii_lowercase())
 }
 
 /// The client's address, for rate limits (`unknown` when the server was not

@@ -8,6 +8,8 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use helm_core::HelmConfig;
+use helm_core::config::{ComputerConfig, ReplyLimits};
 use serde::{Deserialize, Serialize};
 
 /// How fast a login rate limit refills and how many attempts it allows at once.
@@ -65,6 +67,21 @@ pub struct ServerConfig {
     pub log: String,
     /// Log as JSON lines instead of text.
     pub log_json: bool,
+    /// `[computer]`: how channel computers are isolated.
+    pub computer: ComputerConfig,
+    /// `[replies]`: bounds on what one model call may produce.
+    pub replies: ReplyLimits,
+    /// The first-run setup code, preset (for automation); otherwise the
+    /// server makes one at start, prints it and writes it to
+    /// `<data>/setup-code` (0600).
+    pub setup_code: Option<String>,
+    /// How long a client may take to send a request's headers, in seconds.
+    pub header_timeout_secs: u64,
+    /// How long a client may take to send a request's body, in seconds.
+    pub body_timeout_secs: u64,
+    /// How long a kept-alive connection may stay idle between requests, in
+    /// seconds.
+    pub idle_timeout_secs: u64,
 }
 
 impl Default for ServerConfig {
@@ -95,6 +112,12 @@ impl Default for ServerConfig {
             },
             log: "info".to_string(),
             log_json: false,
+            computer: ComputerConfig::default(),
+            replies: ReplyLimits::default(),
+            setup_code: None,
+            header_timeout_secs: 10,
+            body_timeout_secs: 60,
+            idle_timeout_secs: 120,
         }
     }
 }
@@ -172,7 +195,50 @@ impl ServerConfig {
         if let Some(v) = var("HELM_LOG_JSON") {
             self.log_json = parse("HELM_LOG_JSON", v)?;
         }
-        Ok(())
+        if let Some(v) = var("HELM_SETUP_CODE") {
+            self.setup_code = Some(v);
+        }
+        // What core resolves: isolation, reply limits, public origins.
+        let mut core = self.helm_config();
+        core.public_origins.clear();
+        core.apply_env(&var)
+            .map_err(|e| ConfigError(e.to_string()))?;
+        self.computer = core.computer;
+        self.replies = core.replies;
+        self.allowed_origins.extend(core.public_origins);
+        self.validate()
+    }
+
+    /// Checks the values make sense together.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if let Some(code) = &self.setup_code
+            && (code.trim().len() < 12 || code.trim().len() > 128)
+        {
+            return Err(ConfigError(
+                "the setup code must be 12 to 128 characters; leave it unset and the server \
+                 makes one"
+                    .into(),
+            ));
+        }
+        for origin in self.public_url.iter().chain(&self.allowed_origins) {
+            if !(origin.starts_with("http://") || origin.starts_with("https://")) {
+                return Err(ConfigError(format!(
+                    "{origin:?} is not an origin: it must start with http:// or https://"
+                )));
+            }
+        }
+        self.helm_config()
+            .validate()
+            .map_err(|e| ConfigError(e.to_string()))
+    }
+
+    /// What core is configured with.
+    pub fn helm_config(&self) -> HelmConfig {
+        HelmConfig {
+            computer: self.computer,
+            replies: self.replies,
+            public_origins: self.trusted_origins(),
+        }
     }
 
     /// The URL people reach the server at, without a trailing `/`.
@@ -194,21 +260,66 @@ impl ServerConfig {
         Duration::from_secs(self.session_hours.clamp(1, 24 * 365) * 3600)
     }
 
-    /// The origins allowed to use a session cookie for changes, besides the
-    /// request's own host.
+    /// The server's public origins: the public URL's (or, without one, the
+    /// loopback names with the listening port) and the allowed origins.
+    /// Pages from these may use a session cookie, and requests are answered
+    /// only when their `Host` is one of these origins' hosts, which is what
+    /// stops a rebound domain from reaching a server on loopback.
     pub fn trusted_origins(&self) -> Vec<String> {
-        let mut origins = vec![origin_of(&self.public_url())];
+        let mut origins = match &self.public_url {
+            Some(url) => vec![origin_of(url)],
+            None => {
+                let port = self.listen.port();
+                let mut own = vec![
+                    format!("http://127.0.0.1:{port}"),
+                    format!("http://localhost:{port}"),
+                    format!("http://[::1]:{port}"),
+                ];
+                if !self.listen.ip().is_loopback() && !self.listen.ip().is_unspecified() {
+                    own.push(format!("http://{}", self.listen));
+                }
+                own.iter().map(|o| origin_of(o)).collect()
+            }
+        };
         origins.extend(self.allowed_origins.iter().map(|o| origin_of(o)));
         origins
     }
+
+    /// The `Host` values requests may carry: each public origin's
+    /// `host[:port]`, also with the scheme's default port written out.
+    pub fn allowed_hosts(&self) -> Vec<String> {
+        let mut hosts = Vec::new();
+        for origin in self.trusted_origins() {
+            let Some((scheme, host)) = origin.split_once("://") else {
+                continue;
+            };
+            hosts.push(host.to_string());
+            let default_port = if scheme == "https" { ":443" } else { ":80" };
+            match host.strip_suffix(default_port) {
+                Some(bare) => hosts.push(bare.to_string()),
+                None if !host
+                    .rsplit_once(':')
+                    .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
+                    || host.ends_with(']') =>
+                {
+                    hosts.push(format!("{host}{default_port}"))
+                }
+                None => {}
+            }
+        }
+        hosts
+    }
 }
 
-/// `scheme://host[:port]` of a URL, lowercased.
+/// `scheme://host[:port]` of a URL, lowercased, without the scheme's
+/// default port (so `http://localhost:80` and `http://localhost` compare equal).
 pub fn origin_of(url: &str) -> String {
     let lower = url.trim().to_ascii_lowercase();
     match lower.split_once("://") {
         Some((scheme, rest)) => {
             let host = rest.split(['/', '?', '#']).next().unwrap_or("");
+            let default_port = if scheme == "https" { ":443" } else { ":80" };
+            let host = host.strip_suffix(default_port).unwrap_or(host);
             format!("{scheme}://{host}")
         }
         None => lower,

@@ -64,6 +64,31 @@ impl ApiError {
         )
     }
 
+    /// 403: `POST /api/setup` without the server's setup code, or with a
+    /// wrong one.
+    pub fn bad_setup_code() -> Self {
+        ApiError::new(
+            StatusCode::FORBIDDEN,
+            "bad_setup_code",
+            "setup needs the server's setup code as setup_code: the server printed it when it \
+             started and keeps it in the file setup-code in its data directory",
+        )
+    }
+
+    /// 421: a request for a host this server does not answer for (what a
+    /// page on a rebound domain sends).
+    pub fn bad_host(host: &str, allowed: &[String]) -> Self {
+        ApiError::new(
+            StatusCode::MISDIRECTED_REQUEST,
+            "bad_host",
+            format!(
+                "this server answers for {} only, not for {host:?}; if people reach it under \
+                 another name, add that origin to the server's public origins",
+                allowed.join(", ")
+            ),
+        )
+    }
+
     /// 413: a body over a size limit.
     pub fn too_large(message: impl Into<String>) -> Self {
         ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large", message)

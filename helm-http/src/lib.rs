@@ -26,9 +26,10 @@ pub mod limiter;
 pub mod metrics;
 mod openapi;
 pub(crate) mod routes;
+mod serve;
+pub mod setup;
 mod state;
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::extract::{DefaultBodyLimit, State};
@@ -87,24 +88,53 @@ pub fn router(state: AppState) -> Router {
             state.clone(),
             metrics::track,
         ))
+        .layer(middleware::from_fn_with_state(state.clone(), host_guard))
         .with_state(state)
+}
+
+/// Answers only requests for one of the server's own hosts. A page on any
+/// domain can rebind that domain to 127.0.0.1 and then send requests that
+/// name it in `Host` (and `Origin`); refusing every host but ours keeps such
+/// pages away from a server on loopback, before setup and after. `/healthz`
+/// and `/metrics` answer for any host: probes and scrapers name the server
+/// by address, and neither says anything a page could use.
+async fn host_guard(
+    State(state): State<AppState>,
+    request: axum::http::Request<axum::body::Body>,
+    next: middleware::Next,
+) -> axum::response::Response {
+    let path = request.uri().path();
+    if path == "/healthz" || path == "/metrics" {
+        return next.run(request).await;
+    }
+    let host = caller::request_host(&request).unwrap_or_default();
+    if state.allowed_hosts.iter().any(|h| *h == host) {
+        next.run(request).await
+    } else {
+        ApiError::bad_host(&host, &state.trusted_origins).into_response()
+    }
 }
 
 /// Serves `state` on `listener` until `shutdown` resolves, then stops live
 /// streams and waits for requests in flight. Connections carry the peer
-/// address, which sign-in rate limits key on.
+/// address, which sign-in rate limits key on, and have header, body and
+/// idle timeouts (see `serve.rs`). Without a public URL the server answers
+/// for the loopback names with the port it actually listens on.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     state: AppState,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    let state = state.listening_on(listener.local_addr()?);
     let streams = state.shutdown.clone();
+    let config = &state.config;
+    let timeouts = serve::Timeouts {
+        header: std::time::Duration::from_secs(config.header_timeout_secs.max(1)),
+        body: std::time::Duration::from_secs(config.body_timeout_secs.max(1)),
+        idle: std::time::Duration::from_secs(config.idle_timeout_secs.max(1)),
+    };
     let app = router(state);
-    axum::serve(
-        listener,
-        app.into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(async move {
+    serve::run(listener, app, timeouts, async move {
         shutdown.await;
         // WebSocket streams end with a going-away close; plain requests
         // in flight finish.

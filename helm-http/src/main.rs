@@ -35,6 +35,17 @@ struct Args {
     #[arg(long = "public-url", value_name = "URL")]
     public_url: Option<String>,
 
+    /// How channel computers are isolated: bubblewrap (required: refuse to
+    /// start without it), process, or auto; also `HELM_ISOLATION` and
+    /// `[computer] isolation` in the config file.
+    #[arg(long, value_name = "MODE")]
+    isolation: Option<helm_core::exec::IsolationChoice>,
+
+    /// The first-run setup code to use instead of a random one (for
+    /// automation); also `HELM_SETUP_CODE`.
+    #[arg(long = "setup-code", value_name = "CODE")]
+    setup_code: Option<String>,
+
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -74,6 +85,13 @@ fn resolve(args: &Args) -> anyhow::Result<ServerConfig> {
     if let Some(url) = &args.public_url {
         config.public_url = Some(url.clone());
     }
+    if let Some(isolation) = args.isolation {
+        config.computer.isolation = isolation;
+    }
+    if let Some(code) = &args.setup_code {
+        config.setup_code = Some(code.clone());
+    }
+    config.validate()?;
     Ok(config)
 }
 
@@ -98,6 +116,10 @@ async fn main() -> anyhow::Result<()> {
     }
     let mut config = resolve(&args)?;
     init_logging(&config);
+    match helm_core::exec::raise_open_files_limit() {
+        Ok(limit) => tracing::debug!(limit, "open files"),
+        Err(e) => tracing::warn!(error = %e, "could not raise the open files limit"),
+    }
 
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
@@ -116,6 +138,7 @@ async fn main() -> anyhow::Result<()> {
         Duration::from_secs(10),
     )?;
     let mut options = HelmOptions::new(&data);
+    config.helm_config().apply(&mut options);
     options.embedder = helm_core::memory::embed::local_embedder(&data)?;
     match &options.embedder {
         Some(e) => tracing::info!(model = e.model(), "recall works by words and meaning"),
@@ -129,10 +152,37 @@ async fn main() -> anyhow::Result<()> {
     if report.created {
         tracing::info!(data = %data.display(), "initialised a new workspace");
     }
+    // The channel computers' isolation is settled now, not at first use:
+    // a deployment that requires bubblewrap must not start without it, and
+    // one that falls back must say so at once.
+    let isolation = helm.isolation().await.map_err(|e| {
+        anyhow::anyhow!(
+            "{e}\nchannel computers were configured to need bubblewrap (isolation = \
+             \"bubblewrap\"); install the Debian package `bubblewrap` (apt-get install \
+             bubblewrap), or choose isolation \"auto\" or \"process\" knowingly"
+        )
+    })?;
+    tracing::info!(%isolation, "channel computers are isolated");
+    if isolation == helm_core::exec::Isolation::Process {
+        tracing::warn!(
+            "channel computers run with PROCESS isolation, which is weaker than bubblewrap; \
+             /api/status shows the mode in use"
+        );
+    }
+    let state = AppState::new(helm.clone(), config.clone());
     if helm.setup_needed().await? {
+        let path = helm_http::setup::write_code(&data, &state.setup_code)
+            .with_context(|| format!("writing the setup code into {}", data.display()))?;
         tracing::warn!(
             url = %config.public_url(),
-            "setup is not done: create the Captain's account with POST /api/setup"
+            code_file = %path.display(),
+            "setup is not done: create the Captain's account with POST /api/setup and the setup code"
+        );
+        // The one thing printed for people: the code, where the log may not go.
+        eprintln!(
+            "\nHelm setup code: {}\n(also in {}; it is needed once, to create the Captain's account)\n",
+            state.setup_code,
+            path.display()
         );
     }
     helm.start_runtime().await?;
@@ -142,7 +192,6 @@ async fn main() -> anyhow::Result<()> {
         workspace = %helm.workspace().name,
         "serving"
     );
-    let state = AppState::new(helm.clone(), config);
     let served = helm_http::serve(listener, state, shutdown_signal()).await;
     // Turns still running end `cancelled` with a visible note; nothing that
     // was committed is lost.

@@ -25,6 +25,12 @@ pub struct AppState {
     pub shutdown: CancellationToken,
     /// Commands started by Open Terminal clients.
     pub commands: Arc<CommandRegistry>,
+    /// The one-time code `POST /api/setup` needs.
+    pub setup_code: Arc<String>,
+    /// The `Host` values this server answers for.
+    pub allowed_hosts: Arc<Vec<String>>,
+    /// The origins whose pages may use a session cookie.
+    pub trusted_origins: Arc<Vec<String>>,
 }
 
 impl AppState {
@@ -35,6 +41,10 @@ impl AppState {
             ttl: std::time::Duration::from_secs(config.ot_command_ttl_secs),
             output_bytes: config.ot_output_bytes,
         }));
+        let setup_code = config
+            .setup_code
+            .clone()
+            .unwrap_or_else(crate::setup::new_code);
         AppState {
             commands,
             limiter: Arc::new(LoginLimiter::new(
@@ -42,9 +52,28 @@ impl AppState {
                 config.login_per_account,
             )),
             helm,
+            setup_code: Arc::new(setup_code),
+            allowed_hosts: Arc::new(config.allowed_hosts()),
+            trusted_origins: Arc::new(config.trusted_origins()),
             config: Arc::new(config),
             metrics: Arc::new(Metrics::default()),
             shutdown: CancellationToken::new(),
+        }
+    }
+
+    /// The same state for a server that listens on `addr`: without a public
+    /// URL, the loopback origins it answers for carry that port.
+    pub fn listening_on(&self, addr: std::net::SocketAddr) -> Self {
+        if self.config.listen == addr {
+            return self.clone();
+        }
+        let mut config = (*self.config).clone();
+        config.listen = addr;
+        AppState {
+            allowed_hosts: Arc::new(config.allowed_hosts()),
+            trusted_origins: Arc::new(config.trusted_origins()),
+            config: Arc::new(config),
+            ..self.clone()
         }
     }
 }

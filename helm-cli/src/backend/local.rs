@@ -37,7 +37,11 @@ impl Local {
     ) -> anyhow::Result<Self> {
         let lock = DataLock::command(data)?;
         let mut options = HelmOptions::new(data);
-        options.computer.isolation = isolation;
+        // Core resolves HELM_* (reply limits, …); the flag (or its
+        // HELM_ISOLATION) decides the isolation.
+        let mut config = helm_core::HelmConfig::from_env()?;
+        config.computer.isolation = isolation;
+        config.apply(&mut options);
         options.embedder = helm_core::memory::embed::local_embedder(data)?;
         let helm = Helm::open(options).await?;
         let actor = match as_user {

@@ -120,6 +120,25 @@ pub(crate) fn install(command: &mut Command, setup: ChildSetup) {
     }
 }
 
+/// Raises this process's soft limit on open files to its hard limit, so a
+/// server holding many connections (and the files its agents work on) runs
+/// out late; returns the limit now in force. Commands started afterwards
+/// still get the channels' own limit.
+pub fn raise_open_files_limit() -> io::Result<u64> {
+    let current = rustix::process::getrlimit(Resource::Nofile);
+    let target = current.maximum;
+    if current.current != target {
+        rustix::process::setrlimit(
+            Resource::Nofile,
+            Rlimit {
+                current: target,
+                maximum: current.maximum,
+            },
+        )?;
+    }
+    Ok(target.unwrap_or(u64::MAX))
+}
+
 fn clamp_to_hard_limit(resource: Resource, value: u64) -> u64 {
     match rustix::process::getrlimit(resource).maximum {
         Some(hard) => value.min(hard),

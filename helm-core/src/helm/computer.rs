@@ -92,6 +92,16 @@ impl Helm {
         Ok(self.executor().await?.channel_isolation())
     }
 
+    /// The isolation channel computers use, if it is settled already (the
+    /// first use of a computer settles it; this does not).
+    pub fn isolation_in_use(&self) -> Option<Isolation> {
+        self.inner
+            .computer
+            .executor
+            .get()
+            .map(|e| e.channel_isolation())
+    }
+
     /// The computer of `channel`'s agent, for the agent turn: its workspace,
     /// isolation, network and uid. `#main` gets Skipper's host computer.
     /// Archived channels are refused.

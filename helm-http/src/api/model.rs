@@ -391,20 +391,26 @@ pub struct Status {
     /// The data directory on the server (Captain and admins only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub data_dir: Option<String>,
+    /// How channel computers are isolated here: `bubblewrap` or `process`
+    /// (absent until the first computer was used, which settles it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub isolation: Option<String>,
     /// The schema version.
     pub schema_version: i64,
     /// People.
     pub users: u64,
-    /// Active channels.
+    /// Active channels the caller may see.
     pub channels_active: u64,
-    /// Archived channels.
+    /// Archived channels the caller may see.
     pub channels_archived: u64,
-    /// Agents.
+    /// The resident agents of the channels the caller may see, and Skipper.
     pub agents: u64,
-    /// Threads.
-    pub threads: u64,
-    /// Messages.
-    pub messages: u64,
+    /// Threads in the workspace (Captain and admins only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub threads: Option<u64>,
+    /// Messages in the workspace (Captain and admins only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub messages: Option<u64>,
     /// The newest event's sequence number.
     pub last_event_seq: u64,
 }

@@ -17,6 +17,12 @@ pub struct SetupRequest {
     pub display_name: Option<String>,
     /// At least 10 characters.
     pub password: String,
+    /// The server's one-time setup code: printed when the server starts
+    /// and kept in the file `setup-code` in its data directory (or preset by
+    /// whoever started it). Without it, or with a wrong one, setup answers
+    /// `403` with code `bad_setup_code`.
+    #[serde(default)]
+    pub setup_code: Option<String>,
 }
 
 /// Signing in.

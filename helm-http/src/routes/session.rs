@@ -85,10 +85,12 @@ async fn setup_status(State(state): State<AppState>) -> ApiResult<Json<SetupStat
 }
 
 /// Completes first-run setup: names the Captain and sets their password.
-/// Works exactly once; signs the Captain in.
+/// Works exactly once; signs the Captain in. Needs the server's one-time
+/// `setup_code` (printed at start, kept in `<data>/setup-code`), so that no
+/// web page a browser on the server's machine opens can complete it.
 #[utoipa::path(post, path = "/api/setup", tag = "auth", security(()),
     request_body = SetupRequest,
-    responses((status = 201, description = "The Captain, signed in", body = SessionInfo), WriteErrors))]
+    responses((status = 201, description = "The Captain, signed in; 403 `bad_setup_code` without the right setup code", body = SessionInfo), WriteErrors))]
 async fn complete_setup(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
@@ -100,6 +102,15 @@ async fn complete_setup(
         .limiter
         .attempt_from(&ip)
         .map_err(ApiError::rate_limited)?;
+    if !state.helm.setup_needed().await? {
+        // Done already: the core answers with its conflict, code or not.
+    } else if !request
+        .setup_code
+        .as_deref()
+        .is_some_and(|given| crate::setup::matches(&state.setup_code, given))
+    {
+        return Err(ApiError::bad_setup_code());
+    }
     let captain = state
         .helm
         .complete_setup(AccountRequest {
@@ -108,6 +119,7 @@ async fn complete_setup(
             password: request.password,
         })
         .await?;
+    crate::setup::remove_code(state.helm.data_root().path());
     signed_in(&state, captain, StatusCode::CREATED).await
 }
 

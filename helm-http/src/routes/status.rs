@@ -21,22 +21,43 @@ pub fn routes() -> OpenApiRouter<AppState> {
 async fn status(State(state): State<AppState>, caller: Caller) -> ApiResult<Json<Status>> {
     let status = state.helm.status().await?;
     let s = status.stats;
+    let admin = caller.user.role.is_admin();
+    // A member's counts are of what they may see: private channels they are
+    // not in do not exist for them, not even as a number.
+    let (active, archived) = if admin {
+        (s.channels_active, s.channels_archived)
+    } else {
+        let visible = state
+            .helm
+            .visible_channels(
+                &caller.user,
+                helm_core::store::ChannelFilter {
+                    include_archived: true,
+                },
+            )
+            .await?;
+        let archived = visible
+            .iter()
+            .filter(|r| r.channel.status == helm_core::model::ChannelStatus::Archived)
+            .count() as u64;
+        (visible.len() as u64 - archived, archived)
+    };
     Ok(Json(Status {
         workspace: status.workspace.into(),
         captain: status.captain.into(),
         skipper: status.skipper.into(),
-        data_dir: caller
-            .user
-            .role
-            .is_admin()
-            .then(|| status.data_dir.display().to_string()),
+        data_dir: admin.then(|| status.data_dir.display().to_string()),
+        isolation: state
+            .helm
+            .isolation_in_use()
+            .map(|i| i.as_str().to_string()),
         schema_version: s.schema_version,
         users: s.users,
-        channels_active: s.channels_active,
-        channels_archived: s.channels_archived,
-        agents: s.agents,
-        threads: s.threads,
-        messages: s.messages,
+        channels_active: active,
+        channels_archived: archived,
+        agents: if admin { s.agents } else { active + archived },
+        threads: admin.then_some(s.threads),
+        messages: admin.then_some(s.messages),
         last_event_seq: s.last_event_seq,
     }))
 }

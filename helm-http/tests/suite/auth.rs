@@ -25,7 +25,7 @@ async fn setup_completes_the_captain_exactly_once() -> anyhow::Result<()> {
         .post(
             "/api/setup",
             Auth::None,
-            json!({"name": "ada", "password": "short"}),
+            json!({"name": "ada", "password": "short", "setup_code": api.state.setup_code.as_str()}),
         )
         .await?;
     assert_eq!(weak.status, StatusCode::UNPROCESSABLE_ENTITY);
@@ -35,7 +35,8 @@ async fn setup_completes_the_captain_exactly_once() -> anyhow::Result<()> {
         .post(
             "/api/setup",
             Auth::None,
-            json!({"name": "ada", "display_name": "Ada L.", "password": PASSWORD}),
+            json!({"name": "ada", "display_name": "Ada L.", "password": PASSWORD,
+                   "setup_code": api.state.setup_code.as_str()}),
         )
         .await?;
     assert_eq!(done.status, StatusCode::CREATED, "{done:?}");

@@ -85,7 +85,8 @@ async fn the_product_journey_over_http() -> anyhow::Result<()> {
     // First run: the Captain's account, then an API token from the session.
     let setup = http
         .post(served.url("/api/setup"))
-        .json(&json!({"name": "ada", "password": PASSWORD}))
+        .json(&json!({"name": "ada", "password": PASSWORD,
+                      "setup_code": served.api.state.setup_code.as_str()}))
         .send()
         .await?;
     assert_eq!(setup.status(), StatusCode::CREATED);

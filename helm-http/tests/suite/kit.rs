@@ -63,8 +63,11 @@ impl Api {
 
     pub async fn with_config(adjust: impl FnOnce(&mut ServerConfig)) -> anyhow::Result<Self> {
         let t = TestHelm::new().await?;
+        // Router requests say `Host: localhost`: the server's loopback
+        // origins on port 80 are http://localhost and its siblings.
         let mut config = ServerConfig {
             data: t.data_dir(),
+            listen: SocketAddr::from(([127, 0, 0, 1], 80)),
             ..ServerConfig::default()
         };
         adjust(&mut config);
@@ -133,7 +136,8 @@ impl Api {
             .post(
                 "/api/setup",
                 Auth::None,
-                json!({"name": "ada", "display_name": "Ada", "password": PASSWORD}),
+                json!({"name": "ada", "display_name": "Ada", "password": PASSWORD,
+                       "setup_code": self.state.setup_code.as_str()}),
             )
             .await?;
         anyhow::ensure!(reply.status == StatusCode::CREATED, "setup: {reply:?}");

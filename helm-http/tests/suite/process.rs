@@ -122,9 +122,11 @@ async fn sigterm_cancels_running_turns_visibly_and_loses_nothing() -> anyhow::Re
     let mut server = Process::spawn(&data)?;
     server.wait_ready().await?;
     let http = client()?;
+    // The operator reads the setup code the server wrote into its data dir.
+    let code = std::fs::read_to_string(data.join("setup-code"))?;
     let setup = http
         .post(format!("{}/api/setup", server.url))
-        .json(&json!({"name": "ada", "password": PASSWORD}))
+        .json(&json!({"name": "ada", "password": PASSWORD, "setup_code": code.trim()}))
         .send()
         .await?;
     let cookie = setup
