@@ -163,6 +163,9 @@ async fn main() -> anyhow::Result<()> {
         )
     })?;
     tracing::info!(%isolation, "channel computers are isolated");
+    // Nothing of an interrupted turn may still run: this server holds the
+    // data root alone, so any process under a channel's uid is a leftover.
+    helm.kill_leftover_commands().await?;
     if isolation == helm_core::exec::Isolation::Process {
         tracing::warn!(
             "channel computers run with PROCESS isolation, which is weaker than bubblewrap; \

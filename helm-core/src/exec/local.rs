@@ -104,6 +104,37 @@ impl LocalExecutor {
         self.channel_isolation
     }
 
+    /// Kills every process still running as one of this installation's
+    /// channel uids: what an earlier server left behind (a command that
+    /// outlived it in a way the parent-death signal and the PID namespace
+    /// did not cover). Only when running as root, where channel uids are
+    /// the sandbox's own; for a server, which holds its data root alone, at
+    /// start. Returns how many were killed.
+    pub fn kill_leftovers(&self) -> usize {
+        if !self.tools.root {
+            return 0;
+        }
+        let low = self.uid_base.saturating_add(1);
+        let high = self.uid_base.saturating_add(1 << 24);
+        let mut killed = 0;
+        for _ in 0..50 {
+            let strays = super::process_tree::processes_with_uid_in(low, high);
+            if strays.is_empty() {
+                break;
+            }
+            for pid in strays {
+                if super::process_tree::kill_process(pid) {
+                    killed += 1;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        if killed > 0 {
+            tracing::warn!(killed, "killed processes left running by an earlier server");
+        }
+        killed
+    }
+
     /// The unprivileged identity of channel `channel`, when the server runs
     /// as root (otherwise commands keep the server's uid).
     pub fn sandbox_user(&self, channel: crate::model::ChannelId) -> Result<Option<SandboxUser>> {
@@ -198,8 +229,8 @@ impl LocalExecutor {
                 Stdio::null()
             });
         install(&mut command, launch.setup);
-        let mut child = tokio::process::Command::from(command)
-            .spawn()
+        let mut child = super::process_tree::spawn(tokio::process::Command::from(command))
+            .await
             .map_err(|e| {
                 Error::Internal(format!(
                     "could not start {}: {e}",

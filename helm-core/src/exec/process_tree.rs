@@ -26,6 +26,9 @@ pub(crate) struct ChildSetup {
     pub(crate) no_new_privs: bool,
     /// Switch to this uid and gid (needs root).
     pub(crate) drop_to: Option<SandboxUser>,
+    /// The pid of the process that spawns it: the child gets SIGKILL when
+    /// its parent dies (set by [`install`]).
+    parent: u32,
 }
 
 impl ChildSetup {
@@ -83,11 +86,32 @@ impl ChildSetup {
         }
         if let Some(user) = self.drop_to {
             use rustix::process::{Gid, Uid};
-            use rustix::thread::{set_thread_groups, set_thread_res_gid, set_thread_res_uid};
+            use rustix::thread::{
+                CapabilitySet, remove_capability_from_bounding_set, set_thread_groups,
+                set_thread_res_gid, set_thread_res_uid,
+            };
             let (uid, gid) = (Uid::from_raw(user.uid), Gid::from_raw(user.gid));
+            // The bounding set goes first, while the capability to drop it
+            // is still held; then groups, gid and uid.
+            // (Capabilities this kernel does not know answer EINVAL.)
+            for cap in 0..64u32 {
+                let _ = remove_capability_from_bounding_set(CapabilitySet::from_bits_retain(
+                    1u64 << cap,
+                ));
+            }
             set_thread_groups(&[])?;
             set_thread_res_gid(gid, gid, gid)?;
             set_thread_res_uid(uid, uid, uid)?;
+        }
+        // Last, because changing credentials clears it: the child dies with
+        // the process that started it, however that process ends (SIGKILL
+        // included). If that process is already gone, do not start at all.
+        rustix::process::set_parent_process_death_signal(Some(Signal::KILL))?;
+        if rustix::process::getppid().map(|p| p.as_raw_nonzero().get() as u32) != Some(self.parent)
+        {
+            return Err(io::Error::other(
+                "the process that started this command is gone",
+            ));
         }
         Ok(())
     }
@@ -105,8 +129,9 @@ impl ChildSetup {
 // `CLONE_FILES` (threads sharing a descriptor table); only `CLONE_NEWNET` is
 // passed, in a child that has exactly one thread.
 #[allow(unsafe_code)]
-pub(crate) fn install(command: &mut Command, setup: ChildSetup) {
+pub(crate) fn install(command: &mut Command, mut setup: ChildSetup) {
     use std::os::unix::process::CommandExt;
+    setup.parent = std::process::id();
     let hook = move || {
         if setup.new_netns {
             // SAFETY: see above; NEWNET only, single-threaded child.
@@ -137,6 +162,48 @@ pub fn raise_open_files_limit() -> io::Result<u64> {
         )?;
     }
     Ok(target.unwrap_or(u64::MAX))
+}
+
+/// A spawn request for the spawner thread.
+type SpawnJob = (
+    tokio::process::Command,
+    tokio::runtime::Handle,
+    tokio::sync::oneshot::Sender<io::Result<tokio::process::Child>>,
+);
+
+/// Spawns `command` from one thread that lives as long as this process.
+/// The parent-death signal is tied to the *thread* that forked, not to the
+/// process: a command forked from a short-lived thread (a blocking pool
+/// worker, or a caller's own thread running the runtime) would be killed
+/// when that thread ends. From this thread it dies with the process only.
+pub(crate) async fn spawn(command: tokio::process::Command) -> io::Result<tokio::process::Child> {
+    static SPAWNER: std::sync::OnceLock<std::sync::Mutex<std::sync::mpsc::Sender<SpawnJob>>> =
+        std::sync::OnceLock::new();
+    let sender = SPAWNER.get_or_init(|| {
+        let (tx, rx) = std::sync::mpsc::channel::<SpawnJob>();
+        let started = std::thread::Builder::new()
+            .name("helm-spawner".into())
+            .spawn(move || {
+                for (mut command, runtime, reply) in rx {
+                    let _entered = runtime.enter();
+                    let _ = reply.send(command.spawn());
+                }
+            });
+        if let Err(e) = started {
+            tracing::error!(error = %e, "could not start the spawner thread");
+        }
+        std::sync::Mutex::new(tx)
+    });
+    let (reply, answer) = tokio::sync::oneshot::channel();
+    let job = (command, tokio::runtime::Handle::current(), reply);
+    sender
+        .lock()
+        .map_err(|_| io::Error::other("the spawner is poisoned"))?
+        .send(job)
+        .map_err(|_| io::Error::other("the spawner thread is gone"))?;
+    answer
+        .await
+        .map_err(|_| io::Error::other("the spawner thread dropped a request"))?
 }
 
 fn clamp_to_hard_limit(resource: Resource, value: u64) -> u64 {
@@ -216,6 +283,36 @@ pub(crate) async fn clear_session(
         }
         tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     }
+}
+
+/// Live (not zombie) processes whose real uid is in `[low, high)`, from `/proc`.
+pub(crate) fn processes_with_uid_in(low: u32, high: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|p| {
+            let Ok(status) = std::fs::read_to_string(format!("/proc/{p}/status")) else {
+                return false;
+            };
+            let zombie = status
+                .lines()
+                .any(|l| l.starts_with("State:") && l.contains('Z'));
+            let uid = status
+                .lines()
+                .find_map(|l| l.strip_prefix("Uid:"))
+                .and_then(|l| l.split_whitespace().next())
+                .and_then(|u| u.parse::<u32>().ok());
+            !zombie && uid.is_some_and(|u| (low..high).contains(&u))
+        })
+        .collect()
+}
+
+/// Sends SIGKILL to one process; whether it was sent.
+pub(crate) fn kill_process(raw: u32) -> bool {
+    pid(raw).is_some_and(|p| rustix::process::kill_process(p, Signal::KILL).is_ok())
 }
 
 /// The processes whose session id is `sid`, from `/proc`.

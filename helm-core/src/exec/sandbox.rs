@@ -173,27 +173,74 @@ fn plan_process(
     // Without root there is no way to leave the host's network here.
     setup.new_netns = !computer.network && tools.root;
     setup.drop_to = drop_to;
+    // As root, a command gets a PID namespace of its own (util-linux
+    // `unshare --pid --fork --kill-child`): when its first process dies
+    // (killed, timed out, or because the server died and the parent-death
+    // signal took it), the kernel kills everything else in it, double forks
+    // and new sessions included. `setpriv` then drops the uid inside, and
+    // restores the parent-death signal the uid change clears.
+    let pid_namespace = match (tools.root, &tools.unshare, drop_to) {
+        (true, Some(unshare), Some(user)) if tools.setpriv.is_some() => {
+            let mut argv: Vec<OsString> = vec![
+                unshare.clone().into(),
+                "--pid".into(),
+                "--fork".into(),
+                "--kill-child=SIGKILL".into(),
+                "--".into(),
+            ];
+            let mut setpriv = setpriv_prefix(tools, Some((user.uid, user.gid)))?;
+            setpriv.insert(setpriv.len() - 1, "--pdeathsig=keep".into());
+            argv.extend(setpriv);
+            Some(argv)
+        }
+        _ => None,
+    };
     match purpose {
-        Purpose::Command { command, cwd } => Ok(Launch {
-            argv: tools.shell_command(command),
-            cwd: cwd.map_or_else(
-                || computer.workspace.clone(),
-                |c| computer.workspace.join(c),
-            ),
-            env,
-            setup,
-        }),
+        Purpose::Command { command, cwd } => {
+            let mut argv = Vec::new();
+            if let Some(prefix) = &pid_namespace {
+                argv.extend(prefix.iter().cloned());
+                // The uid is dropped by setpriv inside the namespace.
+                setup.drop_to = None;
+            }
+            argv.extend(tools.shell_command(command));
+            Ok(Launch {
+                argv,
+                cwd: cwd.map_or_else(
+                    || computer.workspace.clone(),
+                    |c| computer.workspace.join(c),
+                ),
+                env,
+                setup,
+            })
+        }
         Purpose::Terminal => {
             let mut argv = prlimit_prefix(tools, &setup);
-            if setup.new_netns {
-                let unshare = tools.unshare.as_ref().ok_or_else(|| {
+            let unshare = tools.unshare.as_ref();
+            if setup.new_netns || pid_namespace.is_some() {
+                let unshare = unshare.ok_or_else(|| {
                     Error::Internal(
                         "unshare (util-linux) is needed to keep a terminal off the network".into(),
                     )
                 })?;
-                argv.extend([unshare.clone().into(), "--net".into(), "--".into()]);
+                argv.push(unshare.clone().into());
+                if setup.new_netns {
+                    argv.push("--net".into());
+                }
+                if pid_namespace.is_some() {
+                    argv.extend([
+                        "--pid".into(),
+                        "--fork".into(),
+                        "--kill-child=SIGKILL".into(),
+                    ]);
+                }
+                argv.push("--".into());
             }
-            argv.extend(setpriv_prefix(tools, drop_to.map(|u| (u.uid, u.gid)))?);
+            let mut setpriv = setpriv_prefix(tools, drop_to.map(|u| (u.uid, u.gid)))?;
+            if !setpriv.is_empty() {
+                setpriv.insert(setpriv.len() - 1, "--pdeathsig=keep".into());
+            }
+            argv.extend(setpriv);
             argv.extend(tools.login_shell());
             Ok(Launch {
                 argv,

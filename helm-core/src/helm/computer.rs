@@ -92,6 +92,16 @@ impl Helm {
         Ok(self.executor().await?.channel_isolation())
     }
 
+    /// Kills processes an earlier server left running under channel uids
+    /// (see [`LocalExecutor::kill_leftovers`]); for a server at start,
+    /// which holds the data root alone. Returns how many.
+    pub async fn kill_leftover_commands(&self) -> Result<usize> {
+        let executor = self.executor().await?;
+        tokio::task::spawn_blocking(move || executor.kill_leftovers())
+            .await
+            .map_err(|e| Error::Internal(format!("sweeping leftover commands failed: {e}")))
+    }
+
     /// The isolation channel computers use, if it is settled already (the
     /// first use of a computer settles it; this does not).
     pub fn isolation_in_use(&self) -> Option<Isolation> {
