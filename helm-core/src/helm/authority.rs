@@ -35,6 +35,27 @@ impl Helm {
     /// Approves a pending request; the waiting turn goes ahead.
     pub async fn approve(&self, actor: &User, id: i64, note: Option<String>) -> Result<Approval> {
         admin_only(actor, "approves")?;
+        let approval = self.inner.store.approval(id).await?;
+        if approval.status == ApprovalStatus::Pending
+            && let Some(turn) = approval.turn_id
+            && self.inner.store.turn(turn).await?.state.is_final()
+        {
+            // Nothing waits for it any more (a crash or a stop ended its
+            // turn): approving it would do nothing, so it expires instead.
+            self.inner
+                .store
+                .decide_approval(
+                    id,
+                    ApprovalStatus::Expired,
+                    None,
+                    Some("the turn that asked for it ended before a decision".into()),
+                )
+                .await?;
+            return Err(Error::Conflict(format!(
+                "approval {id} can no longer be given: the turn that asked for it has ended; \
+                 ask the agent again"
+            )));
+        }
         self.inner
             .store
             .decide_approval(id, ApprovalStatus::Approved, Some(actor.id), note)

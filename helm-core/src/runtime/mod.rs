@@ -243,6 +243,33 @@ impl Runtime {
                 .await?;
             tracing::warn!(turn = %turn.id, thread = %turn.thread_id, "marked an interrupted turn");
         }
+        // An approval is waited for by its turn; once that turn has ended
+        // (interrupted above, or earlier), approving it would do nothing, so
+        // it is closed as expired rather than left open to be "approved".
+        for approval in self.store.approvals(true).await? {
+            let Some(turn) = approval.turn_id else {
+                continue;
+            };
+            let ended = match self.store.turn(turn).await {
+                Ok(t) => t.state.is_final(),
+                Err(Error::NotFound { .. }) => true,
+                Err(e) => return Err(e),
+            };
+            if ended {
+                self.store
+                    .decide_approval(
+                        approval.id,
+                        crate::model::ApprovalStatus::Expired,
+                        None,
+                        Some("the turn that asked for it ended before a decision".into()),
+                    )
+                    .await?;
+                tracing::warn!(
+                    approval = approval.id,
+                    "expired an approval whose turn ended"
+                );
+            }
+        }
         Ok(())
     }
 

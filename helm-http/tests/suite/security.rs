@@ -218,3 +218,41 @@ async fn a_slowloris_client_does_not_starve_healthz() -> anyhow::Result<()> {
     assert_eq!(status, 200);
     served.stop().await
 }
+
+#[tokio::test]
+async fn names_with_control_characters_are_refused_by_every_write() -> anyhow::Result<()> {
+    use super::kit::Auth;
+    use axum::http::{Method, StatusCode};
+    let api = Api::new().await?;
+    let token = api.setup().await?;
+    let created = api
+        .post(
+            "/api/channels",
+            Auth::Bearer(&token),
+            json!({"name": "launch", "purpose": "The launch."}),
+        )
+        .await?;
+    assert_eq!(created.status, StatusCode::CREATED, "{created:?}");
+    for name in ["notes\nevil.md", "dir\u{1b}]52;c;x\u{7}/a.md"] {
+        let put = api
+            .call(
+                Method::PUT,
+                "/api/channels/launch/files",
+                Auth::Bearer(&token),
+                Some(json!({"path": name, "content": "x"})),
+            )
+            .await?;
+        assert_eq!(put.status, StatusCode::UNPROCESSABLE_ENTITY, "{put:?}");
+        assert_eq!(put.body["code"], "invalid");
+    }
+    let ok = api
+        .call(
+            Method::PUT,
+            "/api/channels/launch/files",
+            Auth::Bearer(&token),
+            Some(json!({"path": "notes/plain.md", "content": "x"})),
+        )
+        .await?;
+    assert_eq!(ok.status, StatusCode::OK, "{ok:?}");
+    Ok(())
+}

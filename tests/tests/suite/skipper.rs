@@ -650,6 +650,22 @@ async fn the_audit_log_shows_an_edited_row() -> anyhow::Result<()> {
         db.execute("DELETE FROM audit_log WHERE id = 1", [])
             .is_err()
     );
+    // Rows removed from the end leave an intact chain; they are caught too.
+    let rows: i64 = db.query_row("SELECT max(id) FROM audit_log", [], |r| r.get(0))?;
+    assert!(rows >= 2, "the test needs rows to keep and one to remove");
+    db.execute_batch(&format!(
+        "DROP TRIGGER audit_log_no_delete; DELETE FROM audit_log WHERE id = {rows};"
+    ))?;
+    let check = t.helm.verify_audit(&t.captain).await?;
+    assert_eq!(check.first_bad_row, Some(rows), "{check:?}");
+    assert!(
+        check
+            .problem
+            .clone()
+            .unwrap_or_default()
+            .contains("end of the log"),
+        "{check:?}"
+    );
     db.execute_batch("DROP TRIGGER audit_log_no_update; UPDATE audit_log SET outcome = 'ok: nothing happened' WHERE id = 1;")?;
     let check = t.helm.verify_audit(&t.captain).await?;
     assert_eq!(check.first_bad_row, Some(1));
@@ -693,5 +709,45 @@ async fn calls_for_skipper_in_a_private_channel_stay_in_it() -> anyhow::Result<(
     assert_eq!(seen.len(), 1, "{seen:?}");
     assert_eq!(seen[0].thread_id, public.thread.id);
     assert!(seen.iter().all(|e| !e.reason.contains("layoff")));
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_approval_whose_turn_ended_cannot_be_given_and_expires() -> anyhow::Result<()> {
+    let (t, scripted) = setup(|_| {}).await?;
+    scripted.reply_text("Done.");
+    let posted = t
+        .helm
+        .post_message(&t.captain, &"launch".parse()?, "@launch-agent hi", None)
+        .await?;
+    let turn = t
+        .wait_turn(posted.turn.ok_or_else(|| anyhow::anyhow!("no turn"))?.id)
+        .await?;
+    // What a crash leaves: a pending request whose turn is no longer there
+    // to act on it.
+    let left = t
+        .helm
+        .store()
+        .request_approval(helm_core::store::NewApproval {
+            channel_id: turn.channel_id,
+            thread_id: Some(turn.thread_id),
+            turn_id: Some(turn.id),
+            agent_id: Some(turn.agent_id),
+            agent_handle: Some("@skipper".into()),
+            asker_id: None,
+            action: helm_core::model::ApprovalAction::HostCommand,
+            summary: "run on the host: reboot".into(),
+            reason: "left by a crash".into(),
+            expires_in_ms: 60_000,
+            approved_by: None,
+        })
+        .await?;
+    let given = t.helm.approve(&t.captain, left.id, None).await;
+    assert_eq!(
+        given.err().map(|e| e.kind()),
+        Some(helm_core::ErrorKind::Conflict)
+    );
+    let after = t.helm.store().approval(left.id).await?;
+    assert_eq!(after.status, ApprovalStatus::Expired);
     Ok(())
 }

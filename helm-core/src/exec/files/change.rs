@@ -18,6 +18,7 @@ impl Inner {
     pub(super) fn write_now(&self, input: &str, contents: &[u8]) -> Result<FileEntry> {
         self.writable()?;
         let path = self.resolve(input)?;
+        check_new_name(&path)?;
         if path.is_root() {
             return Err(Error::invalid(
                 "path",
@@ -69,6 +70,7 @@ impl Inner {
     pub(super) fn mkdir_now(&self, input: &str) -> Result<FileEntry> {
         self.writable()?;
         let path = self.resolve(input)?;
+        check_new_name(&path)?;
         let root = self.open_root()?;
         self.make_dirs(&root, &path.rel, &path)?;
         drop(root);
@@ -117,6 +119,7 @@ impl Inner {
         self.writable()?;
         let src = self.resolve(from)?;
         let dst = self.resolve(to)?;
+        check_new_name(&dst)?;
         if src.is_root() || dst.is_root() {
             return Err(Error::Refused(
                 "the workspace itself cannot be moved".into(),
@@ -200,4 +203,21 @@ impl Inner {
         }
         Ok(())
     }
+}
+
+/// Names Helm creates hold no control characters (a newline, an escape
+/// sequence), whichever way they come: uploads, the file API, an agent's
+/// file tools. (A shell can still make such names; they are listed and
+/// read like any other.)
+fn check_new_name(path: &ToolPath) -> Result<()> {
+    if path.rel.to_string_lossy().chars().any(|c| c.is_control()) {
+        return Err(Error::invalid(
+            "path",
+            format!(
+                "{:?} contains control characters (such as a newline); choose a name without them",
+                path.visible
+            ),
+        ));
+    }
+    Ok(())
 }

@@ -147,6 +147,25 @@ pub(crate) fn verify(conn: &Connection) -> Result<AuditVerification> {
         }
         prev = e.hash;
     }
+    // Rows removed from the end leave an intact chain behind; SQLite's
+    // AUTOINCREMENT counter still remembers the highest id ever given out.
+    let highest: i64 = conn
+        .query_row(
+            "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'audit_log'), 0)",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap_or(0);
+    if highest > last_id {
+        return Ok(AuditVerification {
+            rows: count,
+            first_bad_row: Some(last_id + 1),
+            problem: Some(format!(
+                "rows {} to {highest} are missing from the end of the log",
+                last_id + 1
+            )),
+        });
+    }
     Ok(AuditVerification {
         rows: count,
         first_bad_row: None,
