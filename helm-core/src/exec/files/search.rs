@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Inner;
 use super::open::fs_error;
-use super::walk::{self, Flow, glob_match, slash_path};
+use super::walk::{self, Flow, slash_path};
 use crate::error::{Error, Result};
 use crate::exec::computer::AGENT_ROOT;
 
@@ -121,6 +121,7 @@ pub(super) fn grep(fs: &Inner, query: &GrepQuery) -> Result<GrepResult> {
         );
         return Ok(result);
     }
+    let filter = query.glob.as_deref().map(walk::GlobPattern::new);
     let mut visited = 0;
     walk::walk(dir.as_fd(), &mut |entry| {
         visited += 1;
@@ -143,8 +144,8 @@ pub(super) fn grep(fs: &Inner, query: &GrepQuery) -> Result<GrepResult> {
             return Flow::Continue;
         }
         let rel = slash_path(entry.rel);
-        if let Some(glob) = &query.glob
-            && !glob_match(glob, &rel)
+        if let Some(glob) = &filter
+            && !glob.matches(&rel)
         {
             return Flow::Continue;
         }
@@ -244,6 +245,7 @@ pub(super) fn glob(fs: &Inner, pattern: &str) -> Result<GlobResult> {
         truncated: false,
     };
     let mut visited = 0;
+    let matcher = walk::GlobPattern::new(relative);
     walk::walk(dir.as_fd(), &mut |entry| {
         visited += 1;
         if visited > MAX_VISITED {
@@ -251,7 +253,7 @@ pub(super) fn glob(fs: &Inner, pattern: &str) -> Result<GlobResult> {
             return Flow::Stop;
         }
         let rel = slash_path(entry.rel);
-        if glob_match(relative, &rel) {
+        if matcher.matches(&rel) {
             if result.paths.len() >= MAX_GLOB {
                 result.truncated = true;
                 return Flow::Stop;

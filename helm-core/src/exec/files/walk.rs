@@ -152,85 +152,54 @@ pub(crate) fn slash_path(rel: &Path) -> String {
     rel.to_string_lossy().into_owned()
 }
 
-/// Whether `path` (relative, `/`-separated) matches the glob `pattern`.
+/// A compiled glob pattern (globset: matching takes linear time, however
+/// many `*` a pattern holds).
 ///
 /// `*` matches within one path segment, `?` one character, `[a-z]` and
 /// `[!a]` a class, and `**` any number of whole segments. A pattern without
 /// `/` is matched against the file name at any depth, as in `.gitignore`.
-pub(crate) fn glob_match(pattern: &str, path: &str) -> bool {
-    let pattern = pattern.trim_start_matches("./");
-    if !pattern.contains('/') {
-        let name = path.rsplit('/').next().unwrap_or(path);
-        return segment_match(pattern.as_bytes(), name.as_bytes());
-    }
-    let pats: Vec<&str> = pattern.split('/').filter(|s| !s.is_empty()).collect();
-    let parts: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
-    segments_match(&pats, &parts)
+/// A pattern globset cannot read (an unclosed `[`) matches literally.
+pub(crate) struct GlobPattern {
+    /// `None` only if even the escaped pattern failed (then nothing matches).
+    matcher: Option<globset::GlobMatcher>,
+    names_only: bool,
 }
 
-fn segments_match(pats: &[&str], parts: &[&str]) -> bool {
-    match pats.split_first() {
-        None => parts.is_empty(),
-        Some((&"**", rest)) => {
-            segments_match(rest, parts) || (!parts.is_empty() && segments_match(pats, &parts[1..]))
+impl GlobPattern {
+    /// Compiles `pattern`.
+    pub(crate) fn new(pattern: &str) -> Self {
+        let pattern = pattern.trim_start_matches("./");
+        let build = |p: &str| {
+            globset::GlobBuilder::new(p)
+                .literal_separator(true)
+                .backslash_escape(false)
+                .build()
+        };
+        let glob = build(pattern).or_else(|_| build(&globset::escape(pattern)));
+        GlobPattern {
+            matcher: glob.ok().map(|g| g.compile_matcher()),
+            names_only: !pattern.contains('/'),
         }
-        Some((pat, rest)) => match parts.split_first() {
-            Some((part, tail)) => {
-                segment_match(pat.as_bytes(), part.as_bytes()) && segments_match(rest, tail)
-            }
-            None => false,
-        },
     }
-}
 
-fn segment_match(pat: &[u8], text: &[u8]) -> bool {
-    match pat.first() {
-        None => text.is_empty(),
-        Some(b'*') => (0..=text.len()).any(|skip| segment_match(&pat[1..], &text[skip..])),
-        Some(b'?') => !text.is_empty() && segment_match(&pat[1..], &text[1..]),
-        Some(b'[') => match (
-            class_match(&pat[1..], text.first().copied()),
-            text.split_first(),
-        ) {
-            (Some((true, consumed)), Some((_, rest))) => segment_match(&pat[1 + consumed..], rest),
-            (Some((false, _)), _) | (_, None) => false,
-            // An unclosed `[` is an ordinary character.
-            (None, Some((c, rest))) => *c == b'[' && segment_match(&pat[1..], rest),
-        },
-        Some(c) => text.first() == Some(c) && segment_match(&pat[1..], &text[1..]),
-    }
-}
-
-/// Matches `c` against the class that starts after `[`; returns whether it
-/// matched and how many pattern bytes the class used (through `]`).
-fn class_match(class: &[u8], c: Option<u8>) -> Option<(bool, usize)> {
-    let c = c?;
-    let (negate, start) = match class.first() {
-        Some(b'!') | Some(b'^') => (true, 1),
-        _ => (false, 0),
-    };
-    let mut i = start;
-    let mut hit = false;
-    let mut first = true;
-    while i < class.len() {
-        let b = class[i];
-        if b == b']' && !first {
-            return Some((hit != negate, i + 1));
-        }
-        first = false;
-        if i + 2 < class.len() && class[i + 1] == b'-' && class[i + 2] != b']' {
-            if (b..=class[i + 2]).contains(&c) {
-                hit = true;
-            }
-            i += 3;
+    /// Whether `path` (relative, `/`-separated) matches.
+    pub(crate) fn matches(&self, path: &str) -> bool {
+        let Some(matcher) = &self.matcher else {
+            return false;
+        };
+        if self.names_only {
+            matcher.is_match(path.rsplit('/').next().unwrap_or(path))
         } else {
-            if b == c {
-                hit = true;
-            }
-            i += 1;
+            matcher.is_match(path.trim_matches('/'))
         }
     }
-    None
+}
+
+/// Whether `path` matches the glob `pattern` (compiling it each time; for
+/// one-off checks).
+#[cfg(test)]
+pub(crate) fn glob_match(pattern: &str, path: &str) -> bool {
+    GlobPattern::new(pattern).matches(path)
 }
 
 #[cfg(test)]
@@ -251,5 +220,8 @@ mod tests {
         assert!(glob_match("[!a-c]x", "dx"));
         assert!(glob_match("a[", "a["));
         assert!(!glob_match("*.rs", "lib.rsx"));
+        // What backtracked exponentially in the hand-written matcher.
+        let evil = format!("{}b", "*a".repeat(40));
+        assert!(!glob_match(&evil, &"a".repeat(60)));
     }
 }
