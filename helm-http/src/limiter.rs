@@ -3,6 +3,13 @@
 //! guessing many accounts nor many addresses guessing one account gets far.
 //! Also applied, by address, to the other endpoints that hash a password
 //! (setup, accepting an invitation), which are costly on purpose.
+//!
+//! The map of buckets is bounded: at most `MAX_KEYS`; past that, full
+//! buckets go first, then the least recently used, so a flood of source
+//! addresses costs a bounded amount of memory (and IPv6 clients are keyed
+//! by their /64, which one host gets whole). Not `governor`: its keyed
+//! limiters cannot ask whether a key may go without spending a token, and
+//! the per-account rule counts failures only, after the password check.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -39,7 +46,12 @@ impl LoginLimiter {
 
     /// Counts an attempt from `ip`; `Err(seconds)` when it must wait.
     pub fn attempt_from(&self, ip: &str) -> Result<(), u64> {
-        self.take(&format!("ip:{ip}"), self.per_ip, true)
+        self.take(&format!("ip:{}", address_key(ip)), self.per_ip, true)
+    }
+
+    /// How many keys are tracked.
+    pub fn tracked(&self) -> usize {
+        self.buckets.lock().map(|b| b.len()).unwrap_or(0)
     }
 
     /// Whether `account` may try now; `Err(seconds)` when it must wait.
@@ -57,10 +69,20 @@ impl LoginLimiter {
         let capacity = f64::from(rule.burst.max(1));
         let per_sec = f64::from(rule.per_minute.max(1)) / 60.0;
         let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
-        if buckets.len() > MAX_KEYS {
+        if buckets.len() >= MAX_KEYS && !buckets.contains_key(key) {
+            // Full buckets remember nothing worth keeping.
             buckets.retain(|_, b| {
                 b.tokens + now.duration_since(b.updated).as_secs_f64() * per_sec < capacity
             });
+            if buckets.len() >= MAX_KEYS {
+                // Still full: drop the least recently used tenth (one pass,
+                // then room for many new keys before the next).
+                let mut ages: Vec<Instant> = buckets.values().map(|b| b.updated).collect();
+                let cut = ages.len() / 10;
+                ages.select_nth_unstable(cut);
+                let oldest = ages[cut];
+                buckets.retain(|_, b| b.updated > oldest);
+            }
         }
         let bucket = buckets.entry(key.to_string()).or_insert(Bucket {
             tokens: capacity,
@@ -77,6 +99,21 @@ impl LoginLimiter {
             bucket.tokens -= 1.0;
         }
         Ok(())
+    }
+}
+
+/// The key for a client address: IPv4 as is, IPv6 by its /64.
+fn address_key(ip: &str) -> String {
+    match ip.parse::<std::net::IpAddr>() {
+        Ok(std::net::IpAddr::V6(v6)) if v6.to_ipv4_mapped().is_none() => {
+            let s = v6.segments();
+            format!("{:x}:{:x}:{:x}:{:x}::/64", s[0], s[1], s[2], s[3])
+        }
+        Ok(std::net::IpAddr::V6(v6)) => v6
+            .to_ipv4_mapped()
+            .map(|v4| v4.to_string())
+            .unwrap_or_default(),
+        _ => ip.to_string(),
     }
 }
 
@@ -105,5 +142,24 @@ mod tests {
         limiter.account_failed("mira");
         assert!(limiter.account_allowed("mira").is_err());
         assert!(limiter.account_allowed("tom").is_ok());
+    }
+
+    #[test]
+    fn a_flood_of_addresses_keeps_the_map_bounded() {
+        let rule = RateLimit {
+            burst: 3,
+            per_minute: 1,
+        };
+        let limiter = LoginLimiter::new(rule, rule);
+        for i in 0..(3 * MAX_KEYS as u32) {
+            let ip = std::net::Ipv4Addr::from(0x0a00_0000 + i).to_string();
+            let _ = limiter.attempt_from(&ip);
+        }
+        assert!(limiter.tracked() <= MAX_KEYS, "{}", limiter.tracked());
+        // One IPv6 host trying many addresses of its /64 is one client.
+        for i in 0..10u16 {
+            let _ = limiter.attempt_from(&format!("2001:db8:1:2::{i:x}"));
+        }
+        assert!(limiter.attempt_from("2001:db8:1:2::ffff").is_err());
     }
 }
