@@ -115,6 +115,8 @@ impl Render {
         if text.is_empty() {
             return Ok(());
         }
+        // Replies and notes come from models and other people: shown, not obeyed.
+        let text = crate::output::printable(text);
         let mut out = std::io::stdout().lock();
         out.write_all(text.as_bytes())?;
         out.flush()?;
