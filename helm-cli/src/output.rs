@@ -116,7 +116,11 @@ mod tests {
     fn escape_sequences_are_shown_not_sent() {
         let hostile = "hi\u{1b}]52;c;ZWNobyBwd25lZA==\u{7}\u{1b}[2J\u{9b}31m done\n\tok";
         let shown = printable(hostile);
-        assert!(!shown.chars().any(|c| c.is_control() && c != '\n' && c != '\t'));
+        assert!(
+            !shown
+                .chars()
+                .any(|c| c.is_control() && c != '\n' && c != '\t')
+        );
         assert!(shown.contains("\\x1b]52;c;"), "{shown}");
         assert!(shown.ends_with("done\n\tok"));
         assert_eq!(printable("plain text"), "plain text");

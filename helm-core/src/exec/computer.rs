@@ -127,6 +127,11 @@ pub struct TerminalLimits {
     pub per_channel: usize,
     /// Open terminals in the whole workspace.
     pub total: usize,
+    /// Open terminals one member (not the Captain or an admin) may hold.
+    pub per_person: usize,
+    /// Of `total`, how many only the Captain and admins may take, so that
+    /// members together can never lock them out of every computer.
+    pub admin_reserve: usize,
     /// Bytes of recent output kept for viewers who attach later.
     pub scrollback_bytes: usize,
 }
@@ -136,6 +141,8 @@ impl Default for TerminalLimits {
         TerminalLimits {
             per_channel: 4,
             total: 32,
+            per_person: 4,
+            admin_reserve: 4,
             scrollback_bytes: 256 * 1024,
         }
     }

@@ -67,6 +67,6 @@ pub use local::LocalExecutor;
 pub use port::{Executor, RunningCommand};
 pub use process_tree::raise_open_files_limit;
 pub use terminal::{
-    TerminalEvent, TerminalInfo, TerminalManager, TerminalSession, TerminalSize,
+    Opener, TerminalEvent, TerminalInfo, TerminalManager, TerminalSession, TerminalSize,
     TerminalSubscription,
 };

@@ -207,7 +207,15 @@ impl Helm {
         self.inner
             .computer
             .terminals
-            .open(&executor, &computer, size)
+            .open_as(
+                &executor,
+                &computer,
+                size,
+                Some(crate::exec::Opener {
+                    user: actor.id,
+                    admin: actor.role.is_admin(),
+                }),
+            )
             .await
     }
 

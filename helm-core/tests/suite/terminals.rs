@@ -290,3 +290,45 @@ async fn the_workspace_wide_terminal_limit_holds_across_channels() -> anyhow::Re
     assert_eq!(helm.terminals().list(None).len(), 2);
     Ok(())
 }
+
+/// The attack: one member opens terminal after terminal across channels to
+/// take the workspace's whole allowance. They are stopped at their own
+/// limit, and the Captain can still open one.
+#[tokio::test]
+async fn one_member_cannot_take_every_terminal() -> anyhow::Result<()> {
+    let f = Fixture::with_isolation(IsolationChoice::Process).await?;
+    let mira = f
+        .helm
+        .add_user(&f.captain, "mira", helm_core::model::Role::Member)
+        .await?;
+    let mut held = Vec::new();
+    for name in ["one", "two"] {
+        f.helm.create_channel(&mira, name, LAUNCH_PURPOSE).await?;
+    }
+    let mut refused = None;
+    for i in 0..6 {
+        let channel: ChannelRef = if i % 2 == 0 { "one" } else { "two" }.parse()?;
+        match f
+            .helm
+            .open_terminal(&mira, &channel, TerminalSize::default())
+            .await
+        {
+            Ok(t) => held.push(t),
+            Err(e) => {
+                refused = Some((i, e));
+                break;
+            }
+        }
+    }
+    let (at, error) = refused.ok_or_else(|| anyhow::anyhow!("no limit for one member"))?;
+    assert_eq!(at, 4, "a member holds at most 4");
+    assert_eq!(error.kind(), ErrorKind::Refused);
+    let captains = f
+        .helm
+        .open_terminal(&f.captain, &"two".parse()?, TerminalSize::default())
+        .await?;
+    for t in held.iter().chain([&captains]) {
+        f.helm.close_terminal(&f.captain, t.id()).await?;
+    }
+    Ok(())
+}

@@ -32,7 +32,20 @@ const CLOSE_WAIT: Duration = Duration::from_secs(5);
 pub struct TerminalManager {
     limits: TerminalLimits,
     sessions: Mutex<BTreeMap<u64, Arc<TerminalSession>>>,
+    /// Who opened each terminal, for the per-person limits.
+    openers: Mutex<BTreeMap<u64, Opener>>,
     next_id: AtomicU64,
+}
+
+/// Who opens a terminal, for the limits that keep one person from taking
+/// them all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Opener {
+    /// The person.
+    pub user: crate::model::UserId,
+    /// Whether they are the Captain or an admin (no per-person limit, and
+    /// the reserve is theirs).
+    pub admin: bool,
 }
 
 impl std::fmt::Debug for TerminalManager {
@@ -49,6 +62,7 @@ impl TerminalManager {
         TerminalManager {
             limits,
             sessions: Mutex::new(BTreeMap::new()),
+            openers: Mutex::new(BTreeMap::new()),
             next_id: AtomicU64::new(1),
         }
     }
@@ -60,6 +74,19 @@ impl TerminalManager {
         computer: &Computer,
         size: TerminalSize,
     ) -> Result<Arc<TerminalSession>> {
+        self.open_as(executor, computer, size, None).await
+    }
+
+    /// Opens a terminal for `opener`, within the per-person limits: a
+    /// member holds at most `per_person`, and members together leave
+    /// `admin_reserve` of the workspace's terminals to the Captain and admins.
+    pub async fn open_as(
+        &self,
+        executor: &LocalExecutor,
+        computer: &Computer,
+        size: TerminalSize,
+        opener: Option<Opener>,
+    ) -> Result<Arc<TerminalSession>> {
         if size.rows == 0 || size.cols == 0 {
             return Err(Error::invalid(
                 "terminal size",
@@ -67,11 +94,20 @@ impl TerminalManager {
             ));
         }
         self.check_limits(computer.channel)?;
+        self.check_person(opener)?;
         let launch = executor.launch(computer, Purpose::Terminal, &[]).await?;
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let mut sessions = self.lock()?;
         // Checked again under the lock: another open may have raced this one.
         check(&sessions, &self.limits, computer.channel)?;
+        if let Some(opener) = opener {
+            let mut openers = self
+                .openers
+                .lock()
+                .map_err(|_| Error::Internal("the terminal table was poisoned".into()))?;
+            check_person(&sessions, &openers, &self.limits, opener)?;
+            openers.insert(id, opener);
+        }
         let session = TerminalSession::spawn(
             id,
             computer.channel,
@@ -138,11 +174,56 @@ impl TerminalManager {
         check(&*self.lock()?, &self.limits, channel)
     }
 
+    fn check_person(&self, opener: Option<Opener>) -> Result<()> {
+        let Some(opener) = opener else {
+            return Ok(());
+        };
+        let sessions = self.lock()?;
+        let openers = self
+            .openers
+            .lock()
+            .map_err(|_| Error::Internal("the terminal table was poisoned".into()))?;
+        check_person(&sessions, &openers, &self.limits, opener)
+    }
+
     fn lock(&self) -> Result<std::sync::MutexGuard<'_, BTreeMap<u64, Arc<TerminalSession>>>> {
         self.sessions
             .lock()
             .map_err(|_| Error::Internal("the terminal table was poisoned".into()))
     }
+}
+
+/// The per-person limits (see [`TerminalManager::open_as`]).
+fn check_person(
+    sessions: &BTreeMap<u64, Arc<TerminalSession>>,
+    openers: &BTreeMap<u64, Opener>,
+    limits: &TerminalLimits,
+    opener: Opener,
+) -> Result<()> {
+    if opener.admin {
+        return Ok(());
+    }
+    let running =
+        |o: &&Opener, id: &u64| sessions.get(id).is_some_and(|s| s.is_running()) && !o.admin;
+    let by_members = openers.iter().filter(|(id, o)| running(o, id)).count();
+    let mine = openers
+        .iter()
+        .filter(|(id, o)| running(o, id) && o.user == opener.user)
+        .count();
+    if mine >= limits.per_person {
+        return Err(Error::Refused(format!(
+            "you already have {} open terminals, the most one person may hold; close one first",
+            limits.per_person
+        )));
+    }
+    if by_members >= limits.total.saturating_sub(limits.admin_reserve) {
+        return Err(Error::Refused(
+            "the workspace's terminals for members are all in use (the rest are kept for the \
+             Captain and admins); close one first"
+                .into(),
+        ));
+    }
+    Ok(())
 }
 
 fn check(
