@@ -8,4 +8,5 @@ mod providers_openai;
 mod provisioning_faults;
 mod replies;
 mod skipper;
+mod tools;
 mod turns;
