@@ -70,7 +70,7 @@ pub fn same_origin(headers: &HeaderMap, state: &AppState) -> bool {
     let Some(claimed) = claimed else {
         return false;
     };
-    state.trusted_origins.iter().any(|o| *o == claimed)
+    state.trusted_origins.contains(&claimed)
 }
 
 /// The host a request is for: `Host`, or the URI's authority (HTTP/2).

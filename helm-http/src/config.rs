@@ -295,15 +295,13 @@ impl ServerConfig {
             };
             hosts.push(host.to_string());
             let default_port = if scheme == "https" { ":443" } else { ":80" };
+            let has_port = host
+                .rsplit_once(':')
+                .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
+                && !host.ends_with(']');
             match host.strip_suffix(default_port) {
                 Some(bare) => hosts.push(bare.to_string()),
-                None if !host
-                    .rsplit_once(':')
-                    .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
-                    || host.ends_with(']') =>
-                {
-                    hosts.push(format!("{host}{default_port}"))
-                }
+                None if !has_port => hosts.push(format!("{host}{default_port}")),
                 None => {}
             }
         }

@@ -108,7 +108,7 @@ async fn host_guard(
         return next.run(request).await;
     }
     let host = caller::request_host(&request).unwrap_or_default();
-    if state.allowed_hosts.iter().any(|h| *h == host) {
+    if state.allowed_hosts.contains(&host) {
         next.run(request).await
     } else {
         ApiError::bad_host(&host, &state.trusted_origins).into_response()
