@@ -9,6 +9,11 @@ use crate::model::{
 use crate::store::{ChannelFilter, ChannelPlan, ChannelRecord, PolicyScope, WorldHook};
 
 use super::Helm;
+use crate::runtime::ModelCheck;
+
+/// How long archiving or deleting waits for the channel's running turn to
+/// stop (its command killed) before it answers.
+const CLOSE_WAIT: std::time::Duration = std::time::Duration::from_secs(15);
 
 /// What a person asks for when creating a channel. Only the name and the
 /// purpose are needed; everything else has a sensible default.
@@ -126,21 +131,33 @@ impl Helm {
     ) -> Result<ChannelRecord> {
         let record = self.channel(channel).await?;
         may_manage(actor, &record)?;
-        let record = self
-            .inner
-            .store
-            .set_channel_status(record.channel.id, status, Actor::user(actor))
-            .await?;
+        let id = record.channel.id;
+        // Archiving cancels the queued turns in the same transaction, and
+        // from then on no turn of the channel starts.
         self.inner
-            .root
-            .world(record.channel.id)
-            .write_profile(&record)?;
+            .store
+            .set_channel_status(id, status, Actor::user(actor))
+            .await?;
         if status == ChannelStatus::Archived {
+            // The turn running now stops before its next step, its running
+            // command killed; this waits until it has.
+            let note = format!(
+                "This turn was cancelled: {} was archived by {} while it ran, and what it was \
+                 running was stopped. Restoring the channel does not run it again; ask again \
+                 then.",
+                record.channel.name, actor.name
+            );
+            self.inner
+                .runtime
+                .close_channel(id, &note, CLOSE_WAIT)
+                .await;
             // A paused agent's computer keeps its files but runs nothing.
-            if let Err(e) = self.terminals().close_channel(record.channel.id).await {
+            if let Err(e) = self.terminals().close_channel(id).await {
                 tracing::warn!(channel = %record.channel.name, error = %e, "could not close a terminal");
             }
         }
+        let record = self.channel(&ChannelRef::Id(id)).await?;
+        self.inner.root.world(id).write_profile(&record)?;
         Ok(record)
     }
 
@@ -168,13 +185,26 @@ impl Helm {
             .map(|c| c == record.channel.name)
             .unwrap_or(false);
         if !confirmed {
-            return Err(Error::Refused(format!(
-                "deleting {name} removes its agent, workspace, memory and history for good; \
-                 confirm by naming it: --confirm {bare}",
-                name = record.channel.name,
-                bare = record.channel.name.as_str()
-            )));
+            return Err(Error::ConfirmationRequired {
+                action: format!(
+                    "deleting {} removes its agent, workspace, memory and history for good",
+                    record.channel.name
+                ),
+                name: record.channel.name.as_str().to_string(),
+            });
         }
+        // Nothing of the channel may be running while its rows go.
+        self.inner
+            .runtime
+            .close_channel(
+                record.channel.id,
+                &format!(
+                    "This turn was cancelled: {} was deleted.",
+                    record.channel.name
+                ),
+                CLOSE_WAIT,
+            )
+            .await;
         let root = self.inner.root.clone();
         let trashed = std::sync::Arc::new(std::sync::Mutex::new(None));
         let trashed_in_hook = trashed.clone();
@@ -239,13 +269,17 @@ impl Helm {
 
     /// Sets or clears (with `None`) the model choice at one level. The Captain
     /// and admins set the workspace default; a channel's managers set its
-    /// override and its sessions'.
+    /// override and its sessions'. A choice is checked first: its provider
+    /// must be registered, a model named (or the provider's default), and
+    /// listed by a provider that lists its models; the check says whether
+    /// the provider confirmed it or it is unverified. Turns already
+    /// accepted keep the model they were given.
     pub async fn set_model_policy(
         &self,
         actor: &User,
         scope: PolicyScope,
         choice: Option<ModelChoice>,
-    ) -> Result<()> {
+    ) -> Result<Option<ModelCheck>> {
         match scope {
             PolicyScope::Workspace if !actor.role.is_admin() => {
                 return Err(Error::Forbidden(
@@ -257,12 +291,15 @@ impl Helm {
             }
             _ => {}
         }
-        if let Some(choice) = &choice
-            && choice.provider.trim().is_empty()
-        {
-            return Err(Error::invalid("provider", "name a provider"));
-        }
-        self.inner.store.set_model_policy(scope, choice).await
+        let check = match &choice {
+            Some(choice) => Some(self.inner.runtime.check_choice(choice).await?),
+            None => None,
+        };
+        self.inner
+            .store
+            .set_model_policy(scope, choice, Actor::user(actor))
+            .await?;
+        Ok(check)
     }
 }
 

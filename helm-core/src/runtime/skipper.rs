@@ -3,7 +3,8 @@
 //! Skipper sees the complete thread in server order, the channel and its
 //! resident agent, why it was called, and the channels the person who asked
 //! may see. Its tools reach any channel's computer, the host, other
-//! channels' knowledge, and channels' capabilities. Authority is enforced
+//! channels' knowledge, channels' capabilities and (in
+//! [`super::lifecycle_tools`]) their archiving and deletion. Authority is enforced
 //! here, in code: Skipper never does for a person what that person could not
 //! see or approve themselves, actions the approval policy names wait for the
 //! Captain (or an admin) unless the person asking is one, and chains of
@@ -26,7 +27,7 @@ use crate::model::{
 };
 use crate::provider::{ToolCall, ToolSpec};
 use crate::store::{
-    CapabilityChange, ChannelFilter, ChannelRecord, MemoryFilter, NewApproval, PolicyScope,
+    CapabilityChange, ChannelFilter, ChannelRecord, MemoryFilter, NewApproval, PolicyScope, Resume,
 };
 
 /// Skipper's system prompt.
@@ -191,6 +192,8 @@ pub fn skipper_specs() -> Vec<ToolSpec> {
                 &["channel", "provider"],
             ),
         ),
+        super::lifecycle_tools::archive_spec(),
+        super::lifecycle_tools::delete_spec(),
         spec(
             "install_package",
             "Install a package into a channel's environment (its /workspace; network is opened \
@@ -343,7 +346,7 @@ pub(super) async fn rails(ctx: &ToolContext, next_hop: u32) -> Result<Option<Too
 
 /// The channel a Skipper tool names, if the person asking may see it; a
 /// channel they may not see does not exist for them (refusals don't leak).
-async fn target(ctx: &ToolContext, name: Option<&str>) -> Result<ChannelRecord> {
+pub(super) async fn target(ctx: &ToolContext, name: Option<&str>) -> Result<ChannelRecord> {
     let Some(name) = name.filter(|n| !n.trim().is_empty()) else {
         return Ok(ctx.record.clone());
     };
@@ -360,7 +363,7 @@ async fn target(ctx: &ToolContext, name: Option<&str>) -> Result<ChannelRecord> 
     }
 }
 
-fn facade(ctx: &ToolContext) -> Result<crate::Helm> {
+pub(super) fn facade(ctx: &ToolContext) -> Result<crate::Helm> {
     crate::Helm::from_weak(&ctx.rt.facade)
         .ok_or_else(|| Error::Internal("Helm is shutting down".into()))
 }
@@ -380,6 +383,33 @@ async fn gate(
     summary: String,
     reason: String,
 ) -> Result<Option<ToolOutcome>> {
+    Ok(match decide(ctx, channel, action, summary, reason).await? {
+        Gate::NotNeeded | Gate::Approved { .. } => None,
+        Gate::Refused(refusal) => Some(refusal),
+    })
+}
+
+/// What the approval gate decided.
+pub(super) enum Gate {
+    /// The policy does not ask for approval of this action here.
+    NotNeeded,
+    /// Approved, by this person (the asker themselves when they may).
+    Approved {
+        /// Who approved it.
+        by: Option<crate::model::UserId>,
+    },
+    /// Denied or expired: the refusal to return.
+    Refused(ToolOutcome),
+}
+
+/// [`gate`], saying who approved.
+pub(super) async fn decide(
+    ctx: &ToolContext,
+    channel: &ChannelRecord,
+    action: ApprovalAction,
+    summary: String,
+    reason: String,
+) -> Result<Gate> {
     if !ctx
         .rt
         .store
@@ -387,7 +417,7 @@ async fn gate(
         .await?
         && action != ApprovalAction::Other
     {
-        return Ok(None);
+        return Ok(Gate::NotNeeded);
     }
     let approval = ctx
         .rt
@@ -410,12 +440,18 @@ async fn gate(
         .await?;
     let status = wait_for_decision(ctx, approval.id).await?;
     Ok(match status {
-        ApprovalStatus::Approved => None,
-        ApprovalStatus::Denied => Some(ToolOutcome::denied(format!(
+        ApprovalStatus::Approved => Gate::Approved {
+            by: ctx.rt.store.approval(approval.id).await?.decided_by,
+        },
+        ApprovalStatus::Denied => Gate::Refused(ToolOutcome::denied(format!(
             "approval {} was denied",
             approval.id
         ))),
-        _ => Some(ToolOutcome::denied(format!(
+        ApprovalStatus::Pending => Gate::Refused(ToolOutcome::denied(format!(
+            "the turn was cancelled while approval {} was pending",
+            approval.id
+        ))),
+        _ => Gate::Refused(ToolOutcome::denied(format!(
             "approval {} was not given in time, so it is denied",
             approval.id
         ))),
@@ -430,6 +466,11 @@ async fn wait_for_decision(ctx: &ToolContext, id: i64) -> Result<ApprovalStatus>
         let approval = ctx.rt.store.approval(id).await?;
         if approval.status != ApprovalStatus::Pending {
             return Ok(approval.status);
+        }
+        if ctx.cancel.is_cancelled() {
+            // The turn is ending; the request stays for the record and
+            // expires in its time.
+            return Ok(ApprovalStatus::Pending);
         }
         if started.elapsed() >= ctx.rt.options.approval_timeout {
             return match ctx
@@ -584,6 +625,8 @@ async fn run(ctx: &ToolContext, call: &ToolCall) -> Result<ToolOutcome> {
                 .await?;
             Ok(ToolOutcome::ok(done.clone(), done))
         }
+        "archive_channel" => super::lifecycle_tools::archive_channel(ctx, call).await,
+        "delete_channel" => super::lifecycle_tools::delete_channel(ctx, call).await,
         "install_package" => {
             let args: PackageArgs = match parse(
                 call,
@@ -932,7 +975,14 @@ async fn settle(ctx: &ToolContext, outcome: &str, to_captain: bool) -> Result<To
     // The channel agent that called is woken with the outcome, within the rails.
     let resume = if !to_captain && escalation.from_agent_id.is_some() {
         match rails(ctx, ctx.turn.hop + 1).await? {
-            None => Some((ctx.turn.requested_by, ctx.turn.hop + 1)),
+            None => Some(Resume {
+                requested_by: ctx.turn.requested_by,
+                hop: ctx.turn.hop + 1,
+                admission: ctx
+                    .rt
+                    .admission(&ctx.record, Some(ctx.turn.thread_id))
+                    .await?,
+            }),
             Some(_) => None,
         }
     } else {

@@ -52,6 +52,9 @@ pub(crate) struct ToolContext {
     /// The thread's channel's computer.
     pub computer: Computer,
     pub files: ConfinedFs,
+    /// Cancelled when the turn must stop (a person stopped it, its channel
+    /// was archived, Helm shuts down): a long tool ends early on it.
+    pub cancel: tokio_util::sync::CancellationToken,
 }
 
 impl ToolContext {
@@ -443,7 +446,14 @@ pub(super) async fn run_command(
     for (var, value, _) in &credentials {
         spec = spec.env(var.clone(), value.clone());
     }
-    let mut run = ctx.executor.run(computer, spec).await?;
+    // Started rather than run, so that a cancelled turn kills the command
+    // and waits until it is gone: nothing it would still do happens after
+    // the turn has ended.
+    let running = ctx.executor.start(computer, spec).await?;
+    let mut run = tokio::select! {
+        result = running.wait() => result?,
+        _ = ctx.cancel.cancelled() => running.kill().await?,
+    };
     // A command may print a secret it was given; the model never sees it.
     for (_, value, name) in &credentials {
         if value.len() >= 4 {
@@ -458,6 +468,7 @@ pub(super) async fn run_command(
     let status = match (run.exit_code, run.signal) {
         (Some(code), _) => format!("exit code {code}"),
         _ if run.timed_out => format!("killed after {} s (timeout)", COMMAND_TIMEOUT.as_secs()),
+        _ if run.killed => "killed: the turn was cancelled".to_string(),
         (None, Some(signal)) => format!("killed by signal {signal}"),
         (None, None) => "ended without an exit code".to_string(),
     };
@@ -641,7 +652,8 @@ async fn call_skipper(ctx: &ToolContext, reason: &str) -> Result<ToolOutcome> {
     if let Some(refusal) = super::skipper::rails(ctx, ctx.turn.hop + 1).await? {
         return Ok(refusal);
     }
-    let (escalation, _) = ctx
+    let admission = ctx.rt.admission(&ctx.record, Some(ctx.thread_id())).await?;
+    let escalated = ctx
         .rt
         .store
         .escalate(NewEscalation {
@@ -652,18 +664,30 @@ async fn call_skipper(ctx: &ToolContext, reason: &str) -> Result<ToolOutcome> {
             reason: clip(reason, 2000),
             requested_by: ctx.turn.requested_by,
             hop: ctx.turn.hop + 1,
+            admission,
         })
         .await?;
     ctx.rt.wake();
-    let done = format!(
-        "@skipper has been called into this thread (escalation {}); it answers here after this \
-         turn. Tell the people what you asked for, then end your turn.",
-        escalation.id
-    );
-    Ok(ToolOutcome::ok(
-        done,
-        format!("escalation {} opened", escalation.id),
-    ))
+    let id = escalated.escalation.id;
+    let (done, summary) = if escalated.added {
+        (
+            format!(
+                "@skipper was already called into this thread (escalation {id}); your reason \
+                 was added to that call, and it answers here after this turn. Tell the people \
+                 what you asked for, then end your turn."
+            ),
+            format!("added to escalation {id}"),
+        )
+    } else {
+        (
+            format!(
+                "@skipper has been called into this thread (escalation {id}); it answers here \
+                 after this turn. Tell the people what you asked for, then end your turn."
+            ),
+            format!("escalation {id} opened"),
+        )
+    };
+    Ok(ToolOutcome::ok(done, summary))
 }
 
 /// Shortens text to `max` characters, marking the cut.

@@ -16,7 +16,7 @@ use super::summary::SummaryTrigger;
 use super::tools::{self, ToolContext, builtin_specs, input_summary};
 use super::{Runtime, StopReason};
 use crate::error::{Error, ProviderFailure, Result};
-use crate::model::{ChannelRef, ToolStatus, Turn, TurnState};
+use crate::model::{ChannelRef, ChannelStatus, ToolStatus, Turn, TurnState};
 use crate::provider::{
     ChatMessage, ChatRequest, FinishReason, Provider, StreamEvent, ToolCall, Usage, next,
 };
@@ -28,6 +28,9 @@ struct Ending {
     error: Option<String>,
     note: Option<String>,
 }
+
+/// How long a cancelled tool call gets to stop by itself and report.
+const TOOL_STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Skipper sees the whole thread; this bounds it only against the absurd.
 const SKIPPER_TRANSCRIPT_TOKENS: usize = 200_000;
@@ -57,7 +60,12 @@ pub(super) async fn drive(
         return finish(rt, turn, "", 0, Usage::default(), stopped(reason)).await;
     }
     let record = rt.store.channel(&ChannelRef::Id(turn.channel_id)).await?;
-    let resolved = rt.model_for(turn.channel_id, Some(turn.thread_id)).await;
+    // The model was fixed when the message was accepted; turns admitted by
+    // versions that did not fix it are resolved now.
+    let resolved = match &turn.served_by {
+        Some(choice) if choice.model.is_some() => rt.adapter_for(choice).await,
+        _ => rt.model_for(turn.channel_id, Some(turn.thread_id)).await,
+    };
     let (provider, choice) = match resolved {
         Ok(pair) => pair,
         Err(e) => {
@@ -183,6 +191,7 @@ pub(super) async fn drive(
         agent_handle: handle,
         asker,
         skipper,
+        cancel: cancel.clone(),
     };
 
     let mut reply = ReplyBuffer {
@@ -193,6 +202,9 @@ pub(super) async fn drive(
     let mut usage = Usage::default();
     let mut steps = 0u32;
     let ending = loop {
+        if let Some(ending) = halted(rt, &turn, cancel, reason).await? {
+            break ending;
+        }
         if steps >= rt.options.max_steps {
             break Ending {
                 state: TurnState::Completed,
@@ -245,21 +257,24 @@ pub(super) async fn drive(
             content: step.text,
             tool_calls: step.tool_calls.clone(),
         });
-        let mut cancelled = false;
+        // Between tool steps the turn looks again whether it may go on: a
+        // stop, a shutdown or its channel being archived ends it before the
+        // next tool runs.
+        let mut halt = None;
         for call in &step.tool_calls {
+            if let Some(ending) = halted(rt, &turn, cancel, reason).await? {
+                halt = Some(ending);
+                break;
+            }
             let result = run_tool(rt, &turn, &tool_context, call, cancel).await?;
             conversation.push(ChatMessage::Tool {
                 call_id: call.id.clone(),
                 content: result.0,
                 is_error: result.1,
             });
-            if cancel.is_cancelled() {
-                cancelled = true;
-                break;
-            }
         }
-        if cancelled {
-            break stopped(reason);
+        if let Some(ending) = halt {
+            break ending;
         }
     };
     let text = reply.text.trim_end().to_string();
@@ -290,9 +305,41 @@ async fn finish(
     Ok(())
 }
 
+/// Whether the turn must end now rather than take its next step: it was
+/// cancelled, or its channel was archived (perhaps by another process,
+/// which cannot reach this one's cancellation).
+async fn halted(
+    rt: &Runtime,
+    turn: &Turn,
+    cancel: &CancellationToken,
+    reason: &Arc<Mutex<Option<StopReason>>>,
+) -> Result<Option<Ending>> {
+    if cancel.is_cancelled() {
+        return Ok(Some(stopped(reason)));
+    }
+    let record = rt.store.channel(&ChannelRef::Id(turn.channel_id)).await?;
+    if record.channel.status == ChannelStatus::Archived {
+        return Ok(Some(Ending {
+            state: TurnState::Cancelled,
+            error: None,
+            note: Some(format!(
+                "This turn was cancelled: {} was archived while it ran. Restoring the channel \
+                 does not run it again; ask again then.",
+                record.channel.name
+            )),
+        }));
+    }
+    Ok(None)
+}
+
 fn stopped(reason: &Arc<Mutex<Option<StopReason>>>) -> Ending {
     let reason = reason.lock().ok().and_then(|r| r.clone());
     match reason {
+        Some(StopReason::ChannelClosed(note)) => Ending {
+            state: TurnState::Cancelled,
+            error: None,
+            note: Some(note),
+        },
         Some(StopReason::Shutdown) => Ending {
             state: TurnState::Cancelled,
             error: None,
@@ -468,21 +515,37 @@ async fn run_tool(
         })
         .await?;
     let started = Instant::now();
-    let outcome = tokio::select! {
+    let running = tools::execute(tools_ctx, call);
+    tokio::pin!(running);
+    let (outcome, cut_short) = tokio::select! {
         biased;
-        _ = cancel.cancelled() => None,
-        outcome = tools::execute(tools_ctx, call) => Some(outcome),
+        outcome = &mut running => (Some(outcome), false),
+        // Cancelled: the tool sees it too (a command is killed and waited
+        // for), so give it a moment to end and report; one that does not
+        // is dropped, which stops it as well.
+        _ = cancel.cancelled() => (
+            tokio::time::timeout(TOOL_STOP_GRACE, &mut running).await.ok(),
+            true,
+        ),
     };
     let duration_ms = started.elapsed().as_millis() as i64;
     match outcome {
         Some(outcome) => {
+            let (status, summary) = if cut_short {
+                (
+                    ToolStatus::Cancelled,
+                    format!("cancelled with its turn: {}", outcome.summary),
+                )
+            } else {
+                (outcome.status, outcome.summary.clone())
+            };
             rt.store
                 .finish_tool_action(
                     action.id,
                     ToolActionOutcome {
-                        status: outcome.status,
-                        result_summary: outcome.summary.clone(),
-                        duration_ms,
+                        status,
+                        result_summary: summary,
+                        duration_ms: Some(duration_ms),
                         isolation: outcome.isolation.clone(),
                     },
                 )
@@ -496,7 +559,7 @@ async fn run_tool(
                     ToolActionOutcome {
                         status: ToolStatus::Cancelled,
                         result_summary: "cancelled with its turn".into(),
-                        duration_ms,
+                        duration_ms: Some(duration_ms),
                         isolation: None,
                     },
                 )
