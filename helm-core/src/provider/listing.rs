@@ -103,12 +103,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn reads_openais_list() {
+    fn reads_openais_list() -> Result<(), String> {
         let doc = json!({"object": "list", "data": [
             {"id": "gpt-4o", "object": "model", "created": 1_715_367_049, "owned_by": "system"},
             {"id": "local", "object": "model"}
         ]});
-        let models = openai_models(&doc).unwrap();
+        let models = openai_models(&doc)?;
         assert_eq!(models[0].id, "gpt-4o");
         assert_eq!(
             models[0].created.map(|t| t.as_second()),
@@ -117,15 +117,16 @@ mod tests {
         assert_eq!(models[1].created, None);
         assert!(openai_models(&json!({"models": []})).is_err());
         assert!(openai_models(&json!({"data": [{"object": "model"}]})).is_err());
+        Ok(())
     }
 
     #[test]
-    fn reads_ollamas_tags() {
+    fn reads_ollamas_tags() -> Result<(), String> {
         let doc = json!({"models": [
             {"name": "llama3:latest", "model": "llama3:latest",
              "modified_at": "2024-05-01T10:00:00.123456789-07:00", "size": 4_661_224_676_u64}
         ]});
-        let models = ollama_tags(&doc).unwrap();
+        let models = ollama_tags(&doc)?;
         assert_eq!(models[0].id, "llama3:latest");
         assert!(models[0].created.is_some());
         assert_eq!(
@@ -133,18 +134,20 @@ mod tests {
             Some("http://localhost:11434/api/tags")
         );
         assert_eq!(ollama_tags_url("https://api.openai.com"), None);
+        Ok(())
     }
 
     #[test]
-    fn reads_anthropics_pages() {
+    fn reads_anthropics_pages() -> Result<(), String> {
         let doc = json!({"data": [
             {"type": "model", "id": "claude-sonnet-4-5", "display_name": "Claude Sonnet 4.5",
              "created_at": "2025-09-29T00:00:00Z"}
         ], "has_more": true, "first_id": "claude-sonnet-4-5", "last_id": "claude-sonnet-4-5"});
-        let (models, next) = anthropic_page(&doc).unwrap();
+        let (models, next) = anthropic_page(&doc)?;
         assert_eq!(models[0].display_name.as_deref(), Some("Claude Sonnet 4.5"));
         assert_eq!(next.as_deref(), Some("claude-sonnet-4-5"));
-        let (_, last) = anthropic_page(&json!({"data": [], "has_more": false})).unwrap();
+        let (_, last) = anthropic_page(&json!({"data": [], "has_more": false}))?;
         assert_eq!(last, None);
+        Ok(())
     }
 }

@@ -334,10 +334,8 @@ impl Runtime {
             None => Err(Error::provider(
                 &turn_model.provider,
                 ProviderFailure::Unconfigured,
-                format!(
-                    "it was chosen for this turn when its message was accepted, but is no \
-                     longer registered; choose another model and ask again"
-                ),
+                "it was chosen for this turn when its message was accepted, but is no longer \
+                 registered; choose another model and ask again",
             )),
         }
     }
