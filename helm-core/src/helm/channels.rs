@@ -2,18 +2,14 @@
 
 use crate::error::{Error, Result};
 use crate::model::{
-    Actor, CapabilityPolicy, ChannelKind, ChannelName, ChannelRef, ChannelStatus, Handle,
-    ModelChoice, ModelPolicy, ResolvedModel, ThreadId, User, Visibility, display_name_for_channel,
+    Actor, CapabilityPolicy, ChannelName, ChannelRef, ChannelStatus, Handle, ModelChoice,
+    ModelPolicy, ResolvedModel, ThreadId, User, Visibility, display_name_for_channel,
     validate_purpose,
 };
 use crate::store::{ChannelFilter, ChannelPlan, ChannelRecord, PolicyScope, WorldHook};
 
 use super::Helm;
 use crate::runtime::ModelCheck;
-
-/// How long archiving or deleting waits for the channel's running turn to
-/// stop (its command killed) before it answers.
-const CLOSE_WAIT: std::time::Duration = std::time::Duration::from_secs(15);
 
 /// What a person asks for when creating a channel. Only the name and the
 /// purpose are needed; everything else has a sensible default.
@@ -61,35 +57,14 @@ impl Helm {
         actor: &User,
         request: NewChannel,
     ) -> Result<ChannelRecord> {
-        let name = ChannelName::parse(&request.name)?;
-        let purpose = validate_purpose(&request.purpose)?;
-        let plan = ChannelPlan {
-            handle: Handle::for_channel(&name, None),
-            display_name: display_name_for_channel(&name),
-            announcement: format!(
-                "{{handle}} is ready. This channel is about: {purpose}\n\nMention {{handle}} \
-                 to start a thread; mention @skipper for anything outside this channel."
-            ),
-            name,
-            purpose,
-            visibility: request.visibility,
-            created_by: actor.clone(),
-            instructions: request.instructions,
-            capability_policy: CapabilityPolicy::default(),
-        };
-        let root = self.inner.root.clone();
-        let faults = self.inner.faults.clone();
-        let world: WorldHook = Box::new(move |record| {
-            faults.check(crate::faults::FaultPoint::BeforeWorld)?;
-            root.create_world(record, &faults).map(|_| ())
-        });
-        let record = self.inner.store.provision_channel(plan, world).await?;
-        tracing::info!(
-            channel = %record.channel.name,
-            agent = %record.agent.handle,
-            "channel provisioned"
-        );
-        Ok(record)
+        provision_channel(
+            self.inner.store.as_ref(),
+            &self.inner.root,
+            &self.inner.faults,
+            actor,
+            request,
+        )
+        .await
     }
 
     /// A channel with its agent.
@@ -130,35 +105,7 @@ impl Helm {
         status: ChannelStatus,
     ) -> Result<ChannelRecord> {
         let record = self.channel(channel).await?;
-        may_manage(actor, &record)?;
-        let id = record.channel.id;
-        // Archiving cancels the queued turns in the same transaction, and
-        // from then on no turn of the channel starts.
-        self.inner
-            .store
-            .set_channel_status(id, status, Actor::user(actor))
-            .await?;
-        if status == ChannelStatus::Archived {
-            // The turn running now stops before its next step, its running
-            // command killed; this waits until it has.
-            let note = format!(
-                "This turn was cancelled: {} was archived by {} while it ran, and what it was \
-                 running was stopped. Restoring the channel does not run it again; ask again \
-                 then.",
-                record.channel.name, actor.name
-            );
-            self.inner
-                .runtime
-                .close_channel(id, &note, CLOSE_WAIT)
-                .await;
-            // A paused agent's computer keeps its files but runs nothing.
-            if let Err(e) = self.terminals().close_channel(id).await {
-                tracing::warn!(channel = %record.channel.name, error = %e, "could not close a terminal");
-            }
-        }
-        let record = self.channel(&ChannelRef::Id(id)).await?;
-        self.inner.root.world(id).write_profile(&record)?;
-        Ok(record)
+        super::lifecycle::change_status(&self.inner.runtime, actor, &record, status).await
     }
 
     /// Permanently deletes an archived channel and its agent world: rows and
@@ -170,76 +117,7 @@ impl Helm {
         confirm: &str,
     ) -> Result<()> {
         let record = self.channel(channel).await?;
-        if record.channel.kind == ChannelKind::Home {
-            return Err(Error::Refused(format!(
-                "{} is Skipper's home and cannot be deleted",
-                record.channel.name
-            )));
-        }
-        if !actor.role.is_admin() {
-            return Err(Error::Forbidden(
-                "only the Captain or an admin deletes a channel permanently".into(),
-            ));
-        }
-        let confirmed = ChannelName::parse(confirm)
-            .map(|c| c == record.channel.name)
-            .unwrap_or(false);
-        if !confirmed {
-            return Err(Error::ConfirmationRequired {
-                action: format!(
-                    "deleting {} removes its agent, workspace, memory and history for good",
-                    record.channel.name
-                ),
-                name: record.channel.name.as_str().to_string(),
-            });
-        }
-        // Nothing of the channel may be running while its rows go.
-        self.inner
-            .runtime
-            .close_channel(
-                record.channel.id,
-                &format!(
-                    "This turn was cancelled: {} was deleted.",
-                    record.channel.name
-                ),
-                CLOSE_WAIT,
-            )
-            .await;
-        let root = self.inner.root.clone();
-        let trashed = std::sync::Arc::new(std::sync::Mutex::new(None));
-        let trashed_in_hook = trashed.clone();
-        let world: WorldHook = Box::new(move |record| {
-            let moved = root.trash(&root.world(record.channel.id))?;
-            if let Ok(mut slot) = trashed_in_hook.lock() {
-                *slot = moved;
-            }
-            Ok(())
-        });
-        let outcome = self
-            .inner
-            .store
-            .delete_channel(record.channel.id, Actor::user(actor), world)
-            .await;
-        let moved = trashed.lock().ok().and_then(|mut slot| slot.take());
-        match (outcome, moved) {
-            (Ok(()), Some(path)) => {
-                if let Err(e) = std::fs::remove_dir_all(&path) {
-                    // The rows are gone; the trash is swept at the next open.
-                    tracing::warn!(path = %path.display(), error = %e, "could not empty the trash");
-                }
-                Ok(())
-            }
-            (Ok(()), None) => Ok(()),
-            (Err(e), Some(path)) => {
-                // The transaction rolled back: put the world back where it was.
-                let back = self.inner.root.world(record.channel.id);
-                if let Err(undo) = std::fs::rename(&path, back.root()) {
-                    tracing::error!(from = %path.display(), error = %undo, "could not restore a world after a failed delete");
-                }
-                Err(e)
-            }
-            (Err(e), None) => Err(e),
-        }
+        super::lifecycle::delete_channel(&self.inner.runtime, actor, &record, confirm).await
     }
 
     /// The model that will serve the next turn in `channel` (and `thread`).
@@ -280,32 +158,13 @@ impl Helm {
         scope: PolicyScope,
         choice: Option<ModelChoice>,
     ) -> Result<Option<ModelCheck>> {
-        match scope {
-            PolicyScope::Workspace if !actor.role.is_admin() => {
-                return Err(Error::Forbidden(
-                    "only the Captain or an admin sets the workspace model".into(),
-                ));
-            }
-            PolicyScope::Channel(id) => {
-                may_manage(actor, &self.channel(&ChannelRef::Id(id)).await?)?;
-            }
-            _ => {}
-        }
-        let check = match &choice {
-            Some(choice) => Some(self.inner.runtime.check_choice(choice).await?),
-            None => None,
-        };
-        self.inner
-            .store
-            .set_model_policy(scope, choice, Actor::user(actor))
-            .await?;
-        Ok(check)
+        set_model_policy(&self.inner.runtime, actor, scope, choice).await
     }
 }
 
 /// Whether `actor` may archive, restore or reconfigure `record`: the Captain,
 /// admins, and whoever created the channel.
-fn may_manage(actor: &User, record: &ChannelRecord) -> Result<()> {
+pub(crate) fn may_manage(actor: &User, record: &ChannelRecord) -> Result<()> {
     if actor.role.is_admin() || record.channel.created_by == actor.id {
         Ok(())
     } else {
@@ -314,4 +173,75 @@ fn may_manage(actor: &User, record: &ChannelRecord) -> Result<()> {
             record.channel.name
         )))
     }
+}
+
+/// Provisions a channel for `actor` (see [`Helm::create_channel`]): what
+/// the facade and Skipper's authority both call.
+pub(crate) async fn provision_channel(
+    store: &dyn crate::store::Store,
+    root: &crate::world::DataRoot,
+    faults: &crate::faults::Faults,
+    actor: &User,
+    request: NewChannel,
+) -> Result<ChannelRecord> {
+    let name = ChannelName::parse(&request.name)?;
+    let purpose = validate_purpose(&request.purpose)?;
+    let plan = ChannelPlan {
+        handle: Handle::for_channel(&name, None),
+        display_name: display_name_for_channel(&name),
+        announcement: format!(
+            "{{handle}} is ready. This channel is about: {purpose}\n\nMention {{handle}} \
+             to start a thread; mention @skipper for anything outside this channel."
+        ),
+        name,
+        purpose,
+        visibility: request.visibility,
+        created_by: actor.clone(),
+        instructions: request.instructions,
+        capability_policy: CapabilityPolicy::default(),
+    };
+    let root = root.clone();
+    let faults = faults.clone();
+    let world: WorldHook = Box::new(move |record| {
+        faults.check(crate::faults::FaultPoint::BeforeWorld)?;
+        root.create_world(record, &faults).map(|_| ())
+    });
+    let record = store.provision_channel(plan, world).await?;
+    tracing::info!(
+        channel = %record.channel.name,
+        agent = %record.agent.handle,
+        "channel provisioned"
+    );
+    Ok(record)
+}
+
+/// Sets or clears a model choice for `actor`, checked first (see
+/// [`Helm::set_model_policy`]): what the facade and Skipper's authority
+/// both call.
+pub(crate) async fn set_model_policy(
+    rt: &crate::runtime::Runtime,
+    actor: &User,
+    scope: PolicyScope,
+    choice: Option<ModelChoice>,
+) -> Result<Option<ModelCheck>> {
+    let store = rt.store.as_ref();
+    match scope {
+        PolicyScope::Workspace if !actor.role.is_admin() => {
+            return Err(Error::Forbidden(
+                "only the Captain or an admin sets the workspace model".into(),
+            ));
+        }
+        PolicyScope::Channel(id) => {
+            may_manage(actor, &store.channel(&ChannelRef::Id(id)).await?)?;
+        }
+        _ => {}
+    }
+    let check = match &choice {
+        Some(choice) => Some(rt.check_choice(choice).await?),
+        None => None,
+    };
+    store
+        .set_model_policy(scope, choice, Actor::user(actor))
+        .await?;
+    Ok(check)
 }
