@@ -183,12 +183,13 @@ impl Person {
     }
 }
 
-/// The Captain (`ada`), after first-run setup of the server at `base`.
-pub async fn captain(base: &str) -> anyhow::Result<Person> {
+/// The Captain (`ada`), after first-run setup of the server at `base` with
+/// its one-time setup code.
+pub async fn captain(base: &str, setup_code: &str) -> anyhow::Result<Person> {
     let http = client()?;
     let setup = http
         .post(format!("{base}/api/setup"))
-        .json(&json!({"name": "ada", "password": PASSWORD}))
+        .json(&json!({"name": "ada", "password": PASSWORD, "setup_code": setup_code}))
         .send()
         .await?;
     anyhow::ensure!(setup.status() == StatusCode::CREATED, "setup failed");
@@ -243,7 +244,8 @@ pub async fn invited(
 pub async fn served_with_captain() -> anyhow::Result<(Served, Person)> {
     let served = Served::start(super::kit::Api::new().await?).await?;
     served.api.t.helm.start_runtime().await?;
-    let ada = captain(&served.url("")).await?;
+    let code = served.api.state.setup_code.clone();
+    let ada = captain(&served.url(""), &code).await?;
     Ok((served, ada))
 }
 

@@ -19,7 +19,8 @@ async fn a_sigkill_mid_tool_leaves_nothing_running_after_the_restart() -> anyhow
     let data = dir.path().join("data");
     let mut server = Process::spawn(&data)?;
     server.wait_ready().await?;
-    let ada = captain(&server.url).await?;
+    let code = std::fs::read_to_string(data.join("setup-code"))?;
+    let ada = captain(&server.url, code.trim()).await?;
     let mock = MockOpenAi::start().await?;
     mock.push(Behaviour::tool_call(
         "run_command",
