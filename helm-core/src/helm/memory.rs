@@ -3,6 +3,7 @@
 use std::io::BufRead;
 
 use crate::error::{Error, Result};
+use crate::memory::fusion::{Candidates, RecallTuning};
 use crate::memory::import::{ImportReport, parse_history};
 use crate::memory::recall::{RecallHit, RecallQuery};
 use crate::model::{
@@ -52,6 +53,29 @@ impl Helm {
     pub async fn recall(&self, channel: &ChannelRef, query: RecallQuery) -> Result<Vec<RecallHit>> {
         let record = self.channel(channel).await?;
         self.inner.recall.recall(record.channel.id, &query).await
+    }
+
+    /// What recall gathers for `query` in a channel before fusion, for
+    /// measuring and tuning fusion on fixed candidates (the LoCoMo bench):
+    /// [`crate::memory::fusion::fuse`] turns it into what
+    /// [`Helm::recall`] would return with the same tuning.
+    pub async fn recall_candidates(
+        &self,
+        channel: &ChannelRef,
+        query: &RecallQuery,
+        tuning: &RecallTuning,
+    ) -> Result<Candidates> {
+        let record = self.channel(channel).await?;
+        self.inner
+            .recall
+            .candidates(record.channel.id, query, tuning)
+            .await
+    }
+
+    /// The fusion constants recall uses when a query names none: those
+    /// for recall by meaning with an embedder, by words without.
+    pub fn recall_tuning(&self) -> RecallTuning {
+        self.inner.recall.default_tuning()
     }
 
     /// A channel's memory records: current ones, or all with `include_inactive`.
