@@ -8,6 +8,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use helm_core::memory::config::MemoryConfig;
 use serde::{Deserialize, Serialize};
 
 /// How fast a login rate limit refills and how many attempts it allows at once.
@@ -65,6 +66,8 @@ pub struct ServerConfig {
     pub log: String,
     /// Log as JSON lines instead of text.
     pub log_json: bool,
+    /// Memory: `[memory] embedder = "required" | "auto" | "off"`.
+    pub memory: MemoryConfig,
 }
 
 impl Default for ServerConfig {
@@ -95,6 +98,7 @@ impl Default for ServerConfig {
             },
             log: "info".to_string(),
             log_json: false,
+            memory: MemoryConfig::default(),
         }
     }
 }
@@ -171,6 +175,13 @@ impl ServerConfig {
         }
         if let Some(v) = var("HELM_LOG_JSON") {
             self.log_json = parse("HELM_LOG_JSON", v)?;
+        }
+        if let Some(v) = var("HELM_EMBEDDER") {
+            self.memory.embedder = v.parse().map_err(|_| {
+                ConfigError(format!(
+                    "HELM_EMBEDDER={v:?} is not valid: use required, auto or off"
+                ))
+            })?;
         }
         Ok(())
     }

@@ -283,6 +283,12 @@ impl Helm {
         self.inner.store.embed_backlog_len(channel).await
     }
 
+    /// How recall works here: by meaning with which model, or by words
+    /// only and why.
+    pub fn recall_mode(&self) -> &crate::memory::config::RecallMode {
+        &self.inner.recall_mode
+    }
+
     /// The embedding model recall uses, if any.
     pub fn embedding_model(&self) -> Option<&str> {
         self.inner.recall.embedding_model()

@@ -8,6 +8,7 @@
 //! [`vectors`] holds what the meaning search scans. Histories from elsewhere
 //! come in through [`import`].
 
+pub mod config;
 pub mod embed;
 pub mod engine;
 pub mod fusion;

@@ -38,5 +38,6 @@ async fn status(State(state): State<AppState>, caller: Caller) -> ApiResult<Json
         threads: s.threads,
         messages: s.messages,
         last_event_seq: s.last_event_seq,
+        recall: (&status.recall).into(),
     }))
 }
