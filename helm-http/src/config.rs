@@ -251,4 +251,24 @@ mod tests {
         );
         Ok(())
     }
+
+    #[test]
+    fn the_memory_section_and_helm_embedder() -> Result<(), ConfigError> {
+        use helm_core::memory::config::EmbedderSetting;
+        let mut config: ServerConfig = toml::from_str("[memory]\nembedder = \"required\"\n")
+            .map_err(|e| ConfigError(e.to_string()))?;
+        assert_eq!(config.memory.embedder, EmbedderSetting::Required);
+        assert_eq!(ServerConfig::default().memory.embedder, EmbedderSetting::Auto);
+        assert!(toml::from_str::<ServerConfig>("[memory]\nembedder = \"maybe\"\n").is_err());
+        assert!(toml::from_str::<ServerConfig>("[memory]\nmodel = \"x\"\n").is_err());
+        config.apply_env(|k| (k == "HELM_EMBEDDER").then(|| "off".to_string()))?;
+        assert_eq!(config.memory.embedder, EmbedderSetting::Off);
+        let err = config
+            .apply_env(|k| (k == "HELM_EMBEDDER").then(|| "maybe".to_string()))
+            .err()
+            .map(|e| e.0)
+            .unwrap_or_default();
+        assert!(err.contains("required, auto or off"), "{err}");
+        Ok(())
+    }
 }

@@ -110,7 +110,7 @@ impl RecallEngine {
         let (dense, expanded) = match meaning? {
             Some((vectors, query_vector, dense)) => {
                 let expanded = if tuning.expansion_weight > 0.0 {
-                    expand(&vectors, &query_vector, &lexical, &dense, tuning.rrf_k)
+                    expand(&vectors, &query_vector, &lexical, &dense)
                 } else {
                     Vec::new()
                 };
@@ -343,8 +343,9 @@ fn expand(
     query: &[f32],
     lexical: &[(ItemKey, f64)],
     dense: &[(ItemKey, f32)],
-    k: f64,
 ) -> Vec<(ItemKey, f32)> {
+    // A fixed constant, so the seeds do not move with fusion's tuning.
+    let k = 5.0;
     let mut seeds: HashMap<ItemKey, f64> = HashMap::new();
     for (rank, key) in lexical.iter().map(|(k, _)| *k).enumerate().take(DEPTH) {
         *seeds.entry(key).or_default() += 1.0 / (k + rank as f64 + 1.0);
