@@ -298,10 +298,7 @@ impl Score {
 }
 
 fn header(first: &str) {
-    println!(
-        "| {first} | n | {} |",
-        CELLS.iter().copied().collect::<Vec<_>>().join(" | ")
-    );
+    println!("| {first} | n | {} |", CELLS.join(" | "));
     println!("|---|---|{}", "---|".repeat(CELLS.len()));
 }
 

@@ -258,7 +258,10 @@ mod tests {
         let mut config: ServerConfig = toml::from_str("[memory]\nembedder = \"required\"\n")
             .map_err(|e| ConfigError(e.to_string()))?;
         assert_eq!(config.memory.embedder, EmbedderSetting::Required);
-        assert_eq!(ServerConfig::default().memory.embedder, EmbedderSetting::Auto);
+        assert_eq!(
+            ServerConfig::default().memory.embedder,
+            EmbedderSetting::Auto
+        );
         assert!(toml::from_str::<ServerConfig>("[memory]\nembedder = \"maybe\"\n").is_err());
         assert!(toml::from_str::<ServerConfig>("[memory]\nmodel = \"x\"\n").is_err());
         config.apply_env(|k| (k == "HELM_EMBEDDER").then(|| "off".to_string()))?;

@@ -128,13 +128,13 @@ impl RecallMode {
     }
 }
 
+/// A loaded embedder, or why there is none.
+pub type LoadedEmbedder = (Option<Arc<dyn Embedder>>, Option<WordsOnlyReason>);
+
 /// Loads the local embedder as `config` says: `None` with the reason when
 /// recall is to work by words, an error when the model is required and
 /// missing (or present and unreadable).
-pub fn load_local_embedder(
-    data_dir: &Path,
-    config: &MemoryConfig,
-) -> Result<(Option<Arc<dyn Embedder>>, Option<WordsOnlyReason>)> {
+pub fn load_local_embedder(data_dir: &Path, config: &MemoryConfig) -> Result<LoadedEmbedder> {
     if config.embedder == EmbedderSetting::Off {
         return Ok((None, Some(WordsOnlyReason::TurnedOff)));
     }

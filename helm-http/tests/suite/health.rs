@@ -100,15 +100,17 @@ async fn status_says_how_recall_works() -> anyhow::Result<()> {
     // The test workspace is given no embedder.
     assert_eq!(status.body["recall"]["mode"], "words", "{:?}", status.body);
     assert_eq!(status.body["recall"]["reason"], "no_embedder");
-    assert_eq!(status.body["recall"]["detail"], "no embedder was configured");
+    assert_eq!(
+        status.body["recall"]["detail"],
+        "no embedder was configured"
+    );
     Ok(())
 }
 
 /// Started where no embedding model is found: a warning that recall works
 /// by words only; and with `HELM_EMBEDDER=required`, no start at all.
 #[test]
-fn the_server_warns_of_words_only_and_refuses_when_the_model_is_required() -> anyhow::Result<()>
-{
+fn the_server_warns_of_words_only_and_refuses_when_the_model_is_required() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
     let cwd = dir.path().join("elsewhere");
     std::fs::create_dir_all(&cwd)?;
@@ -147,7 +149,12 @@ fn the_server_warns_of_words_only_and_refuses_when_the_model_is_required() -> an
     );
 
     let mut child = start(false)?;
-    let mut stderr = BufReader::new(child.stderr.take().ok_or_else(|| anyhow::anyhow!("no stderr"))?);
+    let mut stderr = BufReader::new(
+        child
+            .stderr
+            .take()
+            .ok_or_else(|| anyhow::anyhow!("no stderr"))?,
+    );
     let deadline = Instant::now() + Duration::from_secs(30);
     let mut log = String::new();
     let found = loop {
