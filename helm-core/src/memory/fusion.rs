@@ -141,6 +141,26 @@ impl CandidateItem {
 /// recall may not return (forgotten, or superseded unless asked for) and
 /// keys without an item are dropped first.
 pub fn fuse(c: &Candidates, tuning: &RecallTuning, query: &RecallQuery) -> Vec<Ranked> {
+    fuse_borrowed(c, tuning, query)
+        .into_iter()
+        .map(|r| Ranked {
+            item: r.item.clone(),
+            score: r.score,
+        })
+        .collect()
+}
+
+/// A candidate while fusion works: borrowed, so only the hits are copied.
+struct Scored<'a> {
+    item: &'a CandidateItem,
+    score: f64,
+}
+
+fn fuse_borrowed<'a>(
+    c: &'a Candidates,
+    tuning: &RecallTuning,
+    query: &RecallQuery,
+) -> Vec<Scored<'a>> {
     let k = tuning.rrf_k;
     let allowed = |key: &ItemKey| {
         c.items.get(key).filter(|i| match i.status {
@@ -180,7 +200,7 @@ pub fn fuse(c: &Candidates, tuning: &RecallTuning, query: &RecallQuery) -> Vec<R
 
     // Reciprocal-rank fusion keyed by turn: a record and its source message
     // are one hit, shown as the record (the curated form) when there is one.
-    let mut fused: HashMap<i64, Ranked> = HashMap::new();
+    let mut fused: HashMap<i64, Scored<'a>> = HashMap::new();
     let mut order: Vec<i64> = Vec::new();
     let mut lists: Vec<(Vec<&CandidateItem>, f64)> =
         vec![(lexical.iter().map(|(i, _)| *i).collect(), 1.0)];
@@ -198,16 +218,13 @@ pub fn fuse(c: &Candidates, tuning: &RecallTuning, query: &RecallQuery) -> Vec<R
                 Some(r) => {
                     r.score += add;
                     if r.item.kind.is_none() && item.kind.is_some() {
-                        r.item = (*item).clone();
+                        r.item = item;
                     }
                 }
                 None => {
                     fused.insert(
                         key,
-                        Ranked {
-                            item: (*item).clone(),
-                            score: add,
-                        },
+                        Scored { item, score: add },
                     );
                     order.push(key);
                 }
@@ -226,7 +243,7 @@ pub fn fuse(c: &Candidates, tuning: &RecallTuning, query: &RecallQuery) -> Vec<R
             ranked.score += tuning.speaker_boost * unit;
         }
     }
-    let mut ranked: Vec<Ranked> = order.iter().filter_map(|k| fused.remove(k)).collect();
+    let mut ranked: Vec<Scored<'a>> = order.iter().filter_map(|k| fused.remove(k)).collect();
     sort(&mut ranked);
 
     // Session pooling: each thread's best items, and its summary's ranks.
@@ -273,7 +290,7 @@ pub fn fuse(c: &Candidates, tuning: &RecallTuning, query: &RecallQuery) -> Vec<R
 
     let limit = query.limit.clamp(1, MAX_LIMIT);
     let fill = tuning.fill_position;
-    let mut out: Vec<Ranked> = Vec::with_capacity(limit);
+    let mut out: Vec<Scored<'a>> = Vec::with_capacity(limit);
     let mut rest = ranked.into_iter();
     let before_fill = if fill == 0 {
         limit
@@ -286,7 +303,7 @@ pub fn fuse(c: &Candidates, tuning: &RecallTuning, query: &RecallQuery) -> Vec<R
             None => break,
         }
     }
-    let mut remaining: Vec<Ranked> = rest.collect();
+    let mut remaining: Vec<Scored<'a>> = rest.collect();
     if fill > 0 && out.len() == fill - 1 && limit >= fill {
         let covered: HashSet<ThreadId> = out.iter().filter_map(|r| r.item.thread_id).collect();
         let best_uncovered = thread_score
@@ -301,8 +318,8 @@ pub fn fuse(c: &Candidates, tuning: &RecallTuning, query: &RecallQuery) -> Vec<R
             {
                 out.push(remaining.remove(pos));
             } else if let Some(summary) = thread_summary.get(&thread) {
-                out.push(Ranked {
-                    item: (*summary).clone(),
+                out.push(Scored {
+                    item: summary,
                     score,
                 });
             }
@@ -318,7 +335,7 @@ pub fn fuse(c: &Candidates, tuning: &RecallTuning, query: &RecallQuery) -> Vec<R
 }
 
 /// Best first; newer first among equals.
-fn sort(ranked: &mut [Ranked]) {
+fn sort(ranked: &mut [Scored<'_>]) {
     ranked.sort_by(|a, b| {
         b.score
             .total_cmp(&a.score)
