@@ -222,10 +222,7 @@ fn fuse_borrowed<'a>(
                     }
                 }
                 None => {
-                    fused.insert(
-                        key,
-                        Scored { item, score: add },
-                    );
+                    fused.insert(key, Scored { item, score: add });
                     order.push(key);
                 }
             }
