@@ -483,12 +483,15 @@ async fn main() -> anyhow::Result<()> {
         .map(|(_, a)| a.clone())
         .or_else(|| std::env::var("HELM_LOCOMO").ok())
         .unwrap_or_else(|| {
-            // The benchmark data sits beside the repository, in `shared/`.
-            concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../../shared/bench/locomo/locomo-dev.json"
-            )
-            .to_string()
+            // The benchmark data sits beside the repository (or the
+            // worktree's parent), in `shared/`.
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .ancestors()
+                .map(|dir| dir.join("shared/bench/locomo/locomo-dev.json"))
+                .find(|file| file.is_file())
+                .unwrap_or_else(|| "shared/bench/locomo/locomo-dev.json".into())
+                .display()
+                .to_string()
         });
     let data: Value = serde_json::from_str(&std::fs::read_to_string(&path)?)?;
     let dir = tempfile::tempdir()?;
