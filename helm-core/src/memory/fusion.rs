@@ -379,8 +379,22 @@ mod tests {
         }
     }
 
+    /// Every stage on (but pooling), independent of the shipped defaults.
+    const STAGES: RecallTuning = RecallTuning {
+        rrf_k: 5.0,
+        dense_weight: 1.0,
+        expansion_weight: 0.0,
+        fact_weight: 0.8,
+        date_boost: 1.0,
+        speaker_boost: 0.5,
+        session_weight: 0.0,
+        pool_decay: 0.0,
+        summary_weight: 0.5,
+        fill_position: 5,
+    };
+
     fn fuse_default(c: &Candidates) -> Vec<Ranked> {
-        fuse(c, &RecallTuning::meaning(), &RecallQuery::new("q"))
+        fuse(c, &STAGES, &RecallQuery::new("q"))
     }
 
     #[test]
@@ -430,7 +444,7 @@ mod tests {
         assert!(fuse_default(&c).is_empty());
         let mut q = RecallQuery::new("q");
         q.include_superseded = true;
-        let hits = fuse(&c, &RecallTuning::meaning(), &q);
+        let hits = fuse(&c, &STAGES, &q);
         assert_eq!(
             hits.iter().map(|h| h.item.key).collect::<Vec<_>>(),
             [ItemKey(5)]
@@ -474,7 +488,7 @@ mod tests {
         let pooled = RecallTuning {
             session_weight: 1.0,
             pool_decay: 0.5,
-            ..RecallTuning::meaning()
+            ..STAGES
         };
         let hits = fuse(&c, &pooled, &RecallQuery::new("q"));
         assert_eq!(hits[0].item.key, ItemKey(4));
