@@ -15,8 +15,10 @@
 //! 4. **Diversity**: one place near the top goes to the best thread not yet
 //!    covered, so one long thread cannot crowd out every other session.
 //!
-//! Every constant is a field of [`RecallTuning`]; the defaults were chosen by
-//! leave-one-conversation-out on LoCoMo (`docs/memory.md`).
+//! Every constant is a field of [`RecallTuning`]. The defaults keep pooling
+//! and expansion off: held out on LoCoMo (leave one conversation out,
+//! `docs/memory.md`), pooling raises the turn level but lowers the session
+//! level, and expansion raises neither.
 
 use std::collections::{HashMap, HashSet};
 
