@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 use helm_core::exec::IsolationChoice;
+use helm_core::memory::config::EmbedderSetting;
 
 /// 1helm: create a channel for anything; it comes with an agent, a computer,
 /// a workspace and a memory.
@@ -50,6 +51,17 @@ pub struct Global {
         value_name = "MODE"
     )]
     pub isolation: IsolationChoice,
+
+    /// Recall by meaning: required (refuse to work without the local
+    /// embedding model), auto (use it when found), or off (words only).
+    #[arg(
+        long,
+        global = true,
+        env = "HELM_EMBEDDER",
+        default_value = "auto",
+        value_name = "SETTING"
+    )]
+    pub embedder: EmbedderSetting,
 
     /// Work through a running helm-http server instead of a data directory.
     #[arg(long, global = true, env = "HELM_SERVER", value_name = "URL")]

@@ -14,6 +14,9 @@
 //! max_tokens = 8192          # sent to the provider with every call
 //! max_reply_bytes = 1048576  # a longer reply is cut and the turn says so
 //!
+//! [memory]
+//! embedder = "auto"          # or "required" (refuse to start without it), or "off"
+//!
 //! public_origins = ["https://helm.example.org"]
 //! ```
 
@@ -22,12 +25,14 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::exec::IsolationChoice;
 use crate::helm::HelmOptions;
+use crate::memory::config::MemoryConfig;
 
 /// The environment variables [`HelmConfig::apply_env`] reads.
-pub const ENV_VARS: [&str; 4] = [
+pub const ENV_VARS: [&str; 5] = [
     "HELM_ISOLATION",
     "HELM_MAX_TOKENS",
     "HELM_MAX_REPLY_BYTES",
+    "HELM_EMBEDDER",
     "HELM_PUBLIC_ORIGINS",
 ];
 
@@ -39,6 +44,8 @@ pub struct HelmConfig {
     pub computer: ComputerConfig,
     /// Bounds on what one model call may produce.
     pub replies: ReplyLimits,
+    /// Memory: whether recall by meaning is required, used when found, or off.
+    pub memory: MemoryConfig,
     /// The origins (`scheme://host[:port]`) people reach the workspace at.
     /// Empty: loopback names only (a frontend adds its own port). A server
     /// answers only for these hosts, and a browser page from anywhere else
@@ -84,8 +91,9 @@ impl HelmConfig {
         Ok(config)
     }
 
-    /// Applies `HELM_ISOLATION`, `HELM_MAX_TOKENS`, `HELM_MAX_REPLY_BYTES`
-    /// and `HELM_PUBLIC_ORIGINS` (comma-separated), read through `var`.
+    /// Applies `HELM_ISOLATION`, `HELM_MAX_TOKENS`, `HELM_MAX_REPLY_BYTES`,
+    /// `HELM_EMBEDDER` and `HELM_PUBLIC_ORIGINS` (comma-separated), read
+    /// through `var`.
     pub fn apply_env(&mut self, var: impl Fn(&str) -> Option<String>) -> Result<()> {
         if let Some(v) = var("HELM_ISOLATION") {
             self.computer.isolation = v.parse().map_err(|_| {
@@ -100,6 +108,14 @@ impl HelmConfig {
         }
         if let Some(v) = var("HELM_MAX_REPLY_BYTES") {
             self.replies.max_reply_bytes = parse_number("HELM_MAX_REPLY_BYTES", &v)?;
+        }
+        if let Some(v) = var("HELM_EMBEDDER") {
+            self.memory.embedder = v.parse().map_err(|_| {
+                Error::invalid(
+                    "HELM_EMBEDDER",
+                    format!("{v:?}: choose required, auto or off"),
+                )
+            })?;
         }
         if let Some(v) = var("HELM_PUBLIC_ORIGINS") {
             self.public_origins = v
@@ -138,6 +154,7 @@ impl HelmConfig {
         options.computer.isolation = self.computer.isolation;
         options.runtime.max_tokens = self.replies.max_tokens;
         options.runtime.max_reply_bytes = self.replies.max_reply_bytes;
+        options.memory = self.memory;
     }
 }
 

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use helm_core::HelmConfig;
 use helm_core::config::{ComputerConfig, ReplyLimits};
+use helm_core::memory::config::MemoryConfig;
 use serde::{Deserialize, Serialize};
 
 /// How fast a login rate limit refills and how many attempts it allows at once.
@@ -82,6 +83,8 @@ pub struct ServerConfig {
     /// How long a kept-alive connection may stay idle between requests, in
     /// seconds.
     pub idle_timeout_secs: u64,
+    /// Memory: `[memory] embedder = "required" | "auto" | "off"`.
+    pub memory: MemoryConfig,
 }
 
 impl Default for ServerConfig {
@@ -118,6 +121,7 @@ impl Default for ServerConfig {
             header_timeout_secs: 10,
             body_timeout_secs: 60,
             idle_timeout_secs: 120,
+            memory: MemoryConfig::default(),
         }
     }
 }
@@ -205,6 +209,7 @@ impl ServerConfig {
             .map_err(|e| ConfigError(e.to_string()))?;
         self.computer = core.computer;
         self.replies = core.replies;
+        self.memory = core.memory;
         self.allowed_origins.extend(core.public_origins);
         self.validate()
     }
@@ -237,6 +242,7 @@ impl ServerConfig {
         HelmConfig {
             computer: self.computer,
             replies: self.replies,
+            memory: self.memory,
             public_origins: self.trusted_origins(),
         }
     }
@@ -347,6 +353,29 @@ mod tests {
                 .apply_env(|k| (k == "HELM_LISTEN").then(|| "nowhere".to_string()))
                 .is_err()
         );
+        Ok(())
+    }
+
+    #[test]
+    fn the_memory_section_and_helm_embedder() -> Result<(), ConfigError> {
+        use helm_core::memory::config::EmbedderSetting;
+        let mut config: ServerConfig = toml::from_str("[memory]\nembedder = \"required\"\n")
+            .map_err(|e| ConfigError(e.to_string()))?;
+        assert_eq!(config.memory.embedder, EmbedderSetting::Required);
+        assert_eq!(
+            ServerConfig::default().memory.embedder,
+            EmbedderSetting::Auto
+        );
+        assert!(toml::from_str::<ServerConfig>("[memory]\nembedder = \"maybe\"\n").is_err());
+        assert!(toml::from_str::<ServerConfig>("[memory]\nmodel = \"x\"\n").is_err());
+        config.apply_env(|k| (k == "HELM_EMBEDDER").then(|| "off".to_string()))?;
+        assert_eq!(config.memory.embedder, EmbedderSetting::Off);
+        let err = config
+            .apply_env(|k| (k == "HELM_EMBEDDER").then(|| "maybe".to_string()))
+            .err()
+            .map(|e| e.0)
+            .unwrap_or_default();
+        assert!(err.contains("required, auto or off"), "{err}");
         Ok(())
     }
 }

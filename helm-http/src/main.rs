@@ -12,6 +12,7 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use helm_core::lock::{DataLock, ServerInfo};
+use helm_core::memory::config::RecallMode;
 use helm_core::{Helm, HelmOptions, InitOptions};
 use helm_http::{AppState, ServerConfig};
 
@@ -139,11 +140,18 @@ async fn main() -> anyhow::Result<()> {
     )?;
     let mut options = HelmOptions::new(&data);
     config.helm_config().apply(&mut options);
-    options.embedder = helm_core::memory::embed::local_embedder(&data)?;
-    match &options.embedder {
-        Some(e) => tracing::info!(model = e.model(), "recall works by words and meaning"),
-        None => tracing::warn!(
-            "no local embedding model: recall works by words only; run scripts/fetch-embedding-model"
+    options
+        .load_local_embedder()
+        .context("loading the embedding model for recall by meaning")?;
+    match RecallMode::of(options.embedder.as_ref(), options.words_only_reason) {
+        RecallMode::Meaning { model } => {
+            tracing::info!(model = %model, "recall works by meaning and words")
+        }
+        mode @ RecallMode::Words { .. } => tracing::warn!(
+            "recall works {}; to recall by meaning, {} (or set [memory] embedder = \"required\" \
+             to refuse to start without it)",
+            mode.describe(),
+            helm_core::memory::embed::FETCH_HINT
         ),
     }
     let (helm, report) = Helm::init(options, InitOptions::default())

@@ -7,6 +7,7 @@ use async_trait::async_trait;
 use helm_core::events::{Event, Follower};
 use helm_core::exec::{FileBytes, FileEntry, FileText, IsolationChoice};
 use helm_core::lock::DataLock;
+use helm_core::memory::config::EmbedderSetting;
 use helm_core::memory::recall::{RecallHit, RecallQuery};
 use helm_core::model::{
     ChannelRef, MemoryId, MemoryItem, ModelChoice, ResolvedModel, Role, Thread, ThreadId,
@@ -29,20 +30,24 @@ pub struct Local {
 
 impl Local {
     /// Opens `data` (refusing while a server holds it) as `as_user`, or as
-    /// the Captain, with channel computers isolated as `isolation` says.
+    /// the Captain, with channel computers isolated as `isolation` says and
+    /// the local embedder loaded as `embedder` says.
     pub async fn open_with(
         data: &std::path::Path,
         as_user: Option<&str>,
         isolation: IsolationChoice,
+        embedder: EmbedderSetting,
     ) -> anyhow::Result<Self> {
         let lock = DataLock::command(data)?;
         let mut options = HelmOptions::new(data);
-        // Core resolves HELM_* (reply limits, …); the flag (or its
-        // HELM_ISOLATION) decides the isolation.
+        // Core resolves HELM_* (reply limits, HELM_EMBEDDER, …); the flags
+        // (or their HELM_ISOLATION / HELM_EMBEDDER) decide isolation and
+        // whether recall by meaning is required.
         let mut config = helm_core::HelmConfig::from_env()?;
         config.computer.isolation = isolation;
+        config.memory.embedder = embedder;
         config.apply(&mut options);
-        options.embedder = helm_core::memory::embed::local_embedder(data)?;
+        options.load_local_embedder()?;
         let helm = Helm::open(options).await?;
         let actor = match as_user {
             Some(name) => helm.user(name).await?,
@@ -267,6 +272,10 @@ impl Backend for Local {
         Ok(entry)
     }
 
+    fn recall_mode(&self) -> Option<helm_core::memory::config::RecallMode> {
+        Some(self.helm.recall_mode().clone())
+    }
+
     async fn status(&self) -> anyhow::Result<StatusView> {
         let status = self.helm.status().await?;
         Ok(StatusView {
@@ -274,6 +283,7 @@ impl Backend for Local {
             workspace: status.workspace,
             captain: status.captain,
             skipper: status.skipper,
+            recall: Some(status.recall),
             stats: status.stats,
         })
     }

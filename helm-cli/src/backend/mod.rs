@@ -55,6 +55,9 @@ pub struct StatusView {
     pub captain: User,
     /// Skipper.
     pub skipper: helm_core::model::Agent,
+    /// How recall works (absent from a server too old to say).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recall: Option<helm_core::memory::config::RecallMode>,
     /// Counts.
     #[serde(flatten)]
     pub stats: StoreStats,
@@ -208,6 +211,12 @@ pub trait Backend: Send + Sync {
 
     /// The workspace at a glance.
     async fn status(&self) -> anyhow::Result<StatusView>;
+
+    /// How recall works, when this process knows without asking (a data
+    /// directory opened here); a server reports it in its status.
+    fn recall_mode(&self) -> Option<helm_core::memory::config::RecallMode> {
+        None
+    }
     /// Creates a channel.
     async fn create_channel(&self, request: NewChannel) -> anyhow::Result<ChannelDetail>;
     /// Channels by name.

@@ -2,6 +2,7 @@
 
 use anyhow::Result;
 use helm_core::MemoryNote;
+use helm_core::memory::config::RecallMode;
 use helm_core::memory::recall::{MAX_LIMIT, RecallQuery};
 use helm_core::model::{MemoryId, MemoryItem, MemoryScope, ThreadId};
 use helm_core::store::MemoryFilter;
@@ -149,6 +150,11 @@ pub async fn recall(ctx: &Ctx, args: RecallArgs) -> Result<i32> {
     query.limit = args.limit;
     query.include_superseded = args.superseded;
     let hits = backend.recall(&args.channel, query).await?;
+    // Words only is a lesser recall: say so every time, beside the hits
+    // (on stderr, so JSON output stays clean).
+    if let Some(mode @ RecallMode::Words { .. }) = backend.recall_mode() {
+        eprintln!("note: recall worked {}", mode.describe());
+    }
     ctx.out.print(&hits, || {
         if hits.is_empty() {
             return "Nothing recalled.".to_string();

@@ -49,6 +49,7 @@ impl Ctx {
                     &self.global.data,
                     self.global.as_user.as_deref(),
                     self.global.isolation,
+                    self.global.embedder,
                 )
                 .await?,
             )),
@@ -75,6 +76,7 @@ impl Ctx {
             &self.global.data,
             self.global.as_user.as_deref(),
             self.global.isolation,
+            self.global.embedder,
         )
         .await
     }

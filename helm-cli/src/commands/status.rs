@@ -18,6 +18,7 @@ pub async fn run(ctx: &Ctx) -> Result<i32> {
              People:    {}\n\
              Threads:   {}\n\
              Messages:  {}\n\
+             Recall:    {}\n\
              Schema:    v{}, event log at #{}",
             status.workspace.name,
             status.data_dir.as_deref().unwrap_or("-"),
@@ -30,6 +31,11 @@ pub async fn run(ctx: &Ctx) -> Result<i32> {
             s.users,
             s.threads,
             s.messages,
+            status
+                .recall
+                .as_ref()
+                .map(|r| r.describe())
+                .unwrap_or_else(|| "not reported by this server".to_string()),
             s.schema_version,
             s.last_event_seq,
         )

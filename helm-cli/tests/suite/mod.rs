@@ -3,6 +3,7 @@ mod channels;
 mod computer;
 mod kit;
 mod lifetimes;
+mod recall_mode;
 mod remote_memory;
 mod server;
 mod turns;

@@ -3,6 +3,7 @@
 use std::io::BufRead;
 
 use crate::error::{Error, Result};
+use crate::memory::fusion::{Candidates, RecallTuning};
 use crate::memory::import::{ImportReport, parse_history};
 use crate::memory::recall::{RecallHit, RecallQuery};
 use crate::model::{
@@ -57,6 +58,30 @@ impl Helm {
             .recall
             .recall(&Audience::operator(), record.channel.id, &query)
             .await
+    }
+
+    /// What recall gathers for `query` in a channel before fusion, for
+    /// measuring and tuning fusion on fixed candidates (the LoCoMo bench):
+    /// [`crate::memory::fusion::fuse`] turns it into what
+    /// [`Helm::recall`] would return with the same tuning. As the operator,
+    /// like [`Helm::recall`].
+    pub async fn recall_candidates(
+        &self,
+        channel: &ChannelRef,
+        query: &RecallQuery,
+        tuning: &RecallTuning,
+    ) -> Result<Candidates> {
+        let record = self.channel(channel).await?;
+        self.inner
+            .recall
+            .candidates(&Audience::operator(), record.channel.id, query, tuning)
+            .await
+    }
+
+    /// The fusion constants recall uses when a query names none: those
+    /// for recall by meaning with an embedder, by words without.
+    pub fn recall_tuning(&self) -> RecallTuning {
+        self.inner.recall.default_tuning()
     }
 
     /// A channel's memory records: current ones, or all with `include_inactive`.
@@ -261,6 +286,12 @@ impl Helm {
             None => None,
         };
         self.inner.store.embed_backlog_len(channel).await
+    }
+
+    /// How recall works here: by meaning with which model, or by words
+    /// only and why.
+    pub fn recall_mode(&self) -> &crate::memory::config::RecallMode {
+        &self.inner.recall_mode
     }
 
     /// The embedding model recall uses, if any.

@@ -39,6 +39,7 @@ use crate::error::{Error, Result};
 use crate::events::Event;
 use crate::exec::ComputerOptions;
 use crate::faults::Faults;
+use crate::memory::config::{EmbedderSetting, MemoryConfig, RecallMode, WordsOnlyReason};
 use crate::memory::embed::Embedder;
 use crate::memory::engine::RecallEngine;
 use crate::model::{ModelChoice, Role, User, Workspace, validate_user_name};
@@ -73,6 +74,11 @@ pub struct HelmOptions {
     pub provider_http: HttpOptions,
     /// The embedder for meaning-based recall; without one, recall works by words.
     pub embedder: Option<Arc<dyn Embedder>>,
+    /// Memory's configuration: whether the embedder is required.
+    pub memory: MemoryConfig,
+    /// Why there is no embedder, when a frontend looked for one (see
+    /// [`HelmOptions::load_local_embedder`]); shown in the recall mode.
+    pub words_only_reason: Option<WordsOnlyReason>,
     /// How channel computers are isolated and limited.
     pub computer: ComputerOptions,
 }
@@ -86,8 +92,22 @@ impl HelmOptions {
             runtime: RuntimeOptions::default(),
             provider_http: HttpOptions::default(),
             embedder: None,
+            memory: MemoryConfig::default(),
+            words_only_reason: None,
             computer: ComputerOptions::default(),
         }
+    }
+
+    /// Loads the local embedding model as `self.memory` says, for
+    /// `data_dir`: sets [`HelmOptions::embedder`], or records why recall
+    /// works by words. Fails when the model is required and missing, or
+    /// present and unreadable.
+    pub fn load_local_embedder(&mut self) -> Result<()> {
+        let (embedder, reason) =
+            crate::memory::config::load_local_embedder(&self.data_dir, &self.memory)?;
+        self.embedder = embedder;
+        self.words_only_reason = reason;
+        Ok(())
     }
 }
 
@@ -134,6 +154,7 @@ pub(crate) struct Inner {
     providers: Arc<ProviderRegistry>,
     runtime: Arc<Runtime>,
     recall: Arc<RecallEngine>,
+    recall_mode: RecallMode,
     computer: Arc<computer::ComputerState>,
     faults: Faults,
 }
@@ -178,6 +199,18 @@ impl Helm {
         root.sweep_trash();
         let providers = Arc::new(ProviderRegistry::new(options.provider_http.clone()));
 
+        let recall_mode = RecallMode::of(options.embedder.as_ref(), options.words_only_reason);
+        if let RecallMode::Words { reason } = recall_mode
+            && options.memory.embedder == EmbedderSetting::Required
+        {
+            return Err(crate::memory::config::required_but_missing(
+                root.path(),
+                reason,
+            ));
+        }
+        // Frontends warn in their own way (the server at start, `1helm
+        // recall` beside its hits); the library only logs.
+        tracing::info!("recall works {}", recall_mode.describe());
         let recall = Arc::new(RecallEngine::new(store.clone(), options.embedder.clone()));
         let computer = Arc::new(computer::ComputerState::new(options.computer, root.clone()));
         let faults = Faults::default();
@@ -200,6 +233,7 @@ impl Helm {
                 authority,
             })),
             recall,
+            recall_mode,
             computer,
             root,
             store,

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
+use crate::memory::config::RecallMode;
 use crate::model::{Agent, ChannelRef, HOME_CHANNEL, User, Workspace};
 use crate::store::StoreStats;
 
@@ -21,6 +22,8 @@ pub struct Status {
     pub captain: User,
     /// Skipper.
     pub skipper: Agent,
+    /// How recall works: by meaning with which model, or by words and why.
+    pub recall: RecallMode,
     /// Counts.
     #[serde(flatten)]
     pub stats: StoreStats,
@@ -39,6 +42,7 @@ impl Helm {
             workspace: self.workspace().clone(),
             captain: self.captain().await?,
             skipper: home.agent,
+            recall: self.recall_mode().clone(),
             stats: self.store().stats().await?,
         })
     }

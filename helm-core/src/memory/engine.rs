@@ -1,19 +1,18 @@
 //! The recall engine: runs a query's word search and meaning search side by
-//! side, fuses them, and dresses the hits with their provenance. It keeps
-//! each channel's vectors in memory (loaded on first use), and embeds the
-//! items waiting in the store's queue.
+//! side, expands the meaning search from the first hits, hands the
+//! candidates to [`fusion`](super::fusion), and dresses the hits with their
+//! provenance. It keeps each channel's vectors in memory (loaded on first
+//! use), and embeds the items waiting in the store's queue.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use jiff::ToSpan;
-
-use super::embed::Embedder;
+use super::embed::{Embedder, normalize};
+use super::fusion::{Candidates, Ranked, RecallTuning, fuse};
 use super::query::{self, ParsedQuery};
-use super::recall::{
-    CandidateItem, DEPTH, HitThread, ItemKey, Lists, Ranked, RecallHit, RecallQuery, fuse,
-};
+use super::recall::{CandidateItem, DEPTH, HitThread, ItemKey, RecallHit, RecallQuery};
+use super::vectors::ChannelVectors;
 use crate::error::{Error, Result};
 use crate::helm::Audience;
 use crate::model::{ChannelId, MessageId, ThreadId};
@@ -25,52 +24,10 @@ pub const MAX_QUERY: usize = 16 * 1024;
 const AUTHORS_TTL: Duration = Duration::from_secs(60);
 /// How many items one embedding batch takes.
 const EMBED_BATCH: usize = 32;
-
-/// One channel's vectors, as a dense matrix.
-struct ChannelVectors {
-    keys: Vec<ItemKey>,
-    data: Vec<f32>,
-    dim: usize,
-}
-
-impl ChannelVectors {
-    /// The `n` keys closest to `query` (cosine on unit vectors), best first.
-    fn nearest(&self, query: &[f32], n: usize) -> Vec<ItemKey> {
-        if self.dim == 0 || query.len() != self.dim {
-            return Vec::new();
-        }
-        let mut scored: Vec<(f32, ItemKey)> = self
-            .data
-            .chunks_exact(self.dim)
-            .zip(&self.keys)
-            .map(|(v, k)| (dot(v, query), *k))
-            .collect();
-        let n = n.min(scored.len());
-        if n == 0 {
-            return Vec::new();
-        }
-        scored.select_nth_unstable_by(n - 1, |a, b| b.0.total_cmp(&a.0));
-        scored.truncate(n);
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0));
-        scored.into_iter().map(|(_, k)| k).collect()
-    }
-}
-
-/// A dot product written so the compiler vectorises it (eight lanes).
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let mut acc = [0f32; 8];
-    let chunks = a.len() / 8;
-    for i in 0..chunks {
-        for lane in 0..8 {
-            acc[lane] += a[i * 8 + lane] * b[i * 8 + lane];
-        }
-    }
-    let mut sum: f32 = acc.iter().sum();
-    for i in chunks * 8..a.len() {
-        sum += a[i] * b[i];
-    }
-    sum
-}
+/// How many first hits the expanded meaning search moves toward.
+const EXPANSION_SEEDS: usize = 3;
+/// How far it moves: the seeds' mean vector is added with this weight.
+const EXPANSION_PULL: f32 = 1.0;
 
 /// Recall over one store.
 pub struct RecallEngine {
@@ -99,6 +56,15 @@ impl RecallEngine {
         self.embedder.as_ref().map(|e| e.model())
     }
 
+    /// The fusion constants in use when a query names none.
+    pub fn default_tuning(&self) -> RecallTuning {
+        if self.embedder.is_some() {
+            RecallTuning::meaning()
+        } else {
+            RecallTuning::words()
+        }
+    }
+
     /// Recalls from `channel` (plus records shared with the workspace), for
     /// `audience`: an item of a channel the audience may not see never
     /// reaches the ranking, so it is neither returned nor crowds out others.
@@ -109,6 +75,24 @@ impl RecallEngine {
         channel: ChannelId,
         query: &RecallQuery,
     ) -> Result<Vec<RecallHit>> {
+        let tuning = query.tuning.unwrap_or_else(|| self.default_tuning());
+        let candidates = self.candidates(audience, channel, query, &tuning).await?;
+        let ranked = fuse(&candidates, &tuning, query);
+        self.dress(ranked).await
+    }
+
+    /// What recall gathers for `query` before fusion, for `audience`: word
+    /// and meaning matches (and, when `tuning` weighs it, the expanded
+    /// meaning search), the items they name that the audience may see, the
+    /// times and the person the query names. Public so that fusion can be
+    /// measured and tuned on fixed candidates.
+    pub async fn candidates(
+        &self,
+        audience: &Audience,
+        channel: ChannelId,
+        query: &RecallQuery,
+        tuning: &RecallTuning,
+    ) -> Result<Candidates> {
         let text = query.text.trim();
         if text.is_empty() {
             return Err(Error::invalid(
@@ -125,14 +109,30 @@ impl RecallEngine {
                 ),
             ));
         }
-        let parsed = query::parse(text);
-        let (lexical, dense) =
+        let today = query
+            .as_of
+            .unwrap_or_else(jiff::Timestamp::now)
+            .to_zoned(jiff::tz::TimeZone::UTC)
+            .date();
+        let parsed = query::parse(text, today);
+        let (lexical, meaning) =
             tokio::join!(self.lexical(channel, &parsed), self.dense(channel, text));
         let lexical = lexical?;
-        let dense = dense?;
+        let (dense, expanded) = match meaning? {
+            Some((vectors, query_vector, dense)) => {
+                let expanded = if tuning.expansion_weight > 0.0 {
+                    expand(&vectors, &query_vector, &lexical, &dense)
+                } else {
+                    Vec::new()
+                };
+                (dense, expanded)
+            }
+            None => (Vec::new(), Vec::new()),
+        };
 
         let mut keys: Vec<ItemKey> = lexical.iter().map(|(k, _)| *k).collect();
-        keys.extend(dense.iter().copied());
+        keys.extend(dense.iter().map(|(k, _)| *k));
+        keys.extend(expanded.iter().map(|(k, _)| *k));
         keys.sort();
         keys.dedup();
         let items: HashMap<ItemKey, CandidateItem> = self
@@ -146,15 +146,14 @@ impl RecallEngine {
             })
             .map(|i| (i.key, i))
             .collect();
-
-        let lists = Lists {
+        Ok(Candidates {
             lexical,
             dense,
-            date_threads: self.date_threads(channel, &parsed).await?,
+            expanded,
+            items,
+            dates: parsed.dates,
             speaker: self.speaker(channel, text).await?,
-        };
-        let ranked = fuse(&lists, &items, query);
-        self.dress(ranked).await
+        })
     }
 
     /// The pinned records of `channel` (always offered to its agent), when
@@ -194,27 +193,30 @@ impl RecallEngine {
         }
     }
 
-    async fn dense(&self, channel: ChannelId, text: &str) -> Result<Vec<ItemKey>> {
+    /// The meaning matches: the channel's vectors, the query's vector and
+    /// the nearest items; `None` without an embedder or vectors.
+    async fn dense(&self, channel: ChannelId, text: &str) -> Result<Option<MeaningMatches>> {
         let Some(embedder) = &self.embedder else {
-            return Ok(Vec::new());
+            return Ok(None);
         };
         let vectors = self.channel_vectors(channel, embedder.model()).await?;
-        if vectors.keys.is_empty() {
-            return Ok(Vec::new());
+        if vectors.is_empty() {
+            return Ok(None);
         }
         // Meaning is an extra: if the embedder fails, recall still works by words.
         let query = match embedder.embed(&[text.to_string()]).await {
             Ok(q) => q,
             Err(e) => {
                 tracing::warn!(error = %e, "embedding a query failed; recalling by words only");
-                return Ok(Vec::new());
+                return Ok(None);
             }
         };
-        let Some(query) = query.first() else {
-            return Ok(Vec::new());
+        let Some(query) = query.into_iter().next() else {
+            return Ok(None);
         };
         // Summaries are ranked in a list of their own; take enough to hold them.
-        Ok(vectors.nearest(query, 2 * DEPTH))
+        let nearest = vectors.nearest(&query, 2 * DEPTH);
+        Ok(Some((vectors, query, nearest)))
     }
 
     async fn channel_vectors(
@@ -231,49 +233,11 @@ impl RecallEngine {
             return Ok(v);
         }
         let rows = self.store.channel_vectors(model, channel).await?;
-        let dim = rows.first().map(|(_, v)| v.len()).unwrap_or(0);
-        let mut keys = Vec::with_capacity(rows.len());
-        let mut data = Vec::with_capacity(rows.len() * dim);
-        for (key, vector) in rows {
-            if vector.len() == dim {
-                keys.push(key);
-                data.extend_from_slice(&vector);
-            }
-        }
-        let loaded = Arc::new(ChannelVectors { keys, data, dim });
+        let loaded = Arc::new(ChannelVectors::new(rows));
         if let Ok(mut map) = self.vectors.lock() {
             map.insert(channel, loaded.clone());
         }
         Ok(loaded)
-    }
-
-    async fn date_threads(
-        &self,
-        channel: ChannelId,
-        parsed: &ParsedQuery,
-    ) -> Result<HashSet<ThreadId>> {
-        let mut threads = HashSet::new();
-        for (start, end) in &parsed.dates {
-            // A day of slack on each side: "on the 13th" often means the evening before or after.
-            let from = start
-                .saturating_sub(1.day())
-                .to_zoned(jiff::tz::TimeZone::UTC);
-            let to = end
-                .saturating_add(2.days())
-                .to_zoned(jiff::tz::TimeZone::UTC);
-            if let (Ok(from), Ok(to)) = (from, to) {
-                let found = self
-                    .store
-                    .threads_opened_between(
-                        channel,
-                        from.timestamp().as_millisecond(),
-                        to.timestamp().as_millisecond() - 1,
-                    )
-                    .await?;
-                threads.extend(found);
-            }
-        }
-        Ok(threads)
     }
 
     /// The one author the query names by name, if exactly one.
@@ -404,4 +368,47 @@ impl RecallEngine {
         }
         Ok(done)
     }
+}
+
+/// A channel's vectors, the query's vector, and the nearest items.
+type MeaningMatches = (Arc<ChannelVectors>, Vec<f32>, Vec<(ItemKey, f32)>);
+
+/// The meaning search again, from the query moved toward its first hits
+/// (the best of the word and meaning lists, fused by rank): it finds what
+/// the first hits are about, which a question's own words may not reach.
+fn expand(
+    vectors: &ChannelVectors,
+    query: &[f32],
+    lexical: &[(ItemKey, f64)],
+    dense: &[(ItemKey, f32)],
+) -> Vec<(ItemKey, f32)> {
+    // A fixed constant, so the seeds do not move with fusion's tuning.
+    let k = 5.0;
+    let mut seeds: HashMap<ItemKey, f64> = HashMap::new();
+    for (rank, key) in lexical.iter().map(|(k, _)| *k).enumerate().take(DEPTH) {
+        *seeds.entry(key).or_default() += 1.0 / (k + rank as f64 + 1.0);
+    }
+    for (rank, key) in dense.iter().map(|(k, _)| *k).enumerate().take(DEPTH) {
+        *seeds.entry(key).or_default() += 1.0 / (k + rank as f64 + 1.0);
+    }
+    let mut seeds: Vec<(ItemKey, f64)> = seeds.into_iter().collect();
+    seeds.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut moved = query.to_vec();
+    let mut n = 0;
+    for (key, _) in seeds {
+        if n == EXPANSION_SEEDS {
+            break;
+        }
+        if let Some(v) = vectors.get(key) {
+            for (m, x) in moved.iter_mut().zip(v) {
+                *m += EXPANSION_PULL * x / EXPANSION_SEEDS as f32;
+            }
+            n += 1;
+        }
+    }
+    if n == 0 {
+        return Vec::new();
+    }
+    normalize(&mut moved);
+    vectors.nearest(&moved, DEPTH)
 }

@@ -4,10 +4,16 @@
 //! belong to a channel, say where they came from and who wrote them, and are
 //! superseded rather than overwritten. [`recall`] searches a channel's records
 //! and its message history together, by words and (with an [`embed::Embedder`])
-//! by meaning; histories from elsewhere come in through [`import`].
+//! by meaning: the [`engine`] gathers candidates, [`fusion`] ranks them, and
+//! [`vectors`] holds what the meaning search scans. Histories from elsewhere
+//! come in through [`import`].
 
+pub mod config;
 pub mod embed;
 pub mod engine;
+pub mod fusion;
 pub mod import;
 pub mod query;
 pub mod recall;
+pub mod vectors;
+pub mod when;

@@ -1,10 +1,12 @@
 //! Reading a recall query: the words worth matching (as a safe FTS5 `OR`
-//! query), and the dates it names.
+//! query), and the times it names (read by [`when`]).
 //!
 //! Every word is quoted, so punctuation and FTS5 operators (`AND`, `NEAR`,
 //! `*`, `"`) in a question are matched as words, never parsed as syntax.
 
 use jiff::civil::Date;
+
+use super::when::{self, TimeSpan};
 
 /// Words that carry no meaning for matching.
 const STOPWORDS: &[&str] = &[
@@ -153,69 +155,17 @@ const STOPWORDS: &[&str] = &[
 /// The most distinct words used from one query.
 const MAX_TERMS: usize = 32;
 
-const MONTHS: [&str; 12] = [
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-];
-
 /// A query, read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParsedQuery {
     /// The FTS5 expression (quoted words joined by `OR`), if any word is left.
     pub fts: Option<String>,
-    /// The days or months the query names, as inclusive date ranges.
-    pub dates: Vec<(Date, Date)>,
+    /// The times the query names (see [`when`]).
+    pub dates: Vec<TimeSpan>,
 }
 
-fn month_number(word: &str) -> Option<i8> {
-    let w = word.trim_end_matches('.');
-    if w.len() < 3 {
-        return None;
-    }
-    MONTHS
-        .iter()
-        .position(|m| {
-            m.starts_with(w) && (w.len() == 3 || *m == w || (w == "sept" && *m == "september"))
-        })
-        .map(|i| i as i8 + 1)
-}
-
-fn day_number(word: &str) -> Option<i8> {
-    let digits = word
-        .strip_suffix("st")
-        .or_else(|| word.strip_suffix("nd"))
-        .or_else(|| word.strip_suffix("rd"))
-        .or_else(|| word.strip_suffix("th"))
-        .unwrap_or(word);
-    let day: i8 = digits.parse().ok()?;
-    (1..=31).contains(&day).then_some(day)
-}
-
-fn year_number(word: &str) -> Option<i16> {
-    (word.len() == 4)
-        .then(|| word.parse().ok())
-        .flatten()
-        .filter(|y| (1900..=2200).contains(y))
-}
-
-fn month_range(year: i16, month: i8) -> Option<(Date, Date)> {
-    let start = Date::new(year, month, 1).ok()?;
-    let end = start.last_of_month();
-    Some((start, end))
-}
-
-/// Reads a query.
-pub fn parse(query: &str) -> ParsedQuery {
+/// Reads a query; `today` anchors relative times such as "last week".
+pub fn parse(query: &str, today: Date) -> ParsedQuery {
     // Words: runs of letters and digits (any script); ISO dates are read first.
     let lower = query.to_lowercase();
     let mut dates = Vec::new();
@@ -226,56 +176,23 @@ pub fn parse(query: &str) -> ParsedQuery {
         }
         let parts: Vec<&str> = raw.split('-').filter(|p| !p.is_empty()).collect();
         if parts.len() == 3
-            && let (Some(y), Ok(m), Ok(d)) = (
-                year_number(parts[0]),
+            && parts[0].len() == 4
+            && let (Ok(y), Ok(m), Ok(d)) = (
+                parts[0].parse::<i16>(),
                 parts[1].parse::<i8>(),
                 parts[2].parse::<i8>(),
             )
             && let Ok(date) = Date::new(y, m, d)
         {
-            dates.push((date, date));
+            dates.push(TimeSpan::Days(date, date));
             continue;
         }
         words.extend(parts);
     }
 
-    // Spoken dates: "13 October 2023", "October 13th, 2023", "July 2023".
-    let mut used = vec![false; words.len()];
-    let mut i = 0;
-    while i < words.len() {
-        let w = |k: usize| words.get(k).copied().unwrap_or("");
-        if let (Some(d), Some(m), Some(y)) = (
-            day_number(w(i)),
-            month_number(w(i + 1)),
-            year_number(w(i + 2)),
-        ) && let Ok(date) = Date::new(y, m, d)
-        {
-            dates.push((date, date));
-            used[i..i + 3].iter_mut().for_each(|u| *u = true);
-            i += 3;
-            continue;
-        }
-        if let (Some(m), Some(d), Some(y)) = (
-            month_number(w(i)),
-            day_number(w(i + 1)),
-            year_number(w(i + 2)),
-        ) && let Ok(date) = Date::new(y, m, d)
-        {
-            dates.push((date, date));
-            used[i..i + 3].iter_mut().for_each(|u| *u = true);
-            i += 3;
-            continue;
-        }
-        if let (Some(m), Some(y)) = (month_number(w(i)), year_number(w(i + 1)))
-            && let Some(range) = month_range(y, m)
-        {
-            dates.push(range);
-            used[i..i + 2].iter_mut().for_each(|u| *u = true);
-            i += 2;
-            continue;
-        }
-        i += 1;
-    }
+    // Spoken dates and times: "13 October 2023", "in May", "last week".
+    let (spoken, used) = when::read(&words, today);
+    dates.extend(spoken);
 
     let mut terms: Vec<&str> = Vec::new();
     for (word, used) in words.iter().zip(used) {
@@ -301,33 +218,39 @@ pub fn parse(query: &str) -> ParsedQuery {
 mod tests {
     use super::*;
 
+    const TODAY: Date = Date::constant(2026, 1, 1);
+
     fn date(y: i16, m: i8, d: i8) -> Date {
         Date::new(y, m, d).unwrap_or_default()
     }
 
     #[test]
     fn words_are_quoted_and_operators_are_words() {
-        let q = parse("What did Caroline say about the \"adoption\" AND NEAR agency*?");
+        let q = parse(
+            "What did Caroline say about the \"adoption\" AND NEAR agency*?",
+            TODAY,
+        );
         assert_eq!(
             q.fts.as_deref(),
             Some("\"caroline\" OR \"say\" OR \"adoption\" OR \"near\" OR \"agency\"")
         );
-        assert_eq!(parse("?!... ***").fts, None);
-        assert_eq!(parse("the of and").fts, None);
+        assert_eq!(parse("?!... ***", TODAY).fts, None);
+        assert_eq!(parse("the of and", TODAY).fts, None);
     }
 
     #[test]
     fn dates_are_read_and_removed_from_the_words() {
         let q = parse(
             "What happened on 13 October, 2023 and on May 7th 2023 and in July 2023, 2023-01-02?",
+            TODAY,
         );
         assert_eq!(
             q.dates,
             vec![
-                (date(2023, 1, 2), date(2023, 1, 2)),
-                (date(2023, 10, 13), date(2023, 10, 13)),
-                (date(2023, 5, 7), date(2023, 5, 7)),
-                (date(2023, 7, 1), date(2023, 7, 31)),
+                TimeSpan::Days(date(2023, 1, 2), date(2023, 1, 2)),
+                TimeSpan::Days(date(2023, 10, 13), date(2023, 10, 13)),
+                TimeSpan::Days(date(2023, 5, 7), date(2023, 5, 7)),
+                TimeSpan::Days(date(2023, 7, 1), date(2023, 7, 31)),
             ]
         );
         assert_eq!(q.fts.as_deref(), Some("\"happened\""));
@@ -336,7 +259,7 @@ mod tests {
     #[test]
     fn huge_queries_are_capped() {
         let text: String = (0..1000).map(|i| format!("word{i} ")).collect();
-        let q = parse(&text);
+        let q = parse(&text, TODAY);
         assert_eq!(
             q.fts.map(|f| f.matches(" OR ").count() + 1),
             Some(MAX_TERMS)

@@ -511,4 +511,59 @@ pub struct Status {
     pub messages: Option<u64>,
     /// The newest event's sequence number.
     pub last_event_seq: u64,
+    /// How recall works on this server.
+    pub recall: RecallMode,
+}
+
+/// How recall works: by meaning with a model, or by words only and why.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(tag = "mode", rename_all = "snake_case")]
+pub enum RecallMode {
+    /// By words and by meaning.
+    Meaning {
+        /// The embedding model.
+        model: String,
+    },
+    /// By words only.
+    Words {
+        /// Why: `turned_off` (the configuration), `model_not_found`,
+        /// `not_built` (no local embedder in this build) or `no_embedder`.
+        reason: WordsOnlyReason,
+        /// The reason, for people.
+        detail: String,
+    },
+}
+
+/// Why recall works by words only.
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum WordsOnlyReason {
+    /// The configuration turns recall by meaning off.
+    TurnedOff,
+    /// The local embedding model was not found.
+    ModelNotFound,
+    /// This build has no local embedder.
+    NotBuilt,
+    /// No embedder was configured.
+    NoEmbedder,
+}
+
+impl From<&helm_core::memory::config::RecallMode> for RecallMode {
+    fn from(mode: &helm_core::memory::config::RecallMode) -> Self {
+        use helm_core::memory::config::{RecallMode as Core, WordsOnlyReason as Why};
+        match mode {
+            Core::Meaning { model } => RecallMode::Meaning {
+                model: model.clone(),
+            },
+            Core::Words { reason } => RecallMode::Words {
+                reason: match reason {
+                    Why::TurnedOff => WordsOnlyReason::TurnedOff,
+                    Why::ModelNotFound => WordsOnlyReason::ModelNotFound,
+                    Why::NotBuilt => WordsOnlyReason::NotBuilt,
+                    Why::NoEmbedder => WordsOnlyReason::NoEmbedder,
+                },
+                detail: reason.describe().to_string(),
+            },
+        }
+    }
 }

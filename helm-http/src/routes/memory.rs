@@ -180,11 +180,9 @@ async fn recall(
             "ask something: q must not be empty",
         ));
     }
-    let request = CoreRecall {
-        text: query.q,
-        limit: page_size(query.limit, 10, MAX_LIMIT)?,
-        include_superseded: query.superseded.unwrap_or(false),
-    };
+    let mut request = CoreRecall::new(query.q);
+    request.limit = page_size(query.limit, 10, MAX_LIMIT)?;
+    request.include_superseded = query.superseded.unwrap_or(false);
     let hits = state
         .helm
         .recall_as(&caller.user, &channel_ref(&channel)?, request)

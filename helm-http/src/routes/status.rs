@@ -59,5 +59,6 @@ async fn status(State(state): State<AppState>, caller: Caller) -> ApiResult<Json
         threads: admin.then_some(s.threads),
         messages: admin.then_some(s.messages),
         last_event_seq: s.last_event_seq,
+        recall: (&status.recall).into(),
     }))
 }

@@ -88,3 +88,87 @@ fn get(port: u16, path: &str) -> anyhow::Result<String> {
     }
     Ok(out)
 }
+
+#[tokio::test]
+async fn status_says_how_recall_works() -> anyhow::Result<()> {
+    let api = super::kit::Api::new().await?;
+    let token = api.setup().await?;
+    let status = api
+        .get("/api/status", super::kit::Auth::Bearer(&token))
+        .await?;
+    assert_eq!(status.status, StatusCode::OK, "{status:?}");
+    // The test workspace is given no embedder.
+    assert_eq!(status.body["recall"]["mode"], "words", "{:?}", status.body);
+    assert_eq!(status.body["recall"]["reason"], "no_embedder");
+    assert_eq!(
+        status.body["recall"]["detail"],
+        "no embedder was configured"
+    );
+    Ok(())
+}
+
+/// Started where no embedding model is found: a warning that recall works
+/// by words only; and with `HELM_EMBEDDER=required`, no start at all.
+#[test]
+fn the_server_warns_of_words_only_and_refuses_when_the_model_is_required() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let cwd = dir.path().join("elsewhere");
+    std::fs::create_dir_all(&cwd)?;
+    let data = dir.path().join("data");
+    let start = |required: bool| -> anyhow::Result<std::process::Child> {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_helm-http"));
+        command
+            .current_dir(&cwd)
+            .args([
+                "--data",
+                &data.to_string_lossy(),
+                "--listen",
+                &format!("127.0.0.1:{}", free_port()?),
+            ])
+            .env_remove("HELM_EMBED_MODEL")
+            .env_remove("HELM_EMBEDDER")
+            .env_remove("HELM_CONFIG")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        if required {
+            command.env("HELM_EMBEDDER", "required");
+        }
+        Ok(command.spawn()?)
+    };
+
+    let refused = start(true)?.wait_with_output()?;
+    assert!(!refused.status.success());
+    let log = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        log.contains("requires recall by meaning") && log.contains("fetch-embedding-model"),
+        "{log}"
+    );
+    assert!(
+        !data.join("helm.db").exists(),
+        "nothing was written before refusing"
+    );
+
+    let mut child = start(false)?;
+    let mut stderr = BufReader::new(
+        child
+            .stderr
+            .take()
+            .ok_or_else(|| anyhow::anyhow!("no stderr"))?,
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut log = String::new();
+    let found = loop {
+        let mut line = String::new();
+        if stderr.read_line(&mut line)? == 0 || Instant::now() > deadline {
+            break false;
+        }
+        log.push_str(&line);
+        if line.contains("WARN") && line.contains("recall works by words only") {
+            break true;
+        }
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(found, "{log}");
+    Ok(())
+}

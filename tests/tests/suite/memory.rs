@@ -71,6 +71,19 @@ async fn a_decision_in_one_thread_is_recalled_in_another_after_a_model_change_an
         "provenance: the message that led to it"
     );
     assert_eq!(decisions[0].author_name.as_deref(), Some("@launch-agent"));
+    // Recall gets who, when and which thread from the record: the thread it
+    // was made in, the person whose message it came from, that message.
+    let hits = t
+        .helm
+        .recall(&ch, RecallQuery::new("when does the public beta launch?"))
+        .await?;
+    let hit = hits
+        .iter()
+        .find(|h| h.kind == "decision")
+        .ok_or_else(|| anyhow::anyhow!("the decision is not recalled: {hits:?}"))?;
+    assert_eq!(hit.thread.as_ref().map(|t| t.id), Some(first.thread.id));
+    assert_eq!(hit.author.as_deref(), Some("captain"));
+    assert_eq!(hit.source_message_ids, [first.message.id]);
 
     // Resolving writes the session summary with the serving model.
     t.helm
@@ -466,5 +479,71 @@ async fn without_a_model_there_is_no_summary() -> anyhow::Result<()> {
         .await?;
     assert!(summaries.is_empty());
     assert!(t.helm.thread(posted.thread.id).await?.summary.is_empty());
+    Ok(())
+}
+
+/// Three sessions of one long chat, on known days.
+const DATED: &str = r#"{"type":"thread","id":"s1","title":"Session 1","opened_at":"2023-05-08T13:56:00Z"}
+{"type":"message","thread":"s1","external_id":"D1:1","author":"Caroline","text":"I painted a sunrise over the lake this morning.","at":"2023-05-08T13:56:00Z"}
+{"type":"message","thread":"s1","external_id":"D1:2","author":"Mel","text":"Lovely colours.","at":"2023-05-08T13:57:00Z"}
+{"type":"thread","id":"s2","title":"Session 2","opened_at":"2023-06-20T10:00:00Z"}
+{"type":"message","thread":"s2","external_id":"D2:1","author":"Caroline","text":"I painted a sunset at the beach.","at":"2023-06-20T10:00:00Z"}
+{"type":"message","thread":"s2","external_id":"D2:2","author":"Mel","text":"And I painted my kitchen, finally.","at":"2023-06-20T10:01:00Z"}
+{"type":"thread","id":"s3","title":"Session 3","opened_at":"2024-01-10T09:00:00Z"}
+{"type":"message","thread":"s3","external_id":"D3:1","author":"Mel","text":"We picked the venue: the harbour hall.","at":"2024-01-10T09:00:00Z"}
+{"type":"thread","id":"s4","title":"Session 4","opened_at":"2024-03-18T09:00:00Z"}
+{"type":"message","thread":"s4","external_id":"D4:1","author":"Mel","text":"We picked the venue again: the old mill.","at":"2024-03-18T09:00:00Z"}
+"#;
+
+#[tokio::test]
+async fn recall_reads_times_and_people_in_a_question() -> anyhow::Result<()> {
+    let t = TestHelm::new().await?;
+    t.helm
+        .create_channel(&t.captain, "life", "A long chat.")
+        .await?;
+    let ch: ChannelRef = "life".parse()?;
+    t.helm
+        .import_history(
+            &t.captain,
+            &ch,
+            std::io::Cursor::new(DATED.as_bytes().to_vec()),
+        )
+        .await?;
+    let first = |hits: &[helm_core::memory::recall::RecallHit]| {
+        hits.first()
+            .and_then(|h| h.source_external_ids.first().cloned())
+            .unwrap_or_default()
+    };
+
+    // A month without a year, and the person asked about.
+    let hits = t
+        .helm
+        .recall(&ch, RecallQuery::new("What did Caroline paint in June?"))
+        .await?;
+    assert_eq!(first(&hits), "D2:1", "{hits:?}");
+    let hits = t
+        .helm
+        .recall(&ch, RecallQuery::new("What did Mel paint?"))
+        .await?;
+    assert_eq!(first(&hits), "D2:2", "{hits:?}");
+    // A date with its year.
+    let hits = t
+        .helm
+        .recall(
+            &ch,
+            RecallQuery::new("What did Caroline paint on 8 May 2023?"),
+        )
+        .await?;
+    assert_eq!(first(&hits), "D1:1", "{hits:?}");
+
+    // Relative times are read against the query's clock.
+    let mut asked = RecallQuery::new("Which venue did we pick three days ago?");
+    asked.as_of = Some("2024-03-21T12:00:00Z".parse()?);
+    let hits = t.helm.recall(&ch, asked.clone()).await?;
+    assert_eq!(first(&hits), "D4:1", "{hits:?}");
+    asked.text = "Which venue did we pick two days ago?".into();
+    asked.as_of = Some("2024-01-12T12:00:00Z".parse()?);
+    let hits = t.helm.recall(&ch, asked).await?;
+    assert_eq!(first(&hits), "D3:1", "{hits:?}");
     Ok(())
 }

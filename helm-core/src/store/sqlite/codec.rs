@@ -60,6 +60,13 @@ pub(crate) fn ts(row: &Row<'_>, idx: usize) -> rusqlite::Result<Timestamp> {
     Timestamp::from_millisecond(ms).map_err(|e| conversion(idx, e))
 }
 
+/// Reads a nullable Unix-milliseconds column.
+pub(crate) fn opt_ts(row: &Row<'_>, idx: usize) -> rusqlite::Result<Option<Timestamp>> {
+    let ms: Option<i64> = row.get(idx)?;
+    ms.map(|ms| Timestamp::from_millisecond(ms).map_err(|e| conversion(idx, e)))
+        .transpose()
+}
+
 /// Reads a text column through `FromStr` (the domain's string enums).
 pub(crate) fn parsed<T>(row: &Row<'_>, idx: usize) -> rusqlite::Result<T>
 where

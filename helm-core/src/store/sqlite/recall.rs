@@ -8,7 +8,7 @@
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::codec::{parsed, ts};
+use super::codec::{opt_ts, parsed, ts};
 use crate::error::Result;
 use crate::memory::recall::{CandidateItem, ItemKey};
 use crate::model::{ChannelId, MemoryItem, MemoryScope, Message, MessageId, ThreadId};
@@ -148,13 +148,15 @@ fn search(
 pub(super) fn items(conn: &Connection, keys: &[ItemKey]) -> Result<Vec<CandidateItem>> {
     let mut out = Vec::with_capacity(keys.len());
     let mut message_stmt = conn.prepare_cached(
-        "SELECT m.channel_id, m.thread_id, m.author_name, m.content, m.created, m.external_id \
-         FROM messages m WHERE m.id = ?1",
+        "SELECT m.channel_id, m.thread_id, m.author_name, m.content, m.created, m.external_id, \
+         t.opened_at FROM messages m LEFT JOIN threads t ON t.id = m.thread_id WHERE m.id = ?1",
     )?;
     let mut memory_stmt = conn.prepare_cached(
         "SELECT i.channel_id, i.thread_id, i.kind, i.content, i.created, i.status, i.scope, \
-         i.source_message_id, s.author_name, s.external_id, coalesce(i.author_name, i.author_type) \
-         FROM memory_items i LEFT JOIN messages s ON s.id = i.source_message_id WHERE i.id = ?1",
+         i.source_message_id, s.author_name, s.external_id, coalesce(i.author_name, i.author_type), \
+         coalesce(s.created, i.created), t.opened_at \
+         FROM memory_items i LEFT JOIN messages s ON s.id = i.source_message_id \
+         LEFT JOIN threads t ON t.id = i.thread_id WHERE i.id = ?1",
     )?;
     for key in keys {
         if let Some(id) = key.message_id() {
@@ -168,6 +170,8 @@ pub(super) fn items(conn: &Connection, keys: &[ItemKey]) -> Result<Vec<Candidate
                         author: r.get(2)?,
                         content: r.get(3)?,
                         created: ts(r, 4)?,
+                        said_at: ts(r, 4)?,
+                        thread_opened: opt_ts(r, 6)?,
                         status: None,
                         scope: None,
                         turn: Some(id),
@@ -188,6 +192,8 @@ pub(super) fn items(conn: &Connection, keys: &[ItemKey]) -> Result<Vec<Candidate
                         kind: Some(parsed(r, 2)?),
                         content: r.get(3)?,
                         created: ts(r, 4)?,
+                        said_at: ts(r, 11)?,
+                        thread_opened: opt_ts(r, 12)?,
                         status: Some(parsed(r, 5)?),
                         scope: Some(parsed(r, 6)?),
                         turn: source,
