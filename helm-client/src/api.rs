@@ -542,4 +542,20 @@ impl Client {
         )
         .await
     }
+
+    /// Sets or clears the workspace's default model; returns what now
+    /// serves a channel without its own choice.
+    pub async fn set_workspace_model(
+        &self,
+        choice: Option<ModelChoice>,
+    ) -> Result<Option<ResolvedModel>> {
+        let body = match choice {
+            Some(c) => json!({"provider": c.provider, "model": c.model}),
+            None => json!({"provider": null}),
+        };
+        let policy: Policy = self
+            .call(reqwest::Method::PUT, "/api/model", Some(body))
+            .await?;
+        Ok(policy.resolved)
+    }
 }

@@ -128,7 +128,7 @@ macro_rules! channel_attributes {
 }
 
 /// The model choice from `set_model`'s arguments (`None` clears it).
-fn model_choice(provider: Option<String>, model: Option<String>) -> Result<Option<ModelChoice>> {
+pub(crate) fn model_choice(provider: Option<String>, model: Option<String>) -> Result<Option<ModelChoice>> {
     match provider {
         Some(p) => Ok(Some(ModelChoice::new(p, model))),
         None if model.is_some() => Err(failure(
@@ -718,9 +718,9 @@ impl Files {
     }
 
     /// A directory's entries, by name (or a file's own entry).
-    #[pyo3(signature = (path="/workspace".to_string()))]
-    fn list(&self, py: Python<'_>, path: String) -> PyResult<Vec<FileEntry>> {
-        let core = self.core.clone();
+    #[pyo3(signature = (path="/workspace"))]
+    fn list(&self, py: Python<'_>, path: &str) -> PyResult<Vec<FileEntry>> {
+        let (core, path) = (self.core.clone(), path.to_string());
         blocking(py, async move {
             let entries = core.backend.list_files(&core.key, &path).await?;
             Ok(entries.into_iter().map(FileEntry::from).collect())
@@ -761,9 +761,9 @@ impl AsyncFiles {
     }
 
     /// A directory's entries, by name.
-    #[pyo3(signature = (path="/workspace".to_string()))]
-    fn list<'py>(&self, py: Python<'py>, path: String) -> PyResult<Bound<'py, PyAny>> {
-        let core = self.core.clone();
+    #[pyo3(signature = (path="/workspace"))]
+    fn list<'py>(&self, py: Python<'py>, path: &str) -> PyResult<Bound<'py, PyAny>> {
+        let (core, path) = (self.core.clone(), path.to_string());
         awaitable(py, async move {
             let entries = core.backend.list_files(&core.key, &path).await?;
             Ok(entries.into_iter().map(FileEntry::from).collect::<Vec<_>>())

@@ -83,9 +83,9 @@ impl HelmCore {
     }
 }
 
-fn new_channel(name: String, purpose: String, private: bool, instructions: String) -> NewChannel {
+fn new_channel(name: String, purpose: String, private: bool, instructions: &str) -> NewChannel {
     let mut request = NewChannel::new(name, purpose);
-    request.instructions = instructions;
+    request.instructions = instructions.to_string();
     if private {
         request.visibility = Visibility::Private;
     }
@@ -147,14 +147,14 @@ impl Helm {
 
     /// Creates a channel for anything: it comes with a resident agent, a
     /// computer (`/workspace`), a memory and threads.
-    #[pyo3(signature = (name, purpose, *, private=false, instructions=String::new()))]
+    #[pyo3(signature = (name, purpose, *, private=false, instructions=""))]
     fn create_channel(
         &self,
         py: Python<'_>,
         name: String,
         purpose: String,
         private: bool,
-        instructions: String,
+        instructions: &str,
     ) -> PyResult<Channel> {
         let backend = self.core.backend.clone();
         let request = new_channel(name, purpose, private, instructions);
@@ -187,6 +187,16 @@ impl Helm {
             async move { backend.channel(&name).await }
         })?;
         Ok(Channel::new(backend, record))
+    }
+
+    /// Sets the workspace's default model (Captain and admins): it serves
+    /// every channel without a choice of its own, and Skipper in `#main`.
+    /// `set_model(None)` clears it.
+    #[pyo3(signature = (provider, model=None))]
+    fn set_model(&self, py: Python<'_>, provider: Option<String>, model: Option<String>) -> PyResult<()> {
+        let choice = crate::channel::model_choice(provider, model).map_err(crate::errors::to_py)?;
+        let backend = self.core.backend.clone();
+        blocking(py, async move { backend.set_workspace_model(choice).await })
     }
 
     /// The model providers.
@@ -315,14 +325,14 @@ impl AsyncHelm {
     }
 
     /// Creates a channel (see `Helm.create_channel`).
-    #[pyo3(signature = (name, purpose, *, private=false, instructions=String::new()))]
+    #[pyo3(signature = (name, purpose, *, private=false, instructions=""))]
     fn create_channel<'py>(
         &self,
         py: Python<'py>,
         name: String,
         purpose: String,
         private: bool,
-        instructions: String,
+        instructions: &str,
     ) -> PyResult<Bound<'py, PyAny>> {
         let backend = self.core.backend.clone();
         let request = new_channel(name, purpose, private, instructions);
@@ -352,6 +362,14 @@ impl AsyncHelm {
             let record = backend.channel(&name).await?;
             Ok(AsyncChannel::new(backend, record))
         })
+    }
+
+    /// Sets the workspace's default model (see `Helm.set_model`).
+    #[pyo3(signature = (provider, model=None))]
+    fn set_model<'py>(&self, py: Python<'py>, provider: Option<String>, model: Option<String>) -> PyResult<Bound<'py, PyAny>> {
+        let choice = crate::channel::model_choice(provider, model).map_err(crate::errors::to_py)?;
+        let backend = self.core.backend.clone();
+        awaitable(py, async move { backend.set_workspace_model(choice).await })
     }
 
     /// The model providers.

@@ -42,5 +42,46 @@ fn _onehelm(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<helm::AsyncHelm>()?;
     m.add_class::<helm::Providers>()?;
     m.add_class::<helm::AsyncProviders>()?;
+    m.add_function(wrap_pyfunction!(_bench_rust, m)?)?;
     Ok(())
+}
+
+/// The same backend call as `channel.memory.recall(arg, 5)` (`op` =
+/// `recall`) or `channel.files.read(arg)` (`op` = `read`), made `n` times
+/// straight from Rust on the shared runtime: the baseline the benchmark
+/// (`helm-py/bench/overhead.py`) compares the Python call with. Returns
+/// each call's duration in nanoseconds.
+#[pyfunction]
+fn _bench_rust(
+    py: Python<'_>,
+    helm: &Bound<'_, helm::Helm>,
+    channel: String,
+    op: String,
+    arg: String,
+    n: usize,
+) -> PyResult<Vec<u64>> {
+    let backend = helm.get().core().backend().clone();
+    runtime::blocking(py, async move {
+        let mut times = Vec::with_capacity(n);
+        for _ in 0..n {
+            let started = std::time::Instant::now();
+            match op.as_str() {
+                "recall" => {
+                    std::hint::black_box(backend.recall(&channel, &arg, 5).await?);
+                }
+                "read" => {
+                    std::hint::black_box(backend.read_text(&channel, &arg).await?);
+                }
+                other => {
+                    return Err(errors::failure(
+                        helm_core::ErrorKind::Invalid,
+                        "invalid",
+                        format!("no benchmark op {other:?}: recall or read"),
+                    ));
+                }
+            }
+            times.push(started.elapsed().as_nanos() as u64);
+        }
+        Ok(times)
+    })
 }

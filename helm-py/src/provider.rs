@@ -81,11 +81,15 @@ pub struct ModelResponse {
 impl ModelResponse {
     /// An answer: text, tool calls, or both.
     #[new]
-    #[pyo3(signature = (text=String::new(), tool_calls=Vec::new()))]
-    fn py_new(text: String, tool_calls: Vec<Py<ModelToolCall>>) -> Self {
+    #[pyo3(signature = (text="", tool_calls=None))]
+    fn py_new(text: &str, tool_calls: Option<Vec<Py<ModelToolCall>>>) -> Self {
         ModelResponse {
-            text,
-            tool_calls: tool_calls.iter().map(|c| c.get().clone()).collect(),
+            text: text.to_string(),
+            tool_calls: tool_calls
+                .unwrap_or_default()
+                .iter()
+                .map(|c| c.get().clone())
+                .collect(),
         }
     }
 

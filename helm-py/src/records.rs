@@ -194,7 +194,7 @@ pub struct MemoryItem {
     pub text: String,
     /// `channel`, `thread` or `workspace`.
     pub scope: String,
-    /// `active`, `superseded` or `forgotten`.
+    /// `current`, `superseded` or `forgotten`.
     pub status: String,
     /// The thread it came from.
     pub thread_id: Option<i64>,

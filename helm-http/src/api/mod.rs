@@ -9,6 +9,7 @@
 mod auth;
 mod authority;
 mod computer;
+mod exec;
 mod enums;
 mod memory;
 mod model;
@@ -19,6 +20,7 @@ mod threads;
 pub use auth::*;
 pub use authority::*;
 pub use computer::*;
+pub use exec::*;
 pub use enums::*;
 pub use memory::*;
 pub use model::*;

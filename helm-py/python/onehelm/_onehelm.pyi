@@ -6,6 +6,56 @@ from collections.abc import AsyncIterator, Awaitable, Iterator
 from types import TracebackType
 from typing import Any, Protocol, final
 
+__all__ = [
+    "__version__",
+    "HelmError",
+    "InvalidInput",
+    "NotFound",
+    "Conflict",
+    "Refused",
+    "Forbidden",
+    "Unauthenticated",
+    "Unavailable",
+    "ProviderError",
+    "User",
+    "Model",
+    "Message",
+    "ToolAction",
+    "MemoryItem",
+    "RecallHit",
+    "FileEntry",
+    "CommandResult",
+    "Approval",
+    "ProviderInfo",
+    "ThreadInfo",
+    "TextDelta",
+    "ToolCall",
+    "ToolResult",
+    "ApprovalRequested",
+    "AsyncApprovalRequested",
+    "SkipperCalled",
+    "TurnEnded",
+    "Reply",
+    "TurnStream",
+    "AsyncTurnStream",
+    "ModelToolCall",
+    "ModelResponse",
+    "ModelRequest",
+    "Channel",
+    "AsyncChannel",
+    "Memory",
+    "AsyncMemory",
+    "Files",
+    "AsyncFiles",
+    "Thread",
+    "AsyncThread",
+    "Helm",
+    "AsyncHelm",
+    "Providers",
+    "AsyncProviders",
+    "_bench_rust",
+]
+
 __version__: str
 
 class HelmError(Exception):
@@ -349,7 +399,7 @@ class ModelToolCall:
 
 @final
 class ModelResponse:
-    def __new__(cls, text: str = "", tool_calls: list[ModelToolCall] = ...) -> ModelResponse: ...
+    def __new__(cls, text: str = "", tool_calls: list[ModelToolCall] | None = None) -> ModelResponse: ...
     @property
     def text(self) -> str: ...
     @property
@@ -582,6 +632,7 @@ class Helm:
     def providers(self) -> Providers: ...
     def me(self) -> User: ...
     def as_user(self, name: str) -> Helm: ...
+    def set_model(self, provider: str | None, model: str | None = None) -> None: ...
     def create_channel(
         self, name: str, purpose: str, *, private: bool = False, instructions: str = ""
     ) -> Channel: ...
@@ -612,6 +663,7 @@ class AsyncHelm:
     def providers(self) -> AsyncProviders: ...
     def me(self) -> Awaitable[User]: ...
     def as_user(self, name: str) -> Awaitable[AsyncHelm]: ...
+    def set_model(self, provider: str | None, model: str | None = None) -> Awaitable[None]: ...
     def create_channel(
         self, name: str, purpose: str, *, private: bool = False, instructions: str = ""
     ) -> Awaitable[AsyncChannel]: ...
@@ -627,3 +679,5 @@ class AsyncHelm:
         self,
         *_exc: type[BaseException] | BaseException | TracebackType | None,
     ) -> Awaitable[None]: ...
+
+def _bench_rust(helm: Helm, channel: str, op: str, arg: str, n: int) -> list[int]: ...

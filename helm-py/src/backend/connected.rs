@@ -98,6 +98,10 @@ impl Backend for Connected {
         self.client.set_channel_model(channel, choice).await
     }
 
+    async fn set_workspace_model(&self, choice: Option<ModelChoice>) -> Result<()> {
+        self.client.set_workspace_model(choice).await.map(|_| ())
+    }
+
     async fn post(
         &self,
         channel: &str,

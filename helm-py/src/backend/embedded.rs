@@ -188,6 +188,13 @@ impl Backend for Embedded {
         self.model(channel).await
     }
 
+    async fn set_workspace_model(&self, choice: Option<ModelChoice>) -> Result<()> {
+        Ok(self
+            .helm
+            .set_model_policy(&self.actor, PolicyScope::Workspace, choice)
+            .await?)
+    }
+
     async fn post(
         &self,
         channel: &str,

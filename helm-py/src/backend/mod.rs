@@ -77,6 +77,9 @@ pub trait Backend: Send + Sync {
         choice: Option<ModelChoice>,
     ) -> Result<Option<ResolvedModel>>;
 
+    /// Sets (or clears) the workspace's default model.
+    async fn set_workspace_model(&self, choice: Option<ModelChoice>) -> Result<()>;
+
     /// Posts a message as the acting person.
     async fn post(
         &self,
