@@ -50,13 +50,9 @@ fn upload_target(path: &str) -> (String, String) {
     }
 }
 
-
 impl Client {
     /// Approval requests (pending ones only, if asked).
-    pub async fn approvals(
-        &self,
-        pending_only: bool,
-    ) -> Result<Vec<helm_core::model::Approval>> {
+    pub async fn approvals(&self, pending_only: bool) -> Result<Vec<helm_core::model::Approval>> {
         self.get(&format!("/api/approvals?all={}", !pending_only))
             .await
     }
@@ -92,10 +88,7 @@ impl Client {
     }
 
     /// Calls for Skipper (open ones only, if asked).
-    pub async fn escalations(
-        &self,
-        open_only: bool,
-    ) -> Result<Vec<helm_core::model::Escalation>> {
+    pub async fn escalations(&self, open_only: bool) -> Result<Vec<helm_core::model::Escalation>> {
         self.get(&format!("/api/escalations?all={}", !open_only))
             .await
     }
@@ -167,13 +160,15 @@ impl Client {
 
     /// Forgets a record (kept for provenance, never recalled).
     pub async fn forget_memory(&self, id: MemoryId) -> Result<MemoryItem> {
-        self.post( &format!("/api/memory/{id}/forget"), json!({})).await
+        self.post(&format!("/api/memory/{id}/forget"), json!({}))
+            .await
     }
 
     /// Pins or unpins a record.
     pub async fn pin_memory(&self, id: MemoryId, pinned: bool) -> Result<MemoryItem> {
         let verb = if pinned { "pin" } else { "unpin" };
-        self.post( &format!("/api/memory/{id}/{verb}"), json!({})).await
+        self.post(&format!("/api/memory/{id}/{verb}"), json!({}))
+            .await
     }
 
     /// Recalls from a channel's memory and history.
@@ -226,12 +221,7 @@ impl Client {
     }
 
     /// A file's bytes, at most `limit` of them (the server may refuse a file over its own download limit instead).
-    pub async fn read_bytes(
-        &self,
-        channel: &str,
-        path: &str,
-        limit: usize,
-    ) -> Result<FileBytes> {
+    pub async fn read_bytes(&self, channel: &str, path: &str, limit: usize) -> Result<FileBytes> {
         let mut bytes = self
             .get_bytes(
                 &format!("/api/channels/{}/files/download", channel_path(channel)?),
@@ -250,12 +240,7 @@ impl Client {
     }
 
     /// Uploads `bytes` as the file `path` of a channel's workspace (parents made), recorded as an upload.
-    pub async fn put_file(
-        &self,
-        channel: &str,
-        path: &str,
-        bytes: Vec<u8>,
-    ) -> Result<FileEntry> {
+    pub async fn put_file(&self, channel: &str, path: &str, bytes: Vec<u8>) -> Result<FileEntry> {
         let (dir, name) = upload_target(path);
         let uploaded: Vec<Uploaded> = self
             .post_raw(
@@ -412,11 +397,7 @@ impl Client {
     }
 
     /// Resolves, reopens or archives a thread.
-    pub async fn set_thread_status(
-        &self,
-        id: ThreadId,
-        status: ThreadStatus,
-    ) -> Result<Thread> {
+    pub async fn set_thread_status(&self, id: ThreadId, status: ThreadStatus) -> Result<Thread> {
         self.call(
             reqwest::Method::PUT,
             &format!("/api/threads/{id}/status"),
@@ -427,7 +408,9 @@ impl Client {
 
     /// Stops a thread's work.
     pub async fn stop_thread(&self, id: ThreadId) -> Result<()> {
-        let _: Value = self.post( &format!("/api/threads/{id}/stop"), json!({})).await?;
+        let _: Value = self
+            .post(&format!("/api/threads/{id}/stop"), json!({}))
+            .await?;
         Ok(())
     }
 
@@ -480,12 +463,7 @@ impl Client {
     }
 
     /// Adds a person.
-    pub async fn add_user(
-        &self,
-        name: &str,
-        role: Role,
-        password: Option<String>,
-    ) -> Result<User> {
+    pub async fn add_user(&self, name: &str, role: Role, password: Option<String>) -> Result<User> {
         self.post(
             "/api/users",
             json!({"name": name, "role": role.as_str(), "password": password}),

@@ -91,11 +91,11 @@ impl WebSocketEvents {
 }
 
 async fn dial(url: &str, token: &str) -> Result<Socket> {
-    let bad_url = |e: &dyn std::fmt::Display| Error::stream(format!("cannot open the event stream at {url}: {e}"));
+    let bad_url = |e: &dyn std::fmt::Display| {
+        Error::stream(format!("cannot open the event stream at {url}: {e}"))
+    };
     let mut request = url.into_client_request().map_err(|e| bad_url(&e))?;
-    let header = format!("Bearer {token}")
-        .parse()
-        .map_err(|e| bad_url(&e))?;
+    let header = format!("Bearer {token}").parse().map_err(|e| bad_url(&e))?;
     request.headers_mut().insert("authorization", header);
     let (socket, _) = tokio_tungstenite::connect_async(request)
         .await

@@ -11,9 +11,9 @@
 use std::sync::{Arc, Mutex};
 
 use helm_core::ErrorKind;
+use helm_core::MemoryNote;
 use helm_core::model::{MemoryKind, MemoryScope, ModelChoice, ThreadId, ThreadStatus};
 use helm_core::store::{ChannelRecord, MemoryFilter};
-use helm_core::MemoryNote;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
@@ -112,7 +112,8 @@ macro_rules! channel_attributes {
             /// The resident agent's display name.
             #[getter]
             fn agent_name(&self) -> String {
-                self.core.get(|r| r.agent.display_name.clone(), String::new())
+                self.core
+                    .get(|r| r.agent.display_name.clone(), String::new())
             }
 
             fn __repr__(&self) -> String {
@@ -128,7 +129,10 @@ macro_rules! channel_attributes {
 }
 
 /// The model choice from `set_model`'s arguments (`None` clears it).
-pub(crate) fn model_choice(provider: Option<String>, model: Option<String>) -> Result<Option<ModelChoice>> {
+pub(crate) fn model_choice(
+    provider: Option<String>,
+    model: Option<String>,
+) -> Result<Option<ModelChoice>> {
     match provider {
         Some(p) => Ok(Some(ModelChoice::new(p, model))),
         None if model.is_some() => Err(failure(
@@ -196,7 +200,14 @@ fn ask_blocking(
     timeout: Option<f64>,
 ) -> PyResult<Reply> {
     let slot = ThreadSlot::default();
-    let run = ask_future(backend.clone(), channel, text, thread, timeout, slot.clone());
+    let run = ask_future(
+        backend.clone(),
+        channel,
+        text,
+        thread,
+        timeout,
+        slot.clone(),
+    );
     match interruptible(py, async move { run.await.map_err(to_py) }) {
         Err(e) if e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) => {
             let thread = slot.lock().ok().and_then(|s| *s);
@@ -276,7 +287,14 @@ impl Channel {
         timeout: Option<f64>,
     ) -> PyResult<Reply> {
         timeout_ok(timeout)?;
-        ask_blocking(py, self.core.backend.clone(), self.core.key.clone(), text, thread, timeout)
+        ask_blocking(
+            py,
+            self.core.backend.clone(),
+            self.core.key.clone(),
+            text,
+            thread,
+            timeout,
+        )
     }
 
     /// Like `ask`, but yields the turn's events as they happen:
@@ -284,7 +302,12 @@ impl Channel {
     /// `SkipperCalled`, `TurnEnded`.
     #[pyo3(signature = (text, *, thread=None))]
     fn stream(&self, text: String, thread: Option<i64>) -> TurnStream {
-        TurnStream::start(self.core.backend.clone(), self.core.key.clone(), text, thread)
+        TurnStream::start(
+            self.core.backend.clone(),
+            self.core.key.clone(),
+            text,
+            thread,
+        )
     }
 
     /// The channel's threads (sessions), most recently active first.
@@ -295,7 +318,10 @@ impl Channel {
             let backend = backend.clone();
             async move { backend.threads(&key, check_limit(limit)?).await }
         })?;
-        Ok(threads.into_iter().map(|t| Thread::new(backend.clone(), t.into())).collect())
+        Ok(threads
+            .into_iter()
+            .map(|t| Thread::new(backend.clone(), t.into()))
+            .collect())
     }
 
     /// One of the channel's threads, by id.
@@ -310,10 +336,17 @@ impl Channel {
 
     /// The channel's tool journal (or one thread's), newest last.
     #[pyo3(signature = (*, thread=None, limit=50))]
-    fn activity(&self, py: Python<'_>, thread: Option<i64>, limit: usize) -> PyResult<Vec<ToolAction>> {
+    fn activity(
+        &self,
+        py: Python<'_>,
+        thread: Option<i64>,
+        limit: usize,
+    ) -> PyResult<Vec<ToolAction>> {
         let (backend, key) = (self.core.backend.clone(), self.core.key.clone());
         blocking(py, async move {
-            let actions = backend.activity(&key, thread.map(ThreadId), check_limit(limit)?).await?;
+            let actions = backend
+                .activity(&key, thread.map(ThreadId), check_limit(limit)?)
+                .await?;
             Ok(actions.into_iter().map(ToolAction::from).collect())
         })
     }
@@ -351,14 +384,18 @@ impl Channel {
             cwd,
             timeout_secs: timeout,
         };
-        blocking(py, async move { backend.run(&key, request).await.map(CommandResult::from) })
+        blocking(py, async move {
+            backend.run(&key, request).await.map(CommandResult::from)
+        })
     }
 
     /// The model that will serve the next turn (`None` if none is set
     /// anywhere).
     fn model(&self, py: Python<'_>) -> PyResult<Option<Model>> {
         let (backend, key) = (self.core.backend.clone(), self.core.key.clone());
-        blocking(py, async move { Ok(backend.model(&key).await?.map(Model::from)) })
+        blocking(py, async move {
+            Ok(backend.model(&key).await?.map(Model::from))
+        })
     }
 
     /// Sets the channel's model (`set_model(None)` goes back to the
@@ -403,7 +440,10 @@ impl Channel {
     #[pyo3(signature = (*, confirm))]
     fn delete(&self, py: Python<'_>, confirm: String) -> PyResult<()> {
         let core = self.core.clone();
-        blocking(py, async move { core.backend.delete(&core.key, &confirm).await })
+        blocking(
+            py,
+            async move { core.backend.delete(&core.key, &confirm).await },
+        )
     }
 
     /// Reads the channel again (name, purpose, status).
@@ -460,7 +500,12 @@ impl AsyncChannel {
     /// Yields the turn's events as they happen (`async for`).
     #[pyo3(signature = (text, *, thread=None))]
     fn stream(&self, text: String, thread: Option<i64>) -> AsyncTurnStream {
-        AsyncTurnStream::start(self.core.backend.clone(), self.core.key.clone(), text, thread)
+        AsyncTurnStream::start(
+            self.core.backend.clone(),
+            self.core.key.clone(),
+            text,
+            thread,
+        )
     }
 
     /// The channel's threads, most recently active first.
@@ -487,11 +532,21 @@ impl AsyncChannel {
 
     /// The channel's tool journal (or one thread's), newest last.
     #[pyo3(signature = (*, thread=None, limit=50))]
-    fn activity<'py>(&self, py: Python<'py>, thread: Option<i64>, limit: usize) -> PyResult<Bound<'py, PyAny>> {
+    fn activity<'py>(
+        &self,
+        py: Python<'py>,
+        thread: Option<i64>,
+        limit: usize,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let (backend, key) = (self.core.backend.clone(), self.core.key.clone());
         awaitable(py, async move {
-            let actions = backend.activity(&key, thread.map(ThreadId), check_limit(limit)?).await?;
-            Ok(actions.into_iter().map(ToolAction::from).collect::<Vec<_>>())
+            let actions = backend
+                .activity(&key, thread.map(ThreadId), check_limit(limit)?)
+                .await?;
+            Ok(actions
+                .into_iter()
+                .map(ToolAction::from)
+                .collect::<Vec<_>>())
         })
     }
 
@@ -527,13 +582,17 @@ impl AsyncChannel {
             cwd,
             timeout_secs: timeout,
         };
-        awaitable(py, async move { backend.run(&key, request).await.map(CommandResult::from) })
+        awaitable(py, async move {
+            backend.run(&key, request).await.map(CommandResult::from)
+        })
     }
 
     /// The model that will serve the next turn.
     fn model<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let (backend, key) = (self.core.backend.clone(), self.core.key.clone());
-        awaitable(py, async move { Ok(backend.model(&key).await?.map(Model::from)) })
+        awaitable(py, async move {
+            Ok(backend.model(&key).await?.map(Model::from))
+        })
     }
 
     /// Sets (or with `None` clears) the channel's model.
@@ -575,7 +634,10 @@ impl AsyncChannel {
     #[pyo3(signature = (*, confirm))]
     fn delete<'py>(&self, py: Python<'py>, confirm: String) -> PyResult<Bound<'py, PyAny>> {
         let core = self.core.clone();
-        awaitable(py, async move { core.backend.delete(&core.key, &confirm).await })
+        awaitable(
+            py,
+            async move { core.backend.delete(&core.key, &confirm).await },
+        )
     }
 
     /// Reads the channel again.
@@ -622,14 +684,23 @@ impl Memory {
         let note = memory_note(kind, text, thread, scope).map_err(to_py)?;
         let core = self.core.clone();
         blocking(py, async move {
-            core.backend.remember(&core.key, note).await.map(MemoryItem::from)
+            core.backend
+                .remember(&core.key, note)
+                .await
+                .map(MemoryItem::from)
         })
     }
 
     /// The channel's memory records, newest first (only current ones unless
     /// `all`).
     #[pyo3(signature = (*, kind=None, limit=100, all=false))]
-    fn list(&self, py: Python<'_>, kind: Option<&str>, limit: usize, all: bool) -> PyResult<Vec<MemoryItem>> {
+    fn list(
+        &self,
+        py: Python<'_>,
+        kind: Option<&str>,
+        limit: usize,
+        all: bool,
+    ) -> PyResult<Vec<MemoryItem>> {
         let filter = memory_filter(kind, check_limit(limit).map_err(to_py)?, all).map_err(to_py)?;
         let core = self.core.clone();
         blocking(py, async move {
@@ -670,13 +741,22 @@ impl AsyncMemory {
         let note = memory_note(kind, text, thread, scope).map_err(to_py)?;
         let core = self.core.clone();
         awaitable(py, async move {
-            core.backend.remember(&core.key, note).await.map(MemoryItem::from)
+            core.backend
+                .remember(&core.key, note)
+                .await
+                .map(MemoryItem::from)
         })
     }
 
     /// The channel's memory records, newest first.
     #[pyo3(signature = (*, kind=None, limit=100, all=false))]
-    fn list<'py>(&self, py: Python<'py>, kind: Option<&str>, limit: usize, all: bool) -> PyResult<Bound<'py, PyAny>> {
+    fn list<'py>(
+        &self,
+        py: Python<'py>,
+        kind: Option<&str>,
+        limit: usize,
+        all: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let filter = memory_filter(kind, check_limit(limit).map_err(to_py)?, all).map_err(to_py)?;
         let core = self.core.clone();
         awaitable(py, async move {
@@ -698,22 +778,35 @@ impl Files {
     /// A text file, whole.
     fn read(&self, py: Python<'_>, path: String) -> PyResult<String> {
         let core = self.core.clone();
-        blocking(py, async move { core.backend.read_text(&core.key, &path).await })
+        blocking(
+            py,
+            async move { core.backend.read_text(&core.key, &path).await },
+        )
     }
 
     /// A file's bytes, whole.
     fn read_bytes<'py>(&self, py: Python<'py>, path: String) -> PyResult<Bound<'py, PyBytes>> {
         let core = self.core.clone();
-        let bytes = blocking(py, async move { core.backend.read_bytes(&core.key, &path).await })?;
+        let bytes = blocking(py, async move {
+            core.backend.read_bytes(&core.key, &path).await
+        })?;
         Ok(PyBytes::new(py, &bytes))
     }
 
     /// Writes a file (`str` or `bytes`), replacing it; parents are made.
-    fn write(&self, py: Python<'_>, path: String, content: &Bound<'_, PyAny>) -> PyResult<FileEntry> {
+    fn write(
+        &self,
+        py: Python<'_>,
+        path: String,
+        content: &Bound<'_, PyAny>,
+    ) -> PyResult<FileEntry> {
         let bytes = contents(content)?;
         let core = self.core.clone();
         blocking(py, async move {
-            core.backend.write_file(&core.key, &path, bytes).await.map(FileEntry::from)
+            core.backend
+                .write_file(&core.key, &path, bytes)
+                .await
+                .map(FileEntry::from)
         })
     }
 
@@ -739,24 +832,39 @@ impl AsyncFiles {
     /// A text file, whole.
     fn read<'py>(&self, py: Python<'py>, path: String) -> PyResult<Bound<'py, PyAny>> {
         let core = self.core.clone();
-        awaitable(py, async move { core.backend.read_text(&core.key, &path).await })
+        awaitable(
+            py,
+            async move { core.backend.read_text(&core.key, &path).await },
+        )
     }
 
     /// A file's bytes, whole.
     fn read_bytes<'py>(&self, py: Python<'py>, path: String) -> PyResult<Bound<'py, PyAny>> {
         let core = self.core.clone();
         pyo3_async_runtimes::tokio::future_into_py(py, async move {
-            let bytes = core.backend.read_bytes(&core.key, &path).await.map_err(to_py)?;
+            let bytes = core
+                .backend
+                .read_bytes(&core.key, &path)
+                .await
+                .map_err(to_py)?;
             Python::attach(|py| Ok(PyBytes::new(py, &bytes).unbind()))
         })
     }
 
     /// Writes a file (`str` or `bytes`), replacing it.
-    fn write<'py>(&self, py: Python<'py>, path: String, content: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    fn write<'py>(
+        &self,
+        py: Python<'py>,
+        path: String,
+        content: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let bytes = contents(content)?;
         let core = self.core.clone();
         awaitable(py, async move {
-            core.backend.write_file(&core.key, &path, bytes).await.map(FileEntry::from)
+            core.backend
+                .write_file(&core.key, &path, bytes)
+                .await
+                .map(FileEntry::from)
         })
     }
 
@@ -802,7 +910,10 @@ impl ThreadCore {
     }
 
     fn channel_key(&self) -> String {
-        self.info.lock().map(|i| i.channel_id.to_string()).unwrap_or_default()
+        self.info
+            .lock()
+            .map(|i| i.channel_id.to_string())
+            .unwrap_or_default()
     }
 }
 
@@ -925,7 +1036,9 @@ impl Thread {
     /// Stops the thread's work: its running turn ends `stopped`.
     fn stop(&self, py: Python<'_>) -> PyResult<()> {
         let core = self.core.clone();
-        blocking(py, async move { core.backend.stop_thread(ThreadId(core.id())).await })
+        blocking(py, async move {
+            core.backend.stop_thread(ThreadId(core.id())).await
+        })
     }
 
     /// Reads the thread again (status, title, summary).
@@ -971,7 +1084,12 @@ impl AsyncThread {
 
     /// Continues the thread with a question for the resident agent.
     #[pyo3(signature = (text, *, timeout=None))]
-    fn ask<'py>(&self, py: Python<'py>, text: String, timeout: Option<f64>) -> PyResult<Bound<'py, PyAny>> {
+    fn ask<'py>(
+        &self,
+        py: Python<'py>,
+        text: String,
+        timeout: Option<f64>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         timeout_ok(timeout)?;
         let run = ask_future(
             self.core.backend.clone(),
@@ -1012,7 +1130,9 @@ impl AsyncThread {
     /// Stops the thread's work.
     fn stop<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let core = self.core.clone();
-        awaitable(py, async move { core.backend.stop_thread(ThreadId(core.id())).await })
+        awaitable(py, async move {
+            core.backend.stop_thread(ThreadId(core.id())).await
+        })
     }
 
     /// Reads the thread again.

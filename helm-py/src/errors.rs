@@ -23,14 +23,54 @@ create_exception!(
     PyException,
     "Every error onehelm raises: `.code` is a stable code such as `not_found`."
 );
-create_exception!(onehelm, InvalidInput, HelmError, "A value was malformed: fix the call.");
-create_exception!(onehelm, NotFound, HelmError, "The named thing does not exist (or is not visible to you).");
-create_exception!(onehelm, Conflict, HelmError, "The change clashes with existing state (a taken name).");
-create_exception!(onehelm, Refused, HelmError, "Refused by a rule of the product (an archived channel, a missing confirmation).");
-create_exception!(onehelm, Forbidden, HelmError, "The acting person lacks the authority.");
-create_exception!(onehelm, Unauthenticated, HelmError, "The server did not accept the token.");
-create_exception!(onehelm, Unavailable, HelmError, "Not available now: not initialised, busy, or a server that cannot be reached.");
-create_exception!(onehelm, ProviderError, HelmError, "A model provider failed.");
+create_exception!(
+    onehelm,
+    InvalidInput,
+    HelmError,
+    "A value was malformed: fix the call."
+);
+create_exception!(
+    onehelm,
+    NotFound,
+    HelmError,
+    "The named thing does not exist (or is not visible to you)."
+);
+create_exception!(
+    onehelm,
+    Conflict,
+    HelmError,
+    "The change clashes with existing state (a taken name)."
+);
+create_exception!(
+    onehelm,
+    Refused,
+    HelmError,
+    "Refused by a rule of the product (an archived channel, a missing confirmation)."
+);
+create_exception!(
+    onehelm,
+    Forbidden,
+    HelmError,
+    "The acting person lacks the authority."
+);
+create_exception!(
+    onehelm,
+    Unauthenticated,
+    HelmError,
+    "The server did not accept the token."
+);
+create_exception!(
+    onehelm,
+    Unavailable,
+    HelmError,
+    "Not available now: not initialised, busy, or a server that cannot be reached."
+);
+create_exception!(
+    onehelm,
+    ProviderError,
+    HelmError,
+    "A model provider failed."
+);
 
 /// The exception for a failure, with `.code` set.
 pub fn to_py(failure: Failure) -> PyErr {

@@ -411,9 +411,16 @@ impl StreamState {
     }
 
     /// Turns an item into the Python event, or ends the stream.
-    fn into_python(&self, py: Python<'_>, item: Option<Item>, asynchronous: bool) -> PyResult<Option<Py<PyAny>>> {
+    fn to_python(
+        &self,
+        py: Python<'_>,
+        item: Option<Item>,
+        asynchronous: bool,
+    ) -> PyResult<Option<Py<PyAny>>> {
         match item {
-            Some(Item::Event(event)) => event_object(py, event, &self.backend, asynchronous).map(Some),
+            Some(Item::Event(event)) => {
+                event_object(py, event, &self.backend, asynchronous).map(Some)
+            }
             Some(Item::Done(result)) => {
                 let reply = Py::new(py, Reply::from(*result))?;
                 if let Ok(mut slot) = self.reply.lock() {
@@ -469,7 +476,12 @@ pub struct TurnStream {
 
 impl TurnStream {
     /// Starts the run.
-    pub fn start(backend: SharedBackend, channel: String, text: String, thread: Option<i64>) -> Self {
+    pub fn start(
+        backend: SharedBackend,
+        channel: String,
+        text: String,
+        thread: Option<i64>,
+    ) -> Self {
         TurnStream {
             state: StreamState::start(backend, channel, text, thread),
         }
@@ -485,7 +497,7 @@ impl TurnStream {
     fn __next__(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
         let state = &self.state;
         match interruptible(py, async { Ok(state.next().await) }) {
-            Ok(item) => state.into_python(py, item, false),
+            Ok(item) => state.to_python(py, item, false),
             Err(e) if e.is_instance_of::<PyKeyboardInterrupt>(py) => {
                 let (backend, slot) = (state.backend.clone(), state.slot.clone());
                 state.abort();
@@ -535,7 +547,12 @@ pub struct AsyncTurnStream {
 
 impl AsyncTurnStream {
     /// Starts the run.
-    pub fn start(backend: SharedBackend, channel: String, text: String, thread: Option<i64>) -> Self {
+    pub fn start(
+        backend: SharedBackend,
+        channel: String,
+        text: String,
+        thread: Option<i64>,
+    ) -> Self {
         AsyncTurnStream {
             state: Arc::new(StreamState::start(backend, channel, text, thread)),
         }
@@ -552,7 +569,7 @@ impl AsyncTurnStream {
         let state = self.state.clone();
         pyo3_async_runtimes::tokio::future_into_py(py, async move {
             let item = state.next().await;
-            Python::attach(|py| match state.into_python(py, item, true)? {
+            Python::attach(|py| match state.to_python(py, item, true)? {
                 Some(event) => Ok(event),
                 None => Err(PyStopAsyncIteration::new_err(())),
             })
@@ -585,7 +602,11 @@ impl AsyncTurnStream {
     }
 
     #[pyo3(signature = (*_exc))]
-    fn __aexit__<'py>(&self, py: Python<'py>, _exc: &Bound<'py, pyo3::types::PyTuple>) -> PyResult<Bound<'py, PyAny>> {
+    fn __aexit__<'py>(
+        &self,
+        py: Python<'py>,
+        _exc: &Bound<'py, pyo3::types::PyTuple>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         self.aclose(py)
     }
 }

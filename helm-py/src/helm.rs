@@ -193,7 +193,12 @@ impl Helm {
     /// every channel without a choice of its own, and Skipper in `#main`.
     /// `set_model(None)` clears it.
     #[pyo3(signature = (provider, model=None))]
-    fn set_model(&self, py: Python<'_>, provider: Option<String>, model: Option<String>) -> PyResult<()> {
+    fn set_model(
+        &self,
+        py: Python<'_>,
+        provider: Option<String>,
+        model: Option<String>,
+    ) -> PyResult<()> {
         let choice = crate::channel::model_choice(provider, model).map_err(crate::errors::to_py)?;
         let backend = self.core.backend.clone();
         blocking(py, async move { backend.set_workspace_model(choice).await })
@@ -244,7 +249,9 @@ impl Helm {
     fn add_user(&self, py: Python<'_>, name: String, role: &str) -> PyResult<User> {
         let backend = self.core.backend.clone();
         let role = self::role(role).map_err(crate::errors::to_py)?;
-        blocking(py, async move { backend.add_user(&name, role).await.map(User::from) })
+        blocking(py, async move {
+            backend.add_user(&name, role).await.map(User::from)
+        })
     }
 
     /// Lets go of the workspace: an embedded one stops driving turns (the
@@ -366,7 +373,12 @@ impl AsyncHelm {
 
     /// Sets the workspace's default model (see `Helm.set_model`).
     #[pyo3(signature = (provider, model=None))]
-    fn set_model<'py>(&self, py: Python<'py>, provider: Option<String>, model: Option<String>) -> PyResult<Bound<'py, PyAny>> {
+    fn set_model<'py>(
+        &self,
+        py: Python<'py>,
+        provider: Option<String>,
+        model: Option<String>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let choice = crate::channel::model_choice(provider, model).map_err(crate::errors::to_py)?;
         let backend = self.core.backend.clone();
         awaitable(py, async move { backend.set_workspace_model(choice).await })
@@ -396,7 +408,12 @@ impl AsyncHelm {
 
     /// Approves a pending request.
     #[pyo3(signature = (id, note=None))]
-    fn approve<'py>(&self, py: Python<'py>, id: i64, note: Option<String>) -> PyResult<Bound<'py, PyAny>> {
+    fn approve<'py>(
+        &self,
+        py: Python<'py>,
+        id: i64,
+        note: Option<String>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let backend = self.core.backend.clone();
         awaitable(py, async move {
             backend.decide(id, true, note).await.map(Approval::from)
@@ -405,7 +422,12 @@ impl AsyncHelm {
 
     /// Denies a pending request.
     #[pyo3(signature = (id, note=None))]
-    fn deny<'py>(&self, py: Python<'py>, id: i64, note: Option<String>) -> PyResult<Bound<'py, PyAny>> {
+    fn deny<'py>(
+        &self,
+        py: Python<'py>,
+        id: i64,
+        note: Option<String>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let backend = self.core.backend.clone();
         awaitable(py, async move {
             backend.decide(id, false, note).await.map(Approval::from)
@@ -414,10 +436,17 @@ impl AsyncHelm {
 
     /// Adds a person (`member` or `admin`).
     #[pyo3(signature = (name, role="member"))]
-    fn add_user<'py>(&self, py: Python<'py>, name: String, role: &str) -> PyResult<Bound<'py, PyAny>> {
+    fn add_user<'py>(
+        &self,
+        py: Python<'py>,
+        name: String,
+        role: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let backend = self.core.backend.clone();
         let role = self::role(role).map_err(crate::errors::to_py)?;
-        awaitable(py, async move { backend.add_user(&name, role).await.map(User::from) })
+        awaitable(py, async move {
+            backend.add_user(&name, role).await.map(User::from)
+        })
     }
 
     /// Lets go of the workspace (see `Helm.close`).
@@ -436,7 +465,11 @@ impl AsyncHelm {
     }
 
     #[pyo3(signature = (*_exc))]
-    fn __aexit__<'py>(&self, py: Python<'py>, _exc: &Bound<'py, pyo3::types::PyTuple>) -> PyResult<Bound<'py, PyAny>> {
+    fn __aexit__<'py>(
+        &self,
+        py: Python<'py>,
+        _exc: &Bound<'py, pyo3::types::PyTuple>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         self.close(py)
     }
 

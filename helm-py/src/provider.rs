@@ -15,7 +15,9 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use futures_core::Stream;
 use helm_core::error::{Error, ProviderFailure, Result};
-use helm_core::provider::{ChatRequest, EventStream, FinishReason, Provider, StreamEvent, ToolCall};
+use helm_core::provider::{
+    ChatRequest, EventStream, FinishReason, Provider, StreamEvent, ToolCall,
+};
 use pyo3::exceptions::PyStopAsyncIteration;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
@@ -51,10 +53,7 @@ impl ModelToolCall {
         let arguments = match arguments {
             None => "{}".to_string(),
             Some(a) if a.is_instance_of::<PyString>() => a.extract()?,
-            Some(a) => py
-                .import("json")?
-                .call_method1("dumps", (a,))?
-                .extract()?,
+            Some(a) => py.import("json")?.call_method1("dumps", (a,))?.extract()?,
         };
         Ok(ModelToolCall {
             name,
@@ -64,7 +63,10 @@ impl ModelToolCall {
     }
 
     fn __repr__(&self) -> String {
-        format!("ModelToolCall(name={:?}, arguments={})", self.name, self.arguments)
+        format!(
+            "ModelToolCall(name={:?}, arguments={})",
+            self.name, self.arguments
+        )
     }
 }
 
@@ -255,7 +257,10 @@ impl Call {
             ProviderFailure::MalformedStream,
             format!(
                 "the Python provider produced {}; produce str text or onehelm.ModelToolCall",
-                item.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+                item.get_type()
+                    .name()
+                    .map(|n| n.to_string())
+                    .unwrap_or_default()
             ),
         ))
     }
@@ -313,7 +318,9 @@ impl Call {
                 .map_err(|e| fail(py, e))?;
             if produced.hasattr("__anext__").map_err(|e| fail(py, e))? {
                 loop {
-                    let next = produced.call_method0("__anext__").map_err(|e| fail(py, e))?;
+                    let next = produced
+                        .call_method0("__anext__")
+                        .map_err(|e| fail(py, e))?;
                     match self.wait(py, next) {
                         Ok(item) => {
                             if !self.item(item.bind(py))? {
@@ -338,7 +345,10 @@ impl Call {
                 .call_method1("complete", (request,))
                 .map_err(|e| fail(py, e))?;
             if answer.hasattr("__await__").map_err(|e| fail(py, e))? {
-                answer = self.wait(py, answer).map_err(|e| fail(py, e))?.into_bound(py);
+                answer = self
+                    .wait(py, answer)
+                    .map_err(|e| fail(py, e))?
+                    .into_bound(py);
             }
             if let Ok(response) = answer.cast::<ModelResponse>() {
                 let response = response.get();

@@ -110,7 +110,11 @@ pub struct Message {
 #[pymethods]
 impl Message {
     fn __repr__(&self) -> String {
-        format!("Message(author={:?}, text={:?})", self.author, clip(&self.text))
+        format!(
+            "Message(author={:?}, text={:?})",
+            self.author,
+            clip(&self.text)
+        )
     }
 }
 
@@ -209,7 +213,11 @@ pub struct MemoryItem {
 #[pymethods]
 impl MemoryItem {
     fn __repr__(&self) -> String {
-        format!("MemoryItem(kind={:?}, text={:?})", self.kind, clip(&self.text))
+        format!(
+            "MemoryItem(kind={:?}, text={:?})",
+            self.kind,
+            clip(&self.text)
+        )
     }
 }
 
@@ -297,7 +305,10 @@ pub struct FileEntry {
 #[pymethods]
 impl FileEntry {
     fn __repr__(&self) -> String {
-        format!("FileEntry(path={:?}, kind={:?}, size={})", self.path, self.kind, self.size)
+        format!(
+            "FileEntry(path={:?}, kind={:?}, size={})",
+            self.path, self.kind, self.size
+        )
     }
 }
 

@@ -13,8 +13,8 @@ use std::sync::{Arc, Mutex};
 use helm_core::ErrorKind;
 use helm_core::events::EventBody;
 use helm_core::model::{
-    AgentId, ApprovalStatus, EscalationStatus, Handle, MessageId, Thread, ThreadId, Turn,
-    TurnId, TurnState,
+    AgentId, ApprovalStatus, EscalationStatus, Handle, MessageId, Thread, ThreadId, Turn, TurnId,
+    TurnState,
 };
 use helm_core::runtime::wake::mentions_handle;
 
@@ -231,10 +231,8 @@ impl Follow {
                     out.push(TurnEvent::TextDelta { text, agent });
                 }
             }
-            EventBody::MessageCompleted { message } => {
-                if self.replies.contains_key(&message.id) {
-                    self.texts.insert(message.id, message.content);
-                }
+            EventBody::MessageCompleted { message } if self.replies.contains_key(&message.id) => {
+                self.texts.insert(message.id, message.content);
             }
             EventBody::ToolActionStarted { action } if action.thread_id == Some(self.thread) => {
                 out.push(TurnEvent::ToolCall(action.into()));

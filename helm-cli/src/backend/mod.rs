@@ -23,8 +23,8 @@ use helm_core::provider::ProviderConfig;
 use helm_core::store::{ChannelRecord, MemoryFilter};
 use helm_core::{MemoryNote, NewChannel, PostedMessage};
 
-pub use local::Local;
 pub use helm_client::{ChannelDetail, StatusView, ThreadView};
+pub use local::Local;
 pub use remote::Remote;
 
 /// What a history import wrote, and how much of it was indexed for meaning.

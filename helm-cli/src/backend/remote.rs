@@ -54,23 +54,46 @@ impl EventSource for RemoteEvents {
 
 #[async_trait]
 impl Backend for Remote {
-    async fn approvals(&self, pending_only: bool) -> anyhow::Result<Vec<helm_core::model::Approval>> {
+    async fn approvals(
+        &self,
+        pending_only: bool,
+    ) -> anyhow::Result<Vec<helm_core::model::Approval>> {
         Ok(self.client.approvals(pending_only).await?)
     }
 
-    async fn decide(&self, id: i64, approve: bool, note: Option<String>) -> anyhow::Result<helm_core::model::Approval> {
+    async fn decide(
+        &self,
+        id: i64,
+        approve: bool,
+        note: Option<String>,
+    ) -> anyhow::Result<helm_core::model::Approval> {
         Ok(self.client.decide(id, approve, note).await?)
     }
 
-    async fn set_approval_rule(&self, action: helm_core::model::ApprovalAction, required: bool, channel: Option<&str>) -> anyhow::Result<()> {
-        Ok(self.client.set_approval_rule(action, required, channel).await?)
+    async fn set_approval_rule(
+        &self,
+        action: helm_core::model::ApprovalAction,
+        required: bool,
+        channel: Option<&str>,
+    ) -> anyhow::Result<()> {
+        Ok(self
+            .client
+            .set_approval_rule(action, required, channel)
+            .await?)
     }
 
-    async fn escalations(&self, open_only: bool) -> anyhow::Result<Vec<helm_core::model::Escalation>> {
+    async fn escalations(
+        &self,
+        open_only: bool,
+    ) -> anyhow::Result<Vec<helm_core::model::Escalation>> {
         Ok(self.client.escalations(open_only).await?)
     }
 
-    async fn audit(&self, channel: Option<&str>, limit: usize) -> anyhow::Result<Vec<helm_core::model::AuditEntry>> {
+    async fn audit(
+        &self,
+        channel: Option<&str>,
+        limit: usize,
+    ) -> anyhow::Result<Vec<helm_core::model::AuditEntry>> {
         Ok(self.client.audit(channel, limit).await?)
     }
 
@@ -114,11 +137,21 @@ impl Backend for Remote {
         Ok(self.client.read_text(channel, path).await?)
     }
 
-    async fn read_bytes(&self, channel: &str, path: &str, limit: usize) -> anyhow::Result<FileBytes> {
+    async fn read_bytes(
+        &self,
+        channel: &str,
+        path: &str,
+        limit: usize,
+    ) -> anyhow::Result<FileBytes> {
         Ok(self.client.read_bytes(channel, path, limit).await?)
     }
 
-    async fn put_file(&self, channel: &str, path: &str, bytes: Vec<u8>) -> anyhow::Result<FileEntry> {
+    async fn put_file(
+        &self,
+        channel: &str,
+        path: &str,
+        bytes: Vec<u8>,
+    ) -> anyhow::Result<FileEntry> {
         Ok(self.client.put_file(channel, path, bytes).await?)
     }
 
@@ -146,7 +179,11 @@ impl Backend for Remote {
         Ok(self.client.restore(channel).await?)
     }
 
-    async fn set_channel_model(&self, channel: &str, choice: Option<ModelChoice>) -> anyhow::Result<Option<ResolvedModel>> {
+    async fn set_channel_model(
+        &self,
+        channel: &str,
+        choice: Option<ModelChoice>,
+    ) -> anyhow::Result<Option<ResolvedModel>> {
         Ok(self.client.set_channel_model(channel, choice).await?)
     }
 
@@ -162,7 +199,11 @@ impl Backend for Remote {
         Ok(self.client.thread(id).await?)
     }
 
-    async fn set_thread_status(&self, id: ThreadId, status: ThreadStatus) -> anyhow::Result<Thread> {
+    async fn set_thread_status(
+        &self,
+        id: ThreadId,
+        status: ThreadStatus,
+    ) -> anyhow::Result<Thread> {
         Ok(self.client.set_thread_status(id, status).await?)
     }
 
@@ -170,11 +211,20 @@ impl Backend for Remote {
         Ok(self.client.stop_thread(id).await?)
     }
 
-    async fn activity(&self, channel: &str, thread: Option<ThreadId>, limit: usize) -> anyhow::Result<(ChannelRecord, Vec<ToolAction>)> {
+    async fn activity(
+        &self,
+        channel: &str,
+        thread: Option<ThreadId>,
+        limit: usize,
+    ) -> anyhow::Result<(ChannelRecord, Vec<ToolAction>)> {
         Ok(self.client.activity(channel, thread, limit).await?)
     }
 
-    async fn add_provider(&self, config: ProviderConfig, make_default: bool) -> anyhow::Result<ProviderConfig> {
+    async fn add_provider(
+        &self,
+        config: ProviderConfig,
+        make_default: bool,
+    ) -> anyhow::Result<ProviderConfig> {
         Ok(self.client.add_provider(config, make_default).await?)
     }
 
@@ -182,7 +232,12 @@ impl Backend for Remote {
         Ok(self.client.providers().await?)
     }
 
-    async fn add_user(&self, name: &str, role: Role, password: Option<String>) -> anyhow::Result<User> {
+    async fn add_user(
+        &self,
+        name: &str,
+        role: Role,
+        password: Option<String>,
+    ) -> anyhow::Result<User> {
         Ok(self.client.add_user(name, role, password).await?)
     }
 

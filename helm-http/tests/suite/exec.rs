@@ -49,17 +49,32 @@ async fn a_command_runs_in_the_workspace_and_reports_its_exit() -> anyhow::Resul
 
     for (body, status, code) in [
         (json!({"command": "  "}), 422, "invalid"),
-        (json!({"command": "true", "timeout_secs": 0}), 422, "invalid"),
-        (json!({"command": "true", "timeout_secs": 99999}), 422, "invalid"),
-        (json!({"command": "true", "shell": "zsh"}), 422, "invalid_body"),
+        (
+            json!({"command": "true", "timeout_secs": 0}),
+            422,
+            "invalid",
+        ),
+        (
+            json!({"command": "true", "timeout_secs": 99999}),
+            422,
+            "invalid",
+        ),
+        (
+            json!({"command": "true", "shell": "zsh"}),
+            422,
+            "invalid_body",
+        ),
         (json!({"command": "true", "cwd": "../.."}), 403, "forbidden"),
     ] {
-        let reply = api.post("/api/channels/ops/exec", auth, body.clone()).await?;
+        let reply = api
+            .post("/api/channels/ops/exec", auth, body.clone())
+            .await?;
         assert_eq!(reply.status, status, "{body}: {:?}", reply.body);
         assert_eq!(reply.body["code"], code, "{body}: {:?}", reply.body);
     }
 
-    api.post("/api/channels/ops/archive", auth, json!({})).await?;
+    api.post("/api/channels/ops/archive", auth, json!({}))
+        .await?;
     let refused = api
         .post("/api/channels/ops/exec", auth, json!({"command": "true"}))
         .await?;

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use helm_client::Client;
 use helm_core::ErrorKind;
 use helm_core::events::Event;
 use helm_core::exec::{CommandResult, FileEntry};
@@ -16,7 +17,6 @@ use helm_core::model::{
 use helm_core::provider::{Provider, ProviderConfig};
 use helm_core::store::{ChannelRecord, MemoryFilter};
 use helm_core::{MemoryNote, NewChannel, PostedMessage};
-use helm_client::Client;
 
 use super::embedded::MAX_READ;
 use super::{Backend, EventFeed, RunRequest};

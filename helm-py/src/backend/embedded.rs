@@ -88,9 +88,7 @@ impl Embedded {
 }
 
 #[cfg(feature = "local-embed")]
-fn embedder(
-    data: &std::path::Path,
-) -> Result<Option<Arc<dyn helm_core::memory::embed::Embedder>>> {
+fn embedder(data: &std::path::Path) -> Result<Option<Arc<dyn helm_core::memory::embed::Embedder>>> {
     Ok(helm_core::memory::embed::local_embedder(data)?)
 }
 
@@ -179,11 +177,7 @@ impl Backend for Embedded {
     ) -> Result<Option<ResolvedModel>> {
         let record = self.channel(channel).await?;
         self.helm
-            .set_model_policy(
-                &self.actor,
-                PolicyScope::Channel(record.channel.id),
-                choice,
-            )
+            .set_model_policy(&self.actor, PolicyScope::Channel(record.channel.id), choice)
             .await?;
         self.model(channel).await
     }
@@ -226,10 +220,7 @@ impl Backend for Embedded {
 
     async fn set_thread_status(&self, id: ThreadId, status: ThreadStatus) -> Result<Thread> {
         self.helm.visible_thread(&self.actor, id).await?;
-        Ok(self
-            .helm
-            .set_thread_status(&self.actor, id, status)
-            .await?)
+        Ok(self.helm.set_thread_status(&self.actor, id, status).await?)
     }
 
     async fn stop_thread(&self, id: ThreadId) -> Result<()> {

@@ -124,8 +124,11 @@ pub trait Backend: Send + Sync {
     async fn run(&self, channel: &str, request: RunRequest) -> Result<CommandResult>;
 
     /// Registers a provider configuration.
-    async fn add_provider(&self, config: ProviderConfig, make_default: bool)
-    -> Result<ProviderConfig>;
+    async fn add_provider(
+        &self,
+        config: ProviderConfig,
+        make_default: bool,
+    ) -> Result<ProviderConfig>;
     /// The provider registry.
     async fn providers(&self) -> Result<Vec<ProviderConfig>>;
     /// Serves the provider `name` with an object of this process.
