@@ -255,6 +255,71 @@ fn timeout_ok(timeout: Option<f64>) -> PyResult<()> {
     }
 }
 
+/// `@channel.tool` for both flavours: registers `function` (returning it
+/// unchanged), or, called with options only, returns the decorator.
+fn tool_decorator(
+    py: Python<'_>,
+    core: Arc<ChannelCore>,
+    function: Option<Py<PyAny>>,
+    options: ToolOptions,
+) -> PyResult<Py<PyAny>> {
+    let approval = crate::tool::approval_class(&options.approval)?;
+    match function {
+        Some(function) => {
+            let tool = crate::tool::PyTool::new(
+                py,
+                function.clone_ref(py),
+                options.name.clone(),
+                options.description.clone(),
+                options.schema.as_ref().map(|s| s.bind(py)),
+                approval,
+            )?;
+            let key = core.key.clone();
+            let backend = core.backend.clone();
+            blocking(py, async move {
+                backend.register_tool(&key, Arc::new(tool)).await
+            })?;
+            Ok(function)
+        }
+        None => {
+            let decorate = move |args: &Bound<'_, pyo3::types::PyTuple>,
+                                 _kwargs: Option<&Bound<'_, pyo3::types::PyDict>>|
+                  -> PyResult<Py<PyAny>> {
+                let py = args.py();
+                let function: Py<PyAny> = args.get_item(0)?.unbind();
+                let options = ToolOptions {
+                    name: options.name.clone(),
+                    description: options.description.clone(),
+                    schema: options.schema.as_ref().map(|s| s.clone_ref(py)),
+                    approval: options.approval.clone(),
+                };
+                tool_decorator(py, core.clone(), Some(function), options)
+            };
+            Ok(
+                pyo3::types::PyCFunction::new_closure(py, None, None, decorate)?
+                    .into_any()
+                    .unbind(),
+            )
+        }
+    }
+}
+
+/// The options of `@channel.tool(...)`.
+struct ToolOptions {
+    name: Option<String>,
+    description: Option<String>,
+    schema: Option<Py<PyAny>>,
+    approval: String,
+}
+
+fn remove_tool(py: Python<'_>, core: &Arc<ChannelCore>, name: String) -> PyResult<()> {
+    let (backend, key) = (core.backend.clone(), core.key.clone());
+    blocking(
+        py,
+        async move { backend.unregister_tool(&key, &name).await },
+    )
+}
+
 /// A channel, with blocking calls.
 #[pyclass(frozen, module = "onehelm")]
 pub struct Channel {
@@ -444,6 +509,38 @@ impl Channel {
             py,
             async move { core.backend.delete(&core.key, &confirm).await },
         )
+    }
+
+    /// Gives the channel's agent a Python function as a tool: as
+    /// `@channel.tool` or `@channel.tool(name=..., description=...,
+    /// schema=..., approval=...)`. The name is the function's, the
+    /// description its docstring, the input schema read from its type
+    /// hints unless given. `approval` is `"policy"` (the channel's approval
+    /// rule for `tool_call`: a member's call waits for the Captain unless a
+    /// rule says otherwise), `"always"` or `"none"`. The function runs in
+    /// this process and is returned unchanged. Embedded workspaces only.
+    #[pyo3(signature = (function=None, *, name=None, description=None, schema=None, approval="policy"))]
+    fn tool(
+        &self,
+        py: Python<'_>,
+        function: Option<Py<PyAny>>,
+        name: Option<String>,
+        description: Option<String>,
+        schema: Option<Py<PyAny>>,
+        approval: &str,
+    ) -> PyResult<Py<PyAny>> {
+        let options = ToolOptions {
+            name,
+            description,
+            schema,
+            approval: approval.to_string(),
+        };
+        tool_decorator(py, self.core.clone(), function, options)
+    }
+
+    /// Takes a tool given with `tool` away again.
+    fn remove_tool(&self, py: Python<'_>, name: String) -> PyResult<()> {
+        remove_tool(py, &self.core, name)
     }
 
     /// Reads the channel again (name, purpose, status).
@@ -638,6 +735,40 @@ impl AsyncChannel {
             py,
             async move { core.backend.delete(&core.key, &confirm).await },
         )
+    }
+
+    /// Gives the channel's agent a Python function as a tool: as
+    /// `@channel.tool` or `@channel.tool(name=..., description=...,
+    /// schema=..., approval=...)`. The name is the function's, the
+    /// description its docstring, the input schema read from its type
+    /// hints unless given. `approval` is `"policy"` (the channel's approval
+    /// rule for `tool_call`: a member's call waits for the Captain unless a
+    /// rule says otherwise), `"always"` or `"none"`. The function runs in
+    /// this process and is returned unchanged; registering is quick local
+    /// work and happens at once. `async def` tools run on the event loop
+    /// running now. Embedded workspaces only.
+    #[pyo3(signature = (function=None, *, name=None, description=None, schema=None, approval="policy"))]
+    fn tool(
+        &self,
+        py: Python<'_>,
+        function: Option<Py<PyAny>>,
+        name: Option<String>,
+        description: Option<String>,
+        schema: Option<Py<PyAny>>,
+        approval: &str,
+    ) -> PyResult<Py<PyAny>> {
+        let options = ToolOptions {
+            name,
+            description,
+            schema,
+            approval: approval.to_string(),
+        };
+        tool_decorator(py, self.core.clone(), function, options)
+    }
+
+    /// Takes a tool given with `tool` away again.
+    fn remove_tool(&self, py: Python<'_>, name: String) -> PyResult<()> {
+        remove_tool(py, &self.core, name)
     }
 
     /// Reads the channel again.

@@ -11,7 +11,8 @@
 //! - [`runtime`]: the one tokio runtime and the helpers every call goes
 //!   through (GIL released, Ctrl-C honoured; or an asyncio awaitable).
 //! - [`turn`], [`events`]: a turn followed from post to end, as typed events.
-//! - [`provider`]: a Python object as a model provider.
+//! - [`provider`]: a Python object as a model provider; [`tool`]: a Python
+//!   function as a tool of a channel's agent (`@channel.tool`).
 //! - [`errors`]: the exception hierarchy, mapped from the core's error kinds
 //!   in one place.
 //! - [`records`]: the plain records handed to Python.
@@ -24,6 +25,7 @@ pub mod helm;
 pub mod provider;
 pub mod records;
 pub mod runtime;
+pub mod tool;
 pub mod turn;
 
 use pyo3::prelude::*;

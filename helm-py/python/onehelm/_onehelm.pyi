@@ -4,7 +4,11 @@ import datetime
 import os
 from collections.abc import AsyncIterator, Awaitable, Iterator
 from types import TracebackType
-from typing import Any, Protocol, final
+from collections.abc import Callable
+from typing import Any, Literal, Protocol, TypeVar, final, overload
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+_Approval = Literal["policy", "always", "none"]
 
 __all__ = [
     "__version__",
@@ -544,6 +548,19 @@ class Channel:
     def restore(self) -> None: ...
     def delete(self, *, confirm: str) -> None: ...
     def refresh(self) -> None: ...
+    @overload
+    def tool(self, function: _F) -> _F: ...
+    @overload
+    def tool(
+        self,
+        function: None = None,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        schema: dict[str, Any] | None = None,
+        approval: _Approval = "policy",
+    ) -> Callable[[_F], _F]: ...
+    def remove_tool(self, name: str) -> None: ...
 
 @final
 class AsyncChannel:
@@ -587,6 +604,19 @@ class AsyncChannel:
     def restore(self) -> Awaitable[None]: ...
     def delete(self, *, confirm: str) -> Awaitable[None]: ...
     def refresh(self) -> Awaitable[None]: ...
+    @overload
+    def tool(self, function: _F) -> _F: ...
+    @overload
+    def tool(
+        self,
+        function: None = None,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        schema: dict[str, Any] | None = None,
+        approval: _Approval = "policy",
+    ) -> Callable[[_F], _F]: ...
+    def remove_tool(self, name: str) -> None: ...
 
 @final
 class Providers:

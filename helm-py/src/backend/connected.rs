@@ -16,6 +16,7 @@ use helm_core::model::{
 };
 use helm_core::provider::{Provider, ProviderConfig};
 use helm_core::store::{ChannelRecord, MemoryFilter};
+use helm_core::tool::Tool;
 use helm_core::{MemoryNote, NewChannel, PostedMessage};
 
 use super::embedded::MAX_READ;
@@ -225,6 +226,28 @@ impl Backend for Connected {
                  Helm.open(path), or add an HTTP provider with providers.add(...)",
                 self.url()
             ),
+        ))
+    }
+
+    async fn register_tool(&self, _channel: &str, tool: Arc<dyn Tool>) -> Result<()> {
+        Err(failure(
+            ErrorKind::Refused,
+            "python_tool_remote",
+            format!(
+                "a Python tool runs in this process, but the agent of a channel on the server at \
+                 {} runs its turns there and cannot call back into this script; give {:?} to a \
+                 channel of a workspace opened with Helm.open(path)",
+                self.url(),
+                tool.spec().name
+            ),
+        ))
+    }
+
+    async fn unregister_tool(&self, _channel: &str, name: &str) -> Result<()> {
+        Err(failure(
+            ErrorKind::NotFound,
+            "not_found",
+            format!("tool {name} not found: a server's channels have no Python tools"),
         ))
     }
 

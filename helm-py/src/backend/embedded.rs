@@ -17,6 +17,7 @@ use helm_core::model::{
 };
 use helm_core::provider::{Provider, ProviderConfig};
 use helm_core::store::{ChannelFilter, ChannelRecord, MemoryFilter, PolicyScope};
+use helm_core::tool::Tool;
 use helm_core::{Helm, HelmOptions, InitOptions, MemoryNote, NewChannel, PostedMessage};
 
 use super::{Backend, EventFeed, RunRequest};
@@ -346,6 +347,34 @@ impl Backend for Embedded {
 
     fn register_provider(&self, name: &str, provider: Arc<dyn Provider>) -> Result<()> {
         self.helm.register_provider(name, provider);
+        Ok(())
+    }
+
+    async fn register_tool(&self, channel: &str, tool: Arc<dyn Tool>) -> Result<()> {
+        // Only someone who may manage the channel gives its agent a tool.
+        let record = self.channel(channel).await?;
+        if !self
+            .helm
+            .manages_channel(&self.actor, &record.channel)
+            .await?
+        {
+            return Err(helm_core::Error::Forbidden(format!(
+                "only the Captain, an admin or an owner of {} gives its agent tools",
+                record.channel.name
+            ))
+            .into());
+        }
+        Ok(self
+            .helm
+            .register_channel_tool(&ChannelRef::Id(record.channel.id), tool)
+            .await?)
+    }
+
+    async fn unregister_tool(&self, channel: &str, name: &str) -> Result<()> {
+        let record = self.channel(channel).await?;
+        self.helm
+            .unregister_channel_tool(&ChannelRef::Id(record.channel.id), name)
+            .await?;
         Ok(())
     }
 

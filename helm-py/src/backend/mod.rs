@@ -23,6 +23,7 @@ use helm_core::model::{
 };
 use helm_core::provider::{Provider, ProviderConfig};
 use helm_core::store::{ChannelRecord, MemoryFilter};
+use helm_core::tool::Tool;
 use helm_core::{MemoryNote, NewChannel, PostedMessage};
 
 pub use connected::Connected;
@@ -133,6 +134,11 @@ pub trait Backend: Send + Sync {
     async fn providers(&self) -> Result<Vec<ProviderConfig>>;
     /// Serves the provider `name` with an object of this process.
     fn register_provider(&self, name: &str, provider: Arc<dyn Provider>) -> Result<()>;
+
+    /// Gives the channel's agent a tool that runs in this process.
+    async fn register_tool(&self, channel: &str, tool: Arc<dyn Tool>) -> Result<()>;
+    /// Takes a tool registered here away again.
+    async fn unregister_tool(&self, channel: &str, name: &str) -> Result<()>;
 
     /// Approval requests (pending ones only, if asked).
     async fn approvals(&self, pending_only: bool) -> Result<Vec<Approval>>;
