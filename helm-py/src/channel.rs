@@ -543,6 +543,23 @@ impl Channel {
         remove_tool(py, &self.core, name)
     }
 
+    /// Opens an interactive shell in the channel's computer (in
+    /// `/workspace`); use it as a context manager so it is closed.
+    #[pyo3(signature = (*, rows=24, cols=80))]
+    fn terminal(
+        &self,
+        py: Python<'_>,
+        rows: u16,
+        cols: u16,
+    ) -> PyResult<crate::terminal::Terminal> {
+        let (backend, key) = (self.core.backend.clone(), self.core.key.clone());
+        let core = blocking(
+            py,
+            async move { backend.open_terminal(&key, rows, cols).await },
+        )?;
+        Ok(crate::terminal::Terminal::new(core))
+    }
+
     /// Reads the channel again (name, purpose, status).
     fn refresh(&self, py: Python<'_>) -> PyResult<()> {
         let core = self.core.clone();
@@ -769,6 +786,17 @@ impl AsyncChannel {
     /// Takes a tool given with `tool` away again.
     fn remove_tool(&self, py: Python<'_>, name: String) -> PyResult<()> {
         remove_tool(py, &self.core, name)
+    }
+
+    /// Opens an interactive shell in the channel's computer (an awaitable
+    /// of an `AsyncTerminal`; use `async with` on it so it is closed).
+    #[pyo3(signature = (*, rows=24, cols=80))]
+    fn terminal<'py>(&self, py: Python<'py>, rows: u16, cols: u16) -> PyResult<Bound<'py, PyAny>> {
+        let (backend, key) = (self.core.backend.clone(), self.core.key.clone());
+        awaitable(py, async move {
+            let core = backend.open_terminal(&key, rows, cols).await?;
+            Ok(crate::terminal::AsyncTerminal::new(core))
+        })
     }
 
     /// Reads the channel again.

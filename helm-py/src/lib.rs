@@ -25,6 +25,7 @@ pub mod helm;
 pub mod provider;
 pub mod records;
 pub mod runtime;
+pub mod terminal;
 pub mod tool;
 pub mod turn;
 
@@ -40,6 +41,7 @@ fn _onehelm(m: &Bound<'_, PyModule>) -> PyResult<()> {
     events::register(m)?;
     provider::register(m)?;
     channel::register(m)?;
+    terminal::register(m)?;
     m.add_class::<helm::Helm>()?;
     m.add_class::<helm::AsyncHelm>()?;
     m.add_class::<helm::Providers>()?;

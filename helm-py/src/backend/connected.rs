@@ -229,6 +229,24 @@ impl Backend for Connected {
         ))
     }
 
+    async fn open_terminal(
+        &self,
+        _channel: &str,
+        _rows: u16,
+        _cols: u16,
+    ) -> Result<crate::terminal::TerminalCore> {
+        Err(failure(
+            ErrorKind::Refused,
+            "terminal_remote",
+            format!(
+                "onehelm opens terminals on workspaces opened with Helm.open(path); on the server \
+                 at {} a terminal is POST /api/channels/{{channel}}/terminals and its WebSocket \
+                 (docs/http.md), or run commands with channel.run(...)",
+                self.url()
+            ),
+        ))
+    }
+
     async fn register_tool(&self, _channel: &str, tool: Arc<dyn Tool>) -> Result<()> {
         Err(failure(
             ErrorKind::Refused,

@@ -350,6 +350,22 @@ impl Backend for Embedded {
         Ok(())
     }
 
+    async fn open_terminal(
+        &self,
+        channel: &str,
+        rows: u16,
+        cols: u16,
+    ) -> Result<crate::terminal::TerminalCore> {
+        crate::terminal::TerminalCore::open(
+            self.helm.clone(),
+            self.actor.clone(),
+            channel.to_string(),
+            rows,
+            cols,
+        )
+        .await
+    }
+
     async fn register_tool(&self, channel: &str, tool: Arc<dyn Tool>) -> Result<()> {
         // Only someone who may manage the channel gives its agent a tool.
         let record = self.channel(channel).await?;

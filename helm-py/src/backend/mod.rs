@@ -135,6 +135,14 @@ pub trait Backend: Send + Sync {
     /// Serves the provider `name` with an object of this process.
     fn register_provider(&self, name: &str, provider: Arc<dyn Provider>) -> Result<()>;
 
+    /// Opens an interactive shell in the channel's computer.
+    async fn open_terminal(
+        &self,
+        channel: &str,
+        rows: u16,
+        cols: u16,
+    ) -> Result<crate::terminal::TerminalCore>;
+
     /// Gives the channel's agent a tool that runs in this process.
     async fn register_tool(&self, channel: &str, tool: Arc<dyn Tool>) -> Result<()>;
     /// Takes a tool registered here away again.
