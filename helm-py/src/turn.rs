@@ -202,6 +202,12 @@ impl Follow {
         }
     }
 
+    /// Whether a turn is one this run follows (a turn that was already
+    /// running in the thread before the post is not).
+    fn ours(&self, turn: Option<TurnId>) -> bool {
+        turn.is_some_and(|t| self.agents.contains_key(&t))
+    }
+
     /// The run's last outcome, once no turn of it is live.
     fn finished(&self) -> Option<TurnOutcome> {
         if self.seen_turn && self.live.is_empty() {
@@ -234,17 +240,16 @@ impl Follow {
             EventBody::MessageCompleted { message } if self.replies.contains_key(&message.id) => {
                 self.texts.insert(message.id, message.content);
             }
-            EventBody::ToolActionStarted { action } if action.thread_id == Some(self.thread) => {
+            EventBody::ToolActionStarted { action } if self.ours(action.turn_id) => {
                 out.push(TurnEvent::ToolCall(action.into()));
             }
-            EventBody::ToolActionFinished { action } if action.thread_id == Some(self.thread) => {
+            EventBody::ToolActionFinished { action } if self.ours(action.turn_id) => {
                 let action: ToolAction = action.into();
                 self.actions.push(action.clone());
                 out.push(TurnEvent::ToolResult(action));
             }
             EventBody::ApprovalChanged { approval }
-                if approval.thread_id == Some(self.thread)
-                    && approval.status == ApprovalStatus::Pending =>
+                if self.ours(approval.turn_id) && approval.status == ApprovalStatus::Pending =>
             {
                 out.push(TurnEvent::ApprovalRequested(approval.into()));
             }

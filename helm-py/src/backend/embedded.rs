@@ -55,10 +55,12 @@ impl Embedded {
         let lock = DataLock::command(&options.path)?;
         let mut helm_options = HelmOptions::new(&options.path);
         helm_options.embedder = embedder(&options.path)?;
-        let helm = if options.create {
-            Helm::init(helm_options, InitOptions::default()).await?.0
+        let (helm, lock) = if options.create {
+            let helm = Helm::init(helm_options, InitOptions::default()).await?.0;
+            // A directory that did not exist needed no lock; now it does.
+            (helm, DataLock::command(&options.path)?)
         } else {
-            Helm::open(helm_options).await?
+            (Helm::open(helm_options).await?, lock)
         };
         let actor = match &options.user {
             Some(name) => helm.user(name).await?,
