@@ -28,7 +28,9 @@ def test_the_same_script_through_a_server(server_factory: Any) -> None:
     assert [e.name for e in launch.files.list()] == ["notes.md", "plan.md"]
     assert launch.run("cat notes.md").stdout == "kept"
     launch.memory.add("decision", "The launch date is 12 March.")
-    assert "12 March" in launch.memory.recall("launch date")[0].text
+    # By words and (with the server's local embedder) by meaning: the
+    # decision is among the best few, beside the thread's messages.
+    assert any("12 March" in hit.text for hit in launch.memory.recall("When is the launch date?", 3))
     thread = launch.thread(reply.thread_id)
     assert len(thread.messages()) == 2
     thread.resolve()
@@ -48,4 +50,5 @@ async def test_the_same_script_through_a_server_async(server_factory: Any) -> No
     assert kinds == ["ToolCall", "ToolResult", "TextDelta", "TurnEnded"], kinds
     assert await launch.files.read("plan.md") == "# Plan from the server\n"
     await launch.memory.add("fact", "The venue is Lisbon.")
-    assert "Lisbon" in (await launch.memory.recall("where is the venue?"))[0].text
+    hits = await launch.memory.recall("Where is the venue?", 3)
+    assert any("Lisbon" in hit.text for hit in hits)
