@@ -70,37 +70,32 @@ impl TerminalCore {
             return Ok(out);
         }
         let mut events = self.events.lock().await;
-        let deadline = tokio::time::Instant::now() + wait;
-        loop {
-            let event = match tokio::time::timeout_at(deadline, events.recv()).await {
-                Err(_) => return Ok(out),
-                Ok(event) => event,
-            };
-            match event {
-                Ok(TerminalEvent::Output { data }) => {
+        let event = match tokio::time::timeout(wait, events.recv()).await {
+            Err(_) => return Ok(out),
+            Ok(event) => event,
+        };
+        match event {
+            Ok(TerminalEvent::Output { data }) => {
+                out.extend_from_slice(&data);
+                // Take what else is already there, then return.
+                while let Ok(TerminalEvent::Output { data }) = events.try_recv() {
                     out.extend_from_slice(&data);
-                    // Take what else is already there, then return.
-                    while let Ok(TerminalEvent::Output { data }) = events.try_recv() {
-                        out.extend_from_slice(&data);
-                    }
-                    return Ok(out);
                 }
-                Ok(TerminalEvent::Closed { exit_code }) => {
-                    if let Ok(mut e) = self.exit_code.lock() {
-                        *e = Some(exit_code);
-                    }
-                    return Ok(out);
-                }
-                Err(RecvError::Lagged(_)) => {
-                    // Fell behind the live output: start again from the
-                    // scrollback, which holds what was missed.
-                    *events = self.session.subscribe().events;
-                    out = self.session.scrollback();
-                    return Ok(out);
-                }
-                Err(RecvError::Closed) => return Ok(out),
             }
+            Ok(TerminalEvent::Closed { exit_code }) => {
+                if let Ok(mut e) = self.exit_code.lock() {
+                    *e = Some(exit_code);
+                }
+            }
+            Err(RecvError::Lagged(_)) => {
+                // Fell behind the live output: start again from the
+                // scrollback, which holds what was missed.
+                *events = self.session.subscribe().events;
+                out = self.session.scrollback();
+            }
+            Err(RecvError::Closed) => {}
         }
+        Ok(out)
     }
 
     /// Reads until `needle` has appeared (or `wait` is over: `Unavailable`).
@@ -113,7 +108,7 @@ impl TerminalCore {
             let text = String::from_utf8_lossy(&seen).into_owned();
             if let Some(at) = text.find(&needle) {
                 // What follows the needle stays for the next read.
-                let rest = text[at + needle.len()..].as_bytes().to_vec();
+                let rest = text.as_bytes()[at + needle.len()..].to_vec();
                 if let Ok(mut p) = self.pending.lock() {
                     let mut again = rest;
                     again.extend(std::mem::take(&mut *p));
