@@ -40,7 +40,7 @@ fn main() -> ExitCode {
     match runtime.block_on(commands::run(cli)) {
         Ok(code) => ExitCode::from(code as u8),
         Err(err) => {
-            if let Some(remote) = err.downcast_ref::<backend::RemoteError>() {
+            if let Some(remote) = err.downcast_ref::<helm_client::Error>() {
                 fail(
                     json,
                     &remote.code,

@@ -31,6 +31,7 @@ use crate::error::ErrorBody;
         (name = "events", description = "The event log, live over WebSocket or in pages"),
         (name = "files", description = "A channel's workspace files, uploads and artifacts"),
         (name = "terminals", description = "Interactive shells in a channel's computer"),
+        (name = "commands", description = "Running a command in a channel's computer and waiting for it"),
         (name = "memory", description = "A channel's memory, recall, imports and summaries"),
         (name = "authority", description = "Approvals, the approval policy, calls for Skipper, \
             and the audit log"),

@@ -7,7 +7,6 @@
 
 mod local;
 mod remote;
-mod stream;
 
 use std::io::BufRead;
 
@@ -17,62 +16,16 @@ use helm_core::exec::{FileBytes, FileEntry, FileText};
 use helm_core::memory::import::ImportReport;
 use helm_core::memory::recall::{RecallHit, RecallQuery};
 use helm_core::model::{
-    MemoryId, MemoryItem, Message, ModelChoice, ResolvedModel, Role, Thread, ThreadId,
-    ThreadStatus, ToolAction, Turn, User,
+    MemoryId, MemoryItem, ModelChoice, ResolvedModel, Role, Thread, ThreadId, ThreadStatus,
+    ToolAction, User,
 };
 use helm_core::provider::ProviderConfig;
-use helm_core::store::{ChannelRecord, MemoryFilter, StoreStats};
+use helm_core::store::{ChannelRecord, MemoryFilter};
 use helm_core::{MemoryNote, NewChannel, PostedMessage};
-use serde::{Deserialize, Serialize};
 
+pub use helm_client::{ChannelDetail, StatusView, ThreadView};
 pub use local::Local;
-pub use remote::{Remote, RemoteError};
-
-/// A channel with the model that serves it and, where known, its workspace
-/// directory.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ChannelDetail {
-    /// The channel, its agent and profile.
-    #[serde(flatten)]
-    pub record: ChannelRecord,
-    /// The model that will serve the next turn.
-    #[serde(default)]
-    pub model: Option<ResolvedModel>,
-    /// The workspace directory (on the server, for a remote one).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub workspace_dir: Option<String>,
-}
-
-/// The workspace at a glance.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct StatusView {
-    /// Where the workspace lives: a data directory, or a server's URL.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data_dir: Option<String>,
-    /// The workspace.
-    pub workspace: helm_core::model::Workspace,
-    /// The Captain.
-    pub captain: User,
-    /// Skipper.
-    pub skipper: helm_core::model::Agent,
-    /// How recall works (absent from a server too old to say).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub recall: Option<helm_core::memory::config::RecallMode>,
-    /// Counts.
-    #[serde(flatten)]
-    pub stats: StoreStats,
-}
-
-/// A thread with its transcript and turns.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ThreadView {
-    /// The thread.
-    pub thread: Thread,
-    /// Its messages in server order.
-    pub messages: Vec<Message>,
-    /// Its turns, oldest first.
-    pub turns: Vec<Turn>,
-}
+pub use remote::Remote;
 
 /// What a history import wrote, and how much of it was indexed for meaning.
 #[derive(Debug, Clone)]

@@ -11,6 +11,7 @@ mod activity;
 mod authority;
 mod channels;
 mod events;
+mod exec;
 mod files;
 mod members;
 mod memory;
@@ -57,6 +58,7 @@ pub fn api() -> OpenApiRouter<AppState> {
         .merge(models::routes())
         .merge(events::routes())
         .merge(files::routes())
+        .merge(exec::routes())
         .merge(terminals::routes())
         .merge(memory::routes())
         .merge(ot_keys::routes())

@@ -65,6 +65,18 @@ pub(super) fn computer_rows() -> Vec<Row> {
             None,
             [401, 404, 204, 204, 204],
         ),
+        row(
+            M::POST,
+            "/api/channels/vault/exec",
+            Some(json!({"command": "true"})),
+            SEE,
+        ),
+        row(
+            M::POST,
+            "/api/channels/main/exec",
+            Some(json!({"command": "true"})),
+            [401, 403, 403, 200, 200],
+        ),
         row(M::GET, "/api/channels/vault/artifacts", None, SEE),
         row(
             M::POST,

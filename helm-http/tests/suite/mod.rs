@@ -2,6 +2,7 @@ mod auth;
 mod bad_input;
 mod computer;
 mod events;
+mod exec;
 mod health;
 mod journey;
 mod kit;

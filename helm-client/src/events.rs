@@ -1,20 +1,19 @@
 //! Following a server's events: the `/api/events` WebSocket for `http://`
 //! servers; for `https://` ones (this build's WebSocket client speaks no
-//! TLS) the same events from `/api/events/log`, polled.
+//! TLS) the same events from `/api/events/log`, polled. Either way the
+//! stream starts at the moment it was opened and skips event types newer
+//! than this build.
 
 use std::time::Duration;
 
-use async_trait::async_trait;
 use futures_util::StreamExt;
-use helm_core::ErrorKind;
 use helm_core::events::Event;
 use serde::Deserialize;
 use serde_json::Value;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
-use super::EventSource;
-use super::remote::RemoteError;
+use crate::{Error, Result};
 
 type Socket =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
@@ -22,23 +21,29 @@ type Socket =
 /// How often the log is polled when there is no WebSocket.
 const POLL_EVERY: Duration = Duration::from_millis(200);
 
-/// Opens a stream of the events that happen from now on.
-pub async fn open(
-    base: &str,
-    token: &str,
-    http: reqwest::Client,
-) -> anyhow::Result<Box<dyn EventSource>> {
-    match base.strip_prefix("http://") {
-        Some(rest) => Ok(Box::new(WebSocketEvents::connect(rest, token).await?)),
-        None => Ok(Box::new(PolledEvents::start(base, token, http).await?)),
-    }
+/// The events that happen from the moment it was opened, in order.
+pub struct EventStream(Source);
+
+enum Source {
+    WebSocket(Box<WebSocketEvents>),
+    Polled(PolledEvents),
 }
 
-fn stream_error(message: String) -> RemoteError {
-    RemoteError {
-        kind: ErrorKind::Unavailable,
-        code: "stream".into(),
-        message,
+impl EventStream {
+    pub(crate) async fn open(base: &str, token: &str, http: reqwest::Client) -> Result<Self> {
+        Ok(EventStream(match base.strip_prefix("http://") {
+            Some(rest) => Source::WebSocket(Box::new(WebSocketEvents::connect(rest, token).await?)),
+            None => Source::Polled(PolledEvents::start(base, token, http).await?),
+        }))
+    }
+
+    /// The next event. A stream that breaks is an [`Error`] of kind
+    /// `unavailable` (code `stream`).
+    pub async fn next(&mut self) -> Result<Event> {
+        match &mut self.0 {
+            Source::WebSocket(socket) => socket.next().await,
+            Source::Polled(polled) => polled.next().await,
+        }
     }
 }
 
@@ -50,7 +55,7 @@ struct WebSocketEvents {
 }
 
 impl WebSocketEvents {
-    async fn connect(host_and_path: &str, token: &str) -> anyhow::Result<Self> {
+    async fn connect(host_and_path: &str, token: &str) -> Result<Self> {
         let url = format!("ws://{host_and_path}/api/events");
         let mut events = WebSocketEvents {
             socket: dial(&url, token).await?,
@@ -65,41 +70,41 @@ impl WebSocketEvents {
         Ok(events)
     }
 
-    async fn frame(&mut self) -> anyhow::Result<Value> {
+    async fn frame(&mut self) -> Result<Value> {
         loop {
             match self.socket.next().await {
                 Some(Ok(Message::Text(text))) => return Ok(serde_json::from_str(&text)?),
                 Some(Ok(Message::Close(frame))) => {
-                    return Err(stream_error(format!(
+                    return Err(Error::stream(format!(
                         "the server closed the event stream: {}",
                         frame.map(|f| f.reason.to_string()).unwrap_or_default()
-                    ))
-                    .into());
+                    )));
                 }
                 Some(Ok(_)) => continue,
                 Some(Err(e)) => {
-                    return Err(stream_error(format!("the event stream failed: {e}")).into());
+                    return Err(Error::stream(format!("the event stream failed: {e}")));
                 }
-                None => return Err(stream_error("the event stream ended".into()).into()),
+                None => return Err(Error::stream("the event stream ended")),
             }
         }
     }
 }
 
-async fn dial(url: &str, token: &str) -> anyhow::Result<Socket> {
-    let mut request = url.into_client_request()?;
-    request
-        .headers_mut()
-        .insert("authorization", format!("Bearer {token}").parse()?);
+async fn dial(url: &str, token: &str) -> Result<Socket> {
+    let bad_url = |e: &dyn std::fmt::Display| {
+        Error::stream(format!("cannot open the event stream at {url}: {e}"))
+    };
+    let mut request = url.into_client_request().map_err(|e| bad_url(&e))?;
+    let header = format!("Bearer {token}").parse().map_err(|e| bad_url(&e))?;
+    request.headers_mut().insert("authorization", header);
     let (socket, _) = tokio_tungstenite::connect_async(request)
         .await
-        .map_err(|e| stream_error(format!("cannot open the event stream at {url}: {e}")))?;
+        .map_err(|e| Error::stream(format!("cannot open the event stream at {url}: {e}")))?;
     Ok(socket)
 }
 
-#[async_trait]
-impl EventSource for WebSocketEvents {
-    async fn next(&mut self) -> anyhow::Result<Event> {
+impl WebSocketEvents {
+    async fn next(&mut self) -> Result<Event> {
         loop {
             let frame = self.frame().await?;
             match frame["type"].as_str() {
@@ -138,7 +143,7 @@ struct PolledEvents {
 }
 
 impl PolledEvents {
-    async fn start(base: &str, token: &str, http: reqwest::Client) -> anyhow::Result<Self> {
+    async fn start(base: &str, token: &str, http: reqwest::Client) -> Result<Self> {
         let status: Value = http
             .get(format!("{base}/api/status"))
             .bearer_auth(token)
@@ -156,9 +161,8 @@ impl PolledEvents {
     }
 }
 
-#[async_trait]
-impl EventSource for PolledEvents {
-    async fn next(&mut self) -> anyhow::Result<Event> {
+impl PolledEvents {
+    async fn next(&mut self) -> Result<Event> {
         loop {
             if let Some(event) = self.ready.pop_front() {
                 return Ok(event);

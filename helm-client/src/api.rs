@@ -1,0 +1,551 @@
+//! The endpoints, one method each, answering helm-core's types.
+
+use helm_core::exec::{CommandResult, FileBytes, FileEntry, FileText};
+use helm_core::memory::import::ImportReport;
+use helm_core::memory::recall::{RecallHit, RecallQuery};
+use helm_core::model::{
+    MemoryId, MemoryItem, Message, ModelChoice, ResolvedModel, Role, Thread, ThreadId,
+    ThreadStatus, ToolAction, Turn, User,
+};
+use helm_core::provider::ProviderConfig;
+use helm_core::store::{ChannelRecord, MemoryFilter};
+use helm_core::{MemoryNote, NewChannel, PostedMessage};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::{ChannelDetail, Client, Result, StatusView, ThreadView, channel_path};
+
+#[derive(Deserialize)]
+struct Page {
+    items: Vec<Message>,
+    next_after: Option<i64>,
+}
+
+#[derive(Deserialize)]
+struct ThreadDetail {
+    thread: Thread,
+    turns: Vec<Turn>,
+}
+
+#[derive(Deserialize)]
+struct Policy {
+    resolved: Option<ResolvedModel>,
+    #[serde(default)]
+    check: Option<helm_core::ModelCheck>,
+}
+
+/// One file of `POST …/files/upload`'s answer (its artifact is not needed).
+#[derive(Deserialize)]
+struct Uploaded {
+    file: FileEntry,
+}
+
+/// Where an upload of `path` goes: `?dir=` and `?name=` (the upload route
+/// names one path component and writes `{dir}/{name}`).
+fn upload_target(path: &str) -> (String, String) {
+    match path.trim_end_matches('/').rsplit_once('/') {
+        Some((dir, name)) => (
+            if dir.is_empty() { "/" } else { dir }.to_string(),
+            name.to_string(),
+        ),
+        None => (helm_core::exec::AGENT_ROOT.to_string(), path.to_string()),
+    }
+}
+
+impl Client {
+    /// Approval requests (pending ones only, if asked).
+    pub async fn approvals(&self, pending_only: bool) -> Result<Vec<helm_core::model::Approval>> {
+        self.get(&format!("/api/approvals?all={}", !pending_only))
+            .await
+    }
+
+    /// Approves or denies a pending request.
+    pub async fn decide(
+        &self,
+        id: i64,
+        approve: bool,
+        note: Option<String>,
+    ) -> Result<helm_core::model::Approval> {
+        let verb = if approve { "approve" } else { "deny" };
+        self.post(
+            &format!("/api/approvals/{id}/{verb}"),
+            serde_json::json!({ "note": note }),
+        )
+        .await
+    }
+
+    /// Sets whether an action needs approval (workspace-wide, or in one channel).
+    pub async fn set_approval_rule(
+        &self,
+        action: helm_core::model::ApprovalAction,
+        required: bool,
+        channel: Option<&str>,
+    ) -> Result<()> {
+        let body =
+            serde_json::json!({ "action": action, "required": required, "channel": channel });
+        let _: serde_json::Value = self
+            .call(reqwest::Method::PUT, "/api/approval-policy", Some(body))
+            .await?;
+        Ok(())
+    }
+
+    /// Calls for Skipper (open ones only, if asked).
+    pub async fn escalations(&self, open_only: bool) -> Result<Vec<helm_core::model::Escalation>> {
+        self.get(&format!("/api/escalations?all={}", !open_only))
+            .await
+    }
+
+    /// The audit log's newest rows.
+    pub async fn audit(
+        &self,
+        channel: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<helm_core::model::AuditEntry>> {
+        let mut path = format!("/api/audit?limit={}", limit.clamp(1, 1000));
+        if let Some(c) = channel {
+            path.push_str(&format!("&channel={}", c.trim_start_matches('#')));
+        }
+        self.get(&path).await
+    }
+
+    /// Checks the audit log's hash chain.
+    pub async fn verify_audit(&self) -> Result<helm_core::store::AuditVerification> {
+        self.get("/api/audit/verify").await
+    }
+
+    /// A channel's memory records, newest first.
+    pub async fn memory(&self, channel: &str, filter: MemoryFilter) -> Result<Vec<MemoryItem>> {
+        let kind = filter.kind.map(|k| k.as_str());
+        let thread = filter.thread.map(|t| t.to_string());
+        let all = filter.include_inactive.to_string();
+        let limit = filter.limit.to_string();
+        let mut query = vec![("all", all.as_str())];
+        if let Some(kind) = kind {
+            query.push(("kind", kind));
+        }
+        if let Some(thread) = &thread {
+            query.push(("thread", thread));
+        }
+        if filter.limit > 0 {
+            query.push(("limit", &limit));
+        }
+        self.get_query(
+            &format!("/api/channels/{}/memory", channel_path(channel)?),
+            &query,
+        )
+        .await
+    }
+
+    /// Adds a memory record by hand, as the token's owner.
+    pub async fn remember(&self, channel: &str, note: MemoryNote) -> Result<MemoryItem> {
+        self.post(
+            &format!("/api/channels/{}/memory", channel_path(channel)?),
+            json!({
+                "kind": note.kind.as_str(),
+                "content": note.content,
+                "thread_id": note.thread.map(|t| t.0),
+                "scope": note.scope.as_str(),
+            }),
+        )
+        .await
+    }
+
+    /// Replaces a record's text; the old record is kept as superseded.
+    pub async fn edit_memory(&self, id: MemoryId, content: &str) -> Result<MemoryItem> {
+        self.call(
+            reqwest::Method::PATCH,
+            &format!("/api/memory/{id}"),
+            Some(json!({ "content": content })),
+        )
+        .await
+    }
+
+    /// Forgets a record (kept for provenance, never recalled).
+    pub async fn forget_memory(&self, id: MemoryId) -> Result<MemoryItem> {
+        self.post(&format!("/api/memory/{id}/forget"), json!({}))
+            .await
+    }
+
+    /// Pins or unpins a record.
+    pub async fn pin_memory(&self, id: MemoryId, pinned: bool) -> Result<MemoryItem> {
+        let verb = if pinned { "pin" } else { "unpin" };
+        self.post(&format!("/api/memory/{id}/{verb}"), json!({}))
+            .await
+    }
+
+    /// Recalls from a channel's memory and history.
+    pub async fn recall(&self, channel: &str, query: RecallQuery) -> Result<Vec<RecallHit>> {
+        let limit = query.limit.to_string();
+        let superseded = query.include_superseded.to_string();
+        self.get_query(
+            &format!("/api/channels/{}/recall", channel_path(channel)?),
+            &[
+                ("q", query.text.as_str()),
+                ("limit", &limit),
+                ("superseded", &superseded),
+            ],
+        )
+        .await
+    }
+
+    /// Imports a JSON Lines history into a channel; the server embeds what it wrote in the background.
+    pub async fn import_history(&self, channel: &str, history: Vec<u8>) -> Result<ImportReport> {
+        let path = format!("/api/channels/{}/import", channel_path(channel)?);
+        self.post_raw(&path, &[], "application/x-ndjson", history)
+            .await
+    }
+
+    /// A directory's entries in a channel's workspace (or a file's).
+    pub async fn list_files(&self, channel: &str, path: &str) -> Result<Vec<FileEntry>> {
+        self.get_query(
+            &format!("/api/channels/{}/files", channel_path(channel)?),
+            &[("path", path)],
+        )
+        .await
+    }
+
+    /// One entry of a channel's workspace.
+    pub async fn stat_file(&self, channel: &str, path: &str) -> Result<FileEntry> {
+        self.get_query(
+            &format!("/api/channels/{}/files/stat", channel_path(channel)?),
+            &[("path", path)],
+        )
+        .await
+    }
+
+    /// A text file of a channel's workspace.
+    pub async fn read_text(&self, channel: &str, path: &str) -> Result<FileText> {
+        self.get_query(
+            &format!("/api/channels/{}/files/read", channel_path(channel)?),
+            &[("path", path)],
+        )
+        .await
+    }
+
+    /// A file's bytes, at most `limit` of them (the server may refuse a file over its own download limit instead).
+    pub async fn read_bytes(&self, channel: &str, path: &str, limit: usize) -> Result<FileBytes> {
+        let mut bytes = self
+            .get_bytes(
+                &format!("/api/channels/{}/files/download", channel_path(channel)?),
+                &[("path", path)],
+            )
+            .await?;
+        let size = bytes.len() as u64;
+        let truncated = bytes.len() > limit;
+        bytes.truncate(limit);
+        Ok(FileBytes {
+            path: path.to_string(),
+            bytes,
+            size,
+            truncated,
+        })
+    }
+
+    /// Uploads `bytes` as the file `path` of a channel's workspace (parents made), recorded as an upload.
+    pub async fn put_file(&self, channel: &str, path: &str, bytes: Vec<u8>) -> Result<FileEntry> {
+        let (dir, name) = upload_target(path);
+        let uploaded: Vec<Uploaded> = self
+            .post_raw(
+                &format!("/api/channels/{}/files/upload", channel_path(channel)?),
+                &[("dir", &dir), ("name", &name)],
+                "application/octet-stream",
+                bytes,
+            )
+            .await?;
+        uploaded.into_iter().next().map(|u| u.file).ok_or_else(|| {
+            helm_core::Error::Internal("the server answered an upload with no file".into()).into()
+        })
+    }
+
+    /// The workspace at a glance.
+    pub async fn status(&self) -> Result<StatusView> {
+        let mut status: StatusView = self.get("/api/status").await?;
+        status.data_dir = Some(match status.data_dir {
+            Some(dir) => format!("{dir} (served by {})", self.base),
+            None => self.base.clone(),
+        });
+        Ok(status)
+    }
+
+    /// Creates a channel with its resident agent.
+    pub async fn create_channel(&self, request: NewChannel) -> Result<ChannelDetail> {
+        let record: ChannelRecord = self
+            .post(
+                "/api/channels",
+                json!({
+                    "name": request.name,
+                    "purpose": request.purpose,
+                    "visibility": request.visibility.as_str(),
+                    "instructions": request.instructions,
+                }),
+            )
+            .await?;
+        // The detail adds the workspace directory (for the Captain and admins).
+        self.channel(&record.channel.id.to_string()).await
+    }
+
+    /// Channels by name.
+    pub async fn channels(&self, include_archived: bool) -> Result<Vec<ChannelRecord>> {
+        self.get(&format!("/api/channels?all={include_archived}"))
+            .await
+    }
+
+    /// One channel.
+    pub async fn channel(&self, channel: &str) -> Result<ChannelDetail> {
+        self.get(&format!("/api/channels/{}", channel_path(channel)?))
+            .await
+    }
+
+    /// Archives a channel.
+    pub async fn archive(&self, channel: &str) -> Result<ChannelRecord> {
+        self.post(
+            &format!("/api/channels/{}/archive", channel_path(channel)?),
+            json!({}),
+        )
+        .await
+    }
+
+    /// Restores a channel.
+    pub async fn restore(&self, channel: &str) -> Result<ChannelRecord> {
+        self.post(
+            &format!("/api/channels/{}/restore", channel_path(channel)?),
+            json!({}),
+        )
+        .await
+    }
+
+    /// Sets or clears a channel's model; returns what now serves it.
+    pub async fn set_channel_model(
+        &self,
+        channel: &str,
+        choice: Option<ModelChoice>,
+    ) -> Result<(Option<ResolvedModel>, Option<helm_core::ModelCheck>)> {
+        let body = match choice {
+            Some(c) => json!({"provider": c.provider, "model": c.model}),
+            None => json!({"provider": null}),
+        };
+        let policy: Policy = self
+            .call(
+                reqwest::Method::PUT,
+                &format!("/api/channels/{}/model", channel_path(channel)?),
+                Some(body),
+            )
+            .await?;
+        Ok((policy.resolved, policy.check))
+    }
+
+    /// Renames a channel; its agent keeps its handle.
+    pub async fn rename_channel(&self, channel: &str, name: &str) -> Result<ChannelRecord> {
+        self.call(
+            reqwest::Method::PATCH,
+            &format!("/api/channels/{}", channel_path(channel)?),
+            Some(json!({"name": name})),
+        )
+        .await
+    }
+
+    /// Deletes an archived channel for good; `confirm` must name it.
+    pub async fn delete_channel(&self, channel: &str, confirm: &str) -> Result<()> {
+        let confirm: String = confirm
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric() || "-_".contains(*c))
+            .collect();
+        let _: Value = self
+            .call(
+                reqwest::Method::DELETE,
+                &format!("/api/channels/{}?confirm={confirm}", channel_path(channel)?),
+                None,
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// Posts a message as the token's owner (a new thread unless `thread` is given).
+    pub async fn post_message(
+        &self,
+        channel: &str,
+        text: &str,
+        thread: Option<ThreadId>,
+    ) -> Result<PostedMessage> {
+        self.post(
+            &format!("/api/channels/{}/messages", channel_path(channel)?),
+            json!({"text": text, "thread_id": thread.map(|t| t.0)}),
+        )
+        .await
+    }
+
+    /// A channel's threads, most recently active first.
+    pub async fn threads(&self, channel: &str, limit: usize) -> Result<Vec<Thread>> {
+        self.get(&format!(
+            "/api/channels/{}/threads?limit={}",
+            channel_path(channel)?,
+            limit.clamp(1, 500)
+        ))
+        .await
+    }
+
+    /// A thread with its transcript and turns.
+    pub async fn thread(&self, id: ThreadId) -> Result<ThreadView> {
+        let detail: ThreadDetail = self.get(&format!("/api/threads/{id}")).await?;
+        let mut messages = Vec::new();
+        let mut after = 0;
+        loop {
+            let page: Page = self
+                .get(&format!(
+                    "/api/threads/{id}/messages?after={after}&limit=500"
+                ))
+                .await?;
+            messages.extend(page.items);
+            match page.next_after {
+                Some(next) => after = next,
+                None => break,
+            }
+        }
+        Ok(ThreadView {
+            thread: detail.thread,
+            messages,
+            turns: detail.turns,
+        })
+    }
+
+    /// Resolves, reopens or archives a thread.
+    pub async fn set_thread_status(&self, id: ThreadId, status: ThreadStatus) -> Result<Thread> {
+        self.call(
+            reqwest::Method::PUT,
+            &format!("/api/threads/{id}/status"),
+            Some(json!({"status": status.as_str()})),
+        )
+        .await
+    }
+
+    /// Stops a thread's work.
+    pub async fn stop_thread(&self, id: ThreadId) -> Result<()> {
+        let _: Value = self
+            .post(&format!("/api/threads/{id}/stop"), json!({}))
+            .await?;
+        Ok(())
+    }
+
+    /// A channel's tool journal (or one thread's).
+    pub async fn activity(
+        &self,
+        channel: &str,
+        thread: Option<ThreadId>,
+        limit: usize,
+    ) -> Result<(ChannelRecord, Vec<ToolAction>)> {
+        let detail = self.channel(channel).await?;
+        let mut path = format!(
+            "/api/channels/{}/activity?limit={}",
+            detail.record.channel.id,
+            limit.clamp(1, 500)
+        );
+        if let Some(thread) = thread {
+            path.push_str(&format!("&thread={thread}"));
+        }
+        Ok((detail.record, self.get(&path).await?))
+    }
+
+    /// Registers a model provider.
+    pub async fn add_provider(
+        &self,
+        config: ProviderConfig,
+        make_default: bool,
+    ) -> Result<ProviderConfig> {
+        let api_key_env = config.api_key.as_ref().map(|k| match k {
+            helm_core::provider::ApiKeyRef::Env(var) => var.clone(),
+        });
+        self.post(
+            "/api/providers",
+            json!({
+                "name": config.name,
+                "kind": config.kind.as_str(),
+                "base_url": config.base_url,
+                "api_key_env": api_key_env,
+                "default_model": config.default_model,
+                "extra_headers": config.extra_headers,
+                "make_default": make_default,
+            }),
+        )
+        .await
+    }
+
+    /// The provider registry.
+    pub async fn providers(&self) -> Result<Vec<ProviderConfig>> {
+        self.get("/api/providers").await
+    }
+
+    /// Adds a person.
+    pub async fn add_user(&self, name: &str, role: Role, password: Option<String>) -> Result<User> {
+        self.post(
+            "/api/users",
+            json!({"name": name, "role": role.as_str(), "password": password}),
+        )
+        .await
+    }
+
+    /// Everyone.
+    pub async fn users(&self) -> Result<Vec<User>> {
+        self.get("/api/users").await
+    }
+
+    /// The person the token acts as.
+    pub async fn me(&self) -> Result<User> {
+        #[derive(Deserialize)]
+        struct Me {
+            user: User,
+        }
+        let me: Me = self.get("/api/auth/me").await?;
+        Ok(me.user)
+    }
+
+    /// The model that will serve a channel's next turn.
+    pub async fn channel_model(&self, channel: &str) -> Result<Option<ResolvedModel>> {
+        let policy: Policy = self
+            .get(&format!("/api/channels/{}/model", channel_path(channel)?))
+            .await?;
+        Ok(policy.resolved)
+    }
+
+    /// Writes a text file of a channel's workspace (replacing it; parents
+    /// made).
+    pub async fn write_text(&self, channel: &str, path: &str, content: &str) -> Result<FileEntry> {
+        self.call(
+            reqwest::Method::PUT,
+            &format!("/api/channels/{}/files", channel_path(channel)?),
+            Some(json!({"path": path, "content": content})),
+        )
+        .await
+    }
+
+    /// Runs a command in a channel's computer and waits for it to end (or
+    /// its timeout, in seconds, to kill it).
+    pub async fn exec(
+        &self,
+        channel: &str,
+        command: &str,
+        cwd: Option<&str>,
+        timeout_secs: Option<f64>,
+    ) -> Result<CommandResult> {
+        self.post(
+            &format!("/api/channels/{}/exec", channel_path(channel)?),
+            json!({"command": command, "cwd": cwd, "timeout_secs": timeout_secs}),
+        )
+        .await
+    }
+
+    /// Sets or clears the workspace's default model; returns what now
+    /// serves a channel without its own choice.
+    pub async fn set_workspace_model(
+        &self,
+        choice: Option<ModelChoice>,
+    ) -> Result<Option<ResolvedModel>> {
+        let body = match choice {
+            Some(c) => json!({"provider": c.provider, "model": c.model}),
+            None => json!({"provider": null}),
+        };
+        let policy: Policy = self
+            .call(reqwest::Method::PUT, "/api/model", Some(body))
+            .await?;
+        Ok(policy.resolved)
+    }
+}

@@ -1,0 +1,434 @@
+//! The embedded backend: a data directory opened in this Python process,
+//! through helm-core's [`Helm`] facade. No server is involved; this process
+//! drives the turns it starts.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use helm_core::events::{Event, Follower};
+use helm_core::exec::{CommandResult, CommandSpec, FileEntry};
+use helm_core::lock::DataLock;
+use helm_core::memory::recall::{RecallHit, RecallQuery};
+use helm_core::model::{
+    Approval, ChannelRef, MemoryItem, Message, ModelChoice, ResolvedModel, Role, Thread, ThreadId,
+    ThreadStatus, ToolAction, User,
+};
+use helm_core::provider::{Provider, ProviderConfig};
+use helm_core::store::{ChannelFilter, ChannelRecord, MemoryFilter, PolicyScope};
+use helm_core::tool::Tool;
+use helm_core::{Helm, HelmOptions, InitOptions, MemoryNote, NewChannel, PostedMessage};
+
+use super::{Backend, EventFeed, RunRequest};
+use crate::errors::Result;
+
+/// The largest file `files.read` returns whole (a larger one is refused
+/// rather than cut, so a script never mistakes a prefix for the file).
+pub const MAX_READ: usize = 64 * 1024 * 1024;
+/// How long `channel.run` lets a command run unless told otherwise.
+pub const DEFAULT_RUN_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// How to open a data directory.
+#[derive(Debug, Clone)]
+pub struct OpenOptions {
+    /// The data directory.
+    pub path: PathBuf,
+    /// Create the workspace when the directory has none yet.
+    pub create: bool,
+    /// Act as this person (by name) instead of the Captain.
+    pub user: Option<String>,
+}
+
+/// A data directory opened here.
+pub struct Embedded {
+    helm: Helm,
+    actor: User,
+    /// Held while the workspace is open: a server cannot start on the same
+    /// directory meanwhile, and opening refuses while one runs.
+    lock: Mutex<Option<DataLock>>,
+}
+
+impl Embedded {
+    /// Opens (and with `create`, initialises) a data directory.
+    pub async fn open(options: OpenOptions) -> Result<Self> {
+        let lock = DataLock::command(&options.path)?;
+        let mut helm_options = HelmOptions::new(&options.path);
+        helm_options.embedder = embedder(&options.path)?;
+        let (helm, lock) = if options.create {
+            let helm = Helm::init(helm_options, InitOptions::default()).await?.0;
+            // A directory that did not exist needed no lock; now it does.
+            (helm, DataLock::command(&options.path)?)
+        } else {
+            (Helm::open(helm_options).await?, lock)
+        };
+        let actor = match &options.user {
+            Some(name) => helm.user(name).await?,
+            None => helm.captain().await?,
+        };
+        Ok(Embedded {
+            helm,
+            actor,
+            lock: Mutex::new(Some(lock)),
+        })
+    }
+
+    /// The same workspace, acting as another person.
+    pub async fn as_user(&self, name: &str) -> Result<Self> {
+        let actor = self.helm.user(name).await?;
+        Ok(Embedded {
+            helm: self.helm.clone(),
+            actor,
+            // The first handle holds the lock for both.
+            lock: Mutex::new(None),
+        })
+    }
+
+    /// The facade, for the benchmark and the tool bridge.
+    pub fn helm(&self) -> &Helm {
+        &self.helm
+    }
+}
+
+#[cfg(feature = "local-embed")]
+fn embedder(data: &std::path::Path) -> Result<Option<Arc<dyn helm_core::memory::embed::Embedder>>> {
+    Ok(helm_core::memory::embed::local_embedder(data)?)
+}
+
+#[cfg(not(feature = "local-embed"))]
+fn embedder(
+    _data: &std::path::Path,
+) -> Result<Option<Arc<dyn helm_core::memory::embed::Embedder>>> {
+    // Built without the local embedder: recall works by words.
+    Ok(None)
+}
+
+fn channel_ref(raw: &str) -> Result<ChannelRef> {
+    Ok(raw.parse::<ChannelRef>()?)
+}
+
+struct LocalEvents(Follower);
+
+#[async_trait]
+impl EventFeed for LocalEvents {
+    async fn next(&mut self) -> Result<Event> {
+        Ok(self.0.next().await?)
+    }
+}
+
+#[async_trait]
+impl Backend for Embedded {
+    fn mode(&self) -> &'static str {
+        "embedded"
+    }
+
+    async fn me(&self) -> Result<User> {
+        Ok(self.actor.clone())
+    }
+
+    async fn create_channel(&self, request: NewChannel) -> Result<ChannelRecord> {
+        Ok(self.helm.create_channel_with(&self.actor, request).await?)
+    }
+
+    async fn channels(&self, archived: bool) -> Result<Vec<ChannelRecord>> {
+        let filter = ChannelFilter {
+            include_archived: archived,
+        };
+        Ok(self.helm.visible_channels(&self.actor, filter).await?)
+    }
+
+    async fn channel(&self, channel: &str) -> Result<ChannelRecord> {
+        Ok(self
+            .helm
+            .visible_channel(&self.actor, &channel_ref(channel)?)
+            .await?)
+    }
+
+    async fn archive(&self, channel: &str) -> Result<ChannelRecord> {
+        Ok(self
+            .helm
+            .archive_channel(&self.actor, &channel_ref(channel)?)
+            .await?)
+    }
+
+    async fn restore(&self, channel: &str) -> Result<ChannelRecord> {
+        Ok(self
+            .helm
+            .restore_channel(&self.actor, &channel_ref(channel)?)
+            .await?)
+    }
+
+    async fn delete(&self, channel: &str, confirm: &str) -> Result<()> {
+        Ok(self
+            .helm
+            .delete_channel(&self.actor, &channel_ref(channel)?, confirm)
+            .await?)
+    }
+
+    async fn model(&self, channel: &str) -> Result<Option<ResolvedModel>> {
+        let record = self.channel(channel).await?;
+        Ok(self
+            .helm
+            .resolve_model(&ChannelRef::Id(record.channel.id), None)
+            .await?)
+    }
+
+    async fn set_model(
+        &self,
+        channel: &str,
+        choice: Option<ModelChoice>,
+    ) -> Result<Option<ResolvedModel>> {
+        let record = self.channel(channel).await?;
+        self.helm
+            .set_model_policy(&self.actor, PolicyScope::Channel(record.channel.id), choice)
+            .await?;
+        self.model(channel).await
+    }
+
+    async fn set_workspace_model(&self, choice: Option<ModelChoice>) -> Result<()> {
+        self.helm
+            .set_model_policy(&self.actor, PolicyScope::Workspace, choice)
+            .await?;
+        Ok(())
+    }
+
+    async fn post(
+        &self,
+        channel: &str,
+        text: &str,
+        thread: Option<ThreadId>,
+    ) -> Result<PostedMessage> {
+        Ok(self
+            .helm
+            .post_message(&self.actor, &channel_ref(channel)?, text, thread)
+            .await?)
+    }
+
+    async fn threads(&self, channel: &str, limit: usize) -> Result<Vec<Thread>> {
+        let record = self.channel(channel).await?;
+        Ok(self
+            .helm
+            .threads(&ChannelRef::Id(record.channel.id), limit)
+            .await?)
+    }
+
+    async fn thread(&self, id: ThreadId) -> Result<Thread> {
+        Ok(self.helm.visible_thread(&self.actor, id).await?.0)
+    }
+
+    async fn messages(&self, id: ThreadId) -> Result<Vec<Message>> {
+        self.helm.visible_thread(&self.actor, id).await?;
+        Ok(self.helm.thread_messages(id).await?)
+    }
+
+    async fn set_thread_status(&self, id: ThreadId, status: ThreadStatus) -> Result<Thread> {
+        self.helm.visible_thread(&self.actor, id).await?;
+        Ok(self.helm.set_thread_status(&self.actor, id, status).await?)
+    }
+
+    async fn stop_thread(&self, id: ThreadId) -> Result<()> {
+        self.helm.visible_thread(&self.actor, id).await?;
+        self.helm.stop_thread(&self.actor, id).await?;
+        Ok(())
+    }
+
+    async fn activity(
+        &self,
+        channel: &str,
+        thread: Option<ThreadId>,
+        limit: usize,
+    ) -> Result<Vec<ToolAction>> {
+        let record = self.channel(channel).await?;
+        Ok(self
+            .helm
+            .activity(&ChannelRef::Id(record.channel.id), thread, limit)
+            .await?
+            .1)
+    }
+
+    async fn recall(&self, channel: &str, query: &str, limit: usize) -> Result<Vec<RecallHit>> {
+        let record = self.channel(channel).await?;
+        let channel = ChannelRef::Id(record.channel.id);
+        // Items not embedded yet are embedded first, so meaning-based recall
+        // sees them (a no-op without an embedder).
+        self.helm.embed_backlog(Some(&channel), |_, _| {}).await?;
+        let mut request = RecallQuery::new(query);
+        request.limit = limit;
+        Ok(self.helm.recall_as(&self.actor, &channel, request).await?)
+    }
+
+    async fn remember(&self, channel: &str, note: MemoryNote) -> Result<MemoryItem> {
+        Ok(self
+            .helm
+            .remember(&self.actor, &channel_ref(channel)?, note)
+            .await?)
+    }
+
+    async fn memory(&self, channel: &str, filter: MemoryFilter) -> Result<Vec<MemoryItem>> {
+        Ok(self
+            .helm
+            .channel_memory(&self.actor, &channel_ref(channel)?, filter)
+            .await?)
+    }
+
+    async fn read_text(&self, channel: &str, path: &str) -> Result<String> {
+        let bytes = self.read_bytes(channel, path).await?;
+        String::from_utf8(bytes).map_err(|_| {
+            helm_core::Error::invalid(
+                "file",
+                format!("{path} is not UTF-8 text; read it with read_bytes"),
+            )
+            .into()
+        })
+    }
+
+    async fn read_bytes(&self, channel: &str, path: &str) -> Result<Vec<u8>> {
+        let files = self
+            .helm
+            .workspace_files(&self.actor, &channel_ref(channel)?)
+            .await?;
+        let read = files.read_bytes(path, MAX_READ).await?;
+        if read.truncated {
+            return Err(helm_core::Error::invalid(
+                "file",
+                format!(
+                    "{path} is {} bytes, over the {MAX_READ}-byte limit of a whole read",
+                    read.size
+                ),
+            )
+            .into());
+        }
+        Ok(read.bytes)
+    }
+
+    async fn write_file(&self, channel: &str, path: &str, bytes: Vec<u8>) -> Result<FileEntry> {
+        let files = self
+            .helm
+            .workspace_files(&self.actor, &channel_ref(channel)?)
+            .await?;
+        Ok(files.write(path, bytes).await?)
+    }
+
+    async fn list_files(&self, channel: &str, path: &str) -> Result<Vec<FileEntry>> {
+        let files = self
+            .helm
+            .workspace_files(&self.actor, &channel_ref(channel)?)
+            .await?;
+        Ok(files.list(path).await?)
+    }
+
+    async fn run(&self, channel: &str, request: RunRequest) -> Result<CommandResult> {
+        let timeout = match request.timeout_secs {
+            Some(secs) => Duration::from_secs_f64(secs),
+            None => DEFAULT_RUN_TIMEOUT,
+        };
+        let mut spec = CommandSpec::new(request.command).timeout(Some(timeout));
+        if let Some(cwd) = request.cwd {
+            spec = spec.cwd(cwd);
+        }
+        Ok(self
+            .helm
+            .exec(&self.actor, &channel_ref(channel)?, spec)
+            .await?)
+    }
+
+    async fn add_provider(
+        &self,
+        config: ProviderConfig,
+        make_default: bool,
+    ) -> Result<ProviderConfig> {
+        Ok(self
+            .helm
+            .add_provider(&self.actor, config, make_default)
+            .await?)
+    }
+
+    async fn providers(&self) -> Result<Vec<ProviderConfig>> {
+        Ok(self.helm.providers().await?)
+    }
+
+    fn register_provider(&self, name: &str, provider: Arc<dyn Provider>) -> Result<()> {
+        self.helm.register_provider(name, provider);
+        Ok(())
+    }
+
+    async fn open_terminal(
+        &self,
+        channel: &str,
+        rows: u16,
+        cols: u16,
+    ) -> Result<crate::terminal::TerminalCore> {
+        crate::terminal::TerminalCore::open(
+            self.helm.clone(),
+            self.actor.clone(),
+            channel.to_string(),
+            rows,
+            cols,
+        )
+        .await
+    }
+
+    async fn register_tool(&self, channel: &str, tool: Arc<dyn Tool>) -> Result<()> {
+        // Only someone who may manage the channel gives its agent a tool.
+        let record = self.channel(channel).await?;
+        if !self
+            .helm
+            .manages_channel(&self.actor, &record.channel)
+            .await?
+        {
+            return Err(helm_core::Error::Forbidden(format!(
+                "only the Captain, an admin or an owner of {} gives its agent tools",
+                record.channel.name
+            ))
+            .into());
+        }
+        Ok(self
+            .helm
+            .register_channel_tool(&ChannelRef::Id(record.channel.id), tool)
+            .await?)
+    }
+
+    async fn unregister_tool(&self, channel: &str, name: &str) -> Result<()> {
+        let record = self.channel(channel).await?;
+        self.helm
+            .unregister_channel_tool(&ChannelRef::Id(record.channel.id), name)
+            .await?;
+        Ok(())
+    }
+
+    async fn approvals(&self, pending_only: bool) -> Result<Vec<Approval>> {
+        Ok(self.helm.approvals(&self.actor, pending_only).await?)
+    }
+
+    async fn decide(&self, id: i64, approve: bool, note: Option<String>) -> Result<Approval> {
+        Ok(if approve {
+            self.helm.approve(&self.actor, id, note).await?
+        } else {
+            self.helm.deny(&self.actor, id, note).await?
+        })
+    }
+
+    async fn add_user(&self, name: &str, role: Role) -> Result<User> {
+        Ok(self.helm.add_user(&self.actor, name, role).await?)
+    }
+
+    async fn drive_turns(&self) -> Result<()> {
+        if !self.helm.is_driving() {
+            self.helm.start_runtime().await?;
+        }
+        Ok(())
+    }
+
+    async fn events(&self) -> Result<Box<dyn EventFeed>> {
+        let from = self.helm.store().stats().await?.last_event_seq;
+        Ok(Box::new(LocalEvents(self.helm.follow(from).await?)))
+    }
+
+    async fn close(&self) {
+        let lock = self.lock.lock().ok().and_then(|mut l| l.take());
+        if lock.is_some() && self.helm.is_driving() {
+            self.helm.shutdown_runtime(true).await;
+        }
+        drop(lock);
+    }
+}

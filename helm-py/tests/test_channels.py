@@ -1,0 +1,117 @@
+"""Channels, files, commands, memory and lifecycle, embedded: each as a
+blocking test and its asyncio twin."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import onehelm
+
+
+def test_create_list_and_get_a_channel(data: Path) -> None:
+    with onehelm.Helm.open(data) as helm:
+        assert helm.mode == "embedded"
+        assert helm.me().role == "captain"
+        launch = helm.create_channel("launch", "This channel owns planning the product launch.")
+        assert (launch.name, launch.agent, launch.status, launch.kind) == (
+            "launch",
+            "@launch-agent",
+            "active",
+            "agent",
+        )
+        assert [c.name for c in helm.channels()] == ["launch", "main"]
+        again = helm.channel("#launch")
+        assert again.id == launch.id and again.purpose == launch.purpose
+
+
+async def test_create_list_and_get_a_channel_async(data: Path) -> None:
+    async with onehelm.AsyncHelm.open(data) as helm:
+        assert (await helm.me()).role == "captain"
+        launch = await helm.create_channel("launch", "This channel owns planning the product launch.")
+        assert launch.agent == "@launch-agent"
+        assert [c.name for c in await helm.channels()] == ["launch", "main"]
+        assert (await helm.channel("launch")).id == launch.id
+
+
+def test_files_commands_and_memory(data: Path) -> None:
+    with onehelm.Helm.open(data) as helm:
+        ops = helm.create_channel("ops", "Keeps the lights on.")
+        entry = ops.files.write("notes/todo.md", "- ship\n")
+        assert entry.path == "/workspace/notes/todo.md" and entry.size == 7
+        assert ops.files.read("/workspace/notes/todo.md") == "- ship\n"
+        ops.files.write("blob.bin", b"\x00\xff")
+        assert ops.files.read_bytes("blob.bin") == b"\x00\xff"
+        assert [e.name for e in ops.files.list("notes")] == ["todo.md"]
+        ran = ops.run("cat notes/todo.md && pwd && exit 4")
+        assert ran.exit_code == 4 and not ran.ok
+        assert ran.stdout.splitlines()[0] == "- ship"
+        item = ops.memory.add("decision", "We deploy on Tuesdays.")
+        assert (item.kind, item.status) == ("decision", "current")
+        assert [m.text for m in ops.memory.list()] == ["We deploy on Tuesdays."]
+        hits = ops.memory.recall("which day do we deploy?", k=3)
+        assert hits and hits[0].text == "We deploy on Tuesdays."
+
+
+async def test_files_commands_and_memory_async(data: Path) -> None:
+    async with onehelm.AsyncHelm.open(data) as helm:
+        ops = await helm.create_channel("ops", "Keeps the lights on.")
+        await ops.files.write("todo.md", "- ship\n")
+        assert await ops.files.read("todo.md") == "- ship\n"
+        assert await ops.files.read_bytes("todo.md") == b"- ship\n"
+        assert [e.name for e in await ops.files.list()] == ["todo.md"]
+        assert (await ops.run("cat todo.md")).stdout == "- ship\n"
+        await ops.memory.add("fact", "The pager rotates weekly.")
+        hits = await ops.memory.recall("pager rotation")
+        assert hits[0].text == "The pager rotates weekly."
+
+
+def test_archive_restore_delete(data: Path) -> None:
+    with onehelm.Helm.open(data) as helm:
+        temp = helm.create_channel("temp", "Short-lived.")
+        temp.files.write("keep.txt", "kept")
+        temp.archive()
+        assert temp.status == "archived"
+        with pytest.raises(onehelm.Refused):
+            temp.run("true")
+        temp.restore()
+        assert temp.status == "active" and temp.files.read("keep.txt") == "kept"
+        temp.archive()
+        with pytest.raises(onehelm.Refused):
+            temp.delete(confirm="wrong")
+        temp.delete(confirm="temp")
+        with pytest.raises(onehelm.NotFound):
+            helm.channel("temp")
+
+
+async def test_archive_restore_delete_async(data: Path) -> None:
+    async with onehelm.AsyncHelm.open(data) as helm:
+        temp = await helm.create_channel("temp", "Short-lived.")
+        await temp.archive()
+        assert temp.status == "archived"
+        await temp.restore()
+        assert temp.status == "active"
+        await temp.archive()
+        await temp.delete(confirm="temp")
+        with pytest.raises(onehelm.NotFound):
+            await helm.channel("temp")
+
+
+def test_a_decision_is_recalled_after_closing_and_reopening(data: Path) -> None:
+    with onehelm.Helm.open(data) as helm:
+        launch = helm.create_channel("launch", "Plans the launch.")
+        launch.memory.add("decision", "The launch date is 12 March.")
+    with onehelm.Helm.open(data, create=False) as helm:
+        hits = helm.channel("launch").memory.recall("when is the launch date?")
+        assert hits[0].kind == "decision" and "12 March" in hits[0].text
+
+
+async def test_a_decision_is_recalled_after_closing_and_reopening_async(data: Path) -> None:
+    async with onehelm.AsyncHelm.open(data) as helm:
+        launch = await helm.create_channel("launch", "Plans the launch.")
+        await launch.memory.add("decision", "The launch date is 12 March.")
+    async with onehelm.AsyncHelm.open(data, create=False) as helm:
+        launch = await helm.channel("launch")
+        hits = await launch.memory.recall("when is the launch date?")
+        assert "12 March" in hits[0].text

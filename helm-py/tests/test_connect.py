@@ -1,0 +1,54 @@
+"""The same script against a running helm-http through connect(): the server
+drives the turns with the OpenAI-compatible mock model from helm-tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import onehelm
+
+PLAN = 'tool:write_file:{"path": "plan.md", "content": "# Plan from the server\\n"}'
+
+
+def test_the_same_script_through_a_server(server_factory: Any) -> None:
+    server = server_factory(PLAN, "text:Wrote plan.md.")
+    helm = onehelm.Helm.connect(server.url, server.token)
+    assert helm.mode == "connected" and helm.me().name == "ada"
+    helm.providers.add("mock", base_url=server.model_url, default_model="mock-1", make_default=True)
+    launch = helm.create_channel("launch", "Plans the product launch.")
+    assert launch.agent == "@launch-agent"
+    reply = launch.ask("Draft the launch plan in plan.md")
+    assert reply.text == "Wrote plan.md."
+    assert [a.tool for a in reply.actions] == ["write_file"]
+    assert reply.model is not None and reply.model.provider == "mock"
+    assert launch.files.read("plan.md") == "# Plan from the server\n"
+    launch.files.write("notes.md", "kept")
+    assert [e.name for e in launch.files.list()] == ["notes.md", "plan.md"]
+    assert launch.run("cat notes.md").stdout == "kept"
+    launch.memory.add("decision", "The launch date is 12 March.")
+    # By words and (with the server's local embedder) by meaning: the
+    # decision is among the best few, beside the thread's messages.
+    assert any("12 March" in hit.text for hit in launch.memory.recall("When is the launch date?", 3))
+    thread = launch.thread(reply.thread_id)
+    assert len(thread.messages()) == 2
+    thread.resolve()
+    assert thread.status == "resolved"
+    with pytest.raises(onehelm.NotFound):
+        helm.channel("nowhere")
+    with pytest.raises(onehelm.Unauthenticated):
+        onehelm.Helm.connect(server.url, "not-a-token").channels()
+
+
+async def test_the_same_script_through_a_server_async(server_factory: Any) -> None:
+    server = server_factory(PLAN, "text:Wrote plan.md.")
+    helm = onehelm.AsyncHelm.connect(server.url, server.token)
+    await helm.providers.add("mock", base_url=server.model_url, default_model="mock-1", make_default=True)
+    launch = await helm.create_channel("launch", "Plans the product launch.")
+    kinds = [type(e).__name__ async for e in launch.stream("Draft the plan")]
+    assert kinds == ["ToolCall", "ToolResult", "TextDelta", "TurnEnded"], kinds
+    assert await launch.files.read("plan.md") == "# Plan from the server\n"
+    await launch.memory.add("fact", "The venue is Lisbon.")
+    hits = await launch.memory.recall("Where is the venue?", 3)
+    assert any("Lisbon" in hit.text for hit in hits)

@@ -1,0 +1,95 @@
+"""Each kind of core error raises its own class, every one a HelmError with
+a stable ``code``; nothing is half-done."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+
+import onehelm
+
+ALL = [
+    onehelm.InvalidInput,
+    onehelm.NotFound,
+    onehelm.Conflict,
+    onehelm.Refused,
+    onehelm.Forbidden,
+    onehelm.Unauthenticated,
+    onehelm.Unavailable,
+    onehelm.ProviderError,
+]
+
+
+def test_every_class_is_a_helm_error() -> None:
+    for cls in ALL:
+        assert issubclass(cls, onehelm.HelmError)
+    assert len(set(ALL)) == len(ALL)
+
+
+def test_each_kind_raises_its_class(data: Path, tmp_path: Path) -> None:
+    with onehelm.Helm.open(data) as helm:
+        helm.create_channel("launch", "Plans the launch.")
+        cases: list[tuple[type[onehelm.HelmError], str, object]] = [
+            (onehelm.InvalidInput, "invalid", lambda: helm.create_channel("a b/c", "Bad name.")),
+            (onehelm.InvalidInput, "missing_purpose", lambda: helm.create_channel("ok", "  ")),
+            (onehelm.InvalidInput, "invalid", lambda: helm.channel("launch").memory.add("gossip", "x")),
+            (onehelm.NotFound, "not_found", lambda: helm.channel("nowhere")),
+            (onehelm.NotFound, "not_found", lambda: helm.channel("launch").files.read("missing.md")),
+            (onehelm.Conflict, "conflict", lambda: helm.create_channel("launch", "Again.")),
+            (onehelm.Refused, "refused", lambda: helm.channel("main").archive()),
+            (onehelm.Unavailable, "not_initialized", lambda: onehelm.Helm.open(tmp_path / "empty", create=False)),
+            (onehelm.Unauthenticated, "unauthenticated", lambda: onehelm.Helm.connect("http://127.0.0.1:1", " ")),
+            (onehelm.InvalidInput, "invalid", lambda: onehelm.Helm.connect("ftp://example", "t")),
+        ]
+        helm.add_user("mia")
+        mia = helm.as_user("mia")
+        cases.append((onehelm.Forbidden, "forbidden", lambda: mia.channel("launch").archive()))
+        cases.append((onehelm.Forbidden, "forbidden", lambda: mia.add_user("zed")))
+        for cls, code, call in cases:
+            with pytest.raises(cls) as raised:
+                call()  # type: ignore[operator]
+            assert isinstance(raised.value, onehelm.HelmError)
+            assert raised.value.code == code, (cls, raised.value)
+        # Nothing was half-made by the failures.
+        assert [c.name for c in helm.channels()] == ["launch", "main"]
+
+
+def test_a_server_that_is_not_there_is_unavailable() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    helm = onehelm.Helm.connect(f"http://127.0.0.1:{port}", "token")
+    with pytest.raises(onehelm.Unavailable) as raised:
+        helm.channels()
+    assert raised.value.code == "unreachable"
+
+
+def test_a_provider_that_is_not_configured_fails_the_turn(data: Path) -> None:
+    with onehelm.Helm.open(data) as helm:
+        launch = helm.create_channel("launch", "Plans the launch.")
+        launch.set_model("nobody")
+        with pytest.raises(onehelm.ProviderError):
+            launch.ask("hello?")
+
+
+def test_python_providers_are_refused_over_a_server() -> None:
+    helm = onehelm.Helm.connect("http://127.0.0.1:9", "token")
+
+    class Echo:
+        def complete(self, request: onehelm.ModelRequest) -> str:
+            return request.prompt
+
+    with pytest.raises(onehelm.Refused) as raised:
+        helm.providers.register("echo", Echo())
+    assert "Helm.open" in str(raised.value)
+
+
+async def test_errors_in_async_calls_raise_the_same_classes(data: Path) -> None:
+    async with onehelm.AsyncHelm.open(data) as helm:
+        with pytest.raises(onehelm.NotFound):
+            await helm.channel("nowhere")
+        await helm.create_channel("launch", "Plans.")
+        with pytest.raises(onehelm.Conflict):
+            await helm.create_channel("launch", "Again.")
