@@ -1,5 +1,6 @@
-//! Escalations, approvals and capability changes: each a visible message in
-//! its thread, an event, and a row in the audit log, in one transaction.
+//! Approvals and capability changes: each a visible message in its thread,
+//! an event, and a row in the audit log, in one transaction. (Calls for
+//! Skipper are in `escalations`; the notes and names both use are here.)
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
@@ -9,52 +10,13 @@ use super::channels;
 use super::codec::{ms, now, parsed, ts};
 use super::messages::{self, NewMessage};
 use super::threads;
-use super::turns::{self, Chain};
 use crate::error::{Error, Result};
 use crate::events::EventBody;
 use crate::model::{
     Agent, AgentKind, Approval, ApprovalAction, ApprovalStatus, Author, CapabilityPolicy,
-    ChannelId, ChannelRef, Escalation, EscalationId, EscalationStatus, Message, MessageStatus,
-    ThreadId, ThreadStatus, Turn, UserId,
+    ChannelId, ChannelRef, Message, MessageStatus, ThreadId, ThreadStatus, UserId,
 };
-use crate::store::types::{CapabilityChange, Escalated, NewApproval, NewEscalation, Resume};
-
-/// An escalation with its thread's channel (`e` joined to `t`).
-const ESCALATION_SELECT: &str = "SELECT e.id, e.thread_id, t.channel_id, e.from_agent_id, \
-    e.from_user_id, e.reason, e.status, e.resolved_by, e.outcome, e.created \
-    FROM escalations e JOIN threads t ON t.id = e.thread_id";
-
-fn escalation_from_row(r: &Row<'_>) -> rusqlite::Result<Escalation> {
-    Ok(Escalation {
-        id: r.get(0)?,
-        thread_id: r.get(1)?,
-        channel_id: r.get(2)?,
-        from_agent_id: r.get(3)?,
-        from_user_id: r.get(4)?,
-        reason: r.get(5)?,
-        status: parsed(r, 6)?,
-        resolved_by: r.get(7)?,
-        outcome: r.get(8)?,
-        created: ts(r, 9)?,
-    })
-}
-
-pub(super) fn escalation(conn: &Connection, id: EscalationId) -> Result<Escalation> {
-    conn.prepare_cached(&format!("{ESCALATION_SELECT} WHERE e.id = ?1"))?
-        .query_row([id], escalation_from_row)
-        .optional()?
-        .ok_or_else(|| Error::not_found("escalation", id))
-}
-
-pub(super) fn escalations(conn: &Connection, open_only: bool) -> Result<Vec<Escalation>> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "{ESCALATION_SELECT} WHERE NOT ?1 OR e.status = 'open' ORDER BY e.id"
-    ))?;
-    let rows = stmt
-        .query_map([open_only], escalation_from_row)?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(rows)
-}
+use crate::store::types::{CapabilityChange, NewApproval};
 
 /// Posts a note from Helm in a thread.
 pub(super) fn note(
@@ -84,11 +46,11 @@ pub(super) fn note(
     Ok(message)
 }
 
-fn skipper(conn: &Connection) -> Result<Agent> {
+pub(super) fn skipper(conn: &Connection) -> Result<Agent> {
     Ok(channels::home(conn)?.agent)
 }
 
-fn user_name(conn: &Connection, id: Option<UserId>) -> Result<Option<String>> {
+pub(super) fn user_name(conn: &Connection, id: Option<UserId>) -> Result<Option<String>> {
     match id {
         None => Ok(None),
         Some(id) => Ok(conn
@@ -96,221 +58,6 @@ fn user_name(conn: &Connection, id: Option<UserId>) -> Result<Option<String>> {
             .query_row([id], |r| r.get(0))
             .optional()?),
     }
-}
-
-/// Calls Skipper into a thread. With no call open there, opens one: the
-/// record, a visible "Calling @skipper" note, and Skipper's turn (queued
-/// behind the thread's others). With one open, adds the reason to it and
-/// says so in the thread; Skipper gets another turn only if none of its
-/// turns for that call is still waiting to start (a waiting one reads the
-/// whole thread, the addition included, when it starts).
-pub(super) fn escalate(tx: &mut Tx<'_>, new: NewEscalation) -> Result<Escalated> {
-    let thread = threads::get(tx.conn(), new.thread_id)?;
-    let open: Option<EscalationId> = tx
-        .conn()
-        .prepare_cached("SELECT id FROM escalations WHERE thread_id = ?1 AND status = 'open'")?
-        .query_row([new.thread_id], |r| r.get(0))
-        .optional()?;
-    let asker = user_name(tx.conn(), new.requested_by)?;
-    let skipper = skipper(tx.conn())?;
-    if let Some(id) = open {
-        tx.conn().execute(
-            "UPDATE escalations SET reason = reason || char(10) || ?2 WHERE id = ?1",
-            params![id, new.reason],
-        )?;
-        let escalation = escalation(tx.conn(), id)?;
-        let added = note(
-            tx,
-            thread.channel_id,
-            Some(thread.id),
-            &format!(
-                "Also for @skipper (the call already open here): {}",
-                new.reason
-            ),
-        )?;
-        let waiting: bool = tx
-            .conn()
-            .prepare_cached(
-                "SELECT EXISTS (SELECT 1 FROM turns WHERE escalation_id = ?1 \
-                 AND state = 'queued')",
-            )?
-            .query_row([id], |r| r.get(0))?;
-        let turn = if waiting {
-            None
-        } else {
-            Some(
-                turns::admit(
-                    tx,
-                    &thread,
-                    &added,
-                    &skipper,
-                    Chain {
-                        requested_by: new.requested_by,
-                        hop: new.hop,
-                        escalation_id: Some(id),
-                        admission: &new.admission,
-                    },
-                )?
-                .0,
-            )
-        };
-        tx.emit(
-            Some(thread.channel_id),
-            EventBody::EscalationChanged {
-                escalation: escalation.clone(),
-            },
-        )?;
-        audit::append(
-            tx.conn(),
-            AuditInput {
-                channel_id: Some(thread.channel_id),
-                thread_id: Some(thread.id),
-                agent: new.from_agent_handle.as_deref(),
-                asker: asker.as_deref(),
-                action: "escalation.added",
-                input_summary: &new.reason,
-                outcome: &match &turn {
-                    Some(turn) => format!(
-                        "added to escalation {id}; turn {} queued for @skipper",
-                        turn.id
-                    ),
-                    None => format!("added to escalation {id}; @skipper's turn is still queued"),
-                },
-            },
-        )?;
-        return Ok(Escalated {
-            escalation,
-            turn,
-            added: true,
-        });
-    }
-    tx.conn().execute(
-        "INSERT INTO escalations (thread_id, from_agent_id, from_user_id, reason, status, created) \
-         VALUES (?1, ?2, ?3, ?4, 'open', ?5)",
-        params![
-            new.thread_id,
-            new.from_agent_id,
-            new.from_user_id,
-            new.reason,
-            ms(now())
-        ],
-    )?;
-    let escalation = escalation(tx.conn(), EscalationId(tx.conn().last_insert_rowid()))?;
-    let call = note(
-        tx,
-        thread.channel_id,
-        Some(thread.id),
-        &format!("Calling @skipper: {}", new.reason),
-    )?;
-    let (turn, _) = turns::admit(
-        tx,
-        &thread,
-        &call,
-        &skipper,
-        Chain {
-            requested_by: new.requested_by,
-            hop: new.hop,
-            escalation_id: Some(escalation.id),
-            admission: &new.admission,
-        },
-    )?;
-    tx.emit(
-        Some(thread.channel_id),
-        EventBody::EscalationChanged {
-            escalation: escalation.clone(),
-        },
-    )?;
-    audit::append(
-        tx.conn(),
-        AuditInput {
-            channel_id: Some(thread.channel_id),
-            thread_id: Some(thread.id),
-            agent: new.from_agent_handle.as_deref(),
-            asker: asker.as_deref(),
-            action: "escalation.opened",
-            input_summary: &new.reason,
-            outcome: &format!(
-                "escalation {} open; turn {} queued for @skipper",
-                escalation.id, turn.id
-            ),
-        },
-    )?;
-    Ok(Escalated {
-        escalation,
-        turn: Some(turn),
-        added: false,
-    })
-}
-
-/// Closes a call for Skipper (resolved, or handed to the Captain) with a
-/// visible note; with `resume`, wakes the channel agent that called.
-pub(super) fn settle_escalation(
-    tx: &mut Tx<'_>,
-    id: EscalationId,
-    status: EscalationStatus,
-    outcome: &str,
-    resume: Option<Resume>,
-) -> Result<(Escalation, Option<Turn>)> {
-    let before = escalation(tx.conn(), id)?;
-    if before.status != EscalationStatus::Open {
-        return Err(Error::Conflict(format!(
-            "escalation {id} is already {}",
-            before.status
-        )));
-    }
-    tx.conn().execute(
-        "UPDATE escalations SET status = ?2, outcome = ?3, resolved_by = '@skipper', resolved_at = ?4 \
-         WHERE id = ?1",
-        params![id, status.as_str(), outcome, ms(now())],
-    )?;
-    let after = escalation(tx.conn(), id)?;
-    let thread = threads::get(tx.conn(), after.thread_id)?;
-    let text = match status {
-        EscalationStatus::HandedToCaptain => format!("@skipper asks the Captain: {outcome}"),
-        _ => format!("@skipper resolved the call: {outcome}"),
-    };
-    let settled = note(tx, thread.channel_id, Some(thread.id), &text)?;
-    if status == EscalationStatus::HandedToCaptain {
-        tx.conn().execute(
-            "UPDATE threads SET status = 'waiting', updated_at = ?2 WHERE id = ?1",
-            params![thread.id, ms(now())],
-        )?;
-        let thread = threads::get(tx.conn(), thread.id)?;
-        tx.emit(Some(thread.channel_id), EventBody::ThreadUpdated { thread })?;
-    }
-    let mut resumed = None;
-    if let Some(resume) = resume {
-        let record = channels::get(tx.conn(), &ChannelRef::Id(thread.channel_id))?;
-        if record.agent.kind == AgentKind::Channel {
-            let chain = Chain {
-                requested_by: resume.requested_by,
-                hop: resume.hop,
-                escalation_id: None,
-                admission: &resume.admission,
-            };
-            let (turn, _) = turns::admit(tx, &thread, &settled, &record.agent, chain)?;
-            resumed = Some(turn);
-        }
-    }
-    tx.emit(
-        Some(thread.channel_id),
-        EventBody::EscalationChanged {
-            escalation: after.clone(),
-        },
-    )?;
-    audit::append(
-        tx.conn(),
-        AuditInput {
-            channel_id: Some(thread.channel_id),
-            thread_id: Some(thread.id),
-            agent: Some("@skipper"),
-            asker: None,
-            action: &format!("escalation.{status}"),
-            input_summary: &before.reason,
-            outcome,
-        },
-    )?;
-    Ok((after, resumed))
 }
 
 const APPROVAL_COLUMNS: &str = "id, channel_id, thread_id, turn_id, agent_id, asker_id, action, \

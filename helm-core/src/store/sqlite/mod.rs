@@ -14,6 +14,7 @@ mod authority;
 mod channels;
 mod codec;
 mod errors;
+mod escalations;
 mod events;
 mod import;
 mod members;
@@ -603,7 +604,7 @@ impl Store for SqliteStore {
     }
 
     async fn escalate(&self, escalation: NewEscalation) -> Result<Escalated> {
-        self.write(move |tx| authority::escalate(tx, escalation))
+        self.write(move |tx| escalations::escalate(tx, escalation))
             .await
     }
 
@@ -614,16 +615,16 @@ impl Store for SqliteStore {
         outcome: String,
         resume: Option<Resume>,
     ) -> Result<(Escalation, Option<Turn>)> {
-        self.write(move |tx| authority::settle_escalation(tx, id, status, &outcome, resume))
+        self.write(move |tx| escalations::settle_escalation(tx, id, status, &outcome, resume))
             .await
     }
 
     async fn escalation(&self, id: EscalationId) -> Result<Escalation> {
-        self.read(move |c| authority::escalation(c, id)).await
+        self.read(move |c| escalations::escalation(c, id)).await
     }
 
     async fn escalations(&self, open_only: bool) -> Result<Vec<Escalation>> {
-        self.read(move |c| authority::escalations(c, open_only))
+        self.read(move |c| escalations::escalations(c, open_only))
             .await
     }
 

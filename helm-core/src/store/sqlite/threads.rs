@@ -216,7 +216,7 @@ pub(super) fn post(tx: &mut Tx<'_>, post: NewPost) -> Result<Posted> {
     let mut escalation = None;
     if post.calls_skipper {
         let reason = crate::runtime::wake::without_mentions(&post.content);
-        let escalated = super::authority::escalate(
+        let escalated = super::escalations::escalate(
             tx,
             crate::store::types::NewEscalation {
                 thread_id: thread.id,
