@@ -15,6 +15,7 @@
 //! - [`world`]: each channel's tree on disk.
 //! - [`exec`]: each channel's computer: commands, files and terminals.
 //! - [`tool`]: the [`Tool`](tool::Tool) abstraction and each channel's registry.
+//! - [`mcp`]: MCP servers as channel capabilities.
 //! - [`world`]: each channel's tree on disk; [`lock`]: who holds a data root.
 //! - [`auth`]: sessions, API tokens, invitations and passwords.
 //! - [`Helm`]: the facade every frontend calls.
@@ -30,10 +31,12 @@ pub mod exec;
 pub mod faults;
 pub(crate) mod helm;
 pub mod lock;
+pub mod mcp;
 pub mod memory;
 pub mod model;
 pub mod provider;
 pub mod runtime;
+pub mod secrets;
 pub mod store;
 pub mod tool;
 pub mod world;

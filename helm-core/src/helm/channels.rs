@@ -119,6 +119,8 @@ impl Helm {
             if let Err(e) = self.terminals().close_channel(record.channel.id).await {
                 tracing::warn!(channel = %record.channel.name, error = %e, "could not close a terminal");
             }
+            // Its MCP servers stop too (they start again on first use).
+            self.inner.runtime.mcp.close(record.channel.id, None).await;
         }
         Ok(record)
     }
@@ -172,6 +174,7 @@ impl Helm {
         let moved = trashed.lock().ok().and_then(|mut slot| slot.take());
         if outcome.is_ok() {
             self.inner.runtime.embedder_tools.forget(record.channel.id);
+            self.inner.runtime.mcp.close(record.channel.id, None).await;
         }
         match (outcome, moved) {
             (Ok(()), Some(path)) => {

@@ -11,6 +11,7 @@ mod auth;
 mod authority;
 mod channels;
 pub(crate) mod computer;
+mod mcp;
 mod memory;
 mod ot_keys;
 mod providers;
@@ -29,6 +30,10 @@ pub use artifacts::RESCAN_AUTHOR;
 pub use auth::{AccountRequest, MAX_INVITE_TTL};
 pub use channels::NewChannel;
 pub(crate) use channels::{provision_channel, set_model_policy};
+pub(crate) use mcp::{
+    describe as describe_mcp_server, put_server as put_mcp_server,
+    remove_server as remove_mcp_server,
+};
 pub use memory::MemoryNote;
 pub use status::Status;
 pub use threads::PostedMessage;
@@ -73,6 +78,9 @@ pub struct HelmOptions {
     pub embedder: Option<Arc<dyn Embedder>>,
     /// How channel computers are isolated and limited.
     pub computer: ComputerOptions,
+    /// Where the secrets that credential grants and MCP servers name are
+    /// looked up (the server's environment by default).
+    pub secrets: Arc<dyn crate::secrets::SecretStore>,
 }
 
 impl HelmOptions {
@@ -85,6 +93,7 @@ impl HelmOptions {
             provider_http: HttpOptions::default(),
             embedder: None,
             computer: ComputerOptions::default(),
+            secrets: Arc::new(crate::secrets::EnvSecrets),
         }
     }
 }
@@ -195,6 +204,7 @@ impl Helm {
                 computers: computer.clone(),
                 recall: recall.clone(),
                 authority,
+                secrets: options.secrets.clone(),
             })),
             recall,
             computer,

@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::exec::{CommandResult, CommandSpec, Computer, ConfinedFs, Executor};
 use crate::memory::recall::{RecallHit, RecallQuery};
 use crate::model::{
-    Agent, AgentKind, ApprovalAction, ApprovalStatus, ChannelId, ThreadId, Turn, User,
+    Agent, AgentKind, Approval, ApprovalAction, ApprovalStatus, ChannelId, ThreadId, Turn, User,
 };
 use crate::runtime::Runtime;
 use crate::store::{ChannelRecord, NewApproval};
@@ -168,6 +168,21 @@ impl<'a> ToolContext<'a> {
         reason: impl Into<String>,
         explicit: bool,
     ) -> Result<Option<ToolOutput>> {
+        Ok(self
+            .ask(action, summary.into(), reason.into(), explicit)
+            .await?
+            .err())
+    }
+
+    /// [`ToolContext::request_approval`], giving the approval when it was
+    /// approved.
+    pub(crate) async fn ask(
+        &self,
+        action: ApprovalAction,
+        summary: String,
+        reason: String,
+        explicit: bool,
+    ) -> Result<std::result::Result<Approval, ToolOutput>> {
         let rt = &self.services.rt;
         let self_approve = !explicit && self.person.is_some_and(|u| u.role.is_admin());
         let approval = rt
@@ -180,20 +195,20 @@ impl<'a> ToolContext<'a> {
                 agent_handle: Some(self.agent_handle()),
                 asker_id: self.person.map(|u| u.id),
                 action,
-                summary: clip(&summary.into(), 500),
-                reason: clip(&reason.into(), 1000),
+                summary: clip(&summary, 500),
+                reason: clip(&reason, 1000),
                 expires_in_ms: rt.options.approval_timeout.as_millis() as i64,
                 approved_by: self_approve.then(|| self.person.map(|u| u.id)).flatten(),
             })
             .await?;
         let status = wait_for_decision(rt, approval.id).await?;
         Ok(match status {
-            ApprovalStatus::Approved => None,
-            ApprovalStatus::Denied => Some(ToolOutput::denied(format!(
+            ApprovalStatus::Approved => Ok(rt.store.approval(approval.id).await?),
+            ApprovalStatus::Denied => Err(ToolOutput::denied(format!(
                 "approval {} was denied",
                 approval.id
             ))),
-            _ => Some(ToolOutput::denied(format!(
+            _ => Err(ToolOutput::denied(format!(
                 "approval {} was not given in time, so it is denied",
                 approval.id
             ))),

@@ -16,6 +16,7 @@
 
 mod anthropic;
 mod behaviour;
+mod mcp;
 mod openai;
 
 use std::collections::VecDeque;
@@ -35,6 +36,7 @@ use tokio::task::JoinHandle;
 pub use anthropic::MockAnthropic;
 pub use behaviour::{Behaviour, DEFAULT_USAGE};
 use behaviour::{Ending, Reply, Script};
+pub use mcp::MockMcpServer;
 pub use openai::MockOpenAi;
 
 /// One request the mock received.

@@ -13,6 +13,7 @@
 mod capabilities;
 mod channels;
 mod computers;
+mod mcp;
 mod settle;
 
 use std::sync::Arc;
@@ -27,6 +28,7 @@ pub(crate) fn skipper_tools() -> Vec<Arc<dyn Tool>> {
     let mut tools = computers::tools();
     tools.extend(channels::tools());
     tools.extend(capabilities::tools());
+    tools.extend(mcp::tools());
     tools.extend(settle::tools());
     tools.extend(super::builtin::memory::tools());
     tools
