@@ -1,5 +1,6 @@
 mod escapes;
 mod journey;
+mod mcp_client;
 mod memory;
 mod provider_kit;
 mod providers_anthropic;
