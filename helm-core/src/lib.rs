@@ -43,7 +43,8 @@ pub mod world;
 
 pub use error::{Error, ErrorKind, ProviderFailure, Result};
 pub use helm::{
-    AccountRequest, Audience, Helm, HelmOptions, InitOptions, InitReport, MAX_INSTRUCTIONS,
-    MAX_INVITE_TTL, MemoryNote, NewChannel, PostedMessage, RESCAN_AUTHOR, Status,
+    AccountRequest, Audience, Conversation, ConversationUpdate, Helm, HelmOptions, InitOptions,
+    InitReport, MAX_INSTRUCTIONS, MAX_INVITE_TTL, MemoryNote, NewChannel, PostedMessage,
+    RESCAN_AUTHOR, Status,
 };
 pub use runtime::RuntimeOptions;

@@ -11,6 +11,7 @@ mod auth;
 mod authority;
 mod channels;
 pub(crate) mod computer;
+mod converse;
 mod mcp;
 mod memory;
 mod ot_keys;
@@ -30,6 +31,7 @@ pub use artifacts::RESCAN_AUTHOR;
 pub use auth::{AccountRequest, MAX_INVITE_TTL};
 pub use channels::NewChannel;
 pub(crate) use channels::{provision_channel, set_model_policy};
+pub use converse::{Conversation, ConversationUpdate};
 pub(crate) use mcp::{
     describe as describe_mcp_server, put_server as put_mcp_server,
     remove_server as remove_mcp_server,

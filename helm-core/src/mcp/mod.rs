@@ -20,6 +20,7 @@
 
 pub(crate) mod client;
 mod config;
+pub mod server;
 pub(crate) mod tools;
 
 use jiff::Timestamp;
