@@ -25,6 +25,8 @@ pub struct AppState {
     pub shutdown: CancellationToken,
     /// Commands started by Open Terminal clients.
     pub commands: Arc<CommandRegistry>,
+    /// Answers of `/v1/chat/completions` by idempotency key.
+    pub idempotency: Arc<crate::openai::IdempotencyCache>,
 }
 
 impl AppState {
@@ -45,6 +47,7 @@ impl AppState {
             config: Arc::new(config),
             metrics: Arc::new(Metrics::default()),
             shutdown: CancellationToken::new(),
+            idempotency: Arc::default(),
         }
     }
 }

@@ -22,6 +22,13 @@ use super::Helm;
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum ConversationUpdate {
+    /// The message was posted: the thread it is in.
+    Started {
+        /// The thread.
+        thread: ThreadId,
+        /// The posted message.
+        message: MessageId,
+    },
     /// More of an agent's reply.
     Text {
         /// The text to append.
@@ -91,6 +98,10 @@ impl Helm {
             .await?;
         let thread = posted.thread.id;
         let since = posted.message.id;
+        on_update(ConversationUpdate::Started {
+            thread,
+            message: since,
+        });
         let deadline = tokio::time::Instant::now() + timeout;
         let mut tick = tokio::time::interval(Duration::from_millis(250));
         let mut waiting_for = Vec::new();

@@ -205,6 +205,9 @@ impl HelmMcpServer {
                                 ConversationUpdate::Tool { name, .. } => {
                                     format!("[running {name}]")
                                 }
+                                ConversationUpdate::Started { thread, .. } => {
+                                    format!("[thread {thread}]")
+                                }
                             };
                             let peer = peer.clone();
                             let param = ProgressNotificationParam::new(token, f64::from(step))
