@@ -32,6 +32,7 @@ use crate::error::ErrorBody;
         (name = "files", description = "A channel's workspace files, uploads and artifacts"),
         (name = "terminals", description = "Interactive shells in a channel's computer"),
         (name = "memory", description = "A channel's memory, recall, imports and summaries"),
+        (name = "mcp", description = "A channel's MCP servers: their tools join its agent's"),
         (name = "authority", description = "Approvals, the approval policy, calls for Skipper, \
             and the audit log"),
         (name = "open-terminal", description = "Each channel's computer over the Open Terminal \

@@ -12,6 +12,7 @@ mod authority;
 mod channels;
 mod events;
 mod files;
+mod mcp_servers;
 mod members;
 mod memory;
 mod messages;
@@ -62,6 +63,7 @@ pub fn api() -> OpenApiRouter<AppState> {
         .merge(ot_keys::routes())
         .merge(ot::routes())
         .merge(ot_files::routes())
+        .merge(mcp_servers::routes())
 }
 
 /// The errors a read can answer with.
