@@ -583,3 +583,67 @@ async fn skipper_adds_a_server_a_member_asks_for_after_the_captain_approves() ->
     );
     Ok(())
 }
+
+#[tokio::test]
+async fn a_conversation_that_needs_an_approval_ends_saying_so_and_where() -> anyhow::Result<()> {
+    let (t, scripted, _) = setup().await?;
+    let member = t.member("bo").await?;
+    let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let spec = helm_core::tool::ToolSpec::new(
+        "send_newsletter",
+        "Send the newsletter to every subscriber.",
+        serde_json::json!({"type": "object", "properties": {}, "additionalProperties": false}),
+        helm_core::tool::ApprovalClass::Always,
+    )?;
+    struct Newsletter(helm_core::tool::ToolSpec, Arc<std::sync::atomic::AtomicUsize>);
+    #[async_trait::async_trait]
+    impl helm_core::tool::Tool for Newsletter {
+        fn spec(&self) -> &helm_core::tool::ToolSpec {
+            &self.0
+        }
+        async fn call(
+            &self,
+            _cx: &helm_core::tool::ToolContext<'_>,
+            _input: serde_json::Value,
+        ) -> helm_core::Result<helm_core::tool::ToolOutput> {
+            self.1.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Ok(helm_core::tool::ToolOutput::text("sent"))
+        }
+    }
+    t.helm
+        .register_channel_tool(&"launch".parse()?, Arc::new(Newsletter(spec, calls.clone())))
+        .await?;
+    scripted.push(ScriptedReply::tool_calls(&[("send_newsletter", "{}")]));
+    scripted.reply_text("Sent.");
+    let mut streamed = Vec::new();
+    let conversation = t
+        .helm
+        .converse(
+            &member,
+            &"launch".parse()?,
+            "send the newsletter",
+            None,
+            Duration::from_secs(20),
+            |u| streamed.push(u),
+        )
+        .await?;
+    assert_eq!(conversation.waiting_for.len(), 1);
+    let approval = &conversation.waiting_for[0];
+    assert!(
+        conversation
+            .reply
+            .contains(&format!("waiting for the Captain's approval (request {})", approval.id)),
+        "{}",
+        conversation.reply
+    );
+    assert!(conversation.reply.contains(&format!("thread {}", conversation.thread)));
+    assert!(matches!(
+        streamed.first(),
+        Some(helm_core::ConversationUpdate::Started { .. })
+    ));
+    assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 0);
+    // The message was addressed to the agent for the member.
+    let messages = t.helm.thread_messages(conversation.thread).await?;
+    assert_eq!(messages[0].content, "@launch-agent send the newsletter");
+    Ok(())
+}
