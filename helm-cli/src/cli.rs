@@ -126,6 +126,9 @@ pub enum Command {
     Escalations(EscalationsCommand),
     /// The audit log of tool calls and authority changes (`audit verify` checks it).
     Audit(AuditArgs),
+    /// Serve this workspace as an MCP server over stdio (no subcommand), or
+    /// manage a channel's MCP servers.
+    Mcp(McpArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -497,5 +500,74 @@ pub enum ChannelCommand {
         /// The channel's name again, to confirm.
         #[arg(long, value_name = "NAME")]
         confirm: Option<String>,
+    },
+}
+
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct McpArgs {
+    #[command(subcommand)]
+    pub command: Option<McpCommand>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Serve this workspace over stdio as an MCP server (the default): an
+    /// MCP client lists channels, talks to their agents, reads threads and
+    /// files, and recalls memory, as the person the command runs as.
+    Serve,
+    /// A channel's MCP servers and their tools.
+    List {
+        /// The channel.
+        channel: String,
+    },
+    /// Add an MCP server to a channel (or replace the one with that name):
+    /// a stdio program after `--`, run inside the channel's computer, or an
+    /// HTTP server with --url.
+    Add {
+        /// The channel.
+        channel: String,
+        /// The server's name: its tools appear as mcp__NAME__TOOL.
+        name: String,
+        /// A streamable-HTTP server's endpoint.
+        #[arg(long)]
+        url: Option<String>,
+        /// A header for an HTTP server: NAME=VALUE, or NAME=secret:VAR to
+        /// send the server's $VAR (NAME="Bearer {secret}"=secret:VAR for a
+        /// template).
+        #[arg(long = "header", value_name = "NAME=VALUE")]
+        headers: Vec<String>,
+        /// An environment variable for a stdio server: NAME=VALUE or NAME=secret:VAR.
+        #[arg(long = "env", value_name = "NAME=VALUE")]
+        env: Vec<String>,
+        /// Only these tools (names or * globs).
+        #[arg(long)]
+        allow: Vec<String>,
+        /// Never these tools (applied last).
+        #[arg(long)]
+        deny: Vec<String>,
+        /// Ask before every call of its tools.
+        #[arg(long)]
+        ask: bool,
+        /// The stdio program and its arguments.
+        #[arg(last = true, value_name = "CMD")]
+        command: Vec<String>,
+    },
+    /// Remove a channel's MCP server.
+    Remove {
+        /// The channel.
+        channel: String,
+        /// The server.
+        name: String,
+    },
+    /// Approve the current definitions of a server's tools (all, or --tool).
+    Approve {
+        /// The channel.
+        channel: String,
+        /// The server.
+        name: String,
+        /// Only this tool (repeatable).
+        #[arg(long = "tool")]
+        tools: Vec<String>,
     },
 }

@@ -15,6 +15,7 @@
 //! - [`world`]: each channel's tree on disk.
 //! - [`exec`]: each channel's computer: commands, files and terminals.
 //! - [`tool`]: the [`Tool`](tool::Tool) abstraction and each channel's registry.
+//! - [`mcp`]: MCP servers as channel capabilities.
 //! - [`world`]: each channel's tree on disk; [`lock`]: who holds a data root.
 //! - [`auth`]: sessions, API tokens, invitations and passwords.
 //! - [`Helm`]: the facade every frontend calls.
@@ -31,10 +32,12 @@ pub mod exec;
 pub mod faults;
 pub(crate) mod helm;
 pub mod lock;
+pub mod mcp;
 pub mod memory;
 pub mod model;
 pub mod provider;
 pub mod runtime;
+pub mod secrets;
 pub mod store;
 pub mod tool;
 pub mod world;
@@ -42,7 +45,8 @@ pub mod world;
 pub use config::HelmConfig;
 pub use error::{Error, ErrorKind, ProviderFailure, Result};
 pub use helm::{
-    AccountRequest, Audience, Helm, HelmOptions, InitOptions, InitReport, MAX_INSTRUCTIONS,
-    MAX_INVITE_TTL, MemoryNote, NewChannel, PostedMessage, RESCAN_AUTHOR, Status,
+    AccountRequest, Audience, Conversation, ConversationUpdate, Helm, HelmOptions, InitOptions,
+    InitReport, MAX_INSTRUCTIONS, MAX_INVITE_TTL, MemoryNote, NewChannel, PostedMessage,
+    RESCAN_AUTHOR, Status,
 };
 pub use runtime::{ModelCheck, ProviderModels, RuntimeOptions, Verification};

@@ -51,6 +51,12 @@ impl ApiError {
         }
     }
 
+    /// Its status, code and message (for the endpoints that answer in
+    /// another error format, such as the OpenAI-compatible one).
+    pub fn parts(&self) -> (StatusCode, &'static str, &str) {
+        (self.status, self.code, &self.message)
+    }
+
     /// 400 for a path parameter that does not parse.
     pub fn bad_path(message: impl Into<String>) -> Self {
         ApiError::new(StatusCode::BAD_REQUEST, "bad_path", message)

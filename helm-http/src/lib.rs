@@ -3,7 +3,9 @@
 //! The server operators run: it serves a Helm data directory to the people
 //! who work in it. REST under `/api/` (documented by the OpenAPI document at
 //! `/api/openapi.json`, generated from the handlers), the live event stream
-//! at `/api/events` (a resumable WebSocket), `/healthz` and `/metrics`.
+//! at `/api/events` (a resumable WebSocket), `/healthz` and `/metrics`;
+//! Helm as an MCP server at `/mcp` ([`mcp`]) and an OpenAI-compatible
+//! surface onto channel agents at `/v1` ([`openai`]).
 //!
 //! The crate is also a library: [`router`] builds the whole application over
 //! an [`AppState`], for embedding and for tests that call it without a port;
@@ -23,7 +25,9 @@ pub mod config;
 pub mod error;
 mod extract;
 pub mod limiter;
+pub mod mcp;
 pub mod metrics;
+pub mod openai;
 mod openapi;
 pub(crate) mod routes;
 mod serve;
@@ -80,6 +84,8 @@ pub fn router(state: AppState) -> Router {
                 }
             }),
         )
+        .merge(mcp::routes(state.clone()))
+        .merge(openai::routes())
         .route("/healthz", get(healthz))
         .route("/metrics", get(metrics::metrics))
         .fallback(not_found)

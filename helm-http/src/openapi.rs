@@ -33,6 +33,7 @@ use crate::error::ErrorBody;
         (name = "terminals", description = "Interactive shells in a channel's computer"),
         (name = "commands", description = "Running a command in a channel's computer and waiting for it"),
         (name = "memory", description = "A channel's memory, recall, imports and summaries"),
+        (name = "mcp", description = "A channel's MCP servers: their tools join its agent's"),
         (name = "authority", description = "Approvals, the approval policy, calls for Skipper, \
             and the audit log"),
         (name = "open-terminal", description = "Each channel's computer over the Open Terminal \

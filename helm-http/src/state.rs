@@ -31,6 +31,8 @@ pub struct AppState {
     pub allowed_hosts: Arc<Vec<String>>,
     /// The origins whose pages may use a session cookie.
     pub trusted_origins: Arc<Vec<String>>,
+    /// Answers of `/v1/chat/completions` by idempotency key.
+    pub idempotency: Arc<crate::openai::IdempotencyCache>,
 }
 
 impl AppState {
@@ -58,6 +60,7 @@ impl AppState {
             config: Arc::new(config),
             metrics: Arc::new(Metrics::default()),
             shutdown: CancellationToken::new(),
+            idempotency: Arc::default(),
         }
     }
 

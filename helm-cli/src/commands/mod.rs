@@ -8,6 +8,7 @@ mod exec;
 mod files;
 mod import;
 mod init;
+mod mcp;
 mod memory;
 mod provider;
 mod say;
@@ -113,5 +114,6 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Command::Deny(args) => authority::decide(&ctx, args, false).await,
         Command::Escalations(cmd) => authority::escalations(&ctx, cmd).await,
         Command::Audit(args) => authority::audit(&ctx, args).await,
+        Command::Mcp(args) => mcp::run(&ctx, args).await,
     }
 }

@@ -22,6 +22,7 @@ use super::port::{Executor, RunningCommand};
 use super::process_tree::install;
 use super::running::{LocalCommand, Shared, Supervisor, read_into};
 use super::sandbox::{self, HostTools, Launch, Purpose};
+use super::stdio::{STDIO_STDERR_TAIL, StdioHandle, StdioProcess, StdioSpec};
 use crate::error::{Error, Result};
 
 /// Commands ids, unique in this process.
@@ -306,6 +307,89 @@ impl Executor for LocalExecutor {
     async fn run(&self, computer: &Computer, spec: CommandSpec) -> Result<CommandResult> {
         let running = self.start_command(computer, spec, false).await?;
         running.wait().await
+    }
+
+    async fn spawn_stdio(&self, computer: &Computer, spec: StdioSpec) -> Result<StdioProcess> {
+        let line = spec.command_line();
+        // The same checks a command gets (names, NUL bytes).
+        CommandSpec {
+            env: spec.env.clone(),
+            ..CommandSpec::new(line.clone())
+        }
+        .validate()?;
+        let launch = self
+            .launch(
+                computer,
+                Purpose::Command {
+                    command: &line,
+                    cwd: None,
+                },
+                &spec.env,
+            )
+            .await?;
+        let Some((program, args)) = launch.argv.split_first() else {
+            return Err(Error::Internal("an empty command line was planned".into()));
+        };
+        let mut command = std::process::Command::new(program);
+        command
+            .args(args)
+            .env_clear()
+            .envs(launch.env.iter().map(|(k, v)| (k, v)))
+            .current_dir(&launch.cwd)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        install(&mut command, launch.setup);
+        let mut child = tokio::process::Command::from(command)
+            .spawn()
+            .map_err(|e| Error::Internal(format!("could not start {}: {e}", spec.program)))?;
+        let pid = child
+            .id()
+            .ok_or_else(|| Error::Internal("a program ended before it had an id".into()))?;
+        let (Some(stdin), Some(stdout), Some(stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            return Err(Error::Internal(
+                "a program started without its pipes".into(),
+            ));
+        };
+        let tail = Arc::new(Mutex::new(OutputTail::new(STDIO_STDERR_TAIL)));
+        let reading = tail.clone();
+        tokio::spawn(async move {
+            use tokio::io::AsyncReadExt;
+            let mut stderr = stderr;
+            let mut buf = vec![0u8; 8192];
+            while let Ok(n) = stderr.read(&mut buf).await {
+                if n == 0 {
+                    break;
+                }
+                if let Ok(mut t) = reading.lock() {
+                    t.push(&buf[..n]);
+                }
+            }
+        });
+        let (exited_tx, exited) = watch::channel(false);
+        tokio::spawn(async move {
+            // As for commands: wait without reaping, end what it started,
+            // then reap, so the group id is not reused meanwhile.
+            let _ = tokio::task::spawn_blocking(move || {
+                super::process_tree::wait_exited_keep_zombie(pid)
+            })
+            .await;
+            super::process_tree::kill_group(pid);
+            let _ = child.wait().await;
+            let _ = exited_tx.send(true);
+        });
+        tracing::debug!(pid, isolation = %computer.isolation, program = %spec.program, "stdio program started");
+        Ok(StdioProcess {
+            stdout: Box::new(stdout),
+            stdin: Box::new(stdin),
+            handle: StdioHandle {
+                pid,
+                stderr: tail,
+                exited,
+            },
+        })
     }
 }
 

@@ -52,6 +52,7 @@ mod port;
 mod process_tree;
 mod running;
 mod sandbox;
+mod stdio;
 mod terminal;
 
 pub use command::{CommandPoll, CommandResult, CommandSpec, DEFAULT_OUTPUT_LIMIT, DEFAULT_TIMEOUT};
@@ -66,6 +67,7 @@ pub use files::{
 pub use local::LocalExecutor;
 pub use port::{Executor, RunningCommand};
 pub use process_tree::raise_open_files_limit;
+pub use stdio::{STDIO_STDERR_TAIL, StdioHandle, StdioProcess, StdioSpec};
 pub use terminal::{
     Opener, TerminalEvent, TerminalInfo, TerminalManager, TerminalSession, TerminalSize,
     TerminalSubscription,

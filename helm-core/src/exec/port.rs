@@ -8,7 +8,8 @@ use async_trait::async_trait;
 
 use super::command::{CommandPoll, CommandResult, CommandSpec};
 use super::computer::Computer;
-use crate::error::Result;
+use super::stdio::{StdioProcess, StdioSpec};
+use crate::error::{Error, Result};
 
 /// Runs commands in computers.
 #[async_trait]
@@ -26,6 +27,17 @@ pub trait Executor: Send + Sync {
     async fn run(&self, computer: &Computer, spec: CommandSpec) -> Result<CommandResult> {
         let running = self.start(computer, spec).await?;
         running.wait().await
+    }
+
+    /// Starts a long-running program (an MCP server) in the computer, as a
+    /// command would start, with its stdin and stdout as a byte stream and
+    /// no timeout. Dropping the returned handle kills it. Executors that
+    /// cannot keep such a program refuse.
+    async fn spawn_stdio(&self, computer: &Computer, spec: StdioSpec) -> Result<StdioProcess> {
+        let _ = (computer, spec);
+        Err(Error::Refused(
+            "this computer cannot run programs that speak over stdin and stdout".into(),
+        ))
     }
 }
 

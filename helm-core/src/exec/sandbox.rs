@@ -349,6 +349,22 @@ fn plan_bubblewrap(
     argv.extend(["--bind".into(), ws_name.into_os_string(), AGENT_ROOT.into()]);
     for mount in &computer.mounts {
         check_mount_point(&mount.at)?;
+        // bwrap would create the mount point's parents as root with mode
+        // 0700, which the sandbox's own uid could not pass through.
+        let mut parents: Vec<&Path> = Path::new(&mount.at)
+            .ancestors()
+            .skip(1)
+            .filter(|p| *p != Path::new("/"))
+            .collect();
+        parents.reverse();
+        for parent in parents {
+            argv.extend([
+                "--perms".into(),
+                "0755".into(),
+                "--dir".into(),
+                parent.as_os_str().to_os_string(),
+            ]);
+        }
         argv.extend([
             "--ro-bind".into(),
             (&mount.host_path).into(),
@@ -574,6 +590,33 @@ mod tests {
         assert_eq!(argv[0], "/usr/bin/prlimit");
         assert!(!argv.iter().any(|a| a.starts_with("--cpu")));
         assert!(argv.ends_with(&["/bin/bash".into(), "-l".into()]));
+        Ok(())
+    }
+
+    #[test]
+    fn a_mount_points_parents_are_open_to_the_sandbox_uid() -> Result<()> {
+        let mut c = computer();
+        c.mounts.push(crate::model::ReadOnlyMount {
+            host_path: "/srv/tools".into(),
+            at: "/opt/tools/bin".into(),
+        });
+        let launch = plan(
+            &tools(true),
+            &ResourceLimits::default(),
+            &c,
+            Purpose::Command {
+                command: "ls",
+                cwd: None,
+            },
+            &[],
+        )?;
+        let joined = strings(&launch.argv).join(" ");
+        assert!(
+            joined.contains(
+                "--perms 0755 --dir /opt --perms 0755 --dir /opt/tools --ro-bind /srv/tools /opt/tools/bin"
+            ),
+            "{joined}"
+        );
         Ok(())
     }
 

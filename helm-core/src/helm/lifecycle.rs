@@ -45,6 +45,8 @@ pub(crate) async fn change_status(
         if let Err(e) = rt.computers.terminals.close_channel(id).await {
             tracing::warn!(channel = %record.channel.name, error = %e, "could not close a terminal");
         }
+        // Its MCP servers stop too (they start again on first use).
+        rt.mcp.close(id, None).await;
     }
     let after = rt.store.channel(&ChannelRef::Id(id)).await?;
     rt.root.world(id).write_profile(&after)?;
@@ -110,6 +112,7 @@ pub(crate) async fn delete_channel(
     let moved = trashed.lock().ok().and_then(|mut slot| slot.take());
     if outcome.is_ok() {
         rt.embedder_tools.forget(record.channel.id);
+        rt.mcp.close(record.channel.id, None).await;
     }
     match (outcome, moved) {
         (Ok(()), Some(path)) => {

@@ -11,7 +11,9 @@ mod auth;
 mod authority;
 mod channels;
 pub(crate) mod computer;
+mod converse;
 mod lifecycle;
+mod mcp;
 mod memory;
 mod ot_keys;
 mod providers;
@@ -30,7 +32,12 @@ pub use artifacts::RESCAN_AUTHOR;
 pub use auth::{AccountRequest, MAX_INVITE_TTL};
 pub use channels::NewChannel;
 pub(crate) use channels::{provision_channel, set_model_policy};
+pub use converse::{Conversation, ConversationUpdate};
 pub(crate) use lifecycle::{change_status, delete_channel};
+pub(crate) use mcp::{
+    describe as describe_mcp_server, put_server as put_mcp_server,
+    remove_server as remove_mcp_server,
+};
 pub use memory::MemoryNote;
 pub use status::Status;
 pub use threads::PostedMessage;
@@ -81,6 +88,9 @@ pub struct HelmOptions {
     pub words_only_reason: Option<WordsOnlyReason>,
     /// How channel computers are isolated and limited.
     pub computer: ComputerOptions,
+    /// Where the secrets that credential grants and MCP servers name are
+    /// looked up (the server's environment by default).
+    pub secrets: Arc<dyn crate::secrets::SecretStore>,
 }
 
 impl HelmOptions {
@@ -95,6 +105,7 @@ impl HelmOptions {
             memory: MemoryConfig::default(),
             words_only_reason: None,
             computer: ComputerOptions::default(),
+            secrets: Arc::new(crate::secrets::EnvSecrets),
         }
     }
 
@@ -231,6 +242,7 @@ impl Helm {
                 computers: computer.clone(),
                 recall: recall.clone(),
                 authority,
+                secrets: options.secrets.clone(),
             })),
             recall,
             recall_mode,

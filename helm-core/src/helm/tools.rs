@@ -48,14 +48,14 @@ impl Helm {
     pub async fn channel_tools(&self, channel: &ChannelRef) -> Result<Vec<RegisteredTool>> {
         let record = self.channel(channel).await?;
         let skipper = record.channel.kind == ChannelKind::Home;
-        let registry = self.inner.runtime.registry_for(&record, skipper)?;
+        let (registry, _) = self.inner.runtime.registry_for(&record, skipper).await?;
         Ok(registry.iter().cloned().collect())
     }
 
     /// The tools Skipper is offered when called into `channel`'s threads.
     pub async fn skipper_tools(&self, channel: &ChannelRef) -> Result<Vec<RegisteredTool>> {
         let record = self.channel(channel).await?;
-        let registry = self.inner.runtime.registry_for(&record, true)?;
+        let (registry, _) = self.inner.runtime.registry_for(&record, true).await?;
         Ok(registry.iter().cloned().collect())
     }
 }

@@ -166,6 +166,9 @@ pub struct CapabilityPolicy {
     pub credentials: Vec<CredentialGrant>,
     /// Packages installed into the channel's environment.
     pub packages: Vec<String>,
+    /// MCP servers whose tools the agent gets.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub mcp_servers: Vec<crate::mcp::McpServer>,
 }
 
 /// Who an agent is and what it works with: everything that must survive a

@@ -342,6 +342,12 @@ impl HttpTransport {
 /// explicitly rather than installed process-wide, so an embedding app's own
 /// rustls setup is left alone; the OS certificate store verifies servers.
 fn build_client(options: &HttpOptions) -> Result<reqwest::Client> {
+    build_http_client(options.connect_timeout)
+}
+
+/// An HTTP client with Helm's TLS setup (see [`build_client`]), for other
+/// outbound HTTP (MCP servers).
+pub(crate) fn build_http_client(connect_timeout: std::time::Duration) -> Result<reqwest::Client> {
     let tls_error = |e: rustls::Error| Error::Internal(format!("could not set up TLS: {e}"));
     let mut tls = rustls::ClientConfig::builder_with_provider(Arc::new(
         rustls::crypto::ring::default_provider(),
@@ -355,7 +361,7 @@ fn build_client(options: &HttpOptions) -> Result<reqwest::Client> {
     tls.alpn_protocols = vec![b"http/1.1".to_vec()];
     reqwest::Client::builder()
         .tls_backend_preconfigured(tls)
-        .connect_timeout(options.connect_timeout)
+        .connect_timeout(connect_timeout)
         .user_agent(concat!("helm/", env!("CARGO_PKG_VERSION")))
         .build()
         .map_err(|e| Error::Internal(format!("could not build the HTTP client: {e}")))

@@ -35,6 +35,7 @@ use crate::error::{Error, ProviderFailure, Result};
 
 pub use anthropic::Anthropic;
 pub use http::HttpOptions;
+pub(crate) use http::build_http_client;
 pub use openai::OpenAiCompatible;
 pub use registry::{ApiKeyRef, Listed, ProviderConfig, ProviderKind, ProviderRegistry};
 #[cfg(feature = "test-support")]

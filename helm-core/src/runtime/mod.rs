@@ -100,6 +100,10 @@ pub(crate) struct Runtime {
     pub(crate) authority: Arc<Authority>,
     /// Tools embedding applications registered per channel.
     pub(crate) embedder_tools: EmbedderTools,
+    /// Connections to channels' MCP servers.
+    pub(crate) mcp: crate::mcp::client::McpClients,
+    /// Where named secrets come from.
+    pub(crate) secrets: Arc<dyn crate::secrets::SecretStore>,
     /// Turns this process has taken on: spawned, running, or finishing.
     live: Mutex<HashMap<TurnId, LiveTurn>>,
     wake: Notify,
@@ -146,6 +150,8 @@ pub(crate) struct RuntimeParts {
     pub recall: Arc<RecallEngine>,
     /// Skipper's authority service.
     pub authority: Arc<Authority>,
+    /// Where named secrets come from.
+    pub secrets: Arc<dyn crate::secrets::SecretStore>,
 }
 
 impl Runtime {
@@ -159,6 +165,7 @@ impl Runtime {
             computers,
             recall,
             authority,
+            secrets,
         } = parts;
         Runtime {
             store,
@@ -170,6 +177,8 @@ impl Runtime {
             recall,
             authority,
             embedder_tools: EmbedderTools::default(),
+            mcp: crate::mcp::client::McpClients::new(secrets.clone()),
+            secrets,
             live: Mutex::new(HashMap::new()),
             wake: Notify::new(),
             idle: Notify::new(),

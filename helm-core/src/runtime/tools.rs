@@ -91,12 +91,13 @@ fn builtin_set(kind: ChannelKind) -> &'static [Arc<dyn Tool>] {
 impl super::Runtime {
     /// The registry a turn in `record` sees: Skipper's tools in `#main` and
     /// when Skipper is called into a thread, the resident agent's
-    /// otherwise, then the channel's registered tools.
-    pub(crate) fn registry_for(
+    /// otherwise, then the channel's registered tools and its MCP servers'
+    /// tools; with the servers that could not be reached and why.
+    pub(crate) async fn registry_for(
         &self,
         record: &ChannelRecord,
         skipper: bool,
-    ) -> Result<ToolRegistry> {
+    ) -> Result<(ToolRegistry, Vec<(String, String)>)> {
         let mut registry = ToolRegistry::new();
         let (source, set) = if skipper {
             (ToolSource::Skipper, &*SKIPPER_TOOLS)
@@ -106,14 +107,27 @@ impl super::Runtime {
         for tool in set {
             registry.insert(source.clone(), tool.clone())?;
         }
-        // Registered tools belong to the channel's resident agent (in
-        // `#main`, to Skipper); Skipper called into another channel keeps
-        // its own set.
+        // Registered and MCP tools belong to the channel's resident agent
+        // (in `#main`, to Skipper); Skipper called into another channel
+        // keeps its own set.
+        let mut problems = Vec::new();
         if skipper == (record.channel.kind == ChannelKind::Home) {
             for tool in self.embedder_tools.of(record.channel.id) {
                 registry.insert(ToolSource::Embedder, tool)?;
             }
+            let mcp = self.mcp_toolset(record).await;
+            for tool in mcp.tools {
+                let server = tool
+                    .spec()
+                    .name
+                    .strip_prefix("mcp__")
+                    .and_then(|rest| rest.split("__").next())
+                    .unwrap_or_default()
+                    .to_string();
+                registry.insert(ToolSource::Mcp { server }, tool)?;
+            }
+            problems = mcp.problems;
         }
-        Ok(registry)
+        Ok((registry, problems))
     }
 }

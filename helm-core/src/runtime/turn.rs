@@ -166,7 +166,24 @@ pub(super) async fn drive(
     } else {
         system_prompt(&inputs)
     };
-    let registry = rt.registry_for(&record, skipper)?;
+    let (registry, problems) = rt.registry_for(&record, skipper).await?;
+    for (server, problem) in problems {
+        if rt
+            .mcp
+            .first_report(turn.channel_id, &server, &problem)
+            .await
+        {
+            rt.store
+                .post_note(
+                    turn.channel_id,
+                    Some(turn.thread_id),
+                    format!(
+                        "The tools of MCP server {server} are not available this turn: {problem}"
+                    ),
+                )
+                .await?;
+        }
+    }
     let specs = registry.functions();
     let mut conversation = transcript(&inputs);
     let computer = rt.computers.computer_of(&record).await?;

@@ -528,4 +528,16 @@ pub trait Store: Send + Sync + 'static {
     /// latest ended turn. Run when a driver starts, after its running turns
     /// were marked interrupted.
     async fn repair_after_stop(&self) -> Result<Repaired>;
+
+    // MCP tool pins (appended, as above).
+
+    /// The approved definitions of a channel's MCP server's tools.
+    async fn mcp_pins(&self, channel: ChannelId, server: &str) -> Result<Vec<crate::mcp::McpPin>>;
+
+    /// Pins an approved definition (replacing an older pin of the tool),
+    /// with an audit row naming `by`, the person who approved it.
+    async fn put_mcp_pin(&self, pin: crate::mcp::McpPin, by: Option<String>) -> Result<()>;
+
+    /// Forgets the pins of a channel's server; returns how many there were.
+    async fn clear_mcp_pins(&self, channel: ChannelId, server: &str) -> Result<u64>;
 }

@@ -13,7 +13,7 @@ use crate::exec::{CommandResult, CommandSpec, Computer, ConfinedFs, Executor};
 use crate::helm::Audience;
 use crate::memory::recall::{RecallHit, RecallQuery};
 use crate::model::{
-    Agent, AgentKind, ApprovalAction, ApprovalStatus, ChannelId, ThreadId, Turn, User,
+    Agent, AgentKind, Approval, ApprovalAction, ApprovalStatus, ChannelId, ThreadId, Turn, User,
 };
 use crate::runtime::Runtime;
 use crate::store::{ChannelRecord, NewApproval};
@@ -43,12 +43,10 @@ impl ToolServices {
 }
 
 /// What an approval request came to.
-pub(crate) enum Approval {
-    /// Approved, by this person (the one asking, when they may approve it).
-    Approved {
-        /// Who approved it.
-        by: Option<crate::model::UserId>,
-    },
+pub(crate) enum Decision {
+    /// Approved: the decided record, naming who approved it (the one asking,
+    /// when they may approve it themselves).
+    Approved(Approval),
     /// Denied, expired, or the turn ended first: the refusal for the model.
     Refused(ToolOutput),
 }
@@ -167,6 +165,12 @@ impl<'a> ToolContext<'a> {
         self.person
     }
 
+    /// The executor that runs this channel's commands (and MCP servers'
+    /// programs) in its computer.
+    pub(crate) fn executor(&self) -> &Arc<dyn Executor> {
+        &self.services.executor
+    }
+
     /// The channel's computer: its `/workspace`, isolation and network.
     pub fn computer(&self) -> &Computer {
         self.computer
@@ -233,8 +237,8 @@ impl<'a> ToolContext<'a> {
     ) -> Result<Option<ToolOutput>> {
         Ok(
             match self.approval(action, summary, reason, explicit).await? {
-                Approval::Approved { .. } => None,
-                Approval::Refused(refusal) => Some(refusal),
+                Decision::Approved(_) => None,
+                Decision::Refused(refusal) => Some(refusal),
             },
         )
     }
@@ -246,7 +250,7 @@ impl<'a> ToolContext<'a> {
         summary: impl Into<String>,
         reason: impl Into<String>,
         explicit: bool,
-    ) -> Result<Approval> {
+    ) -> Result<Decision> {
         let rt = &self.services.rt;
         let self_approve = !explicit && self.person.is_some_and(|u| u.role.is_admin());
         let approval = rt
@@ -272,18 +276,16 @@ impl<'a> ToolContext<'a> {
             _ = self.cancelled() => ApprovalStatus::Pending,
         };
         Ok(match status {
-            ApprovalStatus::Approved => Approval::Approved {
-                by: rt.store.approval(approval.id).await?.decided_by,
-            },
-            ApprovalStatus::Denied => Approval::Refused(ToolOutput::denied(format!(
+            ApprovalStatus::Approved => Decision::Approved(rt.store.approval(approval.id).await?),
+            ApprovalStatus::Denied => Decision::Refused(ToolOutput::denied(format!(
                 "approval {} was denied",
                 approval.id
             ))),
-            ApprovalStatus::Pending => Approval::Refused(ToolOutput::denied(format!(
+            ApprovalStatus::Pending => Decision::Refused(ToolOutput::denied(format!(
                 "the turn was cancelled while approval {} was pending",
                 approval.id
             ))),
-            ApprovalStatus::Expired => Approval::Refused(ToolOutput::denied(format!(
+            ApprovalStatus::Expired => Decision::Refused(ToolOutput::denied(format!(
                 "approval {} was not given in time, so it is denied",
                 approval.id
             ))),

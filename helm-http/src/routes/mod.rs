@@ -13,6 +13,7 @@ mod channels;
 mod events;
 mod exec;
 mod files;
+mod mcp_servers;
 mod members;
 mod memory;
 mod messages;
@@ -64,6 +65,7 @@ pub fn api() -> OpenApiRouter<AppState> {
         .merge(ot_keys::routes())
         .merge(ot::routes())
         .merge(ot_files::routes())
+        .merge(mcp_servers::routes())
 }
 
 /// The errors a read can answer with.

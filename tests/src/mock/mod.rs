@@ -16,6 +16,7 @@
 
 mod anthropic;
 mod behaviour;
+mod mcp;
 mod models;
 mod openai;
 
@@ -36,6 +37,7 @@ use tokio::task::JoinHandle;
 pub use anthropic::MockAnthropic;
 pub use behaviour::{Behaviour, DEFAULT_USAGE};
 use behaviour::{Ending, Reply, Script};
+pub use mcp::MockMcpServer;
 pub use models::ModelList;
 pub use openai::MockOpenAi;
 

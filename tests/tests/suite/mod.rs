@@ -1,6 +1,7 @@
 mod audience;
 mod escapes;
 mod journey;
+mod mcp_client;
 mod memory;
 mod provider_kit;
 mod providers_anthropic;

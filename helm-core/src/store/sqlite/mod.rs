@@ -17,6 +17,7 @@ mod errors;
 mod escalations;
 mod events;
 mod import;
+mod mcp_pins;
 mod members;
 mod memory;
 mod messages;
@@ -913,5 +914,22 @@ impl Store for SqliteStore {
             })
         })
         .await
+    }
+
+    async fn mcp_pins(&self, channel: ChannelId, server: &str) -> Result<Vec<crate::mcp::McpPin>> {
+        let server = server.to_string();
+        self.read(move |c| mcp_pins::list(c, channel, &server))
+            .await
+    }
+
+    async fn put_mcp_pin(&self, pin: crate::mcp::McpPin, by: Option<String>) -> Result<()> {
+        self.write(move |tx| mcp_pins::put(tx.conn(), &pin, by.as_deref()))
+            .await
+    }
+
+    async fn clear_mcp_pins(&self, channel: ChannelId, server: &str) -> Result<u64> {
+        let server = server.to_string();
+        self.write(move |tx| mcp_pins::clear(tx.conn(), channel, &server))
+            .await
     }
 }

@@ -15,6 +15,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("authority", include_str!("migrations/005_authority.sql")),
     ("ot_keys", include_str!("migrations/006_ot_keys.sql")),
     ("lifecycle", include_str!("migrations/007_lifecycle.sql")),
+    ("mcp_pins", include_str!("migrations/008_mcp_pins.sql")),
 ];
 
 /// Applies every migration not yet applied.

@@ -127,7 +127,7 @@ fn credential_env(
                  grant one"
             )));
         };
-        let value = std::env::var(&grant.secret_ref).map_err(|_| {
+        let value = cx.rt().secrets.secret(&grant.secret_ref).ok_or_else(|| {
             ToolOutput::error(format!(
                 "credential {name:?} is granted but its secret is not set on the server; tell a \
                  person"

@@ -15,9 +15,9 @@ use serde::Deserialize;
 
 use super::target;
 use crate::error::Result;
-use crate::model::{ApprovalAction, ChannelName, ChannelStatus, User};
+use crate::model::{Approval, ApprovalAction, ChannelName, ChannelStatus, User};
 use crate::store::ChannelRecord;
-use crate::tool::context::Approval;
+use crate::tool::context::Decision;
 use crate::tool::{ApprovalClass, Tool, ToolContext, ToolOutput, TypedTool};
 
 #[derive(Deserialize, JsonSchema)]
@@ -136,11 +136,12 @@ async fn delete_channel(cx: &ToolContext<'_>, args: DeleteArgs) -> Result<ToolOu
             .approval(ApprovalAction::DeleteChannel, summary, reason, false)
             .await?
         {
-            Approval::Refused(refusal) => return Ok(refusal),
-            Approval::Approved { by: Some(id) } if id != person.id => {
-                cx.authority().user(id).await?
-            }
-            Approval::Approved { .. } => person.clone(),
+            Decision::Refused(refusal) => return Ok(refusal),
+            Decision::Approved(Approval {
+                decided_by: Some(id),
+                ..
+            }) if id != person.id => cx.authority().user(id).await?,
+            Decision::Approved(_) => person.clone(),
         }
     } else {
         person.clone()

@@ -15,6 +15,7 @@ mod capabilities;
 mod channels;
 mod computers;
 mod lifecycle;
+mod mcp;
 mod settle;
 
 use std::sync::Arc;
@@ -30,6 +31,7 @@ pub(crate) fn skipper_tools() -> Vec<Arc<dyn Tool>> {
     tools.extend(channels::tools());
     tools.extend(lifecycle::tools());
     tools.extend(capabilities::tools());
+    tools.extend(mcp::tools());
     tools.extend(settle::tools());
     tools.extend(super::builtin::memory::tools());
     tools

@@ -1,0 +1,197 @@
+//! Talking to a channel's agent and waiting for its answer: what Helm's MCP
+//! server (`send_message`) and its OpenAI-compatible endpoint do. A message
+//! is posted as the person, addressed to the channel's resident agent
+//! (Skipper in `#main`), and the thread's turns are followed to their end,
+//! passing on text as it streams. A turn that stops to wait for an approval
+//! ends the conversation there, with a note that says what waits and where.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::broadcast::error::RecvError;
+
+use crate::error::{Error, Result};
+use crate::events::EventBody;
+use crate::model::{Approval, ApprovalStatus, ChannelRef, MessageId, ThreadId, TurnState, User};
+use crate::runtime::wake::mentions_handle;
+
+use super::Helm;
+
+/// What happened while waiting, as it happens.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ConversationUpdate {
+    /// The message was posted: the thread it is in.
+    Started {
+        /// The thread.
+        thread: ThreadId,
+        /// The posted message.
+        message: MessageId,
+    },
+    /// More of an agent's reply.
+    Text {
+        /// The text to append.
+        text: String,
+    },
+    /// An agent started a tool call.
+    Tool {
+        /// The tool's name.
+        name: String,
+        /// A short account of its input.
+        summary: String,
+    },
+}
+
+/// How a conversation ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Conversation {
+    /// The thread it happened in (pass it to continue).
+    pub thread: ThreadId,
+    /// The message that was posted.
+    pub message: MessageId,
+    /// The agents' replies, in order (an agent, Skipper called in, the
+    /// agent again…), joined; plus a note when something waits for a person.
+    pub reply: String,
+    /// How the last turn ended (`None`: still running when the wait ended).
+    pub state: Option<TurnState>,
+    /// Approvals the turn waits for, if it stopped for one.
+    pub waiting_for: Vec<Approval>,
+}
+
+impl Helm {
+    /// Posts `text` in `channel` as `actor` (in `thread`, or a new one),
+    /// addressed to the channel's agent, and waits up to `timeout` for the
+    /// thread's turns to end, calling `on_update` with text as it streams.
+    /// Returns early when a turn waits for an approval.
+    pub async fn converse(
+        &self,
+        actor: &User,
+        channel: &ChannelRef,
+        text: &str,
+        thread: Option<ThreadId>,
+        timeout: Duration,
+        mut on_update: impl FnMut(ConversationUpdate) + Send,
+    ) -> Result<Conversation> {
+        let record = self.visible_channel(actor, channel).await?;
+        if let Some(id) = thread {
+            let (found, _) = self.visible_thread(actor, id).await?;
+            if found.channel_id != record.channel.id {
+                return Err(Error::not_found("thread", id));
+            }
+        }
+        let handle = record.agent.handle.clone();
+        let addressed = if mentions_handle(text, &handle) {
+            text.to_string()
+        } else {
+            format!("{handle} {text}")
+        };
+        // Listen first, so no delta of the reply is missed.
+        let mut events = self.subscribe();
+        let posted = self
+            .post_message(
+                actor,
+                &ChannelRef::Id(record.channel.id),
+                &addressed,
+                thread,
+            )
+            .await?;
+        let thread = posted.thread.id;
+        let since = posted.message.id;
+        on_update(ConversationUpdate::Started {
+            thread,
+            message: since,
+        });
+        let deadline = tokio::time::Instant::now() + timeout;
+        let mut tick = tokio::time::interval(Duration::from_millis(250));
+        let mut waiting_for = Vec::new();
+        loop {
+            tokio::select! {
+                event = events.recv() => match event {
+                    Ok(event) => match event.body {
+                        EventBody::MessageDelta { thread_id: Some(t), text, .. } if t == thread => {
+                            on_update(ConversationUpdate::Text { text });
+                        }
+                        EventBody::ToolActionStarted { action } if action.thread_id == Some(thread) => {
+                            on_update(ConversationUpdate::Tool {
+                                name: action.tool,
+                                summary: action.input_summary,
+                            });
+                        }
+                        _ => {}
+                    },
+                    Err(RecvError::Lagged(_)) => {}
+                    Err(RecvError::Closed) => break,
+                },
+                _ = tick.tick() => {
+                    let turns = self.thread_turns(thread).await?;
+                    let ours: Vec<_> = turns.iter().filter(|t| t.trigger_message_id >= since).collect();
+                    waiting_for = self
+                        .inner
+                        .store
+                        .approvals(true)
+                        .await?
+                        .into_iter()
+                        .filter(|a| a.status == ApprovalStatus::Pending
+                            && a.turn_id.is_some_and(|id| ours.iter().any(|t| t.id == id)))
+                        .collect();
+                    let done = !ours.is_empty() && ours.iter().all(|t| t.state.is_final());
+                    if done || !waiting_for.is_empty() || tokio::time::Instant::now() >= deadline {
+                        break;
+                    }
+                }
+            }
+        }
+        self.conversation(thread, since, posted.message.id, waiting_for)
+            .await
+    }
+
+    /// The replies in `thread` to the messages from `since` on.
+    async fn conversation(
+        &self,
+        thread: ThreadId,
+        since: MessageId,
+        message: MessageId,
+        waiting_for: Vec<Approval>,
+    ) -> Result<Conversation> {
+        let turns = self.thread_turns(thread).await?;
+        let ours: Vec<_> = turns
+            .into_iter()
+            .filter(|t| t.trigger_message_id >= since)
+            .collect();
+        let mut parts = Vec::new();
+        for turn in &ours {
+            let reply = self.inner.store.message(turn.reply_message_id).await?;
+            if !reply.content.trim().is_empty() {
+                parts.push(reply.content.trim().to_string());
+            }
+            if turn.state == TurnState::Failed {
+                parts.push(format!(
+                    "(The turn failed: {})",
+                    turn.error.as_deref().unwrap_or("no reason given")
+                ));
+            }
+        }
+        for approval in &waiting_for {
+            parts.push(format!(
+                "This is waiting for the Captain's approval (request {id}): {summary}. It can be \
+                 approved or denied in Helm (thread {thread}); the agent goes on once it is decided.",
+                id = approval.id,
+                summary = approval.summary,
+            ));
+        }
+        let state = ours.last().map(|t| t.state).filter(|s| s.is_final());
+        if state.is_none() && waiting_for.is_empty() && !ours.is_empty() {
+            parts.push(format!(
+                "(Still working; the rest will be in thread {thread}.)"
+            ));
+        }
+        Ok(Conversation {
+            thread,
+            message,
+            reply: parts.join("\n\n"),
+            state,
+            waiting_for,
+        })
+    }
+}

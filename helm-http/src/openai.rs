@@ -1,0 +1,527 @@
+//! `/v1`: an OpenAI-compatible surface onto channel agents, for clients
+//! that speak OpenAI's API (Open WebUI, LibreChat, editors, the `openai`
+//! package). A model is a channel the caller may see (`main` is Skipper);
+//! a chat completion posts the last user message to that channel's agent as
+//! the caller and answers with its reply, streamed or not.
+//!
+//! - `X-Helm-Thread: ID` continues a thread; every answer names its thread
+//!   in the same header. Without it, a request whose history ends with a
+//!   reply this caller got from the channel continues that reply's thread
+//!   (so a client that resends the whole chat keeps one session); otherwise
+//!   a new thread starts.
+//! - `Idempotency-Key`: a retried request with the same key (same caller)
+//!   gets the first answer again instead of posting twice (kept 24 hours in
+//!   this process).
+//! - The agent's own tool calls are its work, not the client's: they never
+//!   appear as `tool_calls`. A turn that waits for an approval ends with a
+//!   message that says so and where.
+//! - Client-supplied `tools` (function calling by the client) are refused
+//!   with 400 for now.
+//!
+//! Errors are OpenAI-shaped: `{"error": {"message", "type", "code"}}`.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use axum::extract::{FromRequest, Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use futures_util::stream::{self, StreamExt};
+use helm_core::model::{Author, ChannelRef, ThreadId, User};
+use helm_core::store::ChannelFilter;
+use helm_core::{Conversation, ConversationUpdate};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use crate::caller::Caller;
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// The header that names a thread.
+pub const THREAD_HEADER: &str = "x-helm-thread";
+/// How long a completion waits for the agent.
+const REPLY_TIMEOUT: Duration = Duration::from_secs(600);
+/// How long an idempotency key is remembered.
+const KEY_TTL: Duration = Duration::from_secs(24 * 3600);
+
+/// Answers remembered by idempotency key.
+#[derive(Default)]
+pub struct IdempotencyCache {
+    entries: Mutex<HashMap<(i64, String), (Instant, Value, ThreadId)>>,
+}
+
+impl IdempotencyCache {
+    fn get(&self, user: &User, key: &str) -> Option<(Value, ThreadId)> {
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        entries.retain(|_, (at, _, _)| at.elapsed() < KEY_TTL);
+        entries
+            .get(&(user.id.0, key.to_string()))
+            .map(|(_, v, t)| (v.clone(), *t))
+    }
+
+    fn put(&self, user: &User, key: &str, value: Value, thread: ThreadId) {
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        entries.insert(
+            (user.id.0, key.to_string()),
+            (Instant::now(), value, thread),
+        );
+    }
+}
+
+/// The `/v1` routes.
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/v1/models", get(models))
+        .route("/v1/chat/completions", post(completions))
+}
+
+/// An error in OpenAI's shape.
+struct OpenAiError(StatusCode, String, &'static str);
+
+impl From<ApiError> for OpenAiError {
+    fn from(e: ApiError) -> Self {
+        let (status, code, message) = e.parts();
+        OpenAiError(status, message.to_string(), code)
+    }
+}
+
+impl From<helm_core::Error> for OpenAiError {
+    fn from(e: helm_core::Error) -> Self {
+        ApiError::from(e).into()
+    }
+}
+
+impl IntoResponse for OpenAiError {
+    fn into_response(self) -> Response {
+        let kind = match self.0 {
+            StatusCode::UNAUTHORIZED => "authentication_error",
+            StatusCode::FORBIDDEN => "permission_error",
+            StatusCode::NOT_FOUND => "not_found_error",
+            s if s.is_server_error() => "server_error",
+            _ => "invalid_request_error",
+        };
+        (
+            self.0,
+            Json(
+                json!({"error": {"message": self.1, "type": kind, "param": null, "code": self.2}}),
+            ),
+        )
+            .into_response()
+    }
+}
+
+fn bad(message: impl Into<String>, code: &'static str) -> OpenAiError {
+    OpenAiError(StatusCode::BAD_REQUEST, message.into(), code)
+}
+
+async fn caller(
+    state: &AppState,
+    request: Request,
+) -> Result<(Caller, HeaderMap, axum::body::Bytes), OpenAiError> {
+    let (mut parts, body) = request.into_parts();
+    let caller = <Caller as axum::extract::FromRequestParts<AppState>>::from_request_parts(
+        &mut parts, state,
+    )
+    .await?;
+    let headers = parts.headers.clone();
+    let bytes = axum::body::Bytes::from_request(Request::from_parts(parts, body), state)
+        .await
+        .map_err(|_| bad("the request body could not be read", "bad_body"))?;
+    Ok((caller, headers, bytes))
+}
+
+/// `GET /v1/models`: the channels the caller may see.
+async fn models(
+    State(state): State<AppState>,
+    request: Request,
+) -> Result<Json<Value>, OpenAiError> {
+    let (caller, _, _) = caller(&state, request).await?;
+    let channels = state
+        .helm
+        .visible_channels(&caller.user, ChannelFilter::default())
+        .await?;
+    let data: Vec<Value> = channels
+        .iter()
+        .map(|r| {
+            json!({
+                "id": r.channel.name.as_str(),
+                "object": "model",
+                "created": r.channel.created.as_second(),
+                "owned_by": "helm",
+                "description": r.channel.purpose,
+                "agent": r.agent.handle.to_string(),
+            })
+        })
+        .collect();
+    Ok(Json(json!({"object": "list", "data": data})))
+}
+
+#[derive(Deserialize)]
+struct CompletionRequest {
+    model: String,
+    messages: Vec<RequestMessage>,
+    #[serde(default)]
+    stream: bool,
+    #[serde(default)]
+    tools: Option<Vec<Value>>,
+    #[serde(default)]
+    functions: Option<Vec<Value>>,
+}
+
+#[derive(Deserialize)]
+struct RequestMessage {
+    role: String,
+    #[serde(default)]
+    content: Option<Value>,
+}
+
+/// A message's text: a string, or the text parts of a list.
+fn text_of(content: &Option<Value>) -> String {
+    match content {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// `POST /v1/chat/completions`.
+async fn completions(State(state): State<AppState>, request: Request) -> Response {
+    match complete(state, request).await {
+        Ok(response) => response,
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn complete(state: AppState, request: Request) -> Result<Response, OpenAiError> {
+    let (caller, headers, body) = caller(&state, request).await?;
+    let request: CompletionRequest = serde_json::from_slice(&body).map_err(|e| {
+        bad(
+            format!("the body is not a chat completion request: {e}"),
+            "invalid_body",
+        )
+    })?;
+    if request.tools.as_ref().is_some_and(|t| !t.is_empty())
+        || request.functions.as_ref().is_some_and(|f| !f.is_empty())
+    {
+        return Err(bad(
+            "tools supplied by the client are not supported: the channel's agent works with \
+             its own tools in its own computer. Send the request without `tools`.",
+            "tools_not_supported",
+        ));
+    }
+    let Some(last) = request.messages.iter().rev().find(|m| m.role == "user") else {
+        return Err(bad(
+            "the messages hold no user message to send",
+            "no_user_message",
+        ));
+    };
+    let text = text_of(&last.content);
+    if text.trim().is_empty() {
+        return Err(bad("the last user message is empty", "empty_message"));
+    }
+    let channel: ChannelRef = request.model.trim_start_matches('#').parse().map_err(|_| {
+        OpenAiError(
+            StatusCode::NOT_FOUND,
+            format!(
+                "no model {:?}: models are the channels GET /v1/models lists",
+                request.model
+            ),
+            "model_not_found",
+        )
+    })?;
+    let record = match state.helm.visible_channel(&caller.user, &channel).await {
+        Ok(record) => record,
+        Err(helm_core::Error::NotFound { .. }) => {
+            return Err(OpenAiError(
+                StatusCode::NOT_FOUND,
+                format!(
+                    "no model {:?}: models are the channels GET /v1/models lists",
+                    request.model
+                ),
+                "model_not_found",
+            ));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let key = headers
+        .get("idempotency-key")
+        .and_then(|v| v.to_str().ok())
+        .map(|k| format!("{}:{k}", record.channel.id));
+    if let Some(key) = &key
+        && let Some((answer, thread)) = state.idempotency.get(&caller.user, key)
+    {
+        return Ok(answer_response(
+            &answer,
+            thread,
+            request.stream,
+            &request.model,
+        ));
+    }
+    let thread = match headers.get(THREAD_HEADER) {
+        Some(value) => {
+            let id = value
+                .to_str()
+                .ok()
+                .and_then(|v| v.trim().parse::<i64>().ok())
+                .ok_or_else(|| {
+                    bad(
+                        "X-Helm-Thread must be a thread id, such as 42",
+                        "bad_thread",
+                    )
+                })?;
+            Some(ThreadId(id))
+        }
+        None => continued_thread(&state, &caller.user, record.channel.id, &request.messages).await,
+    };
+    let model = request.model.clone();
+    let user = caller.user.clone();
+    if !request.stream {
+        let conversation = state
+            .helm
+            .converse(
+                &user,
+                &ChannelRef::Id(record.channel.id),
+                &text,
+                thread,
+                REPLY_TIMEOUT,
+                |_| {},
+            )
+            .await?;
+        let answer = completion(&conversation, &model);
+        if let Some(key) = &key {
+            state
+                .idempotency
+                .put(&user, key, answer.clone(), conversation.thread);
+        }
+        return Ok(answer_response(&answer, conversation.thread, false, &model));
+    }
+    // Streaming: the conversation runs in a task; its updates become chunks.
+    let (tx, mut rx) = mpsc::unbounded_channel::<Update>();
+    let helm = state.helm.clone();
+    let channel_id = record.channel.id;
+    let cache = state.idempotency.clone();
+    let key_for_task = key.clone();
+    let model_for_task = model.clone();
+    tokio::spawn(async move {
+        let updates = tx.clone();
+        let result = helm
+            .converse(
+                &user,
+                &ChannelRef::Id(channel_id),
+                &text,
+                thread,
+                REPLY_TIMEOUT,
+                move |u| {
+                    let _ = updates.send(Update::Progress(u));
+                },
+            )
+            .await;
+        if let (Ok(conversation), Some(key)) = (&result, &key_for_task) {
+            cache.put(
+                &user,
+                key,
+                completion(conversation, &model_for_task),
+                conversation.thread,
+            );
+        }
+        let _ = tx.send(Update::Done(result));
+    });
+    // The thread is known once the message is posted; the response (and its
+    // header) starts then.
+    let thread = match rx.recv().await {
+        Some(Update::Progress(ConversationUpdate::Started { thread, .. })) => thread,
+        Some(Update::Done(Err(e))) => return Err(e.into()),
+        _ => {
+            return Err(OpenAiError(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "the conversation did not start".into(),
+                "internal",
+            ));
+        }
+    };
+    let id = format!("chatcmpl-helm-{thread}");
+    let created = jiff::Timestamp::now().as_second();
+    let first = chunk(
+        &id,
+        created,
+        &model,
+        json!({"role": "assistant", "content": ""}),
+        None,
+    );
+    let streamed = stream::unfold(
+        (rx, String::new(), false),
+        move |(mut rx, mut sent, done)| {
+            let id = id.clone();
+            let model = model.clone();
+            async move {
+                if done {
+                    return None;
+                }
+                loop {
+                    match rx.recv().await {
+                        Some(Update::Progress(ConversationUpdate::Text { text })) => {
+                            sent.push_str(&text);
+                            let c = chunk(&id, created, &model, json!({"content": text}), None);
+                            return Some((vec![c], (rx, sent, false)));
+                        }
+                        Some(Update::Progress(_)) => continue,
+                        Some(Update::Done(result)) => {
+                            let mut out = Vec::new();
+                            let reply = match result {
+                                Ok(c) => c.reply,
+                                Err(e) => format!("(Helm could not finish this: {e})"),
+                            };
+                            // Whatever the stream did not carry (notes, a second
+                            // agent's reply, the approval notice) comes last.
+                            let rest = reply
+                                .strip_prefix(sent.trim_end())
+                                .unwrap_or(&reply)
+                                .to_string();
+                            if !rest.trim().is_empty() && !sent.contains(rest.trim()) {
+                                let sep = if sent.is_empty() { "" } else { "\n\n" };
+                                out.push(chunk(
+                                    &id,
+                                    created,
+                                    &model,
+                                    json!({"content": format!("{sep}{}", rest.trim_start())}),
+                                    None,
+                                ));
+                            }
+                            out.push(chunk(&id, created, &model, json!({}), Some("stop")));
+                            out.push(SseEvent::default().data("[DONE]"));
+                            return Some((out, (rx, sent, true)));
+                        }
+                        None => return None,
+                    }
+                }
+            }
+        },
+    )
+    .flat_map(|events| stream::iter(events.into_iter().map(Ok::<_, Infallible>)));
+    let all = stream::once(async move { Ok::<_, Infallible>(first) }).chain(streamed);
+    let mut response = Sse::new(all)
+        .keep_alive(KeepAlive::default())
+        .into_response();
+    set_thread(&mut response, thread);
+    Ok(response)
+}
+
+enum Update {
+    Progress(ConversationUpdate),
+    Done(helm_core::Result<Conversation>),
+}
+
+fn chunk(id: &str, created: i64, model: &str, delta: Value, finish: Option<&str>) -> SseEvent {
+    SseEvent::default().data(
+        json!({
+            "id": id,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        })
+        .to_string(),
+    )
+}
+
+fn completion(conversation: &Conversation, model: &str) -> Value {
+    json!({
+        "id": format!("chatcmpl-helm-{}-{}", conversation.thread, conversation.message),
+        "object": "chat.completion",
+        "created": jiff::Timestamp::now().as_second(),
+        "model": model,
+        "choices": [{
+            "index": 0,
+            "message": {"role": "assistant", "content": conversation.reply},
+            "finish_reason": "stop",
+        }],
+        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+        "helm": {
+            "thread": conversation.thread.0,
+            "state": conversation.state.map(|s| s.to_string()),
+            "waiting_for_approval": conversation.waiting_for.iter().map(|a| a.id).collect::<Vec<_>>(),
+        },
+    })
+}
+
+/// A remembered (or fresh) answer as a response, streamed when asked.
+fn answer_response(answer: &Value, thread: ThreadId, stream_it: bool, model: &str) -> Response {
+    let mut response = if stream_it {
+        let content = answer
+            .pointer("/choices/0/message/content")
+            .cloned()
+            .unwrap_or(Value::Null);
+        let id = format!("chatcmpl-helm-{thread}");
+        let created = jiff::Timestamp::now().as_second();
+        let events = vec![
+            chunk(
+                &id,
+                created,
+                model,
+                json!({"role": "assistant", "content": content}),
+                None,
+            ),
+            chunk(&id, created, model, json!({}), Some("stop")),
+            SseEvent::default().data("[DONE]"),
+        ];
+        Sse::new(stream::iter(events.into_iter().map(Ok::<_, Infallible>))).into_response()
+    } else {
+        Json(answer.clone()).into_response()
+    };
+    set_thread(&mut response, thread);
+    response
+}
+
+fn set_thread(response: &mut Response, thread: ThreadId) {
+    if let Ok(value) = HeaderValue::from_str(&thread.to_string()) {
+        response.headers_mut().insert(THREAD_HEADER, value);
+    }
+}
+
+/// The thread a resent chat continues: the one whose latest agent reply is
+/// the history's last assistant message, among the caller's recent threads
+/// of the channel.
+async fn continued_thread(
+    state: &AppState,
+    user: &User,
+    channel: helm_core::model::ChannelId,
+    messages: &[RequestMessage],
+) -> Option<ThreadId> {
+    let last_reply = messages.iter().rev().find(|m| m.role == "assistant")?;
+    let wanted = text_of(&last_reply.content);
+    let wanted = wanted.trim();
+    if wanted.is_empty() {
+        return None;
+    }
+    let threads = state
+        .helm
+        .threads(&ChannelRef::Id(channel), 50)
+        .await
+        .ok()?;
+    for thread in threads {
+        let Ok(messages) = state.helm.thread_messages(thread.id).await else {
+            continue;
+        };
+        let asked = messages
+            .iter()
+            .any(|m| matches!(&m.author, Author::Human { user_id, .. } if *user_id == user.id));
+        let latest = messages
+            .iter()
+            .rev()
+            .find(|m| matches!(m.author, Author::Agent { .. }) && !m.content.trim().is_empty());
+        if asked && latest.is_some_and(|m| m.content.trim() == wanted) {
+            return Some(thread.id);
+        }
+    }
+    None
+}

@@ -1,0 +1,120 @@
+"""The official `mcp` Python SDK against Helm as an MCP server: `/mcp` on
+helm-http (streamable HTTP, signed with a member's token) and `1helm mcp`
+over stdio on a data dir."""
+
+import json
+import os
+
+import anyio
+import httpx2
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+from conftest import ANSWER
+
+TOOLS = {"list_channels", "send_message", "read_thread", "list_files", "read_file", "recall"}
+
+
+def http_client(base: str, token: str | None) -> Client:
+    headers = {"authorization": f"Bearer {token}"} if token else {}
+    http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(120.0))
+    return Client(streamable_http_client(f"{base}/mcp", http_client=http))
+
+
+def text(result) -> str:
+    return "\n".join(block.text for block in result.content if getattr(block, "text", None))
+
+
+async def conversation(client: Client) -> None:
+    """What every client does: list, talk (with progress), continue, read."""
+    listed = await client.list_tools()
+    assert TOOLS <= {t.name for t in listed.tools}
+    schema = next(t for t in listed.tools if t.name == "send_message").input_schema
+    assert schema["required"] == ["channel", "text"]
+
+    progress = []
+
+    async def on_progress(value, total, message):
+        progress.append(message)
+
+    sent = await client.call_tool(
+        "send_message",
+        {"channel": "launch", "text": "What is the plan?"},
+        progress_callback=on_progress,
+    )
+    assert not sent.is_error, text(sent)
+    assert ANSWER in text(sent)
+    thread = sent.structured_content["thread"]
+    assert any(m and "launch" in m.lower() for m in progress), progress
+
+    again = await client.call_tool(
+        "send_message", {"channel": "launch", "text": "And then?", "thread": thread}
+    )
+    assert again.structured_content["thread"] == thread
+    read = await client.call_tool("read_thread", {"thread": thread})
+    assert "What is the plan?" in text(read) and "And then?" in text(read)
+    recalled = await client.call_tool("recall", {"channel": "launch", "query": "plan"})
+    assert not recalled.is_error, text(recalled)
+
+
+def test_a_member_over_http_sees_only_their_channels_and_talks_to_an_agent(base, workspace):
+    async def run():
+        async with http_client(base, workspace["member"]) as client:
+            channels = await client.call_tool("list_channels", {})
+            names = {c["name"] for c in channels.structured_content["channels"]}
+            assert {"main", "launch"} <= names, names
+            assert "vault" not in names
+            hidden = await client.call_tool("list_files", {"channel": "vault"})
+            assert hidden.is_error and "not found" in text(hidden)
+            files = await client.call_tool("list_files", {"channel": "launch"})
+            assert "plan.md" in text(files)
+            plan = await client.call_tool("read_file", {"channel": "launch", "path": "plan.md"})
+            assert "Beta in May." in text(plan)
+            await conversation(client)
+
+    anyio.run(run)
+
+
+def test_the_captain_sees_the_private_channel_too(base, workspace):
+    async def run():
+        async with http_client(base, workspace["captain"]) as client:
+            channels = await client.call_tool("list_channels", {})
+            names = {c["name"] for c in channels.structured_content["channels"]}
+            assert "vault" in names
+
+    anyio.run(run)
+
+
+def test_an_unsigned_client_is_refused(base, workspace):
+    async def run():
+        async with http_client(base, None) as client:
+            await client.list_tools()
+
+    with pytest.raises(Exception):
+        anyio.run(run)
+    # What the SDK met: a 401 with a challenge, before anything was served.
+    raw = httpx2.post(
+        f"{base}/mcp",
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        headers={"accept": "application/json, text/event-stream"},
+    )
+    assert raw.status_code == 401
+    assert raw.headers["www-authenticate"].startswith("Bearer")
+
+
+def test_1helm_mcp_over_stdio(base):
+    params = StdioServerParameters(
+        command=os.environ["HELM_CLI"],
+        args=["--data", os.environ["HELM_STDIO_DATA"], "mcp"],
+        env={"HELM_LOG": "warn"},
+    )
+
+    async def run():
+        async with Client(params) as client:
+            channels = await client.call_tool("list_channels", {})
+            names = {c["name"] for c in channels.structured_content["channels"]}
+            assert {"main", "launch"} <= names
+            await conversation(client)
+
+    anyio.run(run)

@@ -1,0 +1,124 @@
+"""The official `openai` package against Helm's OpenAI-compatible endpoint."""
+
+import openai
+import pytest
+
+from conftest import ANSWER
+
+
+def client(base: str, token: str) -> openai.OpenAI:
+    return openai.OpenAI(base_url=f"{base}/v1", api_key=token, max_retries=0)
+
+
+def human_messages(workspace, thread) -> list:
+    """What people said in a thread, read over the REST API."""
+    body = workspace["api"].get(f"/api/threads/{thread}/messages").json()
+    messages = body["items"] if isinstance(body, dict) else body
+    return [
+        m["content"]
+        for m in messages
+        if isinstance(m.get("author"), dict) and m["author"].get("kind") == "human"
+    ]
+
+
+def test_models_are_the_channels_the_caller_may_see(base, workspace):
+    captain = {m.id for m in client(base, workspace["captain"]).models.list()}
+    member = {m.id for m in client(base, workspace["member"]).models.list()}
+    assert {"main", "launch", "vault"} <= captain
+    assert {"main", "launch"} <= member
+    assert "vault" not in member
+
+
+def test_a_completion_is_the_agents_reply_and_names_its_thread(base, workspace):
+    c = client(base, workspace["member"])
+    raw = c.chat.completions.with_raw_response.create(
+        model="launch", messages=[{"role": "user", "content": "What is the plan?"}]
+    )
+    completion = raw.parse()
+    assert completion.choices[0].message.content == ANSWER
+    assert completion.choices[0].message.tool_calls is None
+    thread = raw.headers["x-helm-thread"]
+    assert thread.isdigit()
+
+    # The header continues the thread…
+    again = c.chat.completions.with_raw_response.create(
+        model="launch",
+        messages=[{"role": "user", "content": "And after GA?"}],
+        extra_headers={"X-Helm-Thread": thread},
+    )
+    assert again.headers["x-helm-thread"] == thread
+    # …and so does resending the chat with the agent's reply in it.
+    resent = c.chat.completions.with_raw_response.create(
+        model="launch",
+        messages=[
+            {"role": "user", "content": "What is the plan?"},
+            {"role": "assistant", "content": ANSWER},
+            {"role": "user", "content": "Thanks, who owns it?"},
+        ],
+    )
+    assert resent.headers["x-helm-thread"] == thread
+    said = human_messages(workspace, thread)
+    assert len(said) == 3, said
+
+
+def test_streaming_carries_the_reply_in_chunks_without_tool_calls(base, workspace):
+    c = client(base, workspace["captain"])
+    stream = c.chat.completions.create(
+        model="launch",
+        messages=[{"role": "user", "content": "Stream the plan, please."}],
+        stream=True,
+    )
+    parts, finish = [], None
+    for chunk in stream:
+        delta = chunk.choices[0].delta
+        assert not delta.tool_calls
+        if delta.content:
+            parts.append(delta.content)
+        finish = chunk.choices[0].finish_reason or finish
+    assert "".join(parts) == ANSWER
+    assert finish == "stop"
+
+
+def test_an_idempotency_key_answers_a_retry_without_posting_twice(base, workspace):
+    c = client(base, workspace["captain"])
+    key = {"Idempotency-Key": "retry-0001"}
+    first = c.chat.completions.with_raw_response.create(
+        model="launch", messages=[{"role": "user", "content": "Once only."}], extra_headers=key
+    )
+    second = c.chat.completions.with_raw_response.create(
+        model="launch", messages=[{"role": "user", "content": "Once only."}], extra_headers=key
+    )
+    assert first.parse().id == second.parse().id
+    thread = first.headers["x-helm-thread"]
+    assert second.headers["x-helm-thread"] == thread
+    assert human_messages(workspace, thread) == [
+        "@launch-agent Once only."
+    ]
+
+
+def test_client_tools_are_refused_clearly(base, workspace):
+    c = client(base, workspace["captain"])
+    with pytest.raises(openai.BadRequestError) as refused:
+        c.chat.completions.create(
+            model="launch",
+            messages=[{"role": "user", "content": "What is the weather?"}],
+            tools=[
+                {
+                    "type": "function",
+                    "function": {"name": "weather", "parameters": {"type": "object"}},
+                }
+            ],
+        )
+    assert refused.value.code == "tools_not_supported"
+    assert "tools" in refused.value.message
+
+
+def test_a_channel_the_caller_may_not_see_is_no_model(base, workspace):
+    c = client(base, workspace["member"])
+    with pytest.raises(openai.NotFoundError) as missing:
+        c.chat.completions.create(
+            model="vault", messages=[{"role": "user", "content": "What is in here?"}]
+        )
+    assert missing.value.code == "model_not_found"
+    with pytest.raises(openai.AuthenticationError):
+        client(base, "not-a-token").models.list()
