@@ -65,6 +65,9 @@ pub struct ServerConfig {
     pub log: String,
     /// Log as JSON lines instead of text.
     pub log_json: bool,
+    /// Serve the web UI from this directory (a `npm run build` output)
+    /// instead of the one built into the binary.
+    pub ui_dir: Option<PathBuf>,
 }
 
 impl Default for ServerConfig {
@@ -95,6 +98,7 @@ impl Default for ServerConfig {
             },
             log: "info".to_string(),
             log_json: false,
+            ui_dir: None,
         }
     }
 }
@@ -168,6 +172,9 @@ impl ServerConfig {
         }
         if let Some(v) = var("HELM_LOG") {
             self.log = v;
+        }
+        if let Some(v) = var("HELM_UI_DIR") {
+            self.ui_dir = Some(PathBuf::from(v));
         }
         if let Some(v) = var("HELM_LOG_JSON") {
             self.log_json = parse("HELM_LOG_JSON", v)?;

@@ -9,6 +9,7 @@ use crate::commands::{CommandLimits, CommandRegistry};
 use crate::config::ServerConfig;
 use crate::limiter::LoginLimiter;
 use crate::metrics::Metrics;
+use crate::ui::UiAssets;
 
 /// The application state: cheap to clone (a handle and a few `Arc`s).
 #[derive(Clone)]
@@ -25,6 +26,8 @@ pub struct AppState {
     pub shutdown: CancellationToken,
     /// Commands started by Open Terminal clients.
     pub commands: Arc<CommandRegistry>,
+    /// The web UI's files.
+    pub ui: Arc<UiAssets>,
 }
 
 impl AppState {
@@ -35,8 +38,13 @@ impl AppState {
             ttl: std::time::Duration::from_secs(config.ot_command_ttl_secs),
             output_bytes: config.ot_output_bytes,
         }));
+        let ui = match &config.ui_dir {
+            Some(dir) => UiAssets::Dir(dir.clone()),
+            None => UiAssets::builtin(),
+        };
         AppState {
             commands,
+            ui: Arc::new(ui),
             limiter: Arc::new(LoginLimiter::new(
                 config.login_per_ip,
                 config.login_per_account,

@@ -11,3 +11,4 @@ mod memory;
 mod open_terminal;
 mod openapi;
 mod process;
+mod ui;
