@@ -39,6 +39,7 @@ pub mod world;
 pub use error::{Error, ErrorKind, ProviderFailure, Result};
 pub use helm::{
     AccountRequest, Audience, Helm, HelmOptions, InitOptions, InitReport, MAX_INSTRUCTIONS,
-    MAX_INVITE_TTL, MemoryNote, NewChannel, PostedMessage, RESCAN_AUTHOR, Status,
+    MAX_INVITE_TTL, MAX_WORKSPACE_NAME, MemoryNote, NewChannel, PostedMessage, RESCAN_AUTHOR,
+    Status,
 };
 pub use runtime::RuntimeOptions;

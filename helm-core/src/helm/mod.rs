@@ -14,6 +14,7 @@ pub(crate) mod computer;
 mod memory;
 mod ot_keys;
 mod providers;
+mod reading;
 mod status;
 mod threads;
 
@@ -27,6 +28,7 @@ pub use artifacts::RESCAN_AUTHOR;
 pub use auth::{AccountRequest, MAX_INVITE_TTL};
 pub use channels::NewChannel;
 pub use memory::MemoryNote;
+pub use reading::MAX_WORKSPACE_NAME;
 pub use status::Status;
 pub use threads::PostedMessage;
 
@@ -124,7 +126,7 @@ pub struct Helm {
 pub(crate) struct Inner {
     root: DataRoot,
     store: Arc<dyn Store>,
-    workspace: Workspace,
+    workspace: std::sync::RwLock<Workspace>,
     fallback_model: Option<ModelChoice>,
     providers: Arc<ProviderRegistry>,
     runtime: Arc<Runtime>,
@@ -175,7 +177,10 @@ impl Helm {
             .await?
             .ok_or_else(|| Error::NotInitialized(root.path().to_path_buf()))?;
         root.sweep_trash();
-        let providers = Arc::new(ProviderRegistry::new(options.provider_http.clone()));
+        let providers = Arc::new(
+            ProviderRegistry::new(options.provider_http.clone())
+                .with_secrets_dir(root.path().join("secrets")),
+        );
 
         let recall = Arc::new(RecallEngine::new(store.clone(), options.embedder.clone()));
         let computer = Arc::new(computer::ComputerState::new(options.computer, root.clone()));
@@ -196,7 +201,7 @@ impl Helm {
             computer,
             root,
             store,
-            workspace,
+            workspace: std::sync::RwLock::new(workspace),
             fallback_model: options.fallback_model,
             providers,
             faults: Faults::default(),
@@ -253,9 +258,12 @@ impl Helm {
         &self.inner.root
     }
 
-    /// The workspace.
-    pub fn workspace(&self) -> &Workspace {
-        &self.inner.workspace
+    /// The workspace (as of its last rename).
+    pub fn workspace(&self) -> Workspace {
+        match self.inner.workspace.read() {
+            Ok(workspace) => workspace.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
     }
 
     /// Fault injection for tests (armed only with the `test-support` feature).

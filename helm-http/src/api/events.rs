@@ -170,6 +170,24 @@ const EVENT_TYPES: &[(&str, &str, &[(&str, Field)])] = &[
         "A memory record was added, superseded, forgotten or (un)pinned.",
         &[("item", Field::Named("MemoryItem"))],
     ),
+    (
+        "workspace.updated",
+        "The workspace was renamed.",
+        &[("workspace", Field::Named("Workspace"))],
+    ),
+    (
+        "channel.read",
+        "The caller read the channel up to a message (sent only to them).",
+        &[("user_id", Field::Integer), ("message_id", Field::Integer)],
+    ),
+    (
+        "mention.created",
+        "A finished message mentions the caller as `@name` (sent only to them).",
+        &[
+            ("user_id", Field::Integer),
+            ("message", Field::Named("Message")),
+        ],
+    ),
 ];
 
 fn integer() -> ObjectBuilder {

@@ -14,6 +14,7 @@ mod events;
 mod memory;
 mod model;
 mod ot;
+mod reading;
 mod requests;
 mod threads;
 
@@ -25,6 +26,7 @@ pub use events::*;
 pub use memory::*;
 pub use model::*;
 pub use ot::*;
+pub use reading::*;
 pub use requests::*;
 pub use threads::*;
 
@@ -39,6 +41,10 @@ pub struct MessagePage {
     /// The cursor for the next page; absent on the last page.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_after: Option<i64>,
+    /// For pages read backwards (`before`, `newest`): the cursor for the
+    /// previous (older) page; absent on the oldest.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_before: Option<i64>,
 }
 
 /// A page of the event log.

@@ -1,5 +1,6 @@
-//! The provider registry. Keys are never sent or returned: a provider names
-//! the server's environment variable that holds its key.
+//! The provider registry. Keys are never returned: a provider names the
+//! server's environment variable (or file) that holds its key, or is given
+//! the key once, which the server keeps in its data directory.
 
 use axum::Json;
 use axum::extract::State;
@@ -11,7 +12,7 @@ use utoipa_axum::routes;
 use super::{ReadErrors, WriteErrors, created};
 use crate::api::{Provider, ProviderRequest};
 use crate::caller::Caller;
-use crate::error::ApiResult;
+use crate::error::{ApiError, ApiResult};
 use crate::extract::Body;
 use crate::state::AppState;
 
@@ -39,6 +40,13 @@ async fn add_provider(
     caller: Caller,
     Body(request): Body<ProviderRequest>,
 ) -> ApiResult<(StatusCode, Json<Provider>)> {
+    if request.api_key.is_some() && request.api_key_env.is_some() {
+        return Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid",
+            "give the key (api_key) or the server variable that holds it (api_key_env), not both",
+        ));
+    }
     let config = ProviderConfig {
         name: request.name,
         kind: request.kind.parse()?,
@@ -50,9 +58,19 @@ async fn add_provider(
         default_model: request.default_model,
         extra_headers: request.extra_headers,
     };
-    let config = state
-        .helm
-        .add_provider(&caller.user, config, request.make_default)
-        .await?;
+    let config = match request.api_key {
+        Some(key) => {
+            state
+                .helm
+                .add_provider_with_key(&caller.user, config, &key, request.make_default)
+                .await?
+        }
+        None => {
+            state
+                .helm
+                .add_provider(&caller.user, config, request.make_default)
+                .await?
+        }
+    };
     Ok(created(config.into()))
 }

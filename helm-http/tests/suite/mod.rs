@@ -11,4 +11,5 @@ mod memory;
 mod open_terminal;
 mod openapi;
 mod process;
+mod reading;
 mod ui;
