@@ -71,6 +71,7 @@ const result = await esbuild.build({
   legalComments: "none",
   metafile: true,
   logLevel: "warning",
+  loader: { ".svg": "file", ".woff2": "file" },
   define: { "process.env.NODE_ENV": '"production"' },
 });
 

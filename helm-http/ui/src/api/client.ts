@@ -31,7 +31,14 @@ type SuccessOf<O> = O extends { responses: infer R }
       : undefined
   : never;
 
-type Optional<K extends string, V> = [V] extends [never] ? { [_ in K]?: never } : undefined extends V ? { [_ in K]?: V } : { [_ in K]: V };
+/** `K` is required when `V` has a required field, optional otherwise, absent for `never`. */
+type Optional<K extends string, V> = [V] extends [never]
+  ? { [_ in K]?: never }
+  : [V] extends [undefined]
+    ? { [_ in K]?: never }
+    : {} extends V
+      ? { [_ in K]?: V }
+      : { [_ in K]: V };
 
 /** What a call takes besides its method and path. */
 export type CallInit<P extends keyof paths, M extends Method> = Optional<"path", PathOf<Operation<P, M>>> &
