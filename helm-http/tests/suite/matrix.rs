@@ -156,6 +156,7 @@ fn rows() -> Vec<Row> {
         row(M::GET, "/api/openapi.json", None, [200, 200, 200, 200, 200]),
         row(M::GET, "/api/setup", None, [200, 200, 200, 200, 200]),
         row(M::GET, "/api/auth/me", None, [401, 200, 200, 200, 200]),
+        row(M::GET, "/api/auth/session", None, [200, 200, 200, 200, 200]),
         row(
             M::PUT,
             "/api/auth/password",

@@ -209,7 +209,7 @@ export async function openPage(context, url) {
   const errors = [];
   const allowed = [];
   page.on("console", (m) => {
-    if (m.type() === "error") errors.push(m.text());
+    if (m.type() === "error") errors.push(`${m.text()} (${m.location()?.url ?? "?"})`);
   });
   page.on("pageerror", (e) => errors.push(`page error: ${e.message}`));
   page.allowErrors = (pattern) => allowed.push(pattern);
@@ -231,7 +231,7 @@ export async function axeViolations(page) {
   });
   return result.violations
     .filter((v) => v.impact === "serious" || v.impact === "critical")
-    .map((v) => `${v.impact}: ${v.id} (${v.help}) at ${v.nodes.map((n) => n.target.join(" ")).slice(0, 3).join(", ")}`);
+    .map((v) => `${v.impact}: ${v.id} (${v.help}) at ${v.nodes.map((n) => `${n.target.join(" ")} [${n.failureSummary?.replace(/\s+/g, " ")}] ${n.html.slice(0, 160)}`).slice(0, 3).join(", ")}`);
 }
 
 /** A screenshot in ARTIFACTS/screenshots/<name>.png. */

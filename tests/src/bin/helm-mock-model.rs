@@ -85,7 +85,11 @@ fn parse(body: &Bytes) -> Result<Vec<Behaviour>, Response> {
         Value::Array(items) => items,
         one => vec![one],
     };
-    specs.iter().map(behaviour).collect::<Result<_, _>>().map_err(bad)
+    specs
+        .iter()
+        .map(behaviour)
+        .collect::<Result<_, _>>()
+        .map_err(bad)
 }
 
 async fn push(State(mock): State<Arc<MockOpenAi>>, body: Bytes) -> Response {

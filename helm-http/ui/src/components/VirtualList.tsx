@@ -69,7 +69,7 @@ export function VirtualList<T>(props: VirtualListProps<T>) {
       const headerHeight = el?.firstElementChild instanceof HTMLElement ? el.firstElementChild.offsetHeight : 0;
       const from = Math.max(0, top - headerHeight - overscan);
       const to = top - headerHeight + height + overscan;
-      const start = lowerBound(offsets, from);
+      const start = Math.max(0, Math.min(items.length - 1, lowerBound(offsets, from)));
       let end = lowerBound(offsets, to) + 1;
       end = Math.min(items.length, Math.max(end, start + 1));
       return { start, end };
@@ -80,6 +80,7 @@ export function VirtualList<T>(props: VirtualListProps<T>) {
   // Re-render only when the rendered range would change.
   const update = useCallback(() => {
     frame.current = 0;
+    if (scroller.current && scroller.current.clientHeight === 0) return;
     const next = visibleRange(layout());
     if (next.start !== range.current.start || next.end !== range.current.end) {
       range.current = next;
@@ -102,6 +103,9 @@ export function VirtualList<T>(props: VirtualListProps<T>) {
           const key = el.dataset.key;
           if (key === undefined) continue;
           const height = el.offsetHeight;
+          // A hidden list (display: none on a phone, say) measures nothing.
+          if (height === 0 && !el.isConnected) continue;
+          if (height === 0 && el.offsetParent === null) continue;
           const k = el.dataset.numeric === "1" ? Number(key) : key;
           if (heights.current.get(k) !== height) {
             heights.current.set(k, height);
@@ -159,10 +163,14 @@ export function VirtualList<T>(props: VirtualListProps<T>) {
   }
 
   return (
-    <div ref={scroller} class={`vl ${props.class ?? ""}`} onScroll={onScroll} role="feed" aria-label={label} aria-busy={false} tabIndex={0}>
+    <div ref={scroller} class={`vl ${props.class ?? ""}`} onScroll={onScroll} role="region" aria-label={label} tabIndex={0}>
       <div class="vl-header">{header}</div>
       <div style={{ height: `${offsets[start]}px` }} aria-hidden="true" />
-      {rendered}
+      {rendered.length > 0 && (
+        <div role="feed" aria-label={label}>
+          {rendered}
+        </div>
+      )}
       <div style={{ height: `${offsets[items.length]! - offsets[end]!}px` }} aria-hidden="true" />
       <div class="vl-footer">{footer}</div>
     </div>

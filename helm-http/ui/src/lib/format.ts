@@ -9,6 +9,12 @@ export function ago(iso: string, now = Date.now()): string {
   const then = Date.parse(iso);
   if (Number.isNaN(then)) return "";
   const delta = now - then;
+  if (delta < -45_000) {
+    const ahead = -delta;
+    if (ahead < hour) return `in ${Math.round(ahead / minute)} min`;
+    if (ahead < day) return `in ${Math.round(ahead / hour)} h`;
+    return `on ${new Date(then).toLocaleDateString(undefined, { day: "numeric", month: "short" })}`;
+  }
   if (delta < 45_000) return "just now";
   if (delta < hour) return `${Math.round(delta / minute)} min ago`;
   if (delta < day) return `${Math.round(delta / hour)} h ago`;

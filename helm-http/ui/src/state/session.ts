@@ -78,27 +78,23 @@ export async function boot(): Promise<void> {
       if (route.value.name !== "setup") navigate("/setup", { replace: true });
       return;
     }
-    try {
-      const who = await api.get("/api/auth/me");
-      if (sessionStorage.getItem("helm.firstRun") && who.user.role === "captain") {
-        // Setup was done in this tab, and its wizard is still going.
-        me.value = who.user;
-        phase.value = "setup";
-        return;
+    const who = await api.get("/api/auth/session");
+    if (!who.user) {
+      phase.value = "signed-out";
+      const r = route.value.name;
+      if (r !== "login" && r !== "join") {
+        const next = location.pathname + location.search;
+        navigate(next === "/" ? "/login" : `/login?next=${encodeURIComponent(next)}`, { replace: true });
       }
-      await enter(who.user);
-    } catch (e) {
-      if (e instanceof ApiError && e.status === 401) {
-        phase.value = "signed-out";
-        const r = route.value.name;
-        if (r !== "login" && r !== "join") {
-          const next = location.pathname + location.search;
-          navigate(next === "/" ? "/login" : `/login?next=${encodeURIComponent(next)}`, { replace: true });
-        }
-        return;
-      }
-      throw e;
+      return;
     }
+    if (sessionStorage.getItem("helm.firstRun") && who.user.role === "captain") {
+      // Setup was done in this tab, and its wizard is still going.
+      me.value = who.user;
+      phase.value = "setup";
+      return;
+    }
+    await enter(who.user);
   } catch (e) {
     if (e instanceof ApiError && e.status === 0) {
       phase.value = "unreachable";

@@ -3,7 +3,7 @@
 // all show the same world: chat, threads, files, terminal, memory,
 // activity, settings.
 import { lazy, Suspense } from "preact/compat";
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { api, describeError } from "../../api/client";
 import type { ChannelDetail } from "../../api/types";
 import { Icon, type IconName } from "../../components/Icon";
@@ -40,10 +40,14 @@ export function ChannelView() {
   const entry = channelByName(r.channel);
   const [detail, setDetail] = useState<ChannelDetail>();
   const [missing, setMissing] = useState<string>();
+  const detailAsked = useRef(false);
 
   useEffect(() => {
     let live = true;
     setDetail(undefined);
+    // Gone (deleted, or no longer visible): nothing to fetch.
+    if (!entry && detailAsked.current) return;
+    detailAsked.current = true;
     api
       .get("/api/channels/{channel}", { path: { channel: r.channel } })
       .then((d) => {

@@ -93,7 +93,7 @@ function MemoryRow({ item, channel, onEdit }: { item: MemoryItem; channel: strin
     }
   };
   return (
-    <li class={`memory-row kind-${item.kind} status-${item.status}`}>
+    <li class={`memory-row status-${item.status}`}>
       <div class="memory-head">
         <span class={`kind-badge kind-${item.kind}`}>{LABEL[item.kind]}</span>
         {item.pinned && (

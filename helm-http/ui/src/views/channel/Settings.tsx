@@ -350,9 +350,8 @@ function DeleteChannel({ name, onClose }: { name: string; onClose: () => void })
     setError(undefined);
     try {
       await api.delete("/api/channels/{channel}", { path: { channel: name }, query: { confirm: typed.trim() } });
-      onClose();
-      toast(`#${name} was deleted.`);
       navigate(channelPath("main"));
+      toast(`#${name} was deleted.`);
     } catch (err) {
       setError(describeError(err));
       setBusy(false);

@@ -61,10 +61,10 @@ export function Terminal({ entry }: { entry: ChannelEntry }) {
 
   return (
     <div class="terminals">
-      <div class="terminal-tabs" role="tablist" aria-label="Terminals">
+      <div class="terminal-tabs" role="group" aria-label="Terminals">
         {(terminals ?? []).map((t, i) => (
           <div key={t.id} class={t.id === current ? "terminal-tab current" : "terminal-tab"}>
-            <button type="button" role="tab" aria-selected={t.id === current} aria-controls={`terminal-${t.id}`} onClick={() => setCurrent(t.id)}>
+            <button type="button" class="terminal-switch" aria-pressed={t.id === current} aria-controls={`terminal-${t.id}`} onClick={() => setCurrent(t.id)}>
               <Icon name="terminal" size={14} /> Shell {i + 1}
               <span class="muted small">{t.isolation}</span>
             </button>
@@ -196,7 +196,7 @@ function TerminalPane({ id, visible, onEnded }: { id: number; visible: boolean; 
   }, [visible]);
 
   return (
-    <div id={`terminal-${id}`} role="tabpanel" class={visible ? "terminal-pane" : "terminal-pane hidden"} aria-label={`Shell ${id}`}>
+    <div id={`terminal-${id}`} role="region" class={visible ? "terminal-pane" : "terminal-pane hidden"} aria-label={`Terminal ${id}`}>
       {state !== "live" && <p class="terminal-state muted small">{state === "connecting" ? "Connecting…" : state === "reconnecting" ? "Reconnecting…" : "This shell has ended."}</p>}
       <div ref={host} class="terminal-host" />
     </div>

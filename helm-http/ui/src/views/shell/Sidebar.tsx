@@ -21,8 +21,7 @@ function ChannelLink({ entry }: { entry: ChannelEntry }) {
   const counts = unread.value.get(entry.channel.id);
   const count = counts?.unread ?? 0;
   const mentions = counts?.mentions ?? 0;
-  const label = [
-    `${entry.channel.name}`,
+  const note = [
     entry.channel.visibility === "private" ? "private" : "",
     mentions ? `${mentions} mention${mentions === 1 ? "" : "s"}` : "",
     count ? `${count} unread` : "",
@@ -35,7 +34,6 @@ function ChannelLink({ entry }: { entry: ChannelEntry }) {
         href={channelPath(entry.channel.name)}
         class={["channel-link", current ? "current" : "", count || mentions ? "has-unread" : ""].join(" ")}
         aria-current={current ? "page" : undefined}
-        aria-label={label}
       >
         <Icon name={entry.channel.visibility === "private" ? "lock" : "hash"} size={15} class="channel-glyph" />
         <span class="channel-name">{entry.channel.name}</span>
@@ -49,6 +47,7 @@ function ChannelLink({ entry }: { entry: ChannelEntry }) {
             {count > 99 ? "99+" : count}
           </span>
         ) : null}
+        {note && <span class="sr-only">, {note}</span>}
       </a>
     </li>
   );
