@@ -126,7 +126,8 @@ pub enum ApprovalsCommand {
     },
     /// Set whether an action needs approval (workspace-wide, or in one channel).
     Require {
-        /// host_command, install_package, grant_capability, cross_channel_read or delete_channel.
+        /// host_command, install_package, grant_capability, cross_channel_read, delete_channel,
+        /// tool_call, tool_definition or mcp_server.
         action: String,
         /// `yes` or `no`.
         #[arg(value_parser = ["yes", "no"])]

@@ -14,6 +14,7 @@
 //! - [`events`]: the ordered, durable [`Event`](events::Event) log frontends render.
 //! - [`world`]: each channel's tree on disk.
 //! - [`exec`]: each channel's computer: commands, files and terminals.
+//! - [`tool`]: the [`Tool`](tool::Tool) abstraction and each channel's registry.
 //! - [`world`]: each channel's tree on disk; [`lock`]: who holds a data root.
 //! - [`auth`]: sessions, API tokens, invitations and passwords.
 //! - [`Helm`]: the facade every frontend calls.
@@ -34,6 +35,7 @@ pub mod model;
 pub mod provider;
 pub mod runtime;
 pub mod store;
+pub mod tool;
 pub mod world;
 
 pub use error::{Error, ErrorKind, ProviderFailure, Result};

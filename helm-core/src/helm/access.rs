@@ -77,6 +77,23 @@ impl Audience {
     }
 }
 
+/// Whether `actor` may see `channel`: public channels are open to all,
+/// private ones to their members, the Captain and admins.
+pub(crate) async fn may_see(
+    store: &dyn crate::store::Store,
+    actor: &User,
+    channel: &Channel,
+) -> Result<bool> {
+    if actor.role.is_admin() || channel.visibility == Visibility::Public {
+        return Ok(true);
+    }
+    Ok(store
+        .channel_members(channel.id)
+        .await?
+        .iter()
+        .any(|m| m.user.id == actor.id))
+}
+
 /// Whether `actor` manages the channel: the Captain, admins, its creator and
 /// its owners.
 fn manages(actor: &User, channel: &Channel, members: &[Member]) -> bool {
@@ -110,16 +127,7 @@ impl Helm {
 
     /// Whether `actor` may see `channel`.
     pub async fn may_see(&self, actor: &User, channel: &Channel) -> Result<bool> {
-        if actor.role.is_admin() || channel.visibility == Visibility::Public {
-            return Ok(true);
-        }
-        Ok(self
-            .inner
-            .store
-            .channel_members(channel.id)
-            .await?
-            .iter()
-            .any(|m| m.user.id == actor.id))
+        may_see(self.inner.store.as_ref(), actor, channel).await
     }
 
     /// A channel `actor` may see; a hidden one is `not found`.

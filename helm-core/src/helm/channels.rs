@@ -56,35 +56,14 @@ impl Helm {
         actor: &User,
         request: NewChannel,
     ) -> Result<ChannelRecord> {
-        let name = ChannelName::parse(&request.name)?;
-        let purpose = validate_purpose(&request.purpose)?;
-        let plan = ChannelPlan {
-            handle: Handle::for_channel(&name, None),
-            display_name: display_name_for_channel(&name),
-            announcement: format!(
-                "{{handle}} is ready. This channel is about: {purpose}\n\nMention {{handle}} \
-                 to start a thread; mention @skipper for anything outside this channel."
-            ),
-            name,
-            purpose,
-            visibility: request.visibility,
-            created_by: actor.clone(),
-            instructions: request.instructions,
-            capability_policy: CapabilityPolicy::default(),
-        };
-        let root = self.inner.root.clone();
-        let faults = self.inner.faults.clone();
-        let world: WorldHook = Box::new(move |record| {
-            faults.check(crate::faults::FaultPoint::BeforeWorld)?;
-            root.create_world(record, &faults).map(|_| ())
-        });
-        let record = self.inner.store.provision_channel(plan, world).await?;
-        tracing::info!(
-            channel = %record.channel.name,
-            agent = %record.agent.handle,
-            "channel provisioned"
-        );
-        Ok(record)
+        provision_channel(
+            self.inner.store.as_ref(),
+            &self.inner.root,
+            &self.inner.faults,
+            actor,
+            request,
+        )
+        .await
     }
 
     /// A channel with its agent.
@@ -191,6 +170,9 @@ impl Helm {
             .delete_channel(record.channel.id, Actor::user(actor), world)
             .await;
         let moved = trashed.lock().ok().and_then(|mut slot| slot.take());
+        if outcome.is_ok() {
+            self.inner.runtime.embedder_tools.forget(record.channel.id);
+        }
         match (outcome, moved) {
             (Ok(()), Some(path)) => {
                 if let Err(e) = std::fs::remove_dir_all(&path) {
@@ -246,23 +228,7 @@ impl Helm {
         scope: PolicyScope,
         choice: Option<ModelChoice>,
     ) -> Result<()> {
-        match scope {
-            PolicyScope::Workspace if !actor.role.is_admin() => {
-                return Err(Error::Forbidden(
-                    "only the Captain or an admin sets the workspace model".into(),
-                ));
-            }
-            PolicyScope::Channel(id) => {
-                may_manage(actor, &self.channel(&ChannelRef::Id(id)).await?)?;
-            }
-            _ => {}
-        }
-        if let Some(choice) = &choice
-            && choice.provider.trim().is_empty()
-        {
-            return Err(Error::invalid("provider", "name a provider"));
-        }
-        self.inner.store.set_model_policy(scope, choice).await
+        set_model_policy(self.inner.store.as_ref(), actor, scope, choice).await
     }
 }
 
@@ -277,4 +243,70 @@ fn may_manage(actor: &User, record: &ChannelRecord) -> Result<()> {
             record.channel.name
         )))
     }
+}
+
+/// Provisions a channel for `actor` (see [`Helm::create_channel`]): what
+/// the facade and Skipper's authority both call.
+pub(crate) async fn provision_channel(
+    store: &dyn crate::store::Store,
+    root: &crate::world::DataRoot,
+    faults: &crate::faults::Faults,
+    actor: &User,
+    request: NewChannel,
+) -> Result<ChannelRecord> {
+    let name = ChannelName::parse(&request.name)?;
+    let purpose = validate_purpose(&request.purpose)?;
+    let plan = ChannelPlan {
+        handle: Handle::for_channel(&name, None),
+        display_name: display_name_for_channel(&name),
+        announcement: format!(
+            "{{handle}} is ready. This channel is about: {purpose}\n\nMention {{handle}} \
+             to start a thread; mention @skipper for anything outside this channel."
+        ),
+        name,
+        purpose,
+        visibility: request.visibility,
+        created_by: actor.clone(),
+        instructions: request.instructions,
+        capability_policy: CapabilityPolicy::default(),
+    };
+    let root = root.clone();
+    let faults = faults.clone();
+    let world: WorldHook = Box::new(move |record| {
+        faults.check(crate::faults::FaultPoint::BeforeWorld)?;
+        root.create_world(record, &faults).map(|_| ())
+    });
+    let record = store.provision_channel(plan, world).await?;
+    tracing::info!(
+        channel = %record.channel.name,
+        agent = %record.agent.handle,
+        "channel provisioned"
+    );
+    Ok(record)
+}
+
+/// Sets or clears a model choice for `actor` (see [`Helm::set_model_policy`]).
+pub(crate) async fn set_model_policy(
+    store: &dyn crate::store::Store,
+    actor: &User,
+    scope: PolicyScope,
+    choice: Option<ModelChoice>,
+) -> Result<()> {
+    match scope {
+        PolicyScope::Workspace if !actor.role.is_admin() => {
+            return Err(Error::Forbidden(
+                "only the Captain or an admin sets the workspace model".into(),
+            ));
+        }
+        PolicyScope::Channel(id) => {
+            may_manage(actor, &store.channel(&ChannelRef::Id(id)).await?)?;
+        }
+        _ => {}
+    }
+    if let Some(choice) = &choice
+        && choice.provider.trim().is_empty()
+    {
+        return Err(Error::invalid("provider", "name a provider"));
+    }
+    store.set_model_policy(scope, choice).await
 }

@@ -17,16 +17,19 @@ mod providers;
 mod reading;
 mod status;
 mod threads;
+mod tools;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use tokio::sync::broadcast;
 
+pub(crate) use access::may_see;
 pub use access::{Audience, MAX_INSTRUCTIONS};
 pub use artifacts::RESCAN_AUTHOR;
 pub use auth::{AccountRequest, MAX_INVITE_TTL};
 pub use channels::NewChannel;
+pub(crate) use channels::{provision_channel, set_model_policy};
 pub use memory::MemoryNote;
 pub use reading::MAX_WORKSPACE_NAME;
 pub use status::Status;
@@ -136,11 +139,6 @@ pub(crate) struct Inner {
 }
 
 impl Helm {
-    /// The facade, from the runtime's weak handle (`None` once it is gone).
-    pub(crate) fn from_weak(inner: &std::sync::Weak<Inner>) -> Option<Helm> {
-        inner.upgrade().map(|inner| Helm { inner })
-    }
-
     /// Creates the data root, the workspace, the Captain, `#main` and Skipper,
     /// unless they exist already; then opens it. Idempotent.
     pub async fn init(options: HelmOptions, init: InitOptions) -> Result<(Helm, InitReport)> {
@@ -184,9 +182,15 @@ impl Helm {
 
         let recall = Arc::new(RecallEngine::new(store.clone(), options.embedder.clone()));
         let computer = Arc::new(computer::ComputerState::new(options.computer, root.clone()));
-        // The runtime reaches back to the facade (Skipper's tools act
-        // through it, with its authority checks) without keeping it alive.
-        let inner = Arc::new_cyclic(|facade| Inner {
+        let faults = Faults::default();
+        // Skipper's tools act through a narrow authority service over the
+        // same store and data root, not through the facade.
+        let authority = Arc::new(crate::tool::authority::Authority::new(
+            store.clone(),
+            root.clone(),
+            faults.clone(),
+        ));
+        let inner = Arc::new(Inner {
             runtime: Arc::new(Runtime::new(RuntimeParts {
                 store: store.clone(),
                 root: root.clone(),
@@ -195,7 +199,7 @@ impl Helm {
                 options: options.runtime,
                 computers: computer.clone(),
                 recall: recall.clone(),
-                facade: facade.clone(),
+                authority,
             })),
             recall,
             computer,
@@ -204,7 +208,7 @@ impl Helm {
             workspace: std::sync::RwLock::new(workspace),
             fallback_model: options.fallback_model,
             providers,
-            faults: Faults::default(),
+            faults,
         });
         Ok(Helm { inner })
     }

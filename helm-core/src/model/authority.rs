@@ -20,6 +20,13 @@ string_enum! {
         CrossChannelRead => "cross_channel_read",
         /// Deleting a channel for good.
         DeleteChannel => "delete_channel",
+        /// A call of a tool that asks for approval (an MCP tool in `ask`
+        /// mode, an embedding application's tool).
+        ToolCall => "tool_call",
+        /// A new or changed definition of an MCP tool (pinned when approved).
+        ToolDefinition => "tool_definition",
+        /// Adding an MCP server to a channel.
+        McpServer => "mcp_server",
         /// Anything else an agent asks approval for explicitly.
         Other => "other",
     }

@@ -13,7 +13,7 @@
 pub(crate) mod context;
 mod skipper;
 pub mod summary;
-pub mod tools;
+pub(crate) mod tools;
 mod turn;
 pub mod wake;
 
@@ -31,7 +31,9 @@ use crate::memory::engine::RecallEngine;
 use crate::model::{ModelChoice, ThreadId, Turn, TurnId, TurnState};
 use crate::provider::{ProviderRegistry, Usage};
 use crate::store::{Store, TurnFinish};
+use crate::tool::authority::Authority;
 use crate::world::DataRoot;
+use tools::EmbedderTools;
 
 /// How often the driver looks for threads whose summary is due.
 const SUMMARY_SCAN_EVERY: Duration = Duration::from_secs(30);
@@ -78,14 +80,17 @@ impl Default for RuntimeOptions {
 
 /// The turn engine of one `Helm`.
 pub(crate) struct Runtime {
-    store: Arc<dyn Store>,
+    pub(crate) store: Arc<dyn Store>,
     root: DataRoot,
     providers: Arc<ProviderRegistry>,
     fallback_model: Option<ModelChoice>,
-    options: RuntimeOptions,
-    computers: Arc<ComputerState>,
-    recall: Arc<RecallEngine>,
-    facade: std::sync::Weak<crate::helm::Inner>,
+    pub(crate) options: RuntimeOptions,
+    pub(crate) computers: Arc<ComputerState>,
+    pub(crate) recall: Arc<RecallEngine>,
+    /// Skipper's authority over the workspace, for its tools.
+    pub(crate) authority: Arc<Authority>,
+    /// Tools embedding applications registered per channel.
+    pub(crate) embedder_tools: EmbedderTools,
     /// Turns this process has taken on: spawned, running, or finishing.
     live: Mutex<HashMap<TurnId, LiveTurn>>,
     wake: Notify,
@@ -127,8 +132,8 @@ pub(crate) struct RuntimeParts {
     pub options: RuntimeOptions,
     pub computers: Arc<ComputerState>,
     pub recall: Arc<RecallEngine>,
-    /// The facade, weakly: Skipper's tools act through it.
-    pub facade: std::sync::Weak<crate::helm::Inner>,
+    /// Skipper's authority service.
+    pub authority: Arc<Authority>,
 }
 
 impl Runtime {
@@ -141,7 +146,7 @@ impl Runtime {
             options,
             computers,
             recall,
-            facade,
+            authority,
         } = parts;
         Runtime {
             store,
@@ -151,7 +156,8 @@ impl Runtime {
             options,
             computers,
             recall,
-            facade,
+            authority,
+            embedder_tools: EmbedderTools::default(),
             live: Mutex::new(HashMap::new()),
             wake: Notify::new(),
             idle: Notify::new(),

@@ -13,14 +13,14 @@ use super::context::{
     self as context, ContextInputs, MEMORY_HITS, estimate_tokens, system_prompt, transcript,
 };
 use super::summary::SummaryTrigger;
-use super::tools::{self, ToolContext, builtin_specs, input_summary};
 use super::{Runtime, StopReason};
 use crate::error::{Error, ProviderFailure, Result};
-use crate::model::{ChannelRef, ToolStatus, Turn, TurnState};
+use crate::model::{ChannelRef, Turn, TurnState};
 use crate::provider::{
     ChatMessage, ChatRequest, FinishReason, Provider, StreamEvent, ToolCall, Usage, next,
 };
-use crate::store::{NewToolAction, ToolActionOutcome, TurnFinish};
+use crate::store::TurnFinish;
+use crate::tool::{ToolContext, ToolServices};
 
 /// What the loop ended with, before the finalizer writes it.
 struct Ending {
@@ -138,17 +138,14 @@ pub(super) async fn drive(
             rt.options.transcript_budget_tokens
         },
     };
-    let (system, specs, handle) = if skipper {
+    let system = if skipper {
         let escalation = match turn.escalation_id {
             Some(id) => Some(rt.store.escalation(id).await?),
             None => None,
         };
-        let channels = match (crate::Helm::from_weak(&rt.facade), &asker) {
-            (Some(helm), Some(user)) => {
-                helm.visible_channels(user, crate::store::ChannelFilter::default())
-                    .await?
-            }
-            _ => Vec::new(),
+        let channels = match &asker {
+            Some(user) => rt.authority.visible_channels(Some(user), false).await?,
+            None => Vec::new(),
         };
         let mut prompt = super::skipper::system_prompt(
             &record,
@@ -158,32 +155,19 @@ pub(super) async fn drive(
             &channels,
         );
         prompt.push_str(&context::memory_section_for(&inputs));
-        (
-            prompt,
-            super::skipper::skipper_specs(),
-            home.agent.handle.to_string(),
-        )
+        prompt
     } else {
-        (
-            system_prompt(&inputs),
-            builtin_specs(),
-            record.agent.handle.to_string(),
-        )
+        system_prompt(&inputs)
     };
+    let registry = rt.registry_for(&record, skipper)?;
+    let specs = registry.functions();
     let mut conversation = transcript(&inputs);
     let computer = rt.computers.computer_of(&record).await?;
-    let executor: std::sync::Arc<dyn crate::exec::Executor> = rt.computers.executor().await?;
-    let tool_context = ToolContext {
-        rt: rt.clone(),
-        turn: turn.clone(),
-        files: crate::exec::ConfinedFs::new(&computer),
-        executor,
-        computer,
-        record: record.clone(),
-        agent_handle: handle,
-        asker,
-        skipper,
-    };
+    let executor: Arc<dyn crate::exec::Executor> = rt.computers.executor().await?;
+    let services = ToolServices::new(rt.clone(), executor);
+    let acting = if skipper { &home.agent } else { &record.agent };
+    let tool_context =
+        ToolContext::new(&record, &turn, acting, asker.as_ref(), &computer, &services);
 
     let mut reply = ReplyBuffer {
         text: String::new(),
@@ -247,11 +231,11 @@ pub(super) async fn drive(
         });
         let mut cancelled = false;
         for call in &step.tool_calls {
-            let result = run_tool(rt, &turn, &tool_context, call, cancel).await?;
+            let output = registry.run_journaled(&tool_context, call, cancel).await?;
             conversation.push(ChatMessage::Tool {
                 call_id: call.id.clone(),
-                content: result.0,
-                is_error: result.1,
+                content: output.content,
+                is_error: output.is_error,
             });
             if cancel.is_cancelled() {
                 cancelled = true;
@@ -445,63 +429,4 @@ async fn flush(rt: &Runtime, turn: &Turn, reply: &mut ReplyBuffer) -> Result<()>
     let delta = std::mem::take(&mut reply.pending);
     rt.store.append_reply(turn.id, delta).await?;
     Ok(())
-}
-
-/// Runs one tool call with its journal entry; returns the text for the model
-/// and whether it is an error.
-async fn run_tool(
-    rt: &Runtime,
-    turn: &Turn,
-    tools_ctx: &ToolContext,
-    call: &ToolCall,
-    cancel: &CancellationToken,
-) -> Result<(String, bool)> {
-    let action = rt
-        .store
-        .start_tool_action(NewToolAction {
-            agent_id: turn.agent_id,
-            channel_id: turn.channel_id,
-            thread_id: Some(turn.thread_id),
-            turn_id: Some(turn.id),
-            tool: call.name.clone(),
-            input_summary: input_summary(call),
-        })
-        .await?;
-    let started = Instant::now();
-    let outcome = tokio::select! {
-        biased;
-        _ = cancel.cancelled() => None,
-        outcome = tools::execute(tools_ctx, call) => Some(outcome),
-    };
-    let duration_ms = started.elapsed().as_millis() as i64;
-    match outcome {
-        Some(outcome) => {
-            rt.store
-                .finish_tool_action(
-                    action.id,
-                    ToolActionOutcome {
-                        status: outcome.status,
-                        result_summary: outcome.summary.clone(),
-                        duration_ms,
-                        isolation: outcome.isolation.clone(),
-                    },
-                )
-                .await?;
-            Ok((outcome.content, outcome.is_error))
-        }
-        None => {
-            rt.store
-                .finish_tool_action(
-                    action.id,
-                    ToolActionOutcome {
-                        status: ToolStatus::Cancelled,
-                        result_summary: "cancelled with its turn".into(),
-                        duration_ms,
-                        isolation: None,
-                    },
-                )
-                .await?;
-            Ok(("cancelled".into(), true))
-        }
-    }
 }

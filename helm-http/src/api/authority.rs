@@ -21,7 +21,7 @@ pub struct Approval {
     /// The person whose request led to it.
     pub asker_id: Option<i64>,
     /// `host_command`, `install_package`, `grant_capability`, `cross_channel_read`,
-    /// `delete_channel` or `other`.
+    /// `delete_channel`, `tool_call`, `tool_definition`, `mcp_server` or `other`.
     pub action: String,
     /// Exactly what would be done.
     pub summary: String,
@@ -183,7 +183,8 @@ pub struct DecisionRequest {
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ApprovalRuleRequest {
-    /// `host_command`, `install_package`, `grant_capability`, `cross_channel_read` or `delete_channel`.
+    /// `host_command`, `install_package`, `grant_capability`, `cross_channel_read`,
+    /// `delete_channel`, `tool_call`, `tool_definition` or `mcp_server`.
     pub action: String,
     /// Whether it needs approval.
     pub required: bool,

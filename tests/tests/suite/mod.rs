@@ -6,4 +6,5 @@ mod providers_anthropic;
 mod providers_openai;
 mod provisioning_faults;
 mod skipper;
+mod tools;
 mod turns;
