@@ -29,7 +29,11 @@ import * as esbuild from "esbuild";
 import { generate } from "./gen-api.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-const dist = join(root, "dist");
+// Built in a scratch directory, then synced into dist/: files whose bytes
+// did not change keep their timestamps, so a rebuild of the same sources
+// does not make cargo re-embed the UI into a release binary.
+const dist = join(root, ".build");
+const target = join(root, "dist");
 const check = !process.argv.includes("--no-check");
 
 function step(name) {
@@ -60,7 +64,7 @@ const result = await esbuild.build({
   splitting: true,
   format: "esm",
   target: "es2022",
-  outdir: "dist/assets",
+  outdir: ".build/assets",
   entryNames: "[name]-[hash]",
   chunkNames: "[name]-[hash]",
   assetNames: "[name]-[hash]",
@@ -125,5 +129,24 @@ for (const imported of entryMeta.imports) {
     firstLoadGz += gzipSync(readFileSync(join(root, imported.path)), { level: 9 }).length;
   }
 }
+step("sync into dist/");
+const built = new Set([...files(dist)].map((p) => relative(dist, p)));
+mkdirSync(join(target, "assets"), { recursive: true });
+for (const name of built) {
+  const from = join(dist, name);
+  const to = join(target, name);
+  let same = false;
+  try {
+    same = readFileSync(to).equals(readFileSync(from));
+  } catch {
+    // Not there yet.
+  }
+  if (!same) copyFileSync(from, to);
+}
+for (const path of [...files(target)]) {
+  if (!built.has(relative(target, path))) rmSync(path);
+}
+rmSync(dist, { recursive: true, force: true });
+
 const kb = (n) => `${(n / 1024).toFixed(1)} KiB`;
 step(`done: ${kb(raw)} in dist/ (${kb(gz)} gzipped); first load ${kb(firstLoadGz)} gzipped`);
