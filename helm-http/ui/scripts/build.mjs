@@ -35,6 +35,8 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 const dist = join(root, ".build");
 const target = join(root, "dist");
 const check = !process.argv.includes("--no-check");
+// For profiling: readable names (and no minification) in the bundle.
+const readable = process.argv.includes("--readable");
 
 function step(name) {
   process.stdout.write(`ui build: ${name}\n`);
@@ -71,7 +73,7 @@ const result = await esbuild.build({
   publicPath: "/assets",
   jsx: "automatic",
   jsxImportSource: "preact",
-  minify: true,
+  minify: !readable,
   legalComments: "none",
   metafile: true,
   logLevel: "warning",

@@ -3,12 +3,13 @@
 //
 // Items have their own heights: each rendered item is measured (a
 // ResizeObserver) and the rest are estimated; spacers above and below
-// stand in for what is not rendered. The browser's scroll anchoring keeps
-// the view still when heights above it change or older items are added on
-// top. With `stickToBottom` (chat), a view resting at the bottom stays
-// there as messages arrive or a reply streams in. A height change that does
-// not move the rendered range re-renders nothing: a streaming reply
-// updates only itself.
+// stand in for what is not rendered. The view is anchored to the first
+// item on screen: when heights above it change (an estimate replaced by a
+// measurement) or older items are added on top, the scroll position moves
+// with it, so what the person reads stays still. With `stickToBottom`
+// (chat), a view resting at the bottom stays there as messages arrive or a
+// reply streams in. A height change that does not move the rendered range
+// re-renders nothing: a streaming reply updates only itself.
 import type { ComponentChildren } from "preact";
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 
@@ -31,7 +32,15 @@ export interface VirtualListProps<T> {
 }
 
 const NEAR_BOTTOM = 48;
+const NEAR_TOP = 600;
+/**
+ * How many items beyond those on screen may mount in one frame. Mounting is
+ * the costly part (Markdown, layout); the margin around the view fills in
+ * over a few frames, so no frame does it all at once.
+ */
+const MOUNT_PER_FRAME = 4;
 
+/** The last index whose offset is at most `value`. */
 function lowerBound(offsets: Float64Array, value: number): number {
   let lo = 0;
   let hi = offsets.length - 1;
@@ -46,53 +55,131 @@ function lowerBound(offsets: Float64Array, value: number): number {
 export function VirtualList<T>(props: VirtualListProps<T>) {
   const { items, keyOf, render, label, estimate = 96, overscan = 600, stickToBottom = false, onNearTop, header, footer } = props;
   const scroller = useRef<HTMLDivElement>(null);
+  const headerRef = useRef<HTMLDivElement>(null);
   const heights = useRef(new Map<string | number, number>());
   const atBottom = useRef(stickToBottom);
+  /** The first item on screen, and how far below the viewport's top it starts. */
+  const anchor = useRef<{ key: string | number; offset: number } | null>(null);
   const [, setVersion] = useState(0);
   const range = useRef({ start: 0, end: 0 });
   const frame = useRef(0);
+  // Where each key is, for the current items.
+  const indexOf = useMemo(() => new Map(items.map((item, i) => [keyOf(item), i])), [items]);
+  const latest = useRef({ items, keyOf, onNearTop, indexOf });
+  latest.current = { items, keyOf, onNearTop, indexOf };
+  // The offsets, recomputed only when the items or a height changed.
+  const cached = useRef<{ items: readonly T[]; offsets: Float64Array } | null>(null);
 
-  // Offsets of each item's top, from measured or estimated heights.
+  /** Bumped whenever the offsets change; the anchor is restored only then. */
+  const layoutVersion = useRef(0);
+  const anchorVersion = useRef(-1);
+
   const layout = useCallback(() => {
-    const offsets = new Float64Array(items.length + 1);
-    for (let i = 0; i < items.length; i++) {
-      offsets[i + 1] = offsets[i]! + (heights.current.get(keyOf(items[i]!)) ?? estimate);
-    }
+    const list = latest.current.items;
+    if (cached.current && cached.current.items === list) return cached.current.offsets;
+    layoutVersion.current += 1;
+    const key = latest.current.keyOf;
+    const offsets = new Float64Array(list.length + 1);
+    for (let i = 0; i < list.length; i++) offsets[i + 1] = offsets[i]! + (heights.current.get(key(list[i]!)) ?? estimate);
+    cached.current = { items: list, offsets };
     return offsets;
-  }, [items, keyOf, estimate]);
+  }, [estimate]);
+
+  // Kept by a ResizeObserver, so reading it never forces a layout.
+  const headerSize = useRef(0);
+  const headerHeight = () => headerSize.current;
+
+  /** Whether the margin around the view still has items to mount. */
+  const pending = useRef(false);
 
   const visibleRange = useCallback(
     (offsets: Float64Array) => {
       const el = scroller.current;
-      const top = el ? el.scrollTop : 0;
-      const height = el ? el.clientHeight : 800;
-      const headerHeight = el?.firstElementChild instanceof HTMLElement ? el.firstElementChild.offsetHeight : 0;
-      const from = Math.max(0, top - headerHeight - overscan);
-      const to = top - headerHeight + height + overscan;
-      const start = Math.max(0, Math.min(items.length - 1, lowerBound(offsets, from)));
-      let end = lowerBound(offsets, to) + 1;
-      end = Math.min(items.length, Math.max(end, start + 1));
+      const count = latest.current.items.length;
+      if (count === 0) return { start: 0, end: 0 };
+      const top = (el ? el.scrollTop : 0) - headerHeight();
+      const height = el && el.clientHeight > 0 ? el.clientHeight : 800;
+      const clamp = (i: number) => Math.max(0, Math.min(count, i));
+      // What is on screen is always rendered…
+      const seenStart = clamp(Math.min(count - 1, lowerBound(offsets, Math.max(0, top))));
+      const seenEnd = clamp(Math.max(seenStart + 1, lowerBound(offsets, top + height) + 1));
+      // …and the margin grows toward its full size a few items per frame.
+      const wantStart = clamp(Math.min(count - 1, lowerBound(offsets, Math.max(0, top - overscan))));
+      const wantEnd = clamp(Math.max(wantStart + 1, lowerBound(offsets, top + height + overscan) + 1));
+      const before = range.current;
+      const overlaps = before.end > seenStart && before.start < seenEnd;
+      let start = overlaps ? Math.max(wantStart, Math.min(before.start, seenStart)) : seenStart;
+      let end = overlaps ? Math.min(wantEnd, Math.max(before.end, seenEnd)) : seenEnd;
+      let budget = MOUNT_PER_FRAME;
+      while (budget > 0 && (start > wantStart || end < wantEnd)) {
+        if (start > wantStart) start -= 1;
+        else end += 1;
+        budget -= 1;
+      }
+      pending.current = start > wantStart || end < wantEnd;
       return { start, end };
     },
-    [items.length, overscan],
+    [overscan],
   );
 
-  // Re-render only when the rendered range would change.
+  /** Remembers which item is at the top of the view. */
+  const rememberAnchor = useCallback((offsets: Float64Array) => {
+    const el = scroller.current;
+    const list = latest.current.items;
+    if (!el || list.length === 0) return;
+    const top = el.scrollTop - headerHeight();
+    const index = Math.min(list.length - 1, lowerBound(offsets, Math.max(0, top)));
+    anchor.current = { key: latest.current.keyOf(list[index]!), offset: offsets[index]! - top };
+    anchorVersion.current = layoutVersion.current;
+  }, []);
+
+  /** Puts the remembered item back where it was (or at the bottom, in chat at rest). */
+  const restore = useCallback((offsets: Float64Array) => {
+    const el = scroller.current;
+    if (!el || el.clientHeight === 0) return;
+    if (stickToBottom && atBottom.current) {
+      el.scrollTop = el.scrollHeight;
+      return;
+    }
+    const a = anchor.current;
+    // Only a change of layout moves the view; the person's own scrolling
+    // is left alone.
+    if (!a || anchorVersion.current === layoutVersion.current) return;
+    const index = latest.current.indexOf.get(a.key);
+    if (index === undefined) return;
+    const wanted = offsets[index]! + headerHeight() - a.offset;
+    if (Math.abs(el.scrollTop - wanted) > 1) el.scrollTop = wanted;
+    anchorVersion.current = layoutVersion.current;
+  }, [stickToBottom]);
+
+  const nearTop = () => {
+    const el = scroller.current;
+    if (el && el.clientHeight > 0 && el.scrollTop < NEAR_TOP) latest.current.onNearTop?.();
+  };
+
+  // After heights change or the view scrolls: re-render only when the
+  // rendered range would change.
   const update = useCallback(() => {
     frame.current = 0;
-    if (scroller.current && scroller.current.clientHeight === 0) return;
-    const next = visibleRange(layout());
+    const el = scroller.current;
+    if (!el || el.clientHeight === 0) return;
+    const offsets = layout();
+    restore(offsets);
+    const next = visibleRange(offsets);
     if (next.start !== range.current.start || next.end !== range.current.end) {
       range.current = next;
       setVersion((v) => v + 1);
     }
-    const el = scroller.current;
-    if (el && stickToBottom && atBottom.current) el.scrollTop = el.scrollHeight;
-  }, [visibleRange, layout, stickToBottom]);
+    rememberAnchor(offsets);
+    nearTop();
+    if (pending.current) schedule();
+  }, [layout, restore, visibleRange, rememberAnchor]);
 
   const schedule = useCallback(() => {
-    if (!frame.current) frame.current = requestAnimationFrame(update);
-  }, [update]);
+    if (!frame.current) frame.current = requestAnimationFrame(() => updateRef.current());
+  }, []);
+  const updateRef = useRef(update);
+  updateRef.current = update;
 
   const observer = useMemo(
     () =>
@@ -101,20 +188,21 @@ export function VirtualList<T>(props: VirtualListProps<T>) {
         for (const entry of entries) {
           const el = entry.target as HTMLElement;
           const key = el.dataset.key;
-          if (key === undefined) continue;
-          const height = el.offsetHeight;
           // A hidden list (display: none on a phone, say) measures nothing.
-          if (height === 0 && !el.isConnected) continue;
-          if (height === 0 && el.offsetParent === null) continue;
+          if (key === undefined || el.offsetParent === null) continue;
           const k = el.dataset.numeric === "1" ? Number(key) : key;
+          const height = el.offsetHeight;
           if (heights.current.get(k) !== height) {
             heights.current.set(k, height);
             changed = true;
           }
         }
-        if (changed) schedule();
+        if (changed) {
+          cached.current = null;
+          schedule();
+        }
       }),
-    [],
+    [schedule],
   );
   useEffect(() => () => observer.disconnect(), [observer]);
 
@@ -122,34 +210,49 @@ export function VirtualList<T>(props: VirtualListProps<T>) {
   const computed = visibleRange(offsets);
   range.current = computed;
   const { start, end } = computed;
-
-  useLayoutEffect(() => {
-    const el = scroller.current;
-    if (!el) return;
-    if (stickToBottom && atBottom.current) el.scrollTop = el.scrollHeight;
+  // The margin is not full yet: go on next frame.
+  useEffect(() => {
+    if (pending.current) schedule();
   });
 
-  // Start at the bottom in chat.
+  // A render that changed the layout (new items, older ones on top) keeps
+  // the view where it was; one that only moved the range touches nothing.
+  useLayoutEffect(() => {
+    if (anchorVersion.current !== layoutVersion.current) {
+      restore(offsets);
+      rememberAnchor(offsets);
+      nearTop();
+    }
+  });
+
+  // Chat starts at the bottom.
   useLayoutEffect(() => {
     const el = scroller.current;
     if (el && stickToBottom) el.scrollTop = el.scrollHeight;
   }, []);
 
+  useEffect(() => {
+    const el = scroller.current;
+    if (!el) return;
+    const resize = new ResizeObserver(() => {
+      // The viewport or the header changed size: lay out again.
+      headerSize.current = headerRef.current?.offsetHeight ?? 0;
+      cached.current = null;
+      schedule();
+    });
+    resize.observe(el);
+    if (headerRef.current) resize.observe(headerRef.current);
+    return () => resize.disconnect();
+  }, [schedule]);
+
   const onScroll = () => {
     const el = scroller.current;
     if (!el) return;
     atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < NEAR_BOTTOM;
-    if (onNearTop && el.scrollTop < 400) onNearTop();
+    // The person moved the view: what is at its top now is the anchor.
+    if (anchorVersion.current === layoutVersion.current) rememberAnchor(layout());
     schedule();
   };
-
-  useEffect(() => {
-    const el = scroller.current;
-    if (!el) return;
-    const resize = new ResizeObserver(() => schedule());
-    resize.observe(el);
-    return () => resize.disconnect();
-  }, [schedule]);
 
   const rendered: ComponentChildren[] = [];
   for (let i = start; i < end; i++) {
@@ -164,7 +267,9 @@ export function VirtualList<T>(props: VirtualListProps<T>) {
 
   return (
     <div ref={scroller} class={`vl ${props.class ?? ""}`} onScroll={onScroll} role="region" aria-label={label} tabIndex={0}>
-      <div class="vl-header">{header}</div>
+      <div ref={headerRef} class="vl-header">
+        {header}
+      </div>
       <div style={{ height: `${offsets[start]}px` }} aria-hidden="true" />
       {rendered.length > 0 && (
         <div role="feed" aria-label={label}>

@@ -1,5 +1,12 @@
 // Small, pure formatting helpers shared by views.
 
+// Intl formatters are costly to make; one of each is enough.
+const weekday = new Intl.DateTimeFormat(undefined, { weekday: "short" });
+const dayMonth = new Intl.DateTimeFormat(undefined, { day: "numeric", month: "short" });
+const dayMonthYear = new Intl.DateTimeFormat(undefined, { day: "numeric", month: "short", year: "numeric" });
+const time = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit" });
+const full = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+
 const minute = 60_000;
 const hour = 60 * minute;
 const day = 24 * hour;
@@ -13,25 +20,25 @@ export function ago(iso: string, now = Date.now()): string {
     const ahead = -delta;
     if (ahead < hour) return `in ${Math.round(ahead / minute)} min`;
     if (ahead < day) return `in ${Math.round(ahead / hour)} h`;
-    return `on ${new Date(then).toLocaleDateString(undefined, { day: "numeric", month: "short" })}`;
+    return `on ${dayMonth.format(then)}`;
   }
   if (delta < 45_000) return "just now";
   if (delta < hour) return `${Math.round(delta / minute)} min ago`;
   if (delta < day) return `${Math.round(delta / hour)} h ago`;
   const date = new Date(then);
-  if (delta < 6 * day) return date.toLocaleDateString(undefined, { weekday: "short" }) + " " + clock(date);
-  return date.toLocaleDateString(undefined, { day: "numeric", month: "short", year: delta > 300 * day ? "numeric" : undefined });
+  if (delta < 6 * day) return `${weekday.format(date)} ${clock(date)}`;
+  return (delta > 300 * day ? dayMonthYear : dayMonth).format(date);
 }
 
 /** "14:02". */
 export function clock(date: Date): string {
-  return date.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" });
+  return time.format(date);
 }
 
 /** A full date and time, for tooltips. */
 export function fullTime(iso: string): string {
   const date = new Date(iso);
-  return Number.isNaN(date.getTime()) ? iso : date.toLocaleString();
+  return Number.isNaN(date.getTime()) ? iso : full.format(date);
 }
 
 /** "1.2 KB", "3.4 MB". */

@@ -49,7 +49,8 @@ const marked = new Marked({
   },
 });
 
-DOMPurify.addHook("afterSanitizeAttributes", (node) => {
+// (Outside a browser — the unit tests — there is no DOM to sanitise with.)
+DOMPurify.addHook?.("afterSanitizeAttributes", (node) => {
   if (node.tagName === "A") {
     const href = node.getAttribute("href") ?? "";
     if (/^https?:\/\//i.test(href) || href.startsWith("//")) {
@@ -67,12 +68,33 @@ const PURIFY = {
 
 const cache = new Map<string, string>();
 
+/**
+ * Text with nothing Markdown would turn into markup (most chat lines):
+ * no emphasis, code, links, headings, lists, quotes, tables, HTML or
+ * entities, and no bare URL (which becomes a link).
+ */
+const MARKUP = /[*_`~#[\]<>|\\&!]|^\s*([-+>]|\d+[.)])\s|https?:|www\.|@\S+\.\S/m;
+
+/** Whether a message needs no Markdown at all. */
+export function isPlainText(text: string): boolean {
+  return !MARKUP.test(text);
+}
+
+function plainParagraphs(text: string): string {
+  return text
+    .trim()
+    .split(/\n{2,}/)
+    .map((p) => `<p>${escapeHtml(p).replace(/\n/g, "<br>")}</p>`)
+    .join("");
+}
+
 /** Safe HTML for a message's Markdown. */
 export function renderMarkdown(text: string): string {
   const key = `${highlighter ? 1 : 0}${text}`;
   const hit = cache.get(key);
   if (hit !== undefined) return hit;
-  const html = DOMPurify.sanitize(marked.parse(text, { async: false }) as string, PURIFY) as string;
+  // Plain text skips the parser and the sanitiser: it is only escaped.
+  const html = isPlainText(text) ? plainParagraphs(text) : (DOMPurify.sanitize(marked.parse(text, { async: false }) as string, PURIFY) as string);
   if (cache.size > 400) cache.clear();
   cache.set(key, html);
   return html;

@@ -68,11 +68,29 @@ export async function loadThreadMessages(thread: number, limit = 100): Promise<v
   });
 }
 
+/** Pages being fetched, so a list asking again meanwhile does not ask twice. */
+const inFlight = new Set<string>();
+
+async function once(key: string, work: () => Promise<void>): Promise<void> {
+  if (inFlight.has(key)) return;
+  inFlight.add(key);
+  try {
+    await work();
+  } finally {
+    inFlight.delete(key);
+  }
+}
+
 /** Loads the page before the oldest one shown. */
 export async function loadOlderMessages(thread: number, limit = 100): Promise<void> {
   const log = threadLog(thread);
   const cursor = log.value.olderCursor;
   if (cursor === undefined) return;
+  await once(`t${thread}:${cursor}`, () => loadOlderPage(thread, cursor, limit));
+}
+
+async function loadOlderPage(thread: number, cursor: number, limit: number): Promise<void> {
+  const log = threadLog(thread);
   const page = await api.get("/api/threads/{id}/messages", { path: { id: thread }, query: { before: cursor, limit } });
   batch(() => {
     page.items.forEach(putMessage);
@@ -160,7 +178,7 @@ export async function loadFeed(channel: number, channelName: string): Promise<vo
 export async function loadOlderFeed(channel: number, channelName: string): Promise<void> {
   const cursor = feedOf(channel).value.olderCursor;
   if (cursor === undefined) return;
-  await loadFeedPage(channel, channelName, cursor);
+  await once(`f${channel}:${cursor}`, () => loadFeedPage(channel, channelName, cursor));
 }
 
 /** The newest message id this client knows in a channel (for read markers). */

@@ -3,6 +3,7 @@
 // cards; the approvals it asked for. Each message reads only its own
 // signals, so a streaming reply re-renders alone.
 import { computed } from "@preact/signals";
+import { memo } from "preact/compat";
 import { useMemo } from "preact/hooks";
 import type { Message } from "../../api/types";
 import { Avatar } from "../../components/Avatar";
@@ -82,7 +83,7 @@ function TurnWork({ messageId }: { messageId: number }) {
   );
 }
 
-export function MessageItem({ id, compact = false }: { id: number; compact?: boolean }) {
+export const MessageItem = memo(function MessageItem({ id, compact = false }: { id: number; compact?: boolean }) {
   const signal = messageSignal(id);
   if (!signal) return null;
   const message = signal.value;
@@ -111,4 +112,4 @@ export function MessageItem({ id, compact = false }: { id: number; compact?: boo
       </div>
     </div>
   );
-}
+});
