@@ -244,3 +244,36 @@ export async function screenshot(page, name) {
 export const DESKTOP = { width: 1360, height: 860 };
 export const PHONE = { width: 390, height: 844 };
 export { waitFor };
+
+/** Calls the API directly (not through the browser), as the holder of `auth`. */
+export async function call(stack, method, path, { token, cookie, body, raw } = {}) {
+  const headers = { origin: stack.url };
+  if (token) headers.authorization = `Bearer ${token}`;
+  if (cookie) headers.cookie = cookie;
+  if (body !== undefined && raw === undefined) headers["content-type"] = "application/json";
+  const response = await fetch(`${stack.directUrl}${path}`, { method, headers, body: raw ?? (body === undefined ? undefined : JSON.stringify(body)) });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
+  return { response, json: text ? JSON.parse(text) : undefined };
+}
+
+/**
+ * First run done through the API (for suites that are not about it): the
+ * Captain `ada`, the mock model as the workspace's provider; returns an
+ * API token and a browser context signed in as Ada.
+ */
+export async function quickStart(stack, browser, viewport = DESKTOP) {
+  let setup;
+  try {
+    setup = await call(stack, "POST", "/api/setup", { body: { name: "ada", display_name: "Ada Lovelace", password: PASSWORD, setup_code: SETUP_CODE } });
+  } catch {
+    setup = await call(stack, "POST", "/api/setup", { body: { name: "ada", display_name: "Ada Lovelace", password: PASSWORD } });
+  }
+  const session = setup.response.headers.get("set-cookie").split(";")[0];
+  const token = (await call(stack, "POST", "/api/tokens", { cookie: session, body: { name: "e2e" } })).json.secret;
+  await call(stack, "POST", "/api/providers", { token, body: { name: "mock", kind: "openai", base_url: stack.mock.modelUrl, default_model: "mock-model", make_default: true } });
+  const context = await browser.newContext({ viewport });
+  const [name, value] = session.split("=");
+  await context.addCookies([{ name, value, url: stack.url }]);
+  return { token, context };
+}

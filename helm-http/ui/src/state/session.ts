@@ -15,7 +15,7 @@ import { navigate, route, channelPath } from "./router";
 import { applyThreadEvent } from "./threads";
 import { toast } from "./toasts";
 import { applyUnreadEvent, loadUnread } from "./unread";
-import { loadUsers } from "./users";
+import { loadUsers, userById } from "./users";
 
 export type Phase = "loading" | "setup" | "signed-out" | "ready" | "unreachable";
 
@@ -54,7 +54,12 @@ export function applyEvent(event: LiveEvent): void {
 function notifyMention(event: Extract<LiveEvent, { type: "mention.created" }>): void {
   const message = event.message;
   const channel = channelById(message.channel_id)?.channel.name ?? "a channel";
-  const who = message.author.kind === "human" ? message.author.name : message.author.kind === "agent" ? `@${message.author.handle}` : "Helm";
+  const who =
+    message.author.kind === "human"
+      ? (userById(message.author.user_id)?.display_name ?? message.author.name)
+      : message.author.kind === "agent"
+        ? `@${message.author.handle}`
+        : "Helm";
   const text = `${who} mentioned you in #${channel}`;
   const href = message.thread_id ? channelPath(channel, "chat", message.thread_id) : channelPath(channel);
   if (looking(message.channel_id)) return;

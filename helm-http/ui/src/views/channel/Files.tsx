@@ -181,12 +181,12 @@ export function Files({ entry, path }: { entry: ChannelEntry; path?: string }) {
           </div>
         )}
       </div>
-      {dialog === "mkdir" && <MkdirDialog channel={channel} dir={dir} onClose={() => setDialog(undefined)} onDone={(p) => { setDialog(undefined); navigate(filesPath(channel, p)); }} />}
+      {dialog === "mkdir" && <MkdirDialog channel={channel} dir={dir} onClose={() => setDialog(undefined)} onDone={(p) => { setDialog(undefined); setSelected(undefined); refresh(); navigate(filesPath(channel, p)); }} />}
       {dialog === "rename" && selected && (
-        <RenameDialog channel={channel} file={selected} onClose={() => setDialog(undefined)} onDone={(p) => { setDialog(undefined); navigate(filesPath(channel, p)); }} />
+        <RenameDialog channel={channel} file={selected} onClose={() => setDialog(undefined)} onDone={(p) => { setDialog(undefined); setSelected(undefined); refresh(); navigate(filesPath(channel, p)); }} />
       )}
       {dialog === "delete" && selected && (
-        <DeleteDialog channel={channel} file={selected} onClose={() => setDialog(undefined)} onDone={() => { setDialog(undefined); navigate(filesPath(channel, parent(selected.path))); refresh(); }} />
+        <DeleteDialog channel={channel} file={selected} onClose={() => setDialog(undefined)} onDone={() => { const dir = parent(selected.path); setDialog(undefined); setSelected(undefined); navigate(filesPath(channel, dir)); refresh(); }} />
       )}
     </div>
   );
