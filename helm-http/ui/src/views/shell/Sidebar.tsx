@@ -144,6 +144,7 @@ export function Sidebar() {
             <span class="who-name">{user.display_name || user.name}</span>
             <span class="who-role">{user.role === "captain" ? "Captain" : user.role === "admin" ? "Admin" : "Member"}</span>
           </div>
+          <NotifyButton />
           <button type="button" class="icon-button" aria-label="Keyboard shortcuts" title="Keyboard shortcuts (?)" onClick={() => (overlay.value = "shortcuts")}>
             <Icon name="keyboard" />
           </button>
@@ -153,5 +154,23 @@ export function Sidebar() {
         </div>
       )}
     </nav>
+  );
+}
+
+/** Asks the browser to show mentions while Helm is in the background. */
+function NotifyButton() {
+  const supported = typeof Notification !== "undefined";
+  const [permission, setPermission] = useState(supported ? Notification.permission : "denied");
+  if (!supported || permission !== "default") return null;
+  return (
+    <button
+      type="button"
+      class="icon-button"
+      aria-label="Notify me of mentions while Helm is in the background"
+      title="Notify me of mentions while Helm is in the background"
+      onClick={() => void Notification.requestPermission().then(setPermission)}
+    >
+      <Icon name="bell" />
+    </button>
   );
 }
