@@ -26,8 +26,11 @@ enum Field {
     Text,
 }
 
-/// Every event type: its tag, what it means, and its fields (all required).
-const EVENT_TYPES: &[(&str, &str, &[(&str, Field)])] = &[
+/// One event type: its tag, what it means, and its fields (all required).
+type EventType = (&'static str, &'static str, &'static [(&'static str, Field)]);
+
+/// Every event type.
+const EVENT_TYPES: &[EventType] = &[
     (
         "channel.created",
         "A channel and its resident agent were provisioned.",

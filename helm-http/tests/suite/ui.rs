@@ -65,7 +65,7 @@ async fn fetch(
     Ok((status, headers, body.to_vec()))
 }
 
-fn header<'a>(headers: &'a axum::http::HeaderMap, name: header::HeaderName) -> &'a str {
+fn header(headers: &axum::http::HeaderMap, name: header::HeaderName) -> &str {
     headers
         .get(name)
         .and_then(|v| v.to_str().ok())

@@ -78,18 +78,18 @@ fn behaviour(spec: &Value) -> Result<Behaviour, String> {
     Ok(b)
 }
 
-fn parse(body: &Bytes) -> Result<Vec<Behaviour>, Response> {
-    let bad = |m: String| (StatusCode::UNPROCESSABLE_ENTITY, m).into_response();
-    let value: Value = serde_json::from_slice(body).map_err(|e| bad(e.to_string()))?;
+/// The behaviours in a request body, or what is wrong with it.
+fn parse(body: &Bytes) -> Result<Vec<Behaviour>, String> {
+    let value: Value = serde_json::from_slice(body).map_err(|e| e.to_string())?;
     let specs = match value {
         Value::Array(items) => items,
         one => vec![one],
     };
-    specs
-        .iter()
-        .map(behaviour)
-        .collect::<Result<_, _>>()
-        .map_err(bad)
+    specs.iter().map(behaviour).collect()
+}
+
+fn bad(message: String) -> Response {
+    (StatusCode::UNPROCESSABLE_ENTITY, message).into_response()
 }
 
 async fn push(State(mock): State<Arc<MockOpenAi>>, body: Bytes) -> Response {
@@ -101,7 +101,7 @@ async fn push(State(mock): State<Arc<MockOpenAi>>, body: Bytes) -> Response {
             }
             axum::Json(json!({"queued": count, "remaining": mock.remaining()})).into_response()
         }
-        Err(e) => e,
+        Err(e) => bad(e),
     }
 }
 
@@ -113,8 +113,8 @@ async fn fallback(State(mock): State<Arc<MockOpenAi>>, body: Bytes) -> Response 
             }
             StatusCode::NO_CONTENT.into_response()
         }
-        Ok(_) => (StatusCode::UNPROCESSABLE_ENTITY, "one behaviour").into_response(),
-        Err(e) => e,
+        Ok(_) => bad("give one behaviour".to_string()),
+        Err(e) => bad(e),
     }
 }
 
