@@ -180,6 +180,36 @@ test("a mention notifies the person named, and their sidebar says so", async () 
   await context.close();
 });
 
+test("Skipper is called into a thread, answers there, and hands back", async () => {
+  await stack.mock.push(
+    { text: "On it: cowsay is a harmless package, nothing else needs changing." },
+  );
+  await page.getByRole("link", { name: "Chat" }).click();
+  await page.getByRole("button", { name: "Ask @skipper" }).click();
+  const composer = page.getByLabel("Start a thread in #notes");
+  assert.equal(await composer.inputValue(), "@skipper ");
+  await composer.pressSequentially("please check whether cowsay may be installed here");
+  await composer.press("Enter");
+  const thread = page.getByRole("complementary", { name: /Thread: please check whether cowsay/ });
+  await thread.getByRole("note").getByText("Skipper was called in").waitFor();
+  await thread.getByText("On it: cowsay is a harmless package").waitFor();
+  await thread.getByText("operator").first().waitFor();
+  // Skipper ends the call; the channel's agent hears the outcome.
+  await stack.mock.push(
+    { tool_calls: [{ name: "resolve_escalation", arguments: { outcome: "cowsay may be installed; nothing else changes." } }] },
+    { text: "Handing back to @notes-agent." },
+  );
+  await stack.mock.fallback({ text: "Thanks, Skipper: noted." });
+  const reply = page.getByLabel("Reply in this thread");
+  await reply.fill("@skipper go ahead and settle it");
+  await reply.press("Enter");
+  await thread.getByText("Skipper handed back").waitFor();
+  await thread.getByText("cowsay may be installed; nothing else changes.").first().waitFor();
+  await screenshot(page, "21-skipper-desktop");
+  await noAxeProblems("a thread with Skipper");
+  await page.getByRole("button", { name: "Close the thread" }).click();
+});
+
 test("several terminals, one per tab", async () => {
   await page.getByRole("link", { name: "Terminal" }).click();
   await page.getByRole("button", { name: /Shell 1/ }).waitFor();

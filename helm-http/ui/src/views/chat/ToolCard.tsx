@@ -20,6 +20,15 @@ const TOOL_WORDS: Record<string, string> = {
   install_package: "Installed a package",
   grant_capability: "Granted a capability",
   request_approval: "Asked for approval",
+  resolve_escalation: "Handed back",
+  hand_to_captain: "Handed to the Captain",
+  read_channel: "Read another channel",
+  list_channels: "Listed channels",
+  create_channel: "Created a channel",
+  archive_channel: "Archived a channel",
+  delete_channel: "Deleted a channel",
+  set_model: "Changed a model",
+  revoke_capability: "Revoked a capability",
 };
 
 const STATUS_WORDS: Record<ToolAction["status"], string> = {
