@@ -451,9 +451,8 @@ impl Client {
         config: ProviderConfig,
         make_default: bool,
     ) -> Result<ProviderConfig> {
-        let api_key_env = config.api_key.as_ref().map(|k| match k {
-            helm_core::provider::ApiKeyRef::Env(var) => var.clone(),
-        });
+        // The server reads every kind of reference from this field.
+        let api_key_env = config.api_key.as_ref().map(ToString::to_string);
         self.post(
             "/api/providers",
             json!({

@@ -229,6 +229,29 @@ pub enum EventBody {
         /// The record as it is now.
         item: MemoryItem,
     },
+    /// The workspace was renamed.
+    #[serde(rename = "workspace.updated")]
+    WorkspaceUpdated {
+        /// The workspace as it is now.
+        workspace: crate::model::Workspace,
+    },
+    /// A person read a channel up to a message. Only that person hears it
+    /// (their other tabs and devices clear the channel's unread count).
+    #[serde(rename = "channel.read")]
+    ChannelRead {
+        /// Who read.
+        user_id: UserId,
+        /// The newest message they have seen.
+        message_id: MessageId,
+    },
+    /// A message mentions a person (`@name`). Only that person hears it.
+    #[serde(rename = "mention.created")]
+    MentionCreated {
+        /// Who is mentioned.
+        user_id: UserId,
+        /// The message, as it is now.
+        message: Message,
+    },
 }
 
 impl EventBody {
@@ -262,6 +285,9 @@ impl EventBody {
             EventBody::ArtifactRecorded { .. } => "artifact.recorded",
             EventBody::EscalationChanged { .. } => "escalation.changed",
             EventBody::ApprovalChanged { .. } => "approval.changed",
+            EventBody::WorkspaceUpdated { .. } => "workspace.updated",
+            EventBody::ChannelRead { .. } => "channel.read",
+            EventBody::MentionCreated { .. } => "mention.created",
         }
     }
 }

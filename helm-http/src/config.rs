@@ -85,6 +85,9 @@ pub struct ServerConfig {
     pub idle_timeout_secs: u64,
     /// Memory: `[memory] embedder = "required" | "auto" | "off"`.
     pub memory: MemoryConfig,
+    /// Serve the web UI from this directory (a `npm run build` output)
+    /// instead of the one built into the binary.
+    pub ui_dir: Option<PathBuf>,
 }
 
 impl Default for ServerConfig {
@@ -122,6 +125,7 @@ impl Default for ServerConfig {
             body_timeout_secs: 60,
             idle_timeout_secs: 120,
             memory: MemoryConfig::default(),
+            ui_dir: None,
         }
     }
 }
@@ -195,6 +199,9 @@ impl ServerConfig {
         }
         if let Some(v) = var("HELM_LOG") {
             self.log = v;
+        }
+        if let Some(v) = var("HELM_UI_DIR") {
+            self.ui_dir = Some(PathBuf::from(v));
         }
         if let Some(v) = var("HELM_LOG_JSON") {
             self.log_json = parse("HELM_LOG_JSON", v)?;

@@ -15,6 +15,7 @@
 //!   the origin check), [`error`]: every error as `{"code","message"}` with
 //!   its status, mapped in one place.
 //! - `routes`: one module per area; `api`: the wire types and their schemas.
+//! - [`ui`]: the web UI's built files, served at every other path.
 //! - [`config`]: the TOML file and `HELM_*` overrides; [`metrics`]: the
 //!   Prometheus counters; [`limiter`]: sign-in rate limits.
 
@@ -33,6 +34,7 @@ pub(crate) mod routes;
 mod serve;
 pub mod setup;
 mod state;
+pub mod ui;
 
 use std::sync::Arc;
 
@@ -88,7 +90,7 @@ pub fn router(state: AppState) -> Router {
         .merge(openai::routes())
         .route("/healthz", get(healthz))
         .route("/metrics", get(metrics::metrics))
-        .fallback(not_found)
+        .fallback(ui::serve)
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
         .layer(middleware::from_fn_with_state(
             state.clone(),
@@ -164,8 +166,8 @@ async fn healthz(State(state): State<AppState>) -> impl IntoResponse {
     (status, Json(body))
 }
 
-/// Unknown paths get the same JSON error shape as everything else.
-async fn not_found() -> ApiError {
+/// Unknown API paths get the same JSON error shape as everything else.
+pub(crate) async fn not_found() -> ApiError {
     ApiError::new(
         StatusCode::NOT_FOUND,
         "not_found",

@@ -6,6 +6,7 @@
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
+use crate::api::{StreamHello, StreamResync};
 use crate::caller::SESSION_COOKIE;
 use crate::error::ErrorBody;
 
@@ -41,7 +42,7 @@ use crate::error::ErrorBody;
     ),
     modifiers(&SecuritySchemes),
     security(("bearer" = []), ("session" = [])),
-    components(schemas(ErrorBody))
+    components(schemas(ErrorBody, StreamHello, StreamResync))
 )]
 pub struct ApiDoc;
 

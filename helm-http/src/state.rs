@@ -9,6 +9,7 @@ use crate::commands::{CommandLimits, CommandRegistry};
 use crate::config::ServerConfig;
 use crate::limiter::LoginLimiter;
 use crate::metrics::Metrics;
+use crate::ui::UiAssets;
 
 /// The application state: cheap to clone (a handle and a few `Arc`s).
 #[derive(Clone)]
@@ -33,6 +34,8 @@ pub struct AppState {
     pub trusted_origins: Arc<Vec<String>>,
     /// Answers of `/v1/chat/completions` by idempotency key.
     pub idempotency: Arc<crate::openai::IdempotencyCache>,
+    /// The web UI's files.
+    pub ui: Arc<UiAssets>,
 }
 
 impl AppState {
@@ -47,8 +50,13 @@ impl AppState {
             .setup_code
             .clone()
             .unwrap_or_else(crate::setup::new_code);
+        let ui = match &config.ui_dir {
+            Some(dir) => UiAssets::Dir(dir.clone()),
+            None => UiAssets::builtin(),
+        };
         AppState {
             commands,
+            ui: Arc::new(ui),
             limiter: Arc::new(LoginLimiter::new(
                 config.login_per_ip,
                 config.login_per_account,

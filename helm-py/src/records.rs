@@ -457,8 +457,11 @@ impl From<p::ProviderConfig> for ProviderInfo {
             name: c.name,
             kind: c.kind.as_str().to_string(),
             base_url: c.base_url,
+            // The variable's name; a key kept elsewhere shows its reference
+            // (`file:/path`, `stored:NAME`), never the key.
             api_key_env: c.api_key.map(|k| match k {
                 p::ApiKeyRef::Env(var) => var,
+                other => other.to_string(),
             }),
             default_model: c.default_model,
         }

@@ -135,6 +135,13 @@ impl Audience {
 
     /// Whether the person may see this event.
     pub fn may_see(&self, event: &Event) -> bool {
+        // What one person read and who is mentioned are theirs alone, even
+        // for the Captain and admins.
+        if let EventBody::ChannelRead { user_id, .. } | EventBody::MentionCreated { user_id, .. } =
+            &event.body
+        {
+            return *user_id == self.user && event.channel_id.is_none_or(|c| self.sees_channel(c));
+        }
         if self.everything {
             return true;
         }

@@ -17,6 +17,7 @@ mod mcp;
 mod memory;
 mod ot_keys;
 mod providers;
+mod reading;
 mod status;
 mod threads;
 mod tools;
@@ -39,6 +40,7 @@ pub(crate) use mcp::{
     remove_server as remove_mcp_server,
 };
 pub use memory::MemoryNote;
+pub use reading::MAX_WORKSPACE_NAME;
 pub use status::Status;
 pub use threads::PostedMessage;
 
@@ -160,7 +162,7 @@ pub struct Helm {
 pub(crate) struct Inner {
     root: DataRoot,
     store: Arc<dyn Store>,
-    workspace: Workspace,
+    workspace: std::sync::RwLock<Workspace>,
     fallback_model: Option<ModelChoice>,
     providers: Arc<ProviderRegistry>,
     runtime: Arc<Runtime>,
@@ -208,7 +210,10 @@ impl Helm {
             .await?
             .ok_or_else(|| Error::NotInitialized(root.path().to_path_buf()))?;
         root.sweep_trash();
-        let providers = Arc::new(ProviderRegistry::new(options.provider_http.clone()));
+        let providers = Arc::new(
+            ProviderRegistry::new(options.provider_http.clone())
+                .with_secrets_dir(root.path().join("secrets")),
+        );
 
         let recall_mode = RecallMode::of(options.embedder.as_ref(), options.words_only_reason);
         if let RecallMode::Words { reason } = recall_mode
@@ -249,7 +254,7 @@ impl Helm {
             computer,
             root,
             store,
-            workspace,
+            workspace: std::sync::RwLock::new(workspace),
             fallback_model: options.fallback_model,
             providers,
             faults,
@@ -306,9 +311,12 @@ impl Helm {
         &self.inner.root
     }
 
-    /// The workspace.
-    pub fn workspace(&self) -> &Workspace {
-        &self.inner.workspace
+    /// The workspace (as of its last rename).
+    pub fn workspace(&self) -> Workspace {
+        match self.inner.workspace.read() {
+            Ok(workspace) => workspace.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
     }
 
     /// Fault injection for tests (armed only with the `test-support` feature).

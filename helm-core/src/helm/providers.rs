@@ -88,6 +88,27 @@ impl Helm {
         self.inner.runtime.try_provider(config).await
     }
 
+    /// Like [`Helm::add_provider`], keeping `api_key` (the secret itself) as
+    /// the provider's stored key: a file in the data root's `secrets/` that
+    /// only the server's user can read; the configuration names it
+    /// `stored:NAME` and the key is never shown again.
+    pub async fn add_provider_with_key(
+        &self,
+        actor: &User,
+        mut config: ProviderConfig,
+        api_key: &str,
+        make_default: bool,
+    ) -> Result<ProviderConfig> {
+        if !actor.role.is_admin() {
+            return Err(Error::Forbidden(
+                "only the Captain or an admin manages providers".into(),
+            ));
+        }
+        config.validate()?;
+        config.api_key = Some(self.inner.providers.store_key(&config.name, api_key)?);
+        self.add_provider(actor, config, make_default).await
+    }
+
     /// The registry, by name. Holds no secrets.
     pub async fn providers(&self) -> Result<Vec<ProviderConfig>> {
         self.inner.store.providers().await

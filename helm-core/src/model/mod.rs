@@ -8,6 +8,7 @@ mod enums;
 mod ids;
 mod member;
 mod policy;
+mod reading;
 mod records;
 mod thread;
 mod workspace;
@@ -27,6 +28,7 @@ pub use ids::{
 };
 pub use member::{Member, MemberRole};
 pub use policy::{ModelChoice, ModelPolicy, PolicyLevel, ResolvedModel, TurnModel};
+pub use reading::{ChannelUnread, FeedItem, ReadMarker, UNREAD_CAP};
 pub use records::{
     Artifact, ArtifactKind, AuthorType, Escalation, EscalationStatus, MemoryItem, MemoryKind,
     MemoryScope, MemorySource, MemoryStatus, ToolAction, ToolStatus,

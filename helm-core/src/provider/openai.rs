@@ -116,10 +116,10 @@ pub(crate) fn resolve_key(provider: &str, key_ref: &ApiKeyRef) -> Result<String>
         return Err(Error::provider(
             provider,
             ProviderFailure::Unconfigured,
-            format!(
-                "its API key variable {} is empty",
-                key_ref.to_string().trim_start_matches("env:")
-            ),
+            match key_ref {
+                ApiKeyRef::Env(var) => format!("its API key variable {var} is empty"),
+                other => format!("its API key ({other}) is empty"),
+            },
         ));
     }
     Ok(key.to_string())

@@ -1,8 +1,10 @@
 //! The provider registry: named provider configurations (kind, base URL, key
 //! reference, default model, extra headers) and the live adapters built from
-//! them. A key is only ever a *reference* (such as `env:OPENAI_API_KEY`); the
-//! secret itself is read at request time and never stored, returned, logged
-//! or placed in a model's context.
+//! them. A configuration holds only a *reference* to its key
+//! (`env:OPENAI_API_KEY`, `file:/run/secrets/openai`, or `stored:NAME` for a
+//! key kept in the data root's `secrets/` directory); the secret itself is
+//! read at request time and never returned, logged or placed in a model's
+//! context, and never in the database.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -64,11 +66,18 @@ impl FromStr for ProviderKind {
 pub enum ApiKeyRef {
     /// An environment variable of the process that talks to the provider.
     Env(String),
+    /// A file on the server holding the key (an absolute path), such as a
+    /// container secret.
+    File(std::path::PathBuf),
+    /// A key Helm keeps for the provider of this name in the data root's
+    /// `secrets/` directory (set through the API, never shown again).
+    Stored(String),
 }
 
 impl ApiKeyRef {
-    /// Reads the secret. A reference to an unset variable is an
-    /// `Unconfigured` provider error that names the variable, not its value.
+    /// Reads the secret. A reference to an unset variable or a missing file
+    /// is an `Unconfigured` provider error that names where the key was
+    /// looked for, never a value.
     pub fn resolve(&self, provider: &str) -> Result<String> {
         match self {
             ApiKeyRef::Env(var) => std::env::var(var).map_err(|_| {
@@ -78,6 +87,18 @@ impl ApiKeyRef {
                     format!("its API key variable {var} is not set in the server's environment"),
                 )
             }),
+            ApiKeyRef::File(path) => std::fs::read_to_string(path).map_err(|e| {
+                Error::provider(
+                    provider,
+                    ProviderFailure::Unconfigured,
+                    format!("its API key file {} cannot be read: {e}", path.display()),
+                )
+            }),
+            ApiKeyRef::Stored(_) => Err(Error::provider(
+                provider,
+                ProviderFailure::Unconfigured,
+                "its stored API key is not available here (no data root)",
+            )),
         }
     }
 }
@@ -86,6 +107,8 @@ impl fmt::Display for ApiKeyRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ApiKeyRef::Env(var) => write!(f, "env:{var}"),
+            ApiKeyRef::File(path) => write!(f, "file:{}", path.display()),
+            ApiKeyRef::Stored(name) => write!(f, "stored:{name}"),
         }
     }
 }
@@ -94,6 +117,27 @@ impl FromStr for ApiKeyRef {
     type Err = Error;
 
     fn from_str(s: &str) -> Result<Self> {
+        if let Some(path) = s.strip_prefix("file:") {
+            let path = std::path::PathBuf::from(path);
+            return if path.is_absolute() {
+                Ok(ApiKeyRef::File(path))
+            } else {
+                Err(Error::invalid(
+                    "API key reference",
+                    format!("{s:?} must name an absolute path, such as file:/run/secrets/openai"),
+                ))
+            };
+        }
+        if let Some(name) = s.strip_prefix("stored:") {
+            return if valid_secret_name(name) {
+                Ok(ApiKeyRef::Stored(name.to_string()))
+            } else {
+                Err(Error::invalid(
+                    "API key reference",
+                    format!("{s:?} does not name a stored key"),
+                ))
+            };
+        }
         let var = s.strip_prefix("env:").unwrap_or(s);
         let valid = !var.is_empty()
             && var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
@@ -107,6 +151,17 @@ impl FromStr for ApiKeyRef {
             ))
         }
     }
+}
+
+/// Whether `name` can name a stored key (a provider name: it becomes a file
+/// name, so nothing that could climb out of the directory).
+fn valid_secret_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
 }
 
 impl Serialize for ApiKeyRef {
@@ -212,6 +267,7 @@ pub enum Listed {
 #[derive(Default)]
 pub struct ProviderRegistry {
     http: HttpOptions,
+    secrets: Option<std::path::PathBuf>,
     custom: Mutex<HashMap<String, Arc<dyn Provider>>>,
     built: Mutex<HashMap<String, BuiltAdapter>>,
     lists: Mutex<HashMap<String, CachedList>>,
@@ -224,6 +280,53 @@ impl ProviderRegistry {
             http,
             ..ProviderRegistry::default()
         }
+    }
+
+    /// Reads `stored:` keys from `dir` (the data root's `secrets/`).
+    pub fn with_secrets_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.secrets = Some(dir.into());
+        self
+    }
+
+    /// Where the key stored for provider `name` lives, if this registry
+    /// keeps stored keys.
+    pub fn stored_key_path(&self, name: &str) -> Option<std::path::PathBuf> {
+        let dir = self.secrets.as_ref()?;
+        valid_secret_name(name).then(|| dir.join(format!("provider-{name}.key")))
+    }
+
+    /// Keeps `key` as the stored key of provider `name`: a file only the
+    /// server's user may read, replaced atomically. Returns its reference.
+    pub fn store_key(&self, name: &str, key: &str) -> Result<ApiKeyRef> {
+        let key = key.trim();
+        if key.is_empty() || key.chars().any(char::is_control) {
+            return Err(Error::invalid(
+                "API key",
+                "paste the key itself: one line, not empty",
+            ));
+        }
+        let path = self.stored_key_path(name).ok_or_else(|| {
+            Error::invalid(
+                "provider name",
+                format!("{name:?} cannot name a stored key"),
+            )
+        })?;
+        let dir = path
+            .parent()
+            .ok_or_else(|| Error::Internal("the secrets directory has no parent".into()))?;
+        write_secret(dir, &path, key)?;
+        Ok(ApiKeyRef::Stored(name.to_string()))
+    }
+
+    /// `config` with a `stored:` key turned into the file that holds it.
+    fn located(&self, config: &ProviderConfig) -> ProviderConfig {
+        let mut config = config.clone();
+        if let Some(ApiKeyRef::Stored(name)) = &config.api_key
+            && let Some(path) = self.stored_key_path(name)
+        {
+            config.api_key = Some(ApiKeyRef::File(path));
+        }
+        config
     }
 
     /// Registers `provider` under `name`; it takes precedence over any stored
@@ -306,12 +409,13 @@ impl ProviderRegistry {
     /// A fresh adapter for `config`, not kept: for trying a configuration
     /// before it is saved.
     pub fn try_adapter(&self, config: &ProviderConfig) -> Result<Arc<dyn Provider>> {
+        let located = self.located(config);
         Ok(match config.kind {
             ProviderKind::OpenAi => {
-                Arc::new(OpenAiCompatible::with_options(config, self.http.clone())?)
+                Arc::new(OpenAiCompatible::with_options(&located, self.http.clone())?)
             }
             ProviderKind::Anthropic => {
-                Arc::new(Anthropic::with_options(config, self.http.clone())?)
+                Arc::new(Anthropic::with_options(&located, self.http.clone())?)
             }
         })
     }
@@ -329,5 +433,97 @@ impl ProviderRegistry {
         let adapter = self.try_adapter(config)?;
         built.insert(config.name.clone(), (config.clone(), adapter.clone()));
         Ok(adapter)
+    }
+}
+
+/// Writes a secret file readable only by this process's user (the
+/// directory too), through a temporary file so a reader never sees half.
+fn write_secret(dir: &std::path::Path, path: &std::path::Path, secret: &str) -> Result<()> {
+    use std::io::Write;
+    let fail = |source: std::io::Error| Error::Io {
+        action: "storing a provider key in",
+        path: dir.to_path_buf(),
+        source,
+    };
+    std::fs::create_dir_all(dir).map_err(fail)?;
+    let temporary = path.with_extension("key.tmp");
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).map_err(fail)?;
+        options.mode(0o600);
+    }
+    let mut file = options.open(&temporary).map_err(fail)?;
+    file.write_all(secret.as_bytes()).map_err(fail)?;
+    file.sync_all().map_err(fail)?;
+    std::fs::rename(&temporary, path).map_err(fail)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_references_round_trip_and_refuse_what_could_escape() -> Result<()> {
+        for text in [
+            "env:OPENAI_API_KEY",
+            "file:/run/secrets/openai",
+            "stored:local",
+        ] {
+            assert_eq!(text.parse::<ApiKeyRef>()?.to_string(), text);
+        }
+        assert_eq!(
+            "OPENAI_API_KEY".parse::<ApiKeyRef>()?.to_string(),
+            "env:OPENAI_API_KEY"
+        );
+        for bad in [
+            "file:relative/key",
+            "stored:../x",
+            "stored:",
+            "stored:.hidden",
+            "1ABC",
+        ] {
+            assert!(bad.parse::<ApiKeyRef>().is_err(), "{bad}");
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn a_stored_key_is_a_private_file_the_adapter_reads() -> Result<()> {
+        let dir = std::env::temp_dir().join(format!("helm-secrets-{}", std::process::id()));
+        let registry = ProviderRegistry::default().with_secrets_dir(&dir);
+        let reference = registry.store_key("local", "  sk-test-123\n")?;
+        assert_eq!(reference, ApiKeyRef::Stored("local".into()));
+        let path = registry
+            .stored_key_path("local")
+            .ok_or_else(|| Error::Internal("no path".into()))?;
+        assert_eq!(
+            std::fs::read_to_string(&path).ok().as_deref(),
+            Some("sk-test-123")
+        );
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).map(|m| m.permissions().mode() & 0o777);
+            assert_eq!(mode.ok(), Some(0o600));
+        }
+        let config = ProviderConfig {
+            name: "local".into(),
+            kind: ProviderKind::OpenAi,
+            base_url: "http://127.0.0.1:9/v1".into(),
+            api_key: Some(reference),
+            default_model: None,
+            extra_headers: BTreeMap::new(),
+        };
+        assert_eq!(
+            registry.located(&config).api_key,
+            Some(ApiKeyRef::File(path.clone()))
+        );
+        assert!(registry.store_key("local", "two\nlines").is_err());
+        let _ = std::fs::remove_dir_all(&dir);
+        Ok(())
     }
 }

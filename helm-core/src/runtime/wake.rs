@@ -53,6 +53,41 @@ pub fn mentions(text: &str) -> Vec<String> {
     found
 }
 
+/// The people's names mentioned in `text` (`@ada`, `@ada.lovelace`),
+/// lowercased, in order, without duplicates. Like [`mentions`], but a
+/// person's name may also hold `.` and `_`; trailing punctuation is not part
+/// of it ("thanks @ada." names `ada`).
+pub fn person_mentions(text: &str) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    let chars: Vec<char> = text.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let starts = chars[i] == '@'
+            && (i == 0 || !(chars[i - 1].is_alphanumeric() || "._-+".contains(chars[i - 1])));
+        if starts {
+            let mut j = i + 1;
+            while j < chars.len() && (chars[j].is_ascii_alphanumeric() || "-_.".contains(chars[j]))
+            {
+                j += 1;
+            }
+            let mut end = j;
+            while end > i + 1 && "-_.".contains(chars[end - 1]) {
+                end -= 1;
+            }
+            if end > i + 1 {
+                let name: String = chars[i + 1..end].iter().collect::<String>().to_lowercase();
+                if !found.contains(&name) {
+                    found.push(name);
+                }
+            }
+            i = j;
+        } else {
+            i += 1;
+        }
+    }
+    found
+}
+
 /// Whether `text` mentions `handle`.
 pub fn mentions_handle(text: &str, handle: &Handle) -> bool {
     mentions(text).iter().any(|m| m == handle.as_str())
@@ -107,6 +142,19 @@ pub fn thread_title(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn people_are_mentioned_by_their_whole_name() {
+        assert_eq!(
+            person_mentions("thanks @ada.lovelace, and @Bob_2. cc @ada.lovelace"),
+            vec!["ada.lovelace", "bob_2"]
+        );
+        assert_eq!(
+            person_mentions("mail ada@example.org or @"),
+            Vec::<String>::new()
+        );
+        assert_eq!(person_mentions("(@grace)"), vec!["grace"]);
+    }
 
     #[test]
     fn wake_rules() {

@@ -40,6 +40,7 @@ use crate::model::{
     Approval, ApprovalAction, ApprovalStatus, Artifact, ArtifactKind, AuditEntry, CapabilityPolicy,
     Escalation, EscalationId, EscalationStatus, MemoryId, MemoryItem,
 };
+use crate::model::{ChannelUnread, FeedItem, ReadMarker};
 use crate::provider::ProviderConfig;
 
 /// Durable state of one workspace, and its event log.
@@ -540,4 +541,35 @@ pub trait Store: Send + Sync + 'static {
 
     /// Forgets the pins of a channel's server; returns how many there were.
     async fn clear_mcp_pins(&self, channel: ChannelId, server: &str) -> Result<u64>;
+
+    // Reading: markers, unread counts, the feed (appended, as above).
+
+    /// Moves `user`'s read marker in the message's channel forward to it
+    /// (never back); emits `channel.read` when it moved.
+    async fn mark_read(&self, user: UserId, message: MessageId) -> Result<ReadMarker>;
+
+    /// What `user` has not read in each of `channels`.
+    async fn unread(&self, user: User, channels: Vec<ChannelId>) -> Result<Vec<ChannelUnread>>;
+
+    /// The newest `limit` messages of a channel (or one thread) before
+    /// `before` (or the newest of all), oldest first.
+    async fn messages_before(
+        &self,
+        channel: ChannelId,
+        thread: Option<ThreadId>,
+        before: Option<MessageId>,
+        limit: usize,
+    ) -> Result<Vec<Message>>;
+
+    /// The newest `limit` entries of a channel's feed before `before`,
+    /// oldest first.
+    async fn feed(
+        &self,
+        channel: ChannelId,
+        before: Option<MessageId>,
+        limit: usize,
+    ) -> Result<Vec<FeedItem>>;
+
+    /// Renames the workspace; emits `workspace.updated`.
+    async fn rename_workspace(&self, name: String) -> Result<Workspace>;
 }

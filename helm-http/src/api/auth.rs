@@ -24,6 +24,13 @@ pub struct Me {
     pub via: String,
 }
 
+/// Whether the request carries a valid credential, and whose.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct SessionState {
+    /// The person signed in, if anyone is.
+    pub user: Option<User>,
+}
+
 /// A session just opened; its secret travels in the `helm_session` cookie.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct SessionInfo {

@@ -10,11 +10,13 @@ mod auth;
 mod authority;
 mod computer;
 mod enums;
+mod events;
 mod exec;
 mod mcp;
 mod memory;
 mod model;
 mod ot;
+mod reading;
 mod requests;
 mod threads;
 
@@ -22,11 +24,13 @@ pub use auth::*;
 pub use authority::*;
 pub use computer::*;
 pub use enums::*;
+pub use events::*;
 pub use exec::*;
 pub use mcp::*;
 pub use memory::*;
 pub use model::*;
 pub use ot::*;
+pub use reading::*;
 pub use requests::*;
 pub use threads::*;
 
@@ -41,6 +45,10 @@ pub struct MessagePage {
     /// The cursor for the next page; absent on the last page.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_after: Option<i64>,
+    /// For pages read backwards (`before`, `newest`): the cursor for the
+    /// previous (older) page; absent on the oldest.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_before: Option<i64>,
 }
 
 /// A page of the event log.

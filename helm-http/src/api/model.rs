@@ -448,7 +448,9 @@ pub struct Provider {
     pub kind: String,
     /// Its base URL.
     pub base_url: String,
-    /// Where its API key lives, such as `env:OPENAI_API_KEY`.
+    /// Where its API key lives: `env:OPENAI_API_KEY` (a server variable),
+    /// `file:/run/secrets/key` (a server file) or `stored:NAME` (kept by
+    /// the server when the key was given).
     pub api_key: Option<String>,
     /// The model used when a policy names none.
     pub default_model: Option<String>,

@@ -180,8 +180,9 @@ pub struct ModelChoiceRequest {
 }
 
 /// Registering (or replacing) a provider, or trying one before it is
-/// registered. The key is never sent: name the server's environment
-/// variable that holds it.
+/// registered. Name the server's environment variable (or file) that holds
+/// its key (`api_key_env`), or, when registering, give the key itself once
+/// (`api_key`): the server keeps it in its data directory and never shows it.
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderRequest {
@@ -191,9 +192,17 @@ pub struct ProviderRequest {
     pub kind: String,
     /// The base URL, such as `https://api.openai.com/v1`.
     pub base_url: String,
-    /// The environment variable on the server that holds the key.
+    /// Where the server finds the key: its environment variable
+    /// (`OPENAI_API_KEY`, or `env:OPENAI_API_KEY`), a file on it
+    /// (`file:/run/secrets/openai`), or the key it keeps already for this
+    /// provider (`stored:NAME`).
     #[serde(default)]
     pub api_key_env: Option<String>,
+    /// The key itself, to keep on the server (in the data directory's
+    /// `secrets/`, readable only by the server): it is never shown again.
+    /// Give this or `api_key_env`, not both.
+    #[serde(default)]
+    pub api_key: Option<String>,
     /// The default model.
     #[serde(default)]
     pub default_model: Option<String>,
@@ -247,7 +256,8 @@ pub struct ActivityQuery {
     pub limit: Option<u32>,
 }
 
-/// `?after=&limit=` for message pages.
+/// `?after=&limit=` (forwards), `?before=` or `?newest=true` (backwards)
+/// for message pages.
 #[derive(Debug, Clone, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct PageQuery {
@@ -255,6 +265,14 @@ pub struct PageQuery {
     #[serde(default)]
     #[param(minimum = 0)]
     pub after: Option<i64>,
+    /// Return the messages just before this message id (newest of them
+    /// last); the page says `next_before` while there are older ones.
+    #[serde(default)]
+    #[param(minimum = 1)]
+    pub before: Option<i64>,
+    /// Return the newest messages (as `before` past the last one).
+    #[serde(default)]
+    pub newest: bool,
     /// How many (at most 500; default 100).
     #[serde(default)]
     #[param(minimum = 1, maximum = 500)]
@@ -274,4 +292,34 @@ pub struct EventQuery {
     #[serde(default)]
     #[param(minimum = 1, maximum = 1000)]
     pub limit: Option<u32>,
+}
+
+/// `?before=&limit=` for the channel feed.
+#[derive(Debug, Clone, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct FeedQuery {
+    /// Return entries before this message id (the newest without it).
+    #[serde(default)]
+    #[param(minimum = 1)]
+    pub before: Option<i64>,
+    /// How many (at most 200; default 50).
+    #[serde(default)]
+    #[param(minimum = 1, maximum = 200)]
+    pub limit: Option<u32>,
+}
+
+/// Marking a channel read.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadRequest {
+    /// The newest message of the channel the person has seen.
+    pub message_id: i64,
+}
+
+/// Renaming the workspace.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WorkspaceUpdateRequest {
+    /// Its new name (1 to 64 characters).
+    pub name: String,
 }

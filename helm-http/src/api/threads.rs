@@ -7,7 +7,7 @@ use jiff::Timestamp;
 use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa::openapi::RefOr;
-use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, Schema, SchemaFormat, Type};
+use utoipa::openapi::schema::Schema;
 
 use super::enums::*;
 use super::model::ModelChoice;
@@ -309,37 +309,7 @@ pub struct Event(pub serde_json::Value);
 
 impl utoipa::PartialSchema for Event {
     fn schema() -> RefOr<Schema> {
-        ObjectBuilder::new()
-            .description(Some(
-                "An event: seq, at, channel_id (absent for workspace-level events), type, and \
-                 the fields of that type (see docs/http.md)",
-            ))
-            .property(
-                "seq",
-                ObjectBuilder::new()
-                    .schema_type(Type::Integer)
-                    .format(Some(SchemaFormat::KnownFormat(KnownFormat::Int64))),
-            )
-            .required("seq")
-            .property(
-                "at",
-                ObjectBuilder::new()
-                    .schema_type(Type::String)
-                    .format(Some(SchemaFormat::KnownFormat(KnownFormat::DateTime))),
-            )
-            .required("at")
-            .property(
-                "channel_id",
-                ObjectBuilder::new()
-                    .schema_type(Type::Integer)
-                    .format(Some(SchemaFormat::KnownFormat(KnownFormat::Int64))),
-            )
-            .property("type", ObjectBuilder::new().schema_type(Type::String))
-            .required("type")
-            .additional_properties(Some(
-                utoipa::openapi::schema::AdditionalProperties::FreeForm(true),
-            ))
-            .into()
+        super::events::event_schema()
     }
 }
 

@@ -39,11 +39,80 @@ fn page(items: Vec<helm_core::model::Message>, limit: usize) -> MessagePage {
     MessagePage {
         items: items.into_iter().map(Into::into).collect(),
         next_after,
+        next_before: None,
     }
 }
 
-/// A channel's messages (every thread and announcement), oldest first,
-/// after the cursor.
+fn page_back(items: Vec<helm_core::model::Message>, limit: usize) -> MessagePage {
+    let next_before = (items.len() == limit)
+        .then(|| items.first().map(|m| m.id.0))
+        .flatten();
+    MessagePage {
+        items: items.into_iter().map(Into::into).collect(),
+        next_after: None,
+        next_before,
+    }
+}
+
+/// Which way a page runs: forwards after a message, or backwards before one
+/// (`None`: from the newest).
+enum Direction {
+    After(Option<MessageId>),
+    Before(Option<MessageId>),
+}
+
+fn direction(query: &PageQuery) -> ApiResult<Direction> {
+    let backwards = query.before.is_some() || query.newest;
+    if backwards && query.after.is_some() {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "bad_query",
+            "give after, or before (or newest), not both",
+        ));
+    }
+    if !backwards {
+        return Ok(Direction::After(cursor(query.after)?));
+    }
+    match query.before {
+        None => Ok(Direction::Before(None)),
+        Some(n) if n > 0 => Ok(Direction::Before(Some(MessageId(n)))),
+        Some(_) => Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "bad_query",
+            "before must be a message id (a positive number)",
+        )),
+    }
+}
+
+/// One page of a channel's (or a thread's) messages either way.
+async fn read_page(
+    state: &AppState,
+    caller: &Caller,
+    channel: &ChannelRef,
+    thread: Option<ThreadId>,
+    query: &PageQuery,
+) -> ApiResult<MessagePage> {
+    let limit = page_size(query.limit, 100, 500)?;
+    Ok(match direction(query)? {
+        Direction::After(after) => page(
+            state
+                .helm
+                .messages_page(&caller.user, channel, thread, after, limit)
+                .await?,
+            limit,
+        ),
+        Direction::Before(before) => page_back(
+            state
+                .helm
+                .messages_before(&caller.user, channel, thread, before, limit)
+                .await?,
+            limit,
+        ),
+    })
+}
+
+/// A channel's messages (every thread and announcement), oldest first:
+/// after the cursor, or (with `before` or `newest`) the page just before it.
 #[utoipa::path(get, path = "/api/channels/{channel}/messages", tag = "messages",
     params(("channel" = String, Path, description = "The channel's name or id"), PageQuery),
     responses((status = 200, description = "A page of messages", body = MessagePage), ReadErrors))]
@@ -53,18 +122,10 @@ async fn channel_messages(
     PathParams(channel): PathParams<String>,
     QueryParams(query): QueryParams<PageQuery>,
 ) -> ApiResult<Json<MessagePage>> {
-    let limit = page_size(query.limit, 100, 500)?;
-    let items = state
-        .helm
-        .messages_page(
-            &caller.user,
-            &channel_ref(&channel)?,
-            None,
-            cursor(query.after)?,
-            limit,
-        )
-        .await?;
-    Ok(Json(page(items, limit)))
+    let channel = channel_ref(&channel)?;
+    Ok(Json(
+        read_page(&state, &caller, &channel, None, &query).await?,
+    ))
 }
 
 /// Posts a message as the caller: without `thread_id` it starts a thread
@@ -87,7 +148,8 @@ async fn post_in_channel(
     Ok(created(posted.into()))
 }
 
-/// A thread's messages in server order, after the cursor.
+/// A thread's messages in server order: after the cursor, or (with
+/// `before` or `newest`) the page just before it.
 #[utoipa::path(get, path = "/api/threads/{id}/messages", tag = "messages",
     params(("id" = i64, Path, description = "The thread's id"), PageQuery),
     responses((status = 200, description = "A page of messages", body = MessagePage), ReadErrors))]
@@ -99,18 +161,10 @@ async fn thread_messages(
 ) -> ApiResult<Json<MessagePage>> {
     let id: ThreadId = path_id(id)?;
     let (thread, _) = state.helm.visible_thread(&caller.user, id).await?;
-    let limit = page_size(query.limit, 100, 500)?;
-    let items = state
-        .helm
-        .messages_page(
-            &caller.user,
-            &ChannelRef::Id(thread.channel_id),
-            Some(id),
-            cursor(query.after)?,
-            limit,
-        )
-        .await?;
-    Ok(Json(page(items, limit)))
+    let channel = ChannelRef::Id(thread.channel_id);
+    Ok(Json(
+        read_page(&state, &caller, &channel, Some(id), &query).await?,
+    ))
 }
 
 /// Posts in a thread.

@@ -22,6 +22,7 @@ mod ot;
 mod ot_files;
 mod ot_keys;
 mod providers;
+mod reading;
 mod session;
 mod status;
 mod terminals;
@@ -53,6 +54,7 @@ pub fn api() -> OpenApiRouter<AppState> {
         .merge(members::routes())
         .merge(threads::routes())
         .merge(messages::routes())
+        .merge(reading::routes())
         .merge(activity::routes())
         .merge(authority::routes())
         .merge(providers::routes())

@@ -55,7 +55,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(command_status))
         .routes(routes!(command_input))
         .routes(routes!(kill_command))
-        .routes(routes!(list_terminals, create_terminal))
+        .routes(routes!(list_ot_terminals, create_terminal))
         .routes(routes!(terminal, delete_terminal))
 }
 
@@ -256,7 +256,7 @@ fn ot_terminal(info: &helm_core::exec::TerminalInfo, pid: u32) -> OtTerminal {
     security(("ot_key" = [])),
     params(("channel" = String, Path, description = "The channel's name or id")),
     responses((status = 200, description = "Terminals", body = [OtTerminal]), WriteErrors))]
-async fn list_terminals(
+async fn list_ot_terminals(
     State(state): State<AppState>,
     caller: OtCaller,
 ) -> ApiResult<Json<Vec<OtTerminal>>> {

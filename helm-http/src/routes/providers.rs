@@ -1,7 +1,8 @@
-//! The provider registry. Keys are never sent or returned: a provider names
-//! the server's environment variable that holds its key. What a provider
-//! serves is asked of it: `GET /api/providers/{provider}/models` for a
-//! registered one (the model picker), `POST /api/providers/test` with the
+//! The provider registry. Keys are never returned: a provider names the
+//! server's environment variable (or file) that holds its key, or is given
+//! the key once, which the server keeps in its data directory. What a
+//! provider serves is asked of it: `GET /api/providers/{provider}/models` for
+//! a registered one (the model picker), `POST /api/providers/test` with the
 //! body of adding one, before it is saved (the connection test).
 
 use axum::Json;
@@ -14,7 +15,7 @@ use utoipa_axum::routes;
 use super::{ReadErrors, WriteErrors, created};
 use crate::api::{Provider, ProviderModels, ProviderRequest};
 use crate::caller::Caller;
-use crate::error::{ApiResult, ErrorBody};
+use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::extract::{Body, PathParams};
 use crate::state::AppState;
 
@@ -27,6 +28,13 @@ pub fn routes() -> OpenApiRouter<AppState> {
 
 /// A request's provider configuration.
 fn config_of(request: ProviderRequest) -> ApiResult<ProviderConfig> {
+    if request.api_key.is_some() && request.api_key_env.is_some() {
+        return Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid",
+            "give the key (api_key) or the server variable that holds it (api_key_env), not both",
+        ));
+    }
     Ok(ProviderConfig {
         name: request.name,
         kind: request.kind.parse()?,
@@ -98,9 +106,21 @@ async fn add_provider(
     Body(request): Body<ProviderRequest>,
 ) -> ApiResult<(StatusCode, Json<Provider>)> {
     let make_default = request.make_default;
-    let config = state
-        .helm
-        .add_provider(&caller.user, config_of(request)?, make_default)
-        .await?;
+    let api_key = request.api_key.clone();
+    let config = config_of(request)?;
+    let config = match api_key {
+        Some(key) => {
+            state
+                .helm
+                .add_provider_with_key(&caller.user, config, &key, make_default)
+                .await?
+        }
+        None => {
+            state
+                .helm
+                .add_provider(&caller.user, config, make_default)
+                .await?
+        }
+    };
     Ok(created(config.into()))
 }

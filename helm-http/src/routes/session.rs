@@ -13,7 +13,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::{ReadErrors, WriteErrors};
-use crate::api::{LoginRequest, Me, PasswordRequest, SessionInfo, SetupRequest, SetupStatus};
+use crate::api::{
+    LoginRequest, Me, PasswordRequest, SessionInfo, SessionState, SetupRequest, SetupStatus,
+};
 use crate::caller::{Caller, clear_cookie, client_ip, same_origin, session_cookie};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::Body;
@@ -25,6 +27,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(login))
         .routes(routes!(logout))
         .routes(routes!(me))
+        .routes(routes!(session_state))
         .routes(routes!(set_password))
 }
 
@@ -185,6 +188,22 @@ async fn me(caller: Caller) -> Json<Me> {
         .to_string(),
         user: caller.user.into(),
     })
+}
+
+/// Whether anyone is signed in, and who: like `GET /api/auth/me`, but a
+/// missing, expired or revoked credential is `{"user": null}`, not a 401,
+/// so a page can ask before it knows (a browser logs every 401 as an error).
+#[utoipa::path(get, path = "/api/auth/session", tag = "auth",
+    responses((status = 200, description = "Who is signed in, if anyone", body = SessionState),
+        ReadErrors))]
+async fn session_state(caller: Result<Caller, ApiError>) -> ApiResult<Json<SessionState>> {
+    match caller {
+        Ok(caller) => Ok(Json(SessionState {
+            user: Some(caller.user.into()),
+        })),
+        Err(e) if e.status() == StatusCode::UNAUTHORIZED => Ok(Json(SessionState { user: None })),
+        Err(e) => Err(e),
+    }
 }
 
 /// Sets the caller's own password.

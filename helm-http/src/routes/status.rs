@@ -5,14 +5,34 @@ use axum::extract::State;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::ReadErrors;
-use crate::api::Status;
+use super::{ReadErrors, WriteErrors};
+use crate::api::{Status, Workspace, WorkspaceUpdateRequest};
 use crate::caller::Caller;
 use crate::error::ApiResult;
+use crate::extract::Body;
 use crate::state::AppState;
 
 pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(status))
+    OpenApiRouter::new()
+        .routes(routes!(status))
+        .routes(routes!(rename_workspace))
+}
+
+/// Renames the workspace (the Captain and admins); a `workspace.updated`
+/// event tells everyone.
+#[utoipa::path(patch, path = "/api/workspace", tag = "workspace",
+    request_body = WorkspaceUpdateRequest,
+    responses((status = 200, description = "The workspace", body = Workspace), WriteErrors))]
+async fn rename_workspace(
+    State(state): State<AppState>,
+    caller: Caller,
+    Body(request): Body<WorkspaceUpdateRequest>,
+) -> ApiResult<Json<Workspace>> {
+    let workspace = state
+        .helm
+        .rename_workspace(&caller.user, &request.name)
+        .await?;
+    Ok(Json(workspace.into()))
 }
 
 /// What the workspace holds.

@@ -346,3 +346,20 @@ async fn sign_in_attempts_are_rate_limited_per_account_and_per_address() -> anyh
     );
     Ok(())
 }
+
+#[tokio::test]
+async fn a_page_can_ask_who_is_signed_in_without_a_401() -> anyhow::Result<()> {
+    let api = Api::new().await?;
+    let token = api.setup().await?;
+    let nobody = api.get("/api/auth/session", Auth::None).await?;
+    assert_eq!(nobody.status, StatusCode::OK);
+    assert!(nobody.body["user"].is_null(), "{nobody:?}");
+    let stale = api
+        .get("/api/auth/session", Auth::Cookie("not-a-session"))
+        .await?;
+    assert_eq!(stale.status, StatusCode::OK);
+    assert!(stale.body["user"].is_null());
+    let ada = api.get("/api/auth/session", Auth::Bearer(&token)).await?;
+    assert_eq!(ada.body["user"]["name"], "ada");
+    Ok(())
+}

@@ -24,6 +24,7 @@ struct Fixture {
 #[derive(Clone, Copy)]
 struct Ids {
     vault_thread: i64,
+    vault_message: i64,
     mia: i64,
     nol: i64,
     invite: i64,
@@ -105,6 +106,7 @@ impl Fixture {
         Ok(Fixture {
             ids: Ids {
                 vault_thread: posted.body["thread"]["id"].as_i64().unwrap_or_default(),
+                vault_message: posted.body["message"]["id"].as_i64().unwrap_or_default(),
                 mia: mia_id,
                 nol: nol_id,
                 invite: invite.body["invite"]["id"].as_i64().unwrap_or_default(),
@@ -155,6 +157,7 @@ fn rows() -> Vec<Row> {
         row(M::GET, "/api/openapi.json", None, [200, 200, 200, 200, 200]),
         row(M::GET, "/api/setup", None, [200, 200, 200, 200, 200]),
         row(M::GET, "/api/auth/me", None, [401, 200, 200, 200, 200]),
+        row(M::GET, "/api/auth/session", None, [200, 200, 200, 200, 200]),
         row(
             M::PUT,
             "/api/auth/password",
@@ -168,6 +171,31 @@ fn rows() -> Vec<Row> {
             [401, 204, 204, 204, 204],
         ),
         row(M::GET, "/api/status", None, [401, 200, 200, 200, 200]),
+        row(
+            M::PATCH,
+            "/api/workspace",
+            Some(json!({"name": "Renamed"})),
+            [401, 403, 403, 200, 200],
+        ),
+        row(M::GET, "/api/unread", None, [401, 200, 200, 200, 200]),
+        row(
+            M::PUT,
+            "/api/channels/vault/read",
+            Some(json!({"message_id": 0})),
+            [401, 404, 200, 200, 200],
+        ),
+        row(
+            M::GET,
+            "/api/channels/vault/feed",
+            None,
+            [401, 404, 200, 200, 200],
+        ),
+        row(
+            M::GET,
+            "/api/channels/vault/messages?newest=true",
+            None,
+            [401, 404, 200, 200, 200],
+        ),
         row(M::GET, "/api/users", None, [401, 200, 200, 200, 200]),
         row(
             M::POST,
@@ -432,6 +460,11 @@ async fn every_endpoint_answers_each_role_as_expected_and_leaks_nothing() -> any
                 && b.get("user_id") == Some(&json!(0))
             {
                 b["user_id"] = json!(fixture.ids.nol);
+            }
+            if let Some(b) = body.as_mut()
+                && b.get("message_id") == Some(&json!(0))
+            {
+                b["message_id"] = json!(fixture.ids.vault_message);
             }
             let path = fill(row.path, fixture.ids);
             let reply = fixture

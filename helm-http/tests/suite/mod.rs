@@ -18,4 +18,6 @@ mod promises_channels;
 mod promises_models;
 mod promises_restart;
 mod promises_skipper;
+mod reading;
 mod security;
+mod ui;

@@ -51,3 +51,25 @@ async fn the_server_serves_the_document_and_it_covers_every_area() -> anyhow::Re
     assert_eq!(schemes["session"]["in"], "cookie");
     Ok(())
 }
+
+/// Client generators (the web UI's among them) name each call by its
+/// operation id, so two operations may not share one.
+#[test]
+fn every_operation_has_its_own_id() -> anyhow::Result<()> {
+    let document: serde_json::Value = serde_json::from_str(&helm_http::openapi_json())?;
+    let mut seen = std::collections::BTreeMap::new();
+    let paths = document["paths"]
+        .as_object()
+        .ok_or_else(|| anyhow::anyhow!("no paths"))?;
+    for (path, item) in paths {
+        for (method, operation) in item.as_object().into_iter().flatten() {
+            let Some(id) = operation["operationId"].as_str() else {
+                anyhow::bail!("{method} {path} has no operationId");
+            };
+            if let Some(other) = seen.insert(id.to_string(), format!("{method} {path}")) {
+                anyhow::bail!("{method} {path} and {other} share the operationId {id}");
+            }
+        }
+    }
+    Ok(())
+}

@@ -24,6 +24,7 @@ mod messages;
 mod ot_keys;
 mod policy;
 mod providers;
+mod reading;
 mod recall;
 mod schema;
 mod summaries;
@@ -62,6 +63,7 @@ use crate::model::{
     Approval, ApprovalAction, ApprovalStatus, Artifact, ArtifactKind, AuditEntry, CapabilityPolicy,
     Escalation, EscalationId, EscalationStatus, MemoryId, MemoryItem,
 };
+use crate::model::{ChannelUnread, FeedItem, ReadMarker};
 use crate::provider::ProviderConfig;
 
 /// How many live events a slow subscriber may fall behind before it lags
@@ -930,6 +932,42 @@ impl Store for SqliteStore {
     async fn clear_mcp_pins(&self, channel: ChannelId, server: &str) -> Result<u64> {
         let server = server.to_string();
         self.write(move |tx| mcp_pins::clear(tx.conn(), channel, &server))
+            .await
+    }
+
+    async fn mark_read(&self, user: UserId, message: MessageId) -> Result<ReadMarker> {
+        self.write(move |tx| reading::mark_read(tx, user, message))
+            .await
+    }
+
+    async fn unread(&self, user: User, channels: Vec<ChannelId>) -> Result<Vec<ChannelUnread>> {
+        self.read(move |c| reading::unread(c, &user, &channels))
+            .await
+    }
+
+    async fn messages_before(
+        &self,
+        channel: ChannelId,
+        thread: Option<ThreadId>,
+        before: Option<MessageId>,
+        limit: usize,
+    ) -> Result<Vec<Message>> {
+        self.read(move |c| reading::messages_before(c, channel, thread, before, limit))
+            .await
+    }
+
+    async fn feed(
+        &self,
+        channel: ChannelId,
+        before: Option<MessageId>,
+        limit: usize,
+    ) -> Result<Vec<FeedItem>> {
+        self.read(move |c| reading::feed(c, channel, before, limit))
+            .await
+    }
+
+    async fn rename_workspace(&self, name: String) -> Result<Workspace> {
+        self.write(move |tx| reading::rename_workspace(tx, &name))
             .await
     }
 }

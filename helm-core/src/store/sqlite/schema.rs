@@ -16,6 +16,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("ot_keys", include_str!("migrations/006_ot_keys.sql")),
     ("lifecycle", include_str!("migrations/007_lifecycle.sql")),
     ("mcp_pins", include_str!("migrations/008_mcp_pins.sql")),
+    ("reading", include_str!("migrations/009_reading.sql")),
 ];
 
 /// Applies every migration not yet applied.

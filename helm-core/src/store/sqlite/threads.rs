@@ -179,6 +179,7 @@ pub(super) fn post(tx: &mut Tx<'_>, post: NewPost) -> Result<Posted> {
             message: message.clone(),
         },
     )?;
+    super::reading::record_mentions(tx, &message)?;
 
     let (humans, agent_replied): (i64, bool) = tx
         .conn()

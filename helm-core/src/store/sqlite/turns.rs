@@ -452,8 +452,11 @@ pub(super) fn finish(
     }
     tx.emit(
         Some(turn.channel_id),
-        EventBody::MessageCompleted { message: reply },
+        EventBody::MessageCompleted {
+            message: reply.clone(),
+        },
     )?;
+    super::reading::record_mentions(tx, &reply)?;
 
     if let Some(note) = &finish.note {
         let message = messages::insert(

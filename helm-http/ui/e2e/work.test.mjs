@@ -1,0 +1,231 @@
+// Everyday work in a channel, in a real browser: mentions offered as you
+// type, files uploaded (by button and by drop), edited, renamed and
+// deleted, threads resolved and reopened, memory edited and forgotten, a
+// queued turn and Stop, a mention notifying the person named, several
+// terminals. First run is done through the API here (the journey suite
+// covers it in the browser).
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { DESKTOP, PASSWORD, axeViolations, call, launchBrowser, openPage, quickStart, screenshot, startStack, waitFor } from "./harness.mjs";
+
+let stack;
+let browser;
+let token;
+let page;
+
+before(async () => {
+  stack = await startStack();
+  browser = await launchBrowser();
+  const started = await quickStart(stack, browser);
+  token = started.token;
+  await call(stack, "POST", "/api/channels", { token, body: { name: "notes", purpose: "Notes, drafts and the odd question." } });
+  page = await openPage(started.context, `${stack.url}/c/notes`);
+  await page.getByRole("heading", { name: "notes", exact: true }).waitFor();
+});
+
+after(async () => {
+  await browser?.close();
+  await stack?.stop();
+});
+
+async function noAxeProblems(where) {
+  assert.deepEqual(await axeViolations(page), [], `axe-core on ${where}`);
+}
+
+test("typing @ offers the channel's agent, Skipper and people", async () => {
+  const composer = page.getByLabel("Start a thread in #notes");
+  await composer.fill("");
+  await composer.pressSequentially("hey @");
+  const list = page.getByRole("listbox", { name: "People and agents to mention" });
+  await list.getByRole("option", { name: /@notes-agent/ }).waitFor();
+  await list.getByRole("option", { name: /@skipper/ }).waitFor();
+  await list.getByRole("option", { name: /@ada/ }).waitFor();
+  await composer.pressSequentially("sk");
+  assert.equal(await list.getByRole("option").count(), 1, "the list narrows as you type");
+  await composer.press("Enter");
+  assert.equal(await composer.inputValue(), "hey @skipper ");
+  await composer.fill("");
+});
+
+test("files: upload, new folder, edit and save, rename, delete", async () => {
+  await page.getByRole("link", { name: "Files" }).click();
+  await page.getByText("This folder is empty").waitFor();
+  await page.locator('label:has-text("Upload") input[type="file"]').setInputFiles({ name: "draft.md", mimeType: "text/markdown", buffer: Buffer.from("# Draft\n\nFirst words.\n") });
+  const row = page.getByRole("link", { name: /draft\.md/ });
+  await row.waitFor();
+
+  await page.getByRole("button", { name: "New folder" }).click();
+  const mkdir = page.getByRole("dialog", { name: "New folder" });
+  await mkdir.getByLabel("Folder name").fill("archive");
+  await mkdir.getByRole("button", { name: "Create folder" }).click();
+  await page.getByText("This folder is empty").waitFor();
+  await page.getByRole("link", { name: "..", exact: true }).click();
+
+  await row.click();
+  await page.getByText("First words.").waitFor();
+  await page.getByRole("button", { name: "Edit" }).click();
+  const editor = page.getByLabel("Editing /workspace/draft.md");
+  await editor.fill("# Draft\n\nSecond words.\n");
+  await page.getByRole("button", { name: "Save" }).click();
+  await page.getByText("Second words.").waitFor();
+  const read = await call(stack, "GET", "/api/channels/notes/files/read?path=draft.md", { token });
+  assert.equal(read.json.content, "# Draft\n\nSecond words.\n");
+  await noAxeProblems("Files with a file open");
+
+  await page.getByRole("button", { name: "Rename" }).click();
+  const rename = page.getByRole("dialog", { name: "Rename draft.md" });
+  await rename.getByLabel("New name").fill("final.md");
+  await rename.getByRole("button", { name: "Rename" }).click();
+  await page.getByRole("heading", { name: "final.md" }).waitFor();
+  assert.equal(await page.getByRole("link", { name: /draft\.md/ }).count(), 0);
+
+  await page.getByRole("button", { name: "Delete" }).click();
+  const confirm = page.getByRole("dialog", { name: "Delete final.md?" });
+  await confirm.getByRole("button", { name: "Delete" }).click();
+  await waitFor("the file to go", async () => (await page.getByRole("link", { name: /final\.md/ }).count()) === 0);
+  await page.getByRole("link", { name: /archive/ }).waitFor();
+});
+
+test("files dropped on the chat are uploaded and attached to the message", async () => {
+  await page.getByRole("link", { name: "Chat" }).click();
+  await page.getByLabel("Start a thread in #notes").waitFor();
+  const transfer = await page.evaluateHandle(() => {
+    const data = new DataTransfer();
+    data.items.add(new File(["quarterly numbers\n"], "q3.txt", { type: "text/plain" }));
+    return data;
+  });
+  const chat = page.getByRole("region", { name: "Messages in #notes" });
+  await chat.dispatchEvent("dragover", { dataTransfer: transfer });
+  await chat.dispatchEvent("drop", { dataTransfer: transfer });
+  await page.getByText("Uploaded 1 file to /workspace/uploads.").waitFor();
+  await waitFor("the attachment in the composer", async () => (await page.getByLabel("Start a thread in #notes").inputValue()).includes("Attached `/workspace/uploads/q3.txt`"));
+  const listed = await call(stack, "GET", "/api/channels/notes/files?path=uploads", { token });
+  assert.deepEqual(listed.json.map((f) => f.name), ["q3.txt"]);
+  await page.getByLabel("Start a thread in #notes").fill("");
+});
+
+test("a queued turn says how many are ahead, and Stop ends the work", async () => {
+  await stack.mock.push({ chunks: Array.from({ length: 40 }, (_, i) => `slow${i} `), chunk_delay_ms: 500 });
+  const composer = page.getByLabel("Start a thread in #notes");
+  await composer.fill("write something long");
+  await composer.press("Enter");
+  const thread = page.getByRole("complementary", { name: /Thread: write something long/ });
+  await thread.getByText(/slow1/).waitFor();
+  const reply = page.getByLabel("Reply in this thread");
+  await reply.fill("@notes-agent and then a summary");
+  await reply.press("Enter");
+  await thread.getByText("Queued, 1 ahead").waitFor();
+  await screenshot(page, "20-queued-desktop");
+  await thread.getByRole("button", { name: "Stop" }).click();
+  await thread.getByText("Stopped.").first().waitFor();
+  await waitFor("the Stop button to go", async () => (await thread.getByRole("button", { name: "Stop" }).count()) === 0);
+  await page.getByRole("button", { name: "Close the thread" }).click();
+});
+
+test("threads are resolved and reopened from the list", async () => {
+  await stack.mock.fallback({ text: "Summary: a long answer was started, then stopped." });
+  await page.getByRole("link", { name: "Threads" }).click();
+  await page.getByRole("link", { name: /write something long/ }).waitFor();
+  await page.getByRole("button", { name: "Resolve write something long" }).click();
+  await page.getByRole("button", { name: "Reopen write something long" }).waitFor();
+  await page.getByRole("button", { name: "Finished" }).click();
+  await page.getByRole("link", { name: /write something long/ }).waitFor();
+  await page.getByRole("button", { name: "Reopen write something long" }).click();
+  await waitFor("it to leave the finished ones", async () => (await page.getByRole("link", { name: /write something long/ }).count()) === 0);
+  await page.getByRole("button", { name: "Open", exact: true }).click();
+  await page.getByRole("button", { name: "Resolve write something long" }).waitFor();
+  await noAxeProblems("Threads");
+});
+
+test("memory: an edit supersedes the record, forgetting keeps it for the record", async () => {
+  await page.getByRole("link", { name: "Memory" }).click();
+  const form = page.getByRole("form", { name: "Record something" });
+  await form.getByLabel("Kind of record").selectOption("fact");
+  await form.getByLabel("What to record").fill("The office is closed on Fridays.");
+  await form.getByRole("button", { name: "Record" }).click();
+  const list = page.locator(".memory-list");
+  await list.getByText("The office is closed on Fridays.").waitFor();
+  await list.getByRole("button", { name: "Edit" }).first().click();
+  const dialog = page.getByRole("dialog", { name: "Edit this fact" });
+  await dialog.getByLabel("Text").fill("The office is closed on Fridays and Mondays.");
+  await dialog.getByRole("button", { name: "Save" }).click();
+  await list.getByText("The office is closed on Fridays and Mondays.").waitFor();
+  assert.equal(await list.getByText("The office is closed on Fridays.", { exact: true }).count(), 0, "the old text is not current");
+  await page.getByLabel("Show superseded and forgotten").check();
+  await list.getByText("The office is closed on Fridays.", { exact: true }).waitFor();
+  await page.getByLabel("Show superseded and forgotten").uncheck();
+  await list.getByRole("button", { name: "Forget" }).first().click();
+  await waitFor("the record to be forgotten", async () => (await list.getByText("The office is closed on Fridays and Mondays.").count()) === 0);
+  const all = await call(stack, "GET", "/api/channels/notes/memory?all=true", { token });
+  assert.deepEqual(all.json.map((m) => m.status).sort(), ["forgotten", "superseded"]);
+});
+
+test("a mention notifies the person named, and their sidebar says so", async () => {
+  const invite = await call(stack, "POST", "/api/invites", { token, body: {} });
+  const accepted = await call(stack, "POST", "/api/invites/accept", { body: { code: invite.json.code, name: "bob", display_name: "Bob Builder", password: PASSWORD } });
+  const cookie = accepted.response.headers.get("set-cookie").split(";")[0];
+  const context = await browser.newContext({ viewport: DESKTOP });
+  const [name, value] = cookie.split("=");
+  await context.addCookies([{ name, value, url: stack.url }]);
+  const bob = await openPage(context, `${stack.url}/c/main`);
+  await bob.getByRole("heading", { name: "main", exact: true }).waitFor();
+  await call(stack, "POST", "/api/channels/notes/messages", { token, body: { text: "@bob could you read the final draft?" } });
+  const notice = bob.getByRole("button", { name: "Ada Lovelace mentioned you in #notes" });
+  await notice.waitFor();
+  await bob.getByRole("link", { name: /notes.*1 mention/ }).waitFor();
+  await notice.click();
+  await bob.getByRole("complementary", { name: /Thread: could you read the final draft/ }).waitFor();
+  await waitFor("the mention to count as read", async () => (await bob.getByRole("link", { name: /notes.*mention/ }).count()) === 0);
+  assert.deepEqual(bob.consoleErrors(), []);
+  await context.close();
+});
+
+test("Skipper is called into a thread, answers there, and hands back", async () => {
+  await stack.mock.push(
+    { text: "On it: cowsay is a harmless package, nothing else needs changing." },
+  );
+  await page.getByRole("link", { name: "Chat" }).click();
+  await page.getByRole("button", { name: "Ask @skipper" }).click();
+  const composer = page.getByLabel("Start a thread in #notes");
+  assert.equal(await composer.inputValue(), "@skipper ");
+  await composer.pressSequentially("please check whether cowsay may be installed here");
+  await composer.press("Enter");
+  const thread = page.getByRole("complementary", { name: /Thread: please check whether cowsay/ });
+  await thread.getByRole("note").getByText("Skipper was called in").waitFor();
+  await thread.getByText("On it: cowsay is a harmless package").waitFor();
+  await thread.getByText("operator").first().waitFor();
+  // Skipper ends the call; the channel's agent hears the outcome.
+  await stack.mock.push(
+    { tool_calls: [{ name: "resolve_escalation", arguments: { outcome: "cowsay may be installed; nothing else changes." } }] },
+    { text: "Handing back to @notes-agent." },
+  );
+  await stack.mock.fallback({ text: "Thanks, Skipper: noted." });
+  const reply = page.getByLabel("Reply in this thread");
+  await reply.fill("@skipper go ahead and settle it");
+  await reply.press("Enter");
+  await thread.getByText("Skipper handed back").waitFor();
+  await thread.getByText("cowsay may be installed; nothing else changes.").first().waitFor();
+  await screenshot(page, "21-skipper-desktop");
+  await noAxeProblems("a thread with Skipper");
+  await page.getByRole("button", { name: "Close the thread" }).click();
+});
+
+test("several terminals, one per tab", async () => {
+  await page.getByRole("link", { name: "Terminal" }).click();
+  await page.getByRole("button", { name: /Shell 1/ }).waitFor();
+  await page.getByRole("button", { name: "New terminal" }).click();
+  const second = page.getByRole("button", { name: /Shell 2/ });
+  await second.waitFor();
+  assert.equal(await second.getAttribute("aria-pressed"), "true");
+  const shell = page.getByRole("region", { name: /Terminal \d+/ }).last();
+  await waitFor("a prompt in the second shell", async () => (await shell.innerText()).includes("$"));
+  await page.keyboard.type("echo second-shell\n");
+  await waitFor("its output", async () => (await shell.innerText()).includes("second-shell\n") || (await shell.innerText()).match(/second-shell\s*\n.*\$/s));
+  await page.getByRole("button", { name: "Close shell 2" }).click();
+  await waitFor("one shell left", async () => (await page.getByRole("button", { name: /Shell \d/ }).count()) === 1);
+  await noAxeProblems("Terminal with tabs");
+});
+
+test("no console errors", () => {
+  assert.deepEqual(page.consoleErrors(), []);
+});

@@ -1,0 +1,112 @@
+// Messages are Markdown: rendered with marked, then sanitised with
+// DOMPurify (no scripts, no styles, no forms; links to other sites open in
+// a new tab without the opener). Code is highlighted only once its fence
+// is closed, so a streaming block is not re-highlighted on every token;
+// the highlighter is a separate chunk, loaded on first need.
+import { signal } from "@preact/signals";
+import DOMPurify from "dompurify";
+import { Marked, type Tokens } from "marked";
+
+type Highlighter = (code: string, lang: string) => string | undefined;
+
+/** Bumped when the highlighter arrives, so rendered code re-renders. */
+export const highlighterReady = signal(false);
+let highlighter: Highlighter | undefined;
+let loading: Promise<void> | undefined;
+
+function loadHighlighter(): void {
+  loading ??= import("./highlight").then((m) => {
+    highlighter = m.highlight;
+    highlighterReady.value = true;
+  });
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] ?? c);
+}
+
+const CLOSED_FENCE = /\n\s*(`{3,}|~{3,})\s*$/;
+
+function renderCode({ text, lang, raw }: Tokens.Code): string {
+  const language = (lang ?? "").split(/\s/)[0] ?? "";
+  const closed = CLOSED_FENCE.test(raw) || !raw.trimStart().startsWith("`") && !raw.trimStart().startsWith("~");
+  let body: string | undefined;
+  if (closed && language) {
+    if (highlighter) body = highlighter(text, language);
+    else loadHighlighter();
+  }
+  const label = language ? `<span class="code-lang">${escapeHtml(language)}</span>` : "";
+  return `<pre class="code">${label}<code${language ? ` class="language-${escapeHtml(language)}"` : ""}>${body ?? escapeHtml(text)}</code></pre>`;
+}
+
+const marked = new Marked({
+  gfm: true,
+  breaks: true,
+  renderer: {
+    code: renderCode,
+    // Raw HTML in a message is shown as text, not rendered.
+    html: ({ text }) => escapeHtml(text),
+  },
+});
+
+// (Outside a browser — the unit tests — there is no DOM to sanitise with.)
+DOMPurify.addHook?.("afterSanitizeAttributes", (node) => {
+  if (node.tagName === "A") {
+    const href = node.getAttribute("href") ?? "";
+    if (/^https?:\/\//i.test(href) || href.startsWith("//")) {
+      node.setAttribute("target", "_blank");
+      node.setAttribute("rel", "noopener noreferrer");
+    }
+  }
+});
+
+const PURIFY = {
+  FORBID_TAGS: ["style", "form", "input", "textarea", "select", "button", "iframe", "object", "embed"],
+  FORBID_ATTR: ["style"],
+  ALLOW_DATA_ATTR: false,
+};
+
+const cache = new Map<string, string>();
+
+/**
+ * Text with nothing Markdown would turn into markup (most chat lines):
+ * no emphasis, code, links, headings, lists, quotes, tables, HTML or
+ * entities, and no bare URL (which becomes a link).
+ */
+const MARKUP = /[*_`~#[\]<>|\\&!]|^\s*([-+>]|\d+[.)])\s|https?:|www\.|@\S+\.\S/m;
+
+/** Whether a message needs no Markdown at all. */
+export function isPlainText(text: string): boolean {
+  return !MARKUP.test(text);
+}
+
+function plainParagraphs(text: string): string {
+  return text
+    .trim()
+    .split(/\n{2,}/)
+    .map((p) => `<p>${escapeHtml(p).replace(/\n/g, "<br>")}</p>`)
+    .join("");
+}
+
+/** Safe HTML for a message's Markdown. */
+export function renderMarkdown(text: string): string {
+  const key = `${highlighter ? 1 : 0}${text}`;
+  const hit = cache.get(key);
+  if (hit !== undefined) return hit;
+  // Plain text skips the parser and the sanitiser: it is only escaped.
+  const html = isPlainText(text) ? plainParagraphs(text) : (DOMPurify.sanitize(marked.parse(text, { async: false }) as string, PURIFY) as string);
+  if (cache.size > 400) cache.clear();
+  cache.set(key, html);
+  return html;
+}
+
+/** Plain text of a message's Markdown, for previews and notifications. */
+export function plainText(text: string, max = 200): string {
+  const flat = text
+    .replace(/```[\s\S]*?(```|$)/g, " [code] ")
+    .replace(/[*_`>#~]/g, "")
+    .replace(/\[([^\]]*)\]\([^)]*\)/g, "$1")
+    .replace(/\s+/g, " ")
+    .trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}

@@ -1,0 +1,122 @@
+// Channels and their resident agents, kept from the channel list and the
+// channel.* and agent.status events. The sidebar reads `sidebar`; a view
+// reads one entry with `channelByName`.
+import { batch, computed, signal } from "@preact/signals";
+import { ApiError, api } from "../api/client";
+import type { LiveEvent } from "../api/events";
+import type { Agent, Channel, ChannelRecord } from "../api/types";
+
+export interface ChannelEntry {
+  channel: Channel;
+  agent: Agent;
+  profile?: ChannelRecord["profile"];
+}
+
+export const channels = signal<ReadonlyMap<number, ChannelEntry>>(new Map());
+/** Ids deleted while a list was loading, so a stale list cannot bring them back. */
+const deleted = new Set<number>();
+
+function put(entries: ChannelEntry[]): void {
+  const next = new Map(channels.value);
+  for (const entry of entries) {
+    if (deleted.has(entry.channel.id)) continue;
+    const old = next.get(entry.channel.id);
+    next.set(entry.channel.id, { ...old, ...entry, profile: entry.profile ?? old?.profile });
+  }
+  channels.value = next;
+}
+
+function remove(id: number): void {
+  deleted.add(id);
+  if (!channels.value.has(id)) return;
+  const next = new Map(channels.value);
+  next.delete(id);
+  channels.value = next;
+}
+
+function patchChannel(channel: Channel): void {
+  const old = channels.value.get(channel.id);
+  if (old) put([{ ...old, channel }]);
+}
+
+function patchAgent(agentId: number, change: Partial<Agent>): void {
+  for (const entry of channels.value.values()) {
+    if (entry.agent.id === agentId) put([{ ...entry, agent: { ...entry.agent, ...change } }]);
+  }
+}
+
+/** #main first, then active channels by name; archived ones apart. */
+export const sidebar = computed(() => {
+  const all = [...channels.value.values()];
+  const byName = (a: ChannelEntry, b: ChannelEntry) => a.channel.name.localeCompare(b.channel.name);
+  const home = all.find((e) => e.channel.kind === "home");
+  const active = all.filter((e) => e.channel.kind !== "home" && e.channel.status === "active").sort(byName);
+  const archived = all.filter((e) => e.channel.status === "archived").sort(byName);
+  return { home, active, archived };
+});
+
+export function channelByName(name: string): ChannelEntry | undefined {
+  const wanted = name.replace(/^#/, "").toLowerCase();
+  for (const entry of channels.value.values()) {
+    if (entry.channel.name.toLowerCase() === wanted || String(entry.channel.id) === wanted) return entry;
+  }
+  return undefined;
+}
+
+export function channelById(id: number | null | undefined): ChannelEntry | undefined {
+  return id === null || id === undefined ? undefined : channels.value.get(id);
+}
+
+/** The home channel's agent: Skipper. */
+export const skipper = computed(() => sidebar.value.home?.agent);
+
+export async function loadChannels(): Promise<void> {
+  const list = await api.get("/api/channels", { query: { all: true } });
+  batch(() => put(list.map((r) => ({ channel: r.channel, agent: r.agent, profile: r.profile }))));
+}
+
+/** Fetches one channel (after being added to it, or to refresh its profile). */
+export async function loadChannel(name: string): Promise<ChannelEntry | undefined> {
+  const detail = await api.get("/api/channels/{channel}", { path: { channel: name } });
+  const entry = { channel: detail.channel, agent: detail.agent, profile: detail.profile };
+  put([entry]);
+  return channels.value.get(detail.channel.id);
+}
+
+/** The reducer for channel and agent events. */
+export function applyChannelEvent(event: LiveEvent, me: number | undefined): void {
+  switch (event.type) {
+    case "channel.created":
+      put([{ channel: event.channel, agent: event.agent }]);
+      break;
+    case "channel.archived":
+    case "channel.restored":
+    case "channel.updated":
+      patchChannel(event.channel);
+      break;
+    case "channel.deleted":
+      remove(event.id);
+      break;
+    case "agent.status":
+      patchAgent(event.agent_id, { status: event.status });
+      break;
+    case "channel.member_added":
+      // Added to a private channel: it now exists for this person.
+      if (event.user_id === me && event.channel_id !== undefined && !channels.value.has(event.channel_id)) {
+        void loadChannel(String(event.channel_id)).catch(() => undefined);
+      }
+      break;
+    case "channel.member_removed": {
+      // Removed from a private channel: gone for them, unless they see everything.
+      const id = event.channel_id;
+      if (event.user_id === me && id !== undefined && channels.value.get(id)?.channel.visibility === "private") {
+        api.get("/api/channels/{channel}", { path: { channel: String(id) } }).catch((e: unknown) => {
+          if (e instanceof ApiError && e.status === 404) remove(id);
+        });
+      }
+      break;
+    }
+    default:
+      break;
+  }
+}

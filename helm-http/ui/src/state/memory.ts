@@ -1,0 +1,59 @@
+// A channel's memory: its records (newest first) and recall. Filled by the
+// list and by memory.changed events.
+import { batch, signal, type Signal } from "@preact/signals";
+import { api } from "../api/client";
+import type { LiveEvent } from "../api/events";
+import type { MemoryItem, MemoryKind, RecallHit } from "../api/types";
+
+const lists = new Map<number, Signal<MemoryItem[] | undefined>>();
+
+export function memoryOf(channel: number): Signal<MemoryItem[] | undefined> {
+  let s = lists.get(channel);
+  if (!s) {
+    s = signal<MemoryItem[] | undefined>(undefined);
+    lists.set(channel, s);
+  }
+  return s;
+}
+
+function put(item: MemoryItem): void {
+  const list = lists.get(item.channel_id);
+  if (!list?.value) return;
+  const others = list.value.filter((m) => m.id !== item.id);
+  list.value = [item, ...others].sort((a, b) => b.id - a.id);
+}
+
+/** Loads every record, superseded and forgotten ones included (the view filters). */
+export async function loadMemory(channel: number, channelName: string): Promise<void> {
+  const items = await api.get("/api/channels/{channel}/memory", { path: { channel: channelName }, query: { all: true, limit: 500 } });
+  memoryOf(channel).value = items;
+}
+
+export async function addMemory(channelName: string, kind: Exclude<MemoryKind, "summary">, content: string): Promise<MemoryItem> {
+  const item = await api.post("/api/channels/{channel}/memory", { path: { channel: channelName }, body: { kind, content } });
+  put(item);
+  return item;
+}
+
+export async function editMemory(id: number, content: string): Promise<MemoryItem> {
+  const item = await api.patch("/api/memory/{id}", { path: { id }, body: { content } });
+  put(item);
+  return item;
+}
+
+export async function forgetMemory(id: number): Promise<void> {
+  put(await api.post("/api/memory/{id}/forget", { path: { id } }));
+}
+
+export async function pinMemory(id: number, pinned: boolean): Promise<void> {
+  const item = pinned ? await api.post("/api/memory/{id}/pin", { path: { id } }) : await api.post("/api/memory/{id}/unpin", { path: { id } });
+  put(item);
+}
+
+export async function recall(channelName: string, q: string): Promise<RecallHit[]> {
+  return api.get("/api/channels/{channel}/recall", { path: { channel: channelName }, query: { q, limit: 20 } });
+}
+
+export function applyMemoryEvent(event: LiveEvent): void {
+  if (event.type === "memory.changed") batch(() => put(event.item));
+}

@@ -1,0 +1,251 @@
+// Messages: one signal per message, so a streaming reply re-renders only the
+// component showing it; per-thread logs (ids, oldest first) for the thread
+// panel; and per-channel feeds (each thread's root and the announcements)
+// for the chat. Filled by pages from the API and by message.* events.
+import { batch, signal, type Signal } from "@preact/signals";
+import { api } from "../api/client";
+import type { LiveEvent } from "../api/events";
+import type { Message } from "../api/types";
+import { putThread, threadSignal } from "./threads";
+
+const byId = new Map<number, Signal<Message>>();
+
+export function messageSignal(id: number): Signal<Message> | undefined {
+  return byId.get(id);
+}
+
+/** Stores a message (newer data wins; a final message is never made streaming again). */
+export function putMessage(message: Message): Signal<Message> {
+  const existing = byId.get(message.id);
+  if (!existing) {
+    const created = signal(message);
+    byId.set(message.id, created);
+    return created;
+  }
+  const old = existing.value;
+  const settled = old.status !== "streaming" && old.status !== "pending";
+  if (settled && (message.status === "streaming" || message.status === "pending")) return existing;
+  existing.value = message;
+  return existing;
+}
+
+// Thread logs -----------------------------------------------------------
+
+export interface ThreadLog {
+  /** Message ids, oldest first. */
+  ids: number[];
+  /** Older messages exist that are not loaded. */
+  olderCursor?: number;
+  loaded: boolean;
+}
+
+const logs = new Map<number, Signal<ThreadLog>>();
+
+export function threadLog(thread: number): Signal<ThreadLog> {
+  let log = logs.get(thread);
+  if (!log) {
+    log = signal<ThreadLog>({ ids: [], loaded: false });
+    logs.set(thread, log);
+  }
+  return log;
+}
+
+function mergeIds(a: number[], b: number[]): number[] {
+  const set = new Set(a);
+  const merged = a.slice();
+  for (const id of b) if (!set.has(id)) merged.push(id);
+  return merged.sort((x, y) => x - y);
+}
+
+/** Loads a thread's newest page (once). */
+export async function loadThreadMessages(thread: number, limit = 100): Promise<void> {
+  const log = threadLog(thread);
+  if (log.value.loaded) return;
+  const page = await api.get("/api/threads/{id}/messages", { path: { id: thread }, query: { newest: true, limit } });
+  batch(() => {
+    page.items.forEach(putMessage);
+    log.value = { ids: mergeIds(page.items.map((m) => m.id), log.value.ids), olderCursor: page.next_before ?? undefined, loaded: true };
+  });
+}
+
+/** Pages being fetched, so a list asking again meanwhile does not ask twice. */
+const inFlight = new Set<string>();
+
+async function once(key: string, work: () => Promise<void>): Promise<void> {
+  if (inFlight.has(key)) return;
+  inFlight.add(key);
+  try {
+    await work();
+  } finally {
+    inFlight.delete(key);
+  }
+}
+
+/** Loads the page before the oldest one shown. */
+export async function loadOlderMessages(thread: number, limit = 100): Promise<void> {
+  const log = threadLog(thread);
+  const cursor = log.value.olderCursor;
+  if (cursor === undefined) return;
+  await once(`t${thread}:${cursor}`, () => loadOlderPage(thread, cursor, limit));
+}
+
+async function loadOlderPage(thread: number, cursor: number, limit: number): Promise<void> {
+  const log = threadLog(thread);
+  const page = await api.get("/api/threads/{id}/messages", { path: { id: thread }, query: { before: cursor, limit } });
+  batch(() => {
+    page.items.forEach(putMessage);
+    log.value = { ...log.value, ids: mergeIds(page.items.map((m) => m.id), log.value.ids), olderCursor: page.next_before ?? undefined };
+  });
+}
+
+// Feeds -----------------------------------------------------------------
+
+export interface FeedEntry {
+  /** The root message (or announcement). */
+  messageId: number;
+  /** Its thread, if it opened one. */
+  threadId?: number;
+}
+
+export interface ThreadProgress {
+  replies: number;
+  latestReplyId?: number;
+}
+
+export interface Feed {
+  entries: FeedEntry[];
+  olderCursor?: number;
+  loaded: boolean;
+}
+
+const feeds = new Map<number, Signal<Feed>>();
+const progress = new Map<number, Signal<ThreadProgress>>();
+
+export function feedOf(channel: number): Signal<Feed> {
+  let feed = feeds.get(channel);
+  if (!feed) {
+    feed = signal<Feed>({ entries: [], loaded: false });
+    feeds.set(channel, feed);
+  }
+  return feed;
+}
+
+export function threadProgress(thread: number): Signal<ThreadProgress> {
+  let p = progress.get(thread);
+  if (!p) {
+    p = signal<ThreadProgress>({ replies: 0 });
+    progress.set(thread, p);
+  }
+  return p;
+}
+
+function addFeedEntries(channel: number, entries: FeedEntry[], olderCursor?: number | null, replaceCursor = false): void {
+  const feed = feedOf(channel);
+  const known = new Set(feed.value.entries.map((e) => e.messageId));
+  const merged = feed.value.entries.slice();
+  for (const entry of entries) if (!known.has(entry.messageId)) merged.push(entry);
+  merged.sort((a, b) => a.messageId - b.messageId);
+  feed.value = {
+    entries: merged,
+    loaded: true,
+    olderCursor: replaceCursor ? (olderCursor ?? undefined) : feed.value.olderCursor,
+  };
+}
+
+async function loadFeedPage(channel: number, channelName: string, before?: number, limit = 50): Promise<void> {
+  const page = await api.get("/api/channels/{channel}/feed", { path: { channel: channelName }, query: { before, limit } });
+  batch(() => {
+    const entries: FeedEntry[] = [];
+    for (const item of page.items) {
+      putMessage(item.message);
+      if (item.thread) putThread(item.thread);
+      if (item.latest_reply) putMessage(item.latest_reply);
+      if (item.thread) {
+        threadProgress(item.thread.id).value = { replies: item.replies, latestReplyId: item.latest_reply?.id };
+      }
+      entries.push({ messageId: item.message.id, threadId: item.thread?.id });
+    }
+    addFeedEntries(channel, entries, page.next_before, true);
+  });
+}
+
+/** Loads a channel's newest feed page (once). */
+export async function loadFeed(channel: number, channelName: string): Promise<void> {
+  if (feedOf(channel).value.loaded) return;
+  await loadFeedPage(channel, channelName);
+}
+
+export async function loadOlderFeed(channel: number, channelName: string): Promise<void> {
+  const cursor = feedOf(channel).value.olderCursor;
+  if (cursor === undefined) return;
+  await once(`f${channel}:${cursor}`, () => loadFeedPage(channel, channelName, cursor));
+}
+
+/** The newest message id this client knows in a channel (for read markers). */
+export function newestKnown(channel: number): number | undefined {
+  let newest: number | undefined;
+  for (const entry of feedOf(channel).value.entries) {
+    const latest = entry.threadId === undefined ? undefined : threadProgress(entry.threadId).value.latestReplyId;
+    const candidate = Math.max(entry.messageId, latest ?? 0);
+    if (newest === undefined || candidate > newest) newest = candidate;
+  }
+  return newest;
+}
+
+// The reducer -------------------------------------------------------------
+
+function onCreated(message: Message): void {
+  putMessage(message);
+  const channel = message.channel_id;
+  const thread = message.thread_id ?? undefined;
+  if (thread === undefined) {
+    if (feeds.has(channel)) addFeedEntries(channel, [{ messageId: message.id }]);
+    return;
+  }
+  const root = threadSignal(thread)?.value.root_message_id;
+  if (root === message.id) {
+    if (feeds.has(channel)) addFeedEntries(channel, [{ messageId: message.id, threadId: thread }]);
+  } else {
+    const p = threadProgress(thread);
+    p.value = { replies: p.value.replies + 1, latestReplyId: Math.max(message.id, p.value.latestReplyId ?? 0) };
+  }
+  const log = logs.get(thread);
+  if (log?.value.loaded) log.value = { ...log.value, ids: mergeIds(log.value.ids, [message.id]) };
+}
+
+function onDelta(messageId: number, text: string): void {
+  const message = byId.get(messageId);
+  if (!message) return; // Not shown anywhere; a page will bring its text.
+  const current = message.value;
+  if (current.status !== "streaming" && current.status !== "pending") return;
+  message.value = { ...current, status: "streaming", content: current.content + text };
+}
+
+export function applyMessageEvent(event: LiveEvent): void {
+  switch (event.type) {
+    case "message.created":
+      onCreated(event.message);
+      break;
+    case "message.delta":
+      onDelta(event.message_id, event.text);
+      break;
+    case "message.completed":
+    case "mention.created":
+      putMessage(event.message);
+      break;
+    case "thread.created": {
+      // Its root message may have arrived first.
+      putThread(event.thread);
+      const root = event.thread.root_message_id;
+      if (root !== null && root !== undefined && byId.has(root) && feeds.has(event.thread.channel_id)) {
+        addFeedEntries(event.thread.channel_id, [{ messageId: root, threadId: event.thread.id }]);
+      }
+      break;
+    }
+    case "channel.deleted":
+      feeds.delete(event.id);
+      break;
+    default:
+      break;
+  }
+}

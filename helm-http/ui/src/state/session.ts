@@ -1,0 +1,166 @@
+// The session: is setup needed, who is signed in, and the live events
+// feeding every area's reducer. `boot` decides the first screen; `enter`
+// starts a signed-in session; signing out reloads the page so nothing of
+// the session stays in memory.
+import { batch, computed, signal } from "@preact/signals";
+import { ApiError, api, onUnauthenticated } from "../api/client";
+import type { LiveEvent } from "../api/events";
+import type { User } from "../api/types";
+import { createEventStream, type EventStream, type StreamState } from "../socket/events";
+import { applyActivityEvent, loadApprovals, loadEscalations } from "./activity";
+import { applyChannelEvent, channelById, loadChannels } from "./channels";
+import { applyMemoryEvent } from "./memory";
+import { applyMessageEvent } from "./messages";
+import { navigate, route, channelPath } from "./router";
+import { applyThreadEvent } from "./threads";
+import { toast } from "./toasts";
+import { applyUnreadEvent, loadUnread } from "./unread";
+import { loadUsers, userById } from "./users";
+
+export type Phase = "loading" | "setup" | "signed-out" | "ready" | "unreachable";
+
+export const phase = signal<Phase>("loading");
+export const me = signal<User | undefined>(undefined);
+export const workspaceName = signal("Helm");
+const stream = signal<EventStream | undefined>(undefined);
+export const streamState = computed<StreamState>(() => stream.value?.state.value ?? "connecting");
+/** Set when the session ended on its own (shown on the sign-in screen). */
+export const signedOutReason = signal<string | undefined>(undefined);
+
+export const isAdmin = computed(() => me.value?.role === "captain" || me.value?.role === "admin");
+
+/** Whether the person is reading `channel` right now. */
+function looking(channel: number): boolean {
+  const r = route.value;
+  if (document.visibilityState !== "visible" || r.name !== "channel" || r.view !== "chat") return false;
+  return channelById(channel)?.channel.name === r.channel;
+}
+
+/** Every event, to every reducer. */
+export function applyEvent(event: LiveEvent): void {
+  batch(() => {
+    const user = me.value?.id;
+    applyThreadEvent(event);
+    applyMessageEvent(event);
+    applyChannelEvent(event, user);
+    applyActivityEvent(event);
+    applyMemoryEvent(event);
+    applyUnreadEvent(event, user, looking);
+    if (event.type === "workspace.updated") workspaceName.value = event.workspace.name;
+  });
+  if (event.type === "mention.created" && event.user_id === me.value?.id) notifyMention(event);
+}
+
+function notifyMention(event: Extract<LiveEvent, { type: "mention.created" }>): void {
+  const message = event.message;
+  const channel = channelById(message.channel_id)?.channel.name ?? "a channel";
+  const who =
+    message.author.kind === "human"
+      ? (userById(message.author.user_id)?.display_name ?? message.author.name)
+      : message.author.kind === "agent"
+        ? `@${message.author.handle}`
+        : "Helm";
+  const text = `${who} mentioned you in #${channel}`;
+  const href = message.thread_id ? channelPath(channel, "chat", message.thread_id) : channelPath(channel);
+  if (looking(message.channel_id)) return;
+  toast(text, "mention", href);
+  if ("Notification" in window && Notification.permission === "granted" && document.visibilityState !== "visible") {
+    const n = new Notification(text, { body: message.content.slice(0, 140), tag: `mention-${message.id}` });
+    n.onclick = () => {
+      window.focus();
+      navigate(href);
+    };
+  }
+}
+
+/** Decides the first screen. */
+export async function boot(): Promise<void> {
+  try {
+    const setup = await api.get("/api/setup");
+    workspaceName.value = setup.workspace;
+    if (setup.needed) {
+      phase.value = "setup";
+      if (route.value.name !== "setup") navigate("/setup", { replace: true });
+      return;
+    }
+    const who = await api.get("/api/auth/session");
+    if (!who.user) {
+      phase.value = "signed-out";
+      const r = route.value.name;
+      if (r !== "login" && r !== "join") {
+        const next = location.pathname + location.search;
+        navigate(next === "/" ? "/login" : `/login?next=${encodeURIComponent(next)}`, { replace: true });
+      }
+      return;
+    }
+    if (sessionStorage.getItem("helm.firstRun") && who.user.role === "captain") {
+      // Setup was done in this tab, and its wizard is still going.
+      me.value = who.user;
+      phase.value = "setup";
+      return;
+    }
+    await enter(who.user);
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 0) {
+      phase.value = "unreachable";
+      return;
+    }
+    throw e;
+  }
+}
+
+/** Starts a signed-in session for `user`. */
+export async function enter(user: User): Promise<void> {
+  me.value = user;
+  signedOutReason.value = undefined;
+  const events = createEventStream({
+    onEvent: applyEvent,
+    onSignedOut: () => endSession("Your session ended. Sign in again to go on."),
+  });
+  stream.value = events;
+  events.start();
+  await Promise.all([loadChannels(), loadUsers(), loadUnread()]);
+  phase.value = "ready";
+  const r = route.value;
+  if (r.name === "home" || r.name === "setup" || r.name === "login" || r.name === "join") {
+    const next = new URLSearchParams(location.search).get("next");
+    navigate(next && next.startsWith("/") && !next.startsWith("//") ? next : channelPath("main"), { replace: true });
+  }
+  // Less urgent: the authority records cards and the inbox show.
+  void loadApprovals(true).catch(() => undefined);
+  void loadEscalations().catch(() => undefined);
+}
+
+/** Ends the session here: back to a clean sign-in page. */
+function endSession(reason?: string): void {
+  stream.value?.stop();
+  const query = reason ? `?ended=1` : "";
+  location.assign(`/login${query}`);
+}
+
+export async function signIn(name: string, password: string): Promise<void> {
+  await api.post("/api/auth/login", { body: { name, password } });
+  const who = await api.get("/api/auth/me");
+  await enter(who.user);
+}
+
+export async function signOut(): Promise<void> {
+  try {
+    await api.post("/api/auth/logout");
+  } finally {
+    endSession();
+  }
+}
+
+/** The events stream, for the few views that need its cursor (tests, the banner). */
+export function eventStream(): EventStream | undefined {
+  return stream.value;
+}
+
+onUnauthenticated(() => {
+  if (phase.value === "ready") endSession("Your session ended. Sign in again to go on.");
+});
+
+if (new URLSearchParams(location.search).get("ended") === "1") {
+  signedOutReason.value = "Your session ended. Sign in again to go on.";
+}

@@ -1,0 +1,152 @@
+// Threads (sessions) and the turns that work in them: one signal per
+// thread; per-channel thread lists for the Threads view; and, per agent
+// reply, the turn producing it (its state, and how many turns are ahead of
+// it while it waits). Filled by pages and by thread.* and turn.* events.
+import { batch, computed, signal, type Signal } from "@preact/signals";
+import { api } from "../api/client";
+import type { LiveEvent } from "../api/events";
+import type { Thread, Turn } from "../api/types";
+
+const threads = new Map<number, Signal<Thread>>();
+/** Thread ids per channel, for the Threads view (filled once loaded). */
+const channelThreads = new Map<number, Signal<number[] | undefined>>();
+
+export function threadSignal(id: number): Signal<Thread> | undefined {
+  return threads.get(id);
+}
+
+export function putThread(thread: Thread): Signal<Thread> {
+  let s = threads.get(thread.id);
+  if (!s) {
+    s = signal(thread);
+    threads.set(thread.id, s);
+  } else if (Date.parse(thread.updated_at) >= Date.parse(s.value.updated_at) || thread.status !== s.value.status) {
+    s.value = thread;
+  }
+  const list = channelThreads.get(thread.channel_id);
+  if (list?.value && !list.value.includes(thread.id)) list.value = [thread.id, ...list.value];
+  return s;
+}
+
+export function channelThreadIds(channel: number): Signal<number[] | undefined> {
+  let list = channelThreads.get(channel);
+  if (!list) {
+    list = signal<number[] | undefined>(undefined);
+    channelThreads.set(channel, list);
+  }
+  return list;
+}
+
+/** A channel's threads, most recently active first. */
+export function sortedThreads(channel: number) {
+  const ids = channelThreadIds(channel);
+  return computed(() =>
+    (ids.value ?? [])
+      .map((id) => threads.get(id)?.value)
+      .filter((t): t is Thread => t !== undefined)
+      .sort((a, b) => Date.parse(b.updated_at) - Date.parse(a.updated_at) || b.id - a.id),
+  );
+}
+
+export async function loadThreads(channel: number, channelName: string): Promise<void> {
+  const list = await api.get("/api/channels/{channel}/threads", { path: { channel: channelName }, query: { limit: 200 } });
+  batch(() => {
+    list.forEach(putThread);
+    channelThreadIds(channel).value = list.map((t) => t.id);
+  });
+}
+
+/** Loads one thread with its turns. */
+export async function loadThread(id: number): Promise<Thread> {
+  const detail = await api.get("/api/threads/{id}", { path: { id } });
+  batch(() => {
+    putThread(detail.thread);
+    detail.turns.forEach((t) => putTurn(t));
+  });
+  return detail.thread;
+}
+
+export async function setThreadStatus(id: number, status: "open" | "resolved" | "archived"): Promise<void> {
+  const thread = await api.put("/api/threads/{id}/status", { path: { id }, body: { status } });
+  putThread(thread);
+}
+
+export async function stopThread(id: number): Promise<void> {
+  await api.post("/api/threads/{id}/stop", { path: { id } });
+}
+
+// Turns ---------------------------------------------------------------
+
+export interface TurnView {
+  turn: Turn;
+  /** While queued: how many turns run before it. */
+  ahead?: number;
+}
+
+const turnsByReply = new Map<number, Signal<TurnView | undefined>>();
+/** Live turns per thread (queued or running), for the Stop button. */
+const liveTurns = new Map<number, Signal<ReadonlySet<number>>>();
+
+export function turnOfReply(messageId: number): Signal<TurnView | undefined> {
+  let s = turnsByReply.get(messageId);
+  if (!s) {
+    s = signal<TurnView | undefined>(undefined);
+    turnsByReply.set(messageId, s);
+  }
+  return s;
+}
+
+export function liveTurnsOf(thread: number): Signal<ReadonlySet<number>> {
+  let s = liveTurns.get(thread);
+  if (!s) {
+    s = signal<ReadonlySet<number>>(new Set());
+    liveTurns.set(thread, s);
+  }
+  return s;
+}
+
+const LIVE_STATES = new Set(["queued", "running"]);
+
+export function putTurn(turn: Turn, ahead?: number): void {
+  const view = turnOfReply(turn.reply_message_id);
+  view.value = { turn, ahead: turn.state === "queued" ? (ahead ?? view.value?.ahead) : undefined };
+  const live = liveTurnsOf(turn.thread_id);
+  const next = new Set(live.value);
+  if (LIVE_STATES.has(turn.state)) next.add(turn.id);
+  else next.delete(turn.id);
+  if (next.size !== live.value.size || [...next].some((id) => !live.value.has(id))) live.value = next;
+}
+
+export function applyThreadEvent(event: LiveEvent): void {
+  switch (event.type) {
+    case "thread.created":
+    case "thread.updated":
+      putThread(event.thread);
+      break;
+    case "turn.queued":
+      putTurn(event.turn, event.ahead);
+      break;
+    case "turn.started":
+    case "turn.completed":
+    case "turn.failed":
+    case "turn.cancelled":
+      putTurn(event.turn);
+      // Turns behind this one in its thread moved up.
+      if (event.type !== "turn.started") {
+        for (const s of turnsByReply.values()) {
+          const v = s.value;
+          if (v?.turn.thread_id === event.turn.thread_id && v.turn.state === "queued" && v.ahead) {
+            s.value = { ...v, ahead: Math.max(0, v.ahead - 1) };
+          }
+        }
+      }
+      break;
+    default:
+      break;
+  }
+}
+
+/** Every thread this client knows, for the command palette. */
+export function knownThreads(): Thread[] {
+  return [...threads.values()].map((s) => s.value);
+}

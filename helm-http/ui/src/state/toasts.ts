@@ -1,0 +1,24 @@
+// Passing notices: "Saved", an error in words, a mention. Each fades after
+// a while; errors stay until dismissed.
+import { signal } from "@preact/signals";
+
+export interface Toast {
+  id: number;
+  text: string;
+  tone: "info" | "error" | "mention";
+  /** Where clicking it goes, if anywhere. */
+  href?: string;
+}
+
+export const toasts = signal<Toast[]>([]);
+let next = 1;
+
+export function toast(text: string, tone: Toast["tone"] = "info", href?: string): void {
+  const id = next++;
+  toasts.value = [...toasts.value.slice(-3), { id, text, tone, href }];
+  if (tone !== "error") setTimeout(() => dismiss(id), tone === "mention" ? 8000 : 4000);
+}
+
+export function dismiss(id: number): void {
+  toasts.value = toasts.value.filter((t) => t.id !== id);
+}

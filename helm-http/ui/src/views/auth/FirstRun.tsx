@@ -1,0 +1,226 @@
+// First run (spec §8.1): create the Captain, connect a model provider, see
+// the computer the agents will use, name the workspace, and land in #main
+// with Skipper ready. Nothing about agents, memory or directories is asked.
+// The step reached is kept for the tab, so a reload resumes it.
+import { useEffect, useState } from "preact/hooks";
+import { api, describeError } from "../../api/client";
+import type { Status } from "../../api/types";
+import { ErrorNote, Field } from "../../components/Field";
+import { Icon } from "../../components/Icon";
+import { enter, workspaceName } from "../../state/session";
+import { ProviderForm } from "../admin/ProviderForm";
+
+type Step = "captain" | "model" | "computer" | "name";
+const STEPS: { id: Step; title: string }[] = [
+  { id: "captain", title: "Your account" },
+  { id: "model", title: "A model" },
+  { id: "computer", title: "The computer" },
+  { id: "name", title: "The workspace" },
+];
+const KEY = "helm.firstRun";
+
+export function FirstRun() {
+  const saved = sessionStorage.getItem(KEY) as Step | null;
+  const [step, setStep] = useState<Step>(saved && STEPS.some((s) => s.id === saved) ? saved : "captain");
+  const go = (next: Step) => {
+    sessionStorage.setItem(KEY, next);
+    setStep(next);
+    requestAnimationFrame(() => document.querySelector<HTMLElement>(".wizard h1")?.focus());
+  };
+  const finish = async () => {
+    sessionStorage.removeItem(KEY);
+    const who = await api.get("/api/auth/me");
+    await enter(who.user);
+  };
+  const index = STEPS.findIndex((s) => s.id === step);
+
+  return (
+    <main class="auth">
+      <div class="auth-card wizard">
+        <div class="auth-brand">
+          <span class="brand-mark" aria-hidden="true" />
+          <span>Welcome to Helm</span>
+        </div>
+        <ol class="steps" aria-label="Setup steps">
+          {STEPS.map((s, i) => (
+            <li key={s.id} class={i < index ? "done" : i === index ? "current" : ""} aria-current={i === index ? "step" : undefined}>
+              <span class="step-number" aria-hidden="true">
+                {i < index ? <Icon name="check" size={14} /> : i + 1}
+              </span>
+              {s.title}
+            </li>
+          ))}
+        </ol>
+        {step === "captain" && <CaptainStep onDone={() => go("model")} />}
+        {step === "model" && <ModelStep onDone={() => go("computer")} />}
+        {step === "computer" && <ComputerStep onDone={() => go("name")} />}
+        {step === "name" && <NameStep onDone={finish} />}
+      </div>
+    </main>
+  );
+}
+
+function CaptainStep({ onDone }: { onDone: () => void }) {
+  const [name, setName] = useState("");
+  const [displayName, setDisplayName] = useState("");
+  const [password, setPassword] = useState("");
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      await api.post("/api/setup", { body: { name: name.trim(), display_name: displayName.trim() || undefined, password } });
+      onDone();
+    } catch (err) {
+      setError(describeError(err));
+      setBusy(false);
+    }
+  };
+  return (
+    <form onSubmit={submit}>
+      <h1 tabIndex={-1}>Create the Captain</h1>
+      <p class="muted">You are the Captain: the owner of this workspace and its final authority. You can invite others later.</p>
+      <Field label="Name" hint="How you sign in and how people mention you (@name): lowercase letters, digits, - _ or .">
+        {(p) => (
+          <input
+            {...p}
+            value={name}
+            onInput={(e) => setName(e.currentTarget.value.toLowerCase())}
+            autocomplete="username"
+            pattern="[a-z][a-z0-9._\-]{0,31}"
+            required
+            autoFocus
+          />
+        )}
+      </Field>
+      <Field label="Display name" hint="Optional: how your name is shown.">
+        {(p) => <input {...p} value={displayName} onInput={(e) => setDisplayName(e.currentTarget.value)} autocomplete="name" />}
+      </Field>
+      <Field label="Password" hint="At least 10 characters.">
+        {(p) => (
+          <input {...p} type="password" value={password} minLength={10} onInput={(e) => setPassword(e.currentTarget.value)} autocomplete="new-password" required />
+        )}
+      </Field>
+      <ErrorNote error={error} />
+      <div class="actions">
+        <button type="submit" class="btn btn-primary" disabled={busy}>
+          {busy ? "Creating…" : "Create the Captain"}
+        </button>
+      </div>
+    </form>
+  );
+}
+
+function ModelStep({ onDone }: { onDone: () => void }) {
+  return (
+    <div>
+      <h1 tabIndex={-1}>Connect a model</h1>
+      <p class="muted">
+        Agents think with a model you choose. You can change it any time; a channel keeps its agent, files and memory when you do.
+      </p>
+      <ProviderForm makeDefault onSaved={onDone} submitLabel="Connect and continue" />
+      <div class="actions actions-quiet">
+        <button type="button" class="btn btn-ghost" onClick={onDone}>
+          Skip for now
+        </button>
+        <span class="muted small">Agents will answer once a model is connected (Admin → Providers).</span>
+      </div>
+    </div>
+  );
+}
+
+function ComputerStep({ onDone }: { onDone: () => void }) {
+  const [status, setStatus] = useState<Status>();
+  const [error, setError] = useState<string>();
+  useEffect(() => {
+    api.get("/api/status").then(setStatus, (e) => setError(describeError(e)));
+  }, []);
+  return (
+    <div>
+      <h1 tabIndex={-1}>The computer</h1>
+      <p class="muted">Every channel's agent gets a computer of its own: a shell and files in its workspace. Nothing to set up.</p>
+      <ul class="facts">
+        <li>
+          <Icon name="folder" />
+          <div>
+            <strong>One workspace per channel</strong>
+            <span>The agent works in <code>/workspace</code>; the channel's Files view shows the same files.</span>
+          </div>
+        </li>
+        <li>
+          <Icon name="terminal" />
+          <div>
+            <strong>Terminals</strong>
+            <span>
+              Anyone who can see a channel can open a terminal in its workspace. The terminal of <code>#main</code> is this host's,
+              for the Captain and admins only.
+            </span>
+          </div>
+        </li>
+        <li>
+          <Icon name="shield" />
+          <div>
+            <strong>Isolation</strong>
+            <span>Channel computers are isolated from each other and from the host as the server is configured.</span>
+          </div>
+        </li>
+        {status?.data_dir && (
+          <li>
+            <Icon name="archive" />
+            <div>
+              <strong>Data</strong>
+              <span>
+                Everything lives in <code>{status.data_dir}</code> on this server.
+              </span>
+            </div>
+          </li>
+        )}
+      </ul>
+      <ErrorNote error={error} />
+      <div class="actions">
+        <button type="button" class="btn btn-primary" onClick={onDone} autoFocus>
+          Continue
+        </button>
+      </div>
+    </div>
+  );
+}
+
+function NameStep({ onDone }: { onDone: () => Promise<void> }) {
+  const [name, setName] = useState(workspaceName.value === "Helm" ? "" : workspaceName.value);
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      const chosen = name.trim();
+      if (chosen && chosen !== workspaceName.value) {
+        const workspace = await api.patch("/api/workspace", { body: { name: chosen } });
+        workspaceName.value = workspace.name;
+      }
+      await onDone();
+    } catch (err) {
+      setError(describeError(err));
+      setBusy(false);
+    }
+  };
+  return (
+    <form onSubmit={submit}>
+      <h1 tabIndex={-1}>Name the workspace</h1>
+      <p class="muted">This is what people see when they sign in. Skipper, the workspace's operator, is waiting for you in #main.</p>
+      <Field label="Workspace name" hint="You can rename it later.">
+        {(p) => <input {...p} value={name} placeholder="Helm" maxLength={64} onInput={(e) => setName(e.currentTarget.value)} autoFocus />}
+      </Field>
+      <ErrorNote error={error} />
+      <div class="actions">
+        <button type="submit" class="btn btn-primary" disabled={busy}>
+          {busy ? "Opening…" : "Enter #main"}
+        </button>
+      </div>
+    </form>
+  );
+}

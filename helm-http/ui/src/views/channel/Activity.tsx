@@ -1,0 +1,107 @@
+// What happened in the channel, newest first and live: tool actions,
+// Skipper's interventions, approvals, and lifecycle changes.
+import { useEffect, useState } from "preact/hooks";
+import { describeError } from "../../api/client";
+import { ErrorNote } from "../../components/Field";
+import { Icon } from "../../components/Icon";
+import { Time } from "../../components/Time";
+import { actionSignal, activityOf, loadActivity, type ActivityEntry } from "../../state/activity";
+import type { ChannelEntry } from "../../state/channels";
+import { channelPath } from "../../state/router";
+import { ToolCard } from "../chat/ToolCard";
+
+export function Activity({ entry }: { entry: ChannelEntry }) {
+  const channel = entry.channel;
+  const list = activityOf(channel.id).value;
+  const [error, setError] = useState<string>();
+  useEffect(() => {
+    loadActivity(channel.id, channel.name).catch((e) => setError(describeError(e)));
+  }, [channel.id]);
+  return (
+    <div class="page">
+      <div class="page-head">
+        <h2>Activity</h2>
+        <p class="muted">Everything the agent and Skipper did here, as it happens.</p>
+      </div>
+      <ErrorNote error={error} />
+      {list && list.length === 0 && <p class="muted">Nothing has happened here yet.</p>}
+      <ol class="activity-list" aria-label="Activity, newest first">
+        {(list ?? []).map((e) => (
+          <li key={key(e)} class={`activity-item activity-${e.kind}`}>
+            <Row entry={e} channel={channel.name} />
+          </li>
+        ))}
+      </ol>
+    </div>
+  );
+}
+
+function key(e: ActivityEntry): string {
+  switch (e.kind) {
+    case "tool":
+      return `t${e.id}`;
+    case "escalation":
+      return `e${e.escalation.id}-${e.escalation.status}`;
+    case "approval":
+      return `a${e.approval.id}-${e.approval.status}`;
+    default:
+      return `l${e.seq}`;
+  }
+}
+
+function Row({ entry, channel }: { entry: ActivityEntry; channel: string }) {
+  switch (entry.kind) {
+    case "tool": {
+      const action = actionSignal(entry.id);
+      if (!action) return null;
+      const thread = action.value.thread_id;
+      return (
+        <div class="activity-row">
+          <div class="activity-meta">
+            <Time at={entry.at} />
+            {thread && <a href={channelPath(channel, "chat", thread)}>thread</a>}
+          </div>
+          <ToolCard action={action} />
+        </div>
+      );
+    }
+    case "escalation": {
+      const e = entry.escalation;
+      return (
+        <div class="activity-row">
+          <div class="activity-meta">
+            <Time at={entry.at} />
+            <a href={channelPath(channel, "chat", e.thread_id)}>thread</a>
+          </div>
+          <p>
+            <Icon name="skipper" size={15} /> <strong>Skipper</strong> {e.status === "open" ? "was called in" : e.status === "handed_to_captain" ? "handed it to the Captain" : "handed back"}: {e.reason}
+            {e.outcome && <span class="muted"> — {e.outcome}</span>}
+          </p>
+        </div>
+      );
+    }
+    case "approval": {
+      const a = entry.approval;
+      return (
+        <div class="activity-row">
+          <div class="activity-meta">
+            <Time at={entry.at} />
+            {a.thread_id && <a href={channelPath(channel, "chat", a.thread_id)}>thread</a>}
+          </div>
+          <p>
+            <Icon name="shield" size={15} /> Approval {a.status}: <code>{a.summary}</code>
+          </p>
+        </div>
+      );
+    }
+    default:
+      return (
+        <div class="activity-row">
+          <div class="activity-meta">
+            <Time at={entry.at} />
+          </div>
+          <p>{entry.text}</p>
+        </div>
+      );
+  }
+}

@@ -1,0 +1,194 @@
+// One channel: its header (purpose, resident agent and its status, the
+// model as a replaceable detail, the way to Skipper) and its views, which
+// all show the same world: chat, threads, files, terminal, memory,
+// activity, settings.
+import { lazy, Suspense } from "preact/compat";
+import { useEffect, useRef, useState } from "preact/hooks";
+import { api, describeError } from "../../api/client";
+import type { ChannelDetail } from "../../api/types";
+import { Icon, type IconName } from "../../components/Icon";
+import { StatusDot, statusWord } from "../../components/StatusDot";
+import { channelByName, loadChannel, type ChannelEntry } from "../../state/channels";
+import { composerInsert } from "../../state/composer";
+import { CHANNEL_VIEWS, channelPath, route, type ChannelViewName } from "../../state/router";
+import { toast } from "../../state/toasts";
+import { Chat } from "../chat/Chat";
+import { DrawerButton } from "../shell/Shell";
+import { Activity } from "./Activity";
+import { Files } from "./Files";
+import { Memory } from "./Memory";
+import { Settings } from "./Settings";
+import { Threads } from "./Threads";
+
+// The terminal (xterm.js) is loaded only when opened.
+const Terminal = lazy(() => import("./Terminal").then((m) => ({ default: m.Terminal })));
+
+
+const VIEW_META: Record<ChannelViewName, { label: string; icon: IconName }> = {
+  chat: { label: "Chat", icon: "chat" },
+  threads: { label: "Threads", icon: "threads" },
+  files: { label: "Files", icon: "files" },
+  terminal: { label: "Terminal", icon: "terminal" },
+  memory: { label: "Memory", icon: "memory" },
+  activity: { label: "Activity", icon: "activity" },
+  settings: { label: "Settings", icon: "settings" },
+};
+
+export function ChannelView() {
+  const r = route.value;
+  if (r.name !== "channel") return null;
+  const entry = channelByName(r.channel);
+  const [detail, setDetail] = useState<ChannelDetail>();
+  const [missing, setMissing] = useState<string>();
+  const detailAsked = useRef(false);
+
+  useEffect(() => {
+    let live = true;
+    setDetail(undefined);
+    // Gone (deleted, or no longer visible): nothing to fetch.
+    if (!entry && detailAsked.current) return;
+    detailAsked.current = true;
+    api
+      .get("/api/channels/{channel}", { path: { channel: r.channel } })
+      .then((d) => {
+        if (!live) return;
+        setDetail(d);
+        void loadChannel(r.channel).catch(() => undefined);
+      })
+      .catch((e) => live && setMissing(describeError(e)));
+    return () => {
+      live = false;
+    };
+  }, [r.channel, entry?.channel.status, entry?.profile?.purpose]);
+
+  useEffect(() => {
+    document.title = `#${r.channel} · Helm`;
+  }, [r.channel]);
+
+  if (!entry) {
+    return (
+      <div class="empty-page">
+        <DrawerButton />
+        <h1>{missing ? "No such channel" : "Opening…"}</h1>
+        {missing && <p class="muted">{missing}</p>}
+        {missing && (
+          <a class="btn" href={channelPath("main")}>
+            Go to #main
+          </a>
+        )}
+      </div>
+    );
+  }
+
+  const view = r.view;
+  return (
+    <div class="channel">
+      <Header entry={entry} detail={detail} />
+      <nav class="tabs" aria-label={`#${entry.channel.name} views`}>
+        {CHANNEL_VIEWS.map((v) => (
+          <a key={v} href={channelPath(entry.channel.name, v)} class={v === view ? "tab current" : "tab"} aria-current={v === view ? "page" : undefined}>
+            <Icon name={VIEW_META[v].icon} size={16} />
+            <span>{VIEW_META[v].label}</span>
+          </a>
+        ))}
+      </nav>
+      {entry.channel.status === "archived" && <ArchivedNote entry={entry} />}
+      <section class="view" aria-label={VIEW_META[view].label}>
+        {view === "chat" && <Chat entry={entry} thread={r.thread} />}
+        {view === "threads" && <Threads entry={entry} />}
+        {view === "files" && <Files entry={entry} path={r.path} />}
+        {view === "terminal" && (
+          <Suspense fallback={<p class="muted pad">Loading the terminal…</p>}>
+            <Terminal entry={entry} />
+          </Suspense>
+        )}
+        {view === "memory" && <Memory entry={entry} />}
+        {view === "activity" && <Activity entry={entry} />}
+        {view === "settings" && <Settings entry={entry} detail={detail} onChanged={setDetail} />}
+      </section>
+    </div>
+  );
+}
+
+function Header({ entry, detail }: { entry: ChannelEntry; detail?: ChannelDetail }) {
+  const { channel, agent } = entry;
+  const isHome = channel.kind === "home";
+  const model = detail?.model;
+  const askSkipper = () => {
+    composerInsert.value = { channel: channel.id, text: "@skipper " };
+    const r = route.value;
+    if (r.name === "channel" && r.view !== "chat") history.pushState(null, "", channelPath(channel.name));
+    route.value = { name: "channel", channel: channel.name, view: "chat", thread: r.name === "channel" ? r.thread : undefined };
+  };
+  return (
+    <header class="channel-header">
+      <DrawerButton />
+      <div class="channel-title">
+        <h1>
+          <Icon name={channel.visibility === "private" ? "lock" : "hash"} size={20} class="channel-glyph" />
+          {channel.name}
+        </h1>
+        <p class="purpose" title={channel.purpose}>
+          {channel.purpose}
+        </p>
+      </div>
+      <div class="agent-card" aria-label="Resident agent">
+        <StatusDot status={agent.status} label={`@${agent.handle}`} />
+        <div class="agent-text">
+          <span class="agent-name">
+            {agent.display_name} <span class="handle">@{agent.handle}</span>
+          </span>
+          <span class="agent-status">
+            {statusWord(agent.status)}
+            {model && (
+              <>
+                {" · "}
+                <a href={channelPath(channel.name, "settings")} class="model-chip" title="The model is a replaceable detail: change it in Settings">
+                  {model.provider}
+                  {model.model ? ` / ${model.model}` : ""}
+                </a>
+              </>
+            )}
+            {detail && !model && (
+              <>
+                {" · "}
+                <a href={channelPath(channel.name, "settings")} class="model-chip warn">
+                  no model yet
+                </a>
+              </>
+            )}
+          </span>
+        </div>
+      </div>
+      {!isHome && (
+        <button type="button" class="btn btn-small skipper-button" onClick={askSkipper} title="Call Skipper, the workspace operator, into the conversation">
+          <Icon name="skipper" size={16} /> Ask @skipper
+        </button>
+      )}
+    </header>
+  );
+}
+
+function ArchivedNote({ entry }: { entry: ChannelEntry }) {
+  const [busy, setBusy] = useState(false);
+  const restore = async () => {
+    setBusy(true);
+    try {
+      await api.post("/api/channels/{channel}/restore", { path: { channel: entry.channel.name } });
+      toast(`#${entry.channel.name} is back, with the same agent, files and memory.`);
+    } catch (e) {
+      toast(describeError(e), "error");
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <div class="archived-note" role="status">
+      <Icon name="archive" />
+      <span>This channel is archived: its agent is paused, and its threads, files and memory are kept.</span>
+      <button type="button" class="btn btn-small" onClick={restore} disabled={busy}>
+        Restore
+      </button>
+    </div>
+  );
+}

@@ -1,0 +1,395 @@
+// The channel's workspace as a two-pane browser: folders and files on the
+// left, the chosen file on the right (text, Markdown rendered, images),
+// editable in place. Upload (button or drop), new folder, rename, delete,
+// download. A file an agent made links to the thread that made it.
+import { lazy, Suspense } from "preact/compat";
+import { useEffect, useMemo, useState } from "preact/hooks";
+import { ApiError, api, describeError, urlFor } from "../../api/client";
+import type { Artifact, FileEntry, FileText } from "../../api/types";
+import { Dialog } from "../../components/Dialog";
+import { ErrorNote, Field } from "../../components/Field";
+import { Icon } from "../../components/Icon";
+import { Markdown } from "../../components/Markdown";
+import { Time } from "../../components/Time";
+import { bytes, plural } from "../../lib/format";
+import type { ChannelEntry } from "../../state/channels";
+import { channelPath, filesPath, navigate } from "../../state/router";
+import { threadSignal } from "../../state/threads";
+import { toast } from "../../state/toasts";
+
+const Editor = lazy(() => import("./Editor").then((m) => ({ default: m.Editor })));
+
+const ROOT = "/workspace";
+const IMAGE = /\.(png|jpe?g|gif|webp|svg|bmp|ico)$/i;
+const MARKDOWN = /\.(md|markdown)$/i;
+
+function parent(path: string): string {
+  const cut = path.replace(/\/+$/, "").lastIndexOf("/");
+  return cut <= 0 ? ROOT : path.slice(0, cut) || ROOT;
+}
+
+function join(dir: string, name: string): string {
+  return `${dir.replace(/\/+$/, "")}/${name}`;
+}
+
+export function Files({ entry, path }: { entry: ChannelEntry; path?: string }) {
+  const channel = entry.channel.name;
+  const archived = entry.channel.status === "archived";
+  const [dir, setDir] = useState(ROOT);
+  const [selected, setSelected] = useState<FileEntry>();
+  const [entries, setEntries] = useState<FileEntry[]>();
+  const [artifacts, setArtifacts] = useState<Artifact[]>([]);
+  const [error, setError] = useState<string>();
+  const [dialog, setDialog] = useState<"mkdir" | "rename" | "delete" | undefined>();
+  const [version, setVersion] = useState(0);
+
+  // The URL names a directory or a file; a file opens in its directory.
+  useEffect(() => {
+    const target = path ?? ROOT;
+    api
+      .get("/api/channels/{channel}/files/stat", { path: { channel }, query: { path: target } })
+      .then((stat) => {
+        if (stat.kind === "dir") {
+          setDir(stat.path);
+          setSelected(undefined);
+        } else {
+          setDir(parent(stat.path));
+          setSelected(stat);
+        }
+      })
+      .catch((e) => {
+        setError(e instanceof ApiError && e.status === 404 ? `${target} is not in this workspace (any more).` : describeError(e));
+        setDir(ROOT);
+      });
+  }, [path, channel]);
+
+  useEffect(() => {
+    setEntries(undefined);
+    api
+      .get("/api/channels/{channel}/files", { path: { channel }, query: { path: dir } })
+      .then((list) => {
+        setEntries(list.slice().sort((a, b) => Number(b.kind === "dir") - Number(a.kind === "dir") || a.name.localeCompare(b.name)));
+        setError(undefined);
+      })
+      .catch((e) => setError(describeError(e)));
+    api
+      .get("/api/channels/{channel}/artifacts", { path: { channel } })
+      .then(setArtifacts)
+      .catch(() => undefined);
+  }, [dir, channel, version]);
+
+  const byPath = useMemo(() => new Map(artifacts.map((a) => [a.path, a])), [artifacts]);
+  const refresh = () => setVersion((v) => v + 1);
+  const open = (e: FileEntry) => navigate(filesPath(channel, e.path));
+
+  const upload = async (files: File[]) => {
+    if (files.length === 0) return;
+    try {
+      await api.upload(channel, files, dir);
+      toast(`Uploaded ${plural(files.length, "file")} to ${dir}.`);
+      refresh();
+    } catch (e) {
+      toast(describeError(e), "error");
+    }
+  };
+
+  const crumbs = dir.split("/").filter(Boolean);
+  return (
+    <div
+      class="files"
+      onDragOver={(e) => e.dataTransfer?.types.includes("Files") && e.preventDefault()}
+      onDrop={(e) => {
+        e.preventDefault();
+        if (!archived) void upload([...(e.dataTransfer?.files ?? [])]);
+      }}
+    >
+      <div class="files-list-pane">
+        <div class="files-toolbar">
+          <nav aria-label="Folder" class="breadcrumbs">
+            {crumbs.map((c, i) => {
+              const to = `/${crumbs.slice(0, i + 1).join("/")}`;
+              return (
+                <span key={to}>
+                  {i > 0 && <span class="sep">/</span>}
+                  <a href={filesPath(channel, to)} aria-current={to === dir ? "page" : undefined}>
+                    {c}
+                  </a>
+                </span>
+              );
+            })}
+          </nav>
+          <div class="toolbar-actions">
+            <label class={archived ? "btn btn-small disabled" : "btn btn-small"}>
+              <Icon name="upload" size={15} /> Upload
+              <input type="file" multiple class="visually-hidden" disabled={archived} onChange={(e) => {
+                const files = [...(e.currentTarget.files ?? [])];
+                e.currentTarget.value = "";
+                void upload(files);
+              }} />
+            </label>
+            <button type="button" class="btn btn-small" disabled={archived} onClick={() => setDialog("mkdir")}>
+              <Icon name="newfolder" size={15} /> New folder
+            </button>
+            <button type="button" class="icon-button" aria-label="Refresh" onClick={refresh}>
+              <Icon name="refresh" size={16} />
+            </button>
+          </div>
+        </div>
+        <ErrorNote error={error} />
+        {entries === undefined ? (
+          <p class="muted pad">Loading…</p>
+        ) : (
+          <ul class="file-list" aria-label={`Contents of ${dir}`}>
+            {dir !== ROOT && (
+              <li>
+                <a class="file-row" href={filesPath(channel, parent(dir))}>
+                  <Icon name="back" size={16} />
+                  <span class="file-name">..</span>
+                </a>
+              </li>
+            )}
+            {entries.length === 0 && <li class="muted pad">This folder is empty. Drop files here to upload them.</li>}
+            {entries.map((e) => (
+              <li key={e.path}>
+                <a class={selected?.path === e.path ? "file-row selected" : "file-row"} href={filesPath(channel, e.path)} aria-current={selected?.path === e.path ? "true" : undefined}>
+                  <Icon name={e.kind === "dir" ? "folder" : e.kind === "symlink" ? "link" : "file"} size={16} />
+                  <span class="file-name">{e.name}</span>
+                  {byPath.has(e.path) && <span class="tag" title="Made by the channel's work">artifact</span>}
+                  <span class="file-size">{e.kind === "dir" ? "" : bytes(e.size)}</span>
+                </a>
+              </li>
+            ))}
+          </ul>
+        )}
+      </div>
+      <div class="files-preview-pane">
+        {selected ? (
+          <Preview
+            key={`${selected.path}-${version}`}
+            channel={channel}
+            file={selected}
+            artifact={byPath.get(selected.path)}
+            archived={archived}
+            onRename={() => setDialog("rename")}
+            onDelete={() => setDialog("delete")}
+            onSaved={refresh}
+          />
+        ) : (
+          <div class="preview-empty muted">
+            <Icon name="files" size={28} />
+            <p>Choose a file to see it here. Files the agent makes in /workspace show up as soon as they exist.</p>
+          </div>
+        )}
+      </div>
+      {dialog === "mkdir" && <MkdirDialog channel={channel} dir={dir} onClose={() => setDialog(undefined)} onDone={(p) => { setDialog(undefined); setSelected(undefined); refresh(); navigate(filesPath(channel, p)); }} />}
+      {dialog === "rename" && selected && (
+        <RenameDialog channel={channel} file={selected} onClose={() => setDialog(undefined)} onDone={(p) => { setDialog(undefined); setSelected(undefined); refresh(); navigate(filesPath(channel, p)); }} />
+      )}
+      {dialog === "delete" && selected && (
+        <DeleteDialog channel={channel} file={selected} onClose={() => setDialog(undefined)} onDone={() => { const dir = parent(selected.path); setDialog(undefined); setSelected(undefined); navigate(filesPath(channel, dir)); refresh(); }} />
+      )}
+    </div>
+  );
+}
+
+function Preview({
+  channel,
+  file,
+  artifact,
+  archived,
+  onRename,
+  onDelete,
+  onSaved,
+}: {
+  channel: string;
+  file: FileEntry;
+  artifact?: Artifact;
+  archived: boolean;
+  onRename: () => void;
+  onDelete: () => void;
+  onSaved: () => void;
+}) {
+  const [text, setText] = useState<FileText>();
+  const [binary, setBinary] = useState(false);
+  const [error, setError] = useState<string>();
+  const [editing, setEditing] = useState(false);
+  const download = urlFor("/api/channels/{channel}/files/download", { path: { channel }, query: { path: file.path } });
+  const image = IMAGE.test(file.name);
+
+  useEffect(() => {
+    if (image) return;
+    api
+      .get("/api/channels/{channel}/files/read", { path: { channel }, query: { path: file.path } })
+      .then(setText)
+      .catch((e) => {
+        if (e instanceof ApiError && e.status === 422) setBinary(true);
+        else setError(describeError(e));
+      });
+  }, [file.path]);
+
+  const madeIn = artifact?.thread_id ? threadSignal(artifact.thread_id)?.value : undefined;
+  return (
+    <div class="preview">
+      <header class="preview-head">
+        <div>
+          <h2>{file.name}</h2>
+          <p class="muted small">
+            {bytes(file.size)}
+            {file.modified && (
+              <>
+                {" · changed "}
+                <Time at={file.modified} />
+              </>
+            )}
+            {artifact && (
+              <>
+                {" · made by "}
+                {artifact.created_by}
+                {artifact.thread_id && (
+                  <>
+                    {" in "}
+                    <a href={channelPath(channel, "chat", artifact.thread_id)}>{madeIn?.title ? `“${madeIn.title}”` : "its thread"}</a>
+                  </>
+                )}
+              </>
+            )}
+          </p>
+        </div>
+        <div class="toolbar-actions">
+          {text && !editing && !archived && (
+            <button type="button" class="btn btn-small" onClick={() => setEditing(true)}>
+              <Icon name="edit" size={15} /> Edit
+            </button>
+          )}
+          <a class="btn btn-small" href={download} download={file.name}>
+            <Icon name="download" size={15} /> Download
+          </a>
+          {!archived && (
+            <>
+              <button type="button" class="btn btn-small" onClick={onRename}>
+                Rename
+              </button>
+              <button type="button" class="btn btn-small btn-danger-quiet" onClick={onDelete}>
+                <Icon name="trash" size={15} /> Delete
+              </button>
+            </>
+          )}
+        </div>
+      </header>
+      <ErrorNote error={error} />
+      {image && <img class="preview-image" src={download} alt={file.name} />}
+      {binary && <p class="muted pad">This file is not text, so it cannot be shown here. Download it to open it.</p>}
+      {text && editing && (
+        <Suspense fallback={<p class="muted pad">Loading the editor…</p>}>
+          <Editor
+            channel={channel}
+            path={file.path}
+            initial={text.content}
+            onClose={(saved) => {
+              setEditing(false);
+              if (saved !== undefined) {
+                setText({ ...text, content: saved });
+                onSaved();
+              }
+            }}
+          />
+        </Suspense>
+      )}
+      {text && !editing && (MARKDOWN.test(file.name) ? <Markdown text={text.content} class="preview-markdown" /> : <pre class="preview-text">{text.content}</pre>)}
+      {text?.truncated && <p class="muted small">Only the first part is shown; download the file for all of it.</p>}
+    </div>
+  );
+}
+
+function MkdirDialog({ channel, dir, onClose, onDone }: { channel: string; dir: string; onClose: () => void; onDone: (path: string) => void }) {
+  const [name, setName] = useState("");
+  const [error, setError] = useState<string>();
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    try {
+      const made = await api.post("/api/channels/{channel}/files/mkdir", { path: { channel }, body: { path: join(dir, name.trim()) } });
+      onDone(made.path);
+    } catch (err) {
+      setError(describeError(err));
+    }
+  };
+  return (
+    <Dialog title="New folder" onClose={onClose}>
+      <form onSubmit={submit} class="stack">
+        <Field label="Folder name" hint={`Made in ${dir}.`}>
+          {(p) => <input {...p} value={name} onInput={(e) => setName(e.currentTarget.value)} required autoFocus />}
+        </Field>
+        <ErrorNote error={error} />
+        <div class="actions">
+          <button type="button" class="btn btn-ghost" onClick={onClose}>
+            Cancel
+          </button>
+          <button type="submit" class="btn btn-primary">
+            Create folder
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
+
+function RenameDialog({ channel, file, onClose, onDone }: { channel: string; file: FileEntry; onClose: () => void; onDone: (path: string) => void }) {
+  const [name, setName] = useState(file.name);
+  const [error, setError] = useState<string>();
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const to = name.trim().startsWith("/") ? name.trim() : join(parent(file.path), name.trim());
+    try {
+      await api.post("/api/channels/{channel}/files/move", { path: { channel }, body: { from: file.path, to } });
+      onDone(to);
+    } catch (err) {
+      setError(describeError(err));
+    }
+  };
+  return (
+    <Dialog title={`Rename ${file.name}`} onClose={onClose}>
+      <form onSubmit={submit} class="stack">
+        <Field label="New name" hint="A name, or a whole path under /workspace to move it.">
+          {(p) => <input {...p} value={name} onInput={(e) => setName(e.currentTarget.value)} required autoFocus />}
+        </Field>
+        <ErrorNote error={error} />
+        <div class="actions">
+          <button type="button" class="btn btn-ghost" onClick={onClose}>
+            Cancel
+          </button>
+          <button type="submit" class="btn btn-primary">
+            Rename
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
+
+function DeleteDialog({ channel, file, onClose, onDone }: { channel: string; file: FileEntry; onClose: () => void; onDone: () => void }) {
+  const [error, setError] = useState<string>();
+  const remove = async () => {
+    try {
+      await api.delete("/api/channels/{channel}/files", { path: { channel }, query: { path: file.path, recursive: file.kind === "dir" } });
+      onDone();
+    } catch (err) {
+      setError(describeError(err));
+    }
+  };
+  return (
+    <Dialog title={`Delete ${file.name}?`} onClose={onClose}>
+      <p>
+        <code>{file.path}</code> will be removed from the workspace{file.kind === "dir" ? ", with everything in it" : ""}. This cannot be undone.
+      </p>
+      <ErrorNote error={error} />
+      <div class="actions">
+        <button type="button" class="btn btn-ghost" onClick={onClose} autoFocus>
+          Keep it
+        </button>
+        <button type="button" class="btn btn-danger" onClick={remove}>
+          Delete
+        </button>
+      </div>
+    </Dialog>
+  );
+}

@@ -1,0 +1,253 @@
+// The channel's memory: decisions, facts, summaries, preferences and
+// references, each with where it came from (a link to its thread). Recall
+// searches it as the agent does. Records are added by hand, edited (the new
+// text supersedes the old, which is kept), pinned, or forgotten.
+import { useEffect, useMemo, useState } from "preact/hooks";
+import { describeError } from "../../api/client";
+import type { MemoryItem, MemoryKind, RecallHit } from "../../api/types";
+import { Dialog } from "../../components/Dialog";
+import { ErrorNote, Field } from "../../components/Field";
+import { Icon } from "../../components/Icon";
+import { Time } from "../../components/Time";
+import type { ChannelEntry } from "../../state/channels";
+import { addMemory, editMemory, forgetMemory, loadMemory, memoryOf, pinMemory, recall } from "../../state/memory";
+import { channelPath } from "../../state/router";
+import { toast } from "../../state/toasts";
+
+const KINDS: { id: MemoryKind; label: string; plural: string }[] = [
+  { id: "decision", label: "Decision", plural: "Decisions" },
+  { id: "fact", label: "Fact", plural: "Facts" },
+  { id: "summary", label: "Summary", plural: "Summaries" },
+  { id: "preference", label: "Preference", plural: "Preferences" },
+  { id: "artifact_ref", label: "Reference", plural: "References" },
+];
+const LABEL = Object.fromEntries(KINDS.map((k) => [k.id, k.label])) as Record<MemoryKind, string>;
+type Addable = Exclude<MemoryKind, "summary">;
+
+export function Memory({ entry }: { entry: ChannelEntry }) {
+  const channel = entry.channel;
+  const items = memoryOf(channel.id).value;
+  const [kind, setKind] = useState<MemoryKind | "all">("all");
+  const [history, setHistory] = useState(false);
+  const [error, setError] = useState<string>();
+  const [editing, setEditing] = useState<MemoryItem>();
+
+  useEffect(() => {
+    loadMemory(channel.id, channel.name).catch((e) => setError(describeError(e)));
+  }, [channel.id]);
+
+  const shown = useMemo(
+    () => (items ?? []).filter((m) => (kind === "all" || m.kind === kind) && (history || m.status === "current")).sort((a, b) => Number(b.pinned) - Number(a.pinned) || b.id - a.id),
+    [items, kind, history],
+  );
+  const counts = useMemo(() => {
+    const c = new Map<string, number>();
+    for (const m of items ?? []) if (m.status === "current") c.set(m.kind, (c.get(m.kind) ?? 0) + 1);
+    return c;
+  }, [items]);
+
+  return (
+    <div class="page memory">
+      <div class="page-head">
+        <h2>Memory</h2>
+        <p class="muted">What #{channel.name} knows. It belongs to the channel and stays when the model changes.</p>
+      </div>
+      <Recall channel={channel.name} />
+      <AddRecord channel={channel.name} />
+      <div class="memory-filters">
+        <div class="segmented" role="group" aria-label="Kind">
+          <button type="button" aria-pressed={kind === "all"} onClick={() => setKind("all")}>
+            All
+          </button>
+          {KINDS.map((k) => (
+            <button key={k.id} type="button" aria-pressed={kind === k.id} onClick={() => setKind(k.id)}>
+              {k.plural} {counts.get(k.id) ? <span class="count">{counts.get(k.id)}</span> : null}
+            </button>
+          ))}
+        </div>
+        <label class="check">
+          <input type="checkbox" checked={history} onChange={(e) => setHistory(e.currentTarget.checked)} />
+          Show superseded and forgotten
+        </label>
+      </div>
+      <ErrorNote error={error} />
+      {items !== undefined && shown.length === 0 && <p class="muted">Nothing recorded here yet.</p>}
+      <ul class="memory-list">
+        {shown.map((m) => (
+          <MemoryRow key={m.id} item={m} channel={channel.name} onEdit={() => setEditing(m)} />
+        ))}
+      </ul>
+      {editing && <EditDialog item={editing} onClose={() => setEditing(undefined)} />}
+    </div>
+  );
+}
+
+function MemoryRow({ item, channel, onEdit }: { item: MemoryItem; channel: string; onEdit: () => void }) {
+  const current = item.status === "current";
+  const act = async (what: () => Promise<void>, done: string) => {
+    try {
+      await what();
+      toast(done);
+    } catch (e) {
+      toast(describeError(e), "error");
+    }
+  };
+  return (
+    <li class={`memory-row status-${item.status}`}>
+      <div class="memory-head">
+        <span class={`kind-badge kind-${item.kind}`}>{LABEL[item.kind]}</span>
+        {item.pinned && (
+          <span class="tag" title="Always offered to the agent">
+            <Icon name="pin" size={12} /> pinned
+          </span>
+        )}
+        {!current && <span class="pill pill-archived">{item.status}</span>}
+        <span class="muted small">
+          {item.author_name ? `${item.author_name} · ` : ""}
+          <Time at={item.created} />
+          {item.thread_id && (
+            <>
+              {" · "}
+              <a href={channelPath(channel, "chat", item.thread_id)}>from its thread</a>
+            </>
+          )}
+        </span>
+      </div>
+      <p class="memory-content">{item.content}</p>
+      {current && (
+        <div class="memory-actions">
+          <button type="button" class="btn btn-small btn-ghost" onClick={onEdit}>
+            <Icon name="edit" size={14} /> Edit
+          </button>
+          <button type="button" class="btn btn-small btn-ghost" onClick={() => act(() => pinMemory(item.id, !item.pinned), item.pinned ? "Unpinned." : "Pinned: the agent always sees it.")}>
+            <Icon name="pin" size={14} /> {item.pinned ? "Unpin" : "Pin"}
+          </button>
+          <button type="button" class="btn btn-small btn-ghost" onClick={() => act(() => forgetMemory(item.id), "Forgotten: kept for the record, never recalled.")}>
+            <Icon name="trash" size={14} /> Forget
+          </button>
+        </div>
+      )}
+    </li>
+  );
+}
+
+function AddRecord({ channel }: { channel: string }) {
+  const [kind, setKind] = useState<Addable>("decision");
+  const [content, setContent] = useState("");
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      await addMemory(channel, kind, content.trim());
+      setContent("");
+      toast(`${LABEL[kind]} recorded.`);
+    } catch (err) {
+      setError(describeError(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form class="memory-add" onSubmit={submit} aria-label="Record something">
+      <select aria-label="Kind of record" value={kind} onChange={(e) => setKind(e.currentTarget.value as Addable)}>
+        {KINDS.filter((k) => k.id !== "summary").map((k) => (
+          <option key={k.id} value={k.id}>
+            {k.label}
+          </option>
+        ))}
+      </select>
+      <input aria-label="What to record" placeholder="We launch on 12 March." value={content} onInput={(e) => setContent(e.currentTarget.value)} required />
+      <button type="submit" class="btn btn-primary" disabled={busy || !content.trim()}>
+        Record
+      </button>
+      <ErrorNote error={error} />
+    </form>
+  );
+}
+
+function Recall({ channel }: { channel: string }) {
+  const [q, setQ] = useState("");
+  const [hits, setHits] = useState<RecallHit[]>();
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    if (!q.trim()) return;
+    setBusy(true);
+    setError(undefined);
+    try {
+      setHits(await recall(channel, q.trim()));
+    } catch (err) {
+      setError(describeError(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <section class="recall" aria-label="Recall">
+      <form class="recall-form" onSubmit={submit} role="search">
+        <Icon name="search" />
+        <input aria-label="Recall: ask what the channel knows" placeholder="Ask what the channel knows: when do we launch?" value={q} onInput={(e) => setQ(e.currentTarget.value)} />
+        <button type="submit" class="btn" disabled={busy}>
+          {busy ? "Recalling…" : "Recall"}
+        </button>
+      </form>
+      <ErrorNote error={error} />
+      {hits && (
+        <ol class="recall-hits" aria-label="What recall found">
+          {hits.length === 0 && <li class="muted">Nothing found for that.</li>}
+          {hits.map((h) => (
+            <li key={`${h.kind}-${h.id}`} class="recall-hit">
+              <span class={`kind-badge kind-${h.kind}`}>{h.kind === "message" ? "Message" : (LABEL[h.kind as MemoryKind] ?? h.kind)}</span>
+              <span class="recall-content">{h.content}</span>
+              <span class="muted small">
+                {h.author ? `${h.author} · ` : ""}
+                <Time at={h.created} />
+                {h.thread && (
+                  <>
+                    {" · "}
+                    <a href={channelPath(channel, "chat", h.thread.id)}>{h.thread.title || "its thread"}</a>
+                  </>
+                )}
+              </span>
+            </li>
+          ))}
+        </ol>
+      )}
+    </section>
+  );
+}
+
+function EditDialog({ item, onClose }: { item: MemoryItem; onClose: () => void }) {
+  const [content, setContent] = useState(item.content);
+  const [error, setError] = useState<string>();
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    try {
+      await editMemory(item.id, content.trim());
+      toast("Updated. The earlier text is kept as superseded.");
+      onClose();
+    } catch (err) {
+      setError(describeError(err));
+    }
+  };
+  return (
+    <Dialog title={`Edit this ${LABEL[item.kind].toLowerCase()}`} onClose={onClose} description="The new text replaces it; the old one stays in the record, marked superseded.">
+      <form onSubmit={submit} class="stack">
+        <Field label="Text">{(p) => <textarea {...p} rows={4} value={content} onInput={(e) => setContent(e.currentTarget.value)} required autoFocus />}</Field>
+        <ErrorNote error={error} />
+        <div class="actions">
+          <button type="button" class="btn btn-ghost" onClick={onClose}>
+            Cancel
+          </button>
+          <button type="submit" class="btn btn-primary" disabled={!content.trim() || content.trim() === item.content}>
+            Save
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}

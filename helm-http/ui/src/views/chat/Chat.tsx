@@ -1,0 +1,195 @@
+// The chat: the channel's feed of threads (each thread's first message,
+// with its latest reply streaming live beneath it) and, beside it, the open
+// thread in full. A new message starts a thread and opens it; files
+// dropped anywhere on the chat are uploaded to /workspace/uploads.
+import { memo } from "preact/compat";
+import { useEffect, useState } from "preact/hooks";
+import { api, describeError } from "../../api/client";
+import { Avatar } from "../../components/Avatar";
+import { Icon } from "../../components/Icon";
+import { Markdown } from "../../components/Markdown";
+import { Time } from "../../components/Time";
+import { VirtualList } from "../../components/VirtualList";
+import { plainText } from "../../lib/markdown";
+import { plural } from "../../lib/format";
+import type { ChannelEntry } from "../../state/channels";
+import { composerInsert } from "../../state/composer";
+import { feedOf, loadFeed, loadOlderFeed, messageSignal, newestKnown, threadProgress, type FeedEntry } from "../../state/messages";
+import { channelPath } from "../../state/router";
+import { threadSignal } from "../../state/threads";
+import { toast } from "../../state/toasts";
+import { markRead } from "../../state/unread";
+import { Composer } from "./Composer";
+import { authorKind, authorName } from "./MessageItem";
+import { ThreadPanel } from "./ThreadPanel";
+
+export function Chat({ entry, thread }: { entry: ChannelEntry; thread?: number }) {
+  const channel = entry.channel;
+  const feed = feedOf(channel.id).value;
+  const [error, setError] = useState<string>();
+  const [dragging, setDragging] = useState(false);
+
+  useEffect(() => {
+    loadFeed(channel.id, channel.name).catch((e) => setError(describeError(e)));
+  }, [channel.id]);
+
+  // The moment a channel first shows its messages, for the UI benchmark.
+  useEffect(() => {
+    if (feed.loaded && !performance.getEntriesByName("helm:channel-interactive").length) {
+      requestAnimationFrame(() => performance.mark("helm:channel-interactive"));
+    }
+  }, [feed.loaded]);
+
+  // Reading the chat marks the channel read, up to the newest message seen.
+  const newest = newestKnown(channel.id);
+  useEffect(() => {
+    if (feed.loaded && document.visibilityState === "visible") markRead(channel.id, channel.name, newest);
+  }, [feed.loaded, newest, channel.id]);
+  useEffect(() => {
+    const visible = () => document.visibilityState === "visible" && markRead(channel.id, channel.name, newestKnown(channel.id));
+    document.addEventListener("visibilitychange", visible);
+    return () => document.removeEventListener("visibilitychange", visible);
+  }, [channel.id]);
+
+  const upload = async (files: File[]): Promise<string[]> => {
+    const uploaded = await api.upload(channel.name, files);
+    toast(`Uploaded ${plural(uploaded.length, "file")} to /workspace/uploads.`);
+    return uploaded.map((u) => u.file.path);
+  };
+
+  const onDrop = async (e: DragEvent) => {
+    e.preventDefault();
+    setDragging(false);
+    const files = [...(e.dataTransfer?.files ?? [])];
+    if (files.length === 0 || channel.status === "archived") return;
+    try {
+      const paths = await upload(files);
+      composerInsert.value = { channel: channel.id, text: paths.map((p) => `Attached \`${p}\``).join("\n") };
+    } catch (err) {
+      toast(describeError(err), "error");
+    }
+  };
+
+  const isHome = channel.kind === "home";
+  return (
+    <div
+      class={`chat${thread !== undefined ? " with-thread" : ""}${dragging ? " dragging" : ""}`}
+      onDragOver={(e) => {
+        if (e.dataTransfer?.types.includes("Files")) {
+          e.preventDefault();
+          setDragging(true);
+        }
+      }}
+      onDragLeave={(e) => {
+        if (e.currentTarget === e.target) setDragging(false);
+      }}
+      onDrop={onDrop}
+    >
+      <div class="feed-pane">
+        {error && (
+          <p class="error-note" role="alert">
+            {error}
+          </p>
+        )}
+        {feed.loaded && feed.entries.length === 0 && <p class="muted pad">No messages yet.</p>}
+        <VirtualList
+          class="feed"
+          label={`Messages in #${channel.name}`}
+          items={feed.entries}
+          keyOf={(e: FeedEntry) => e.messageId}
+          estimate={110}
+          stickToBottom
+          onNearTop={() => void loadOlderFeed(channel.id, channel.name).catch(() => undefined)}
+          header={feed.olderCursor !== undefined ? <p class="muted small center">Loading earlier messages…</p> : <ChannelStart entry={entry} />}
+          render={(e: FeedEntry) => <FeedItem entry={e} channel={channel.name} open={thread === e.threadId && thread !== undefined} />}
+        />
+        <Composer
+          key={`new-${channel.id}`}
+          entry={entry}
+          placeholder={isHome ? "Message #main: ask Skipper anything" : `Start a thread in #${channel.name}`}
+          askByDefault
+          onUploadRequest={upload}
+        />
+      </div>
+      {thread !== undefined && <ThreadPanel key={thread} entry={entry} thread={thread} onUpload={upload} />}
+      {dragging && (
+        <div class="drop-hint" aria-hidden="true">
+          <Icon name="upload" size={28} />
+          Drop to upload to /workspace/uploads
+        </div>
+      )}
+    </div>
+  );
+}
+
+function ChannelStart({ entry }: { entry: ChannelEntry }) {
+  return (
+    <div class="channel-start">
+      <h2>
+        This is the very beginning of #{entry.channel.name}
+      </h2>
+      <p class="muted">
+        {entry.channel.kind === "home"
+          ? "Skipper, the workspace's operator, lives here. Ask for new channels, help, or anything across the workspace."
+          : `Mention @${entry.agent.handle} to put its agent to work. Every message starts a thread: a focused session.`}
+      </p>
+    </div>
+  );
+}
+
+function LatestReply({ id }: { id: number }) {
+  const message = messageSignal(id)?.value;
+  if (!message) return null;
+  const name = authorName(message);
+  const streaming = message.status === "streaming" || message.status === "pending";
+  const text = plainText(message.content, 220);
+  return (
+    <div class="latest-reply">
+      <Avatar name={name} kind={authorKind(message)} size="sm" />
+      <span class="latest-author">{name}</span>
+      <span class="latest-text">
+        {text || (streaming ? "is working…" : message.status === "failed" ? "could not answer" : "")}
+        {streaming && <span class="caret" aria-hidden="true" />}
+      </span>
+    </div>
+  );
+}
+
+const FeedItem = memo(function FeedItem({ entry, channel, open }: { entry: FeedEntry; channel: string; open: boolean }) {
+  const message = messageSignal(entry.messageId)?.value;
+  if (!message) return null;
+  const thread = entry.threadId === undefined ? undefined : threadSignal(entry.threadId)?.value;
+  const progress = entry.threadId === undefined ? undefined : threadProgress(entry.threadId).value;
+  const kind = authorKind(message);
+  const name = authorName(message);
+  if (!thread) {
+    return (
+      <div class={`announcement announcement-${kind}`}>
+        <Avatar name={name} kind={kind} size="sm" />
+        <div class="announcement-body">
+          <span class="author">{name}</span> <Time at={message.created} />
+          <Markdown text={message.content} />
+        </div>
+      </div>
+    );
+  }
+  return (
+    <div class={open ? "feed-item open" : "feed-item"}>
+      <Avatar name={name} kind={kind} />
+      <div class="feed-body">
+        <div class="message-head">
+          <span class="author">{name}</span>
+          <Time at={message.created} />
+          {thread.status !== "open" && <span class={`pill pill-${thread.status}`}>{thread.status}</span>}
+        </div>
+        <Markdown text={message.content} />
+        {progress && progress.latestReplyId !== undefined && <LatestReply id={progress.latestReplyId} />}
+        <a class="thread-link" href={channelPath(channel, "chat", thread.id)} aria-current={open ? "true" : undefined}>
+          <Icon name="threads" size={14} />
+          {progress && progress.replies > 0 ? plural(progress.replies, "reply", "replies") : "Open thread"}
+          <span class="sr-only">: {thread.title}</span>
+        </a>
+      </div>
+    </div>
+  );
+});

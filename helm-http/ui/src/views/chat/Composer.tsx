@@ -1,0 +1,252 @@
+// Writing a message: Enter sends, Shift+Enter breaks the line, `@` offers
+// the channel's agent, Skipper and people; files can be attached (or
+// dropped on the chat) and land in the channel's /workspace/uploads. In an
+// agent channel, "Ask @agent" makes sure the message reaches the agent.
+// A message that fails to send stays in the box, with the reason.
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { api, describeError } from "../../api/client";
+import { Icon } from "../../components/Icon";
+import type { ChannelEntry } from "../../state/channels";
+import { skipper } from "../../state/channels";
+import { putMessage } from "../../state/messages";
+import { channelPath, navigate } from "../../state/router";
+import { putThread, putTurn } from "../../state/threads";
+import { userList } from "../../state/users";
+import { composerInsert } from "../../state/composer";
+
+interface Candidate {
+  handle: string;
+  detail: string;
+}
+
+const MENTION_BEFORE_CARET = /(^|[\s(])@([a-z0-9._-]*)$/i;
+
+export function Composer({
+  entry,
+  thread,
+  placeholder,
+  askByDefault,
+  onUploadRequest,
+}: {
+  entry: ChannelEntry;
+  /** The thread to reply in; a new thread without it. */
+  thread?: number;
+  placeholder: string;
+  askByDefault: boolean;
+  onUploadRequest?: (files: File[]) => Promise<string[]>;
+}) {
+  const [text, setText] = useState("");
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const [ask, setAsk] = useState(askByDefault);
+  const [mention, setMention] = useState<{ query: string; start: number } | undefined>();
+  const [active, setActive] = useState(0);
+  const area = useRef<HTMLTextAreaElement>(null);
+  const fileInput = useRef<HTMLInputElement>(null);
+  const agent = entry.agent;
+  const isHome = entry.channel.kind === "home";
+  const archived = entry.channel.status === "archived";
+  const listId = `mentions-${thread ?? "new"}`;
+
+  // Text another control asked to add (Ask Skipper, dropped files).
+  const insert = composerInsert.value;
+  useEffect(() => {
+    if (!insert || insert.channel !== entry.channel.id) return;
+    composerInsert.value = undefined;
+    setText((t) => (insert.text.startsWith("@") ? insert.text + t.replace(/^@skipper\s*/, "") : (t ? `${t}\n` : "") + insert.text));
+    requestAnimationFrame(() => {
+      const el = area.current;
+      if (el) {
+        el.focus();
+        el.selectionStart = el.selectionEnd = el.value.length;
+      }
+    });
+  }, [insert]);
+
+  const candidates = useMemo<Candidate[]>(() => {
+    const list: Candidate[] = [];
+    list.push({ handle: agent.handle, detail: isHome ? "Skipper, the operator" : `${agent.display_name}, this channel's agent` });
+    const sk = skipper.value;
+    if (!isHome && sk) list.push({ handle: sk.handle, detail: "Skipper, the workspace operator" });
+    for (const u of userList.value) list.push({ handle: u.name, detail: u.display_name });
+    return list;
+  }, [agent.handle, isHome, userList.value, skipper.value]);
+
+  const matches = mention ? candidates.filter((c) => c.handle.toLowerCase().startsWith(mention.query.toLowerCase())).slice(0, 6) : [];
+
+  const resize = () => {
+    const el = area.current;
+    if (!el) return;
+    el.style.height = "auto";
+    el.style.height = `${Math.min(el.scrollHeight, 240)}px`;
+  };
+  useEffect(resize, [text]);
+
+  const readMention = (el: HTMLTextAreaElement) => {
+    const before = el.value.slice(0, el.selectionStart);
+    const m = MENTION_BEFORE_CARET.exec(before);
+    if (m) {
+      setMention({ query: m[2] ?? "", start: before.length - (m[2]?.length ?? 0) - 1 });
+      setActive(0);
+    } else setMention(undefined);
+  };
+
+  const complete = (c: Candidate) => {
+    const el = area.current;
+    if (!el || !mention) return;
+    const caret = el.selectionStart;
+    const next = `${text.slice(0, mention.start)}@${c.handle} ${text.slice(caret)}`;
+    setText(next);
+    setMention(undefined);
+    const position = mention.start + c.handle.length + 2;
+    requestAnimationFrame(() => {
+      el.focus();
+      el.selectionStart = el.selectionEnd = position;
+    });
+  };
+
+  const send = async () => {
+    let body = text.trim();
+    if (!body || busy) return;
+    const mentioned = new RegExp(`(^|\\s)@(${agent.handle}|skipper)\\b`, "i").test(body);
+    if (ask && !mentioned) body = `@${agent.handle} ${body}`;
+    setBusy(true);
+    setError(undefined);
+    try {
+      const posted =
+        thread === undefined
+          ? await api.post("/api/channels/{channel}/messages", { path: { channel: entry.channel.name }, body: { text: body } })
+          : await api.post("/api/threads/{id}/messages", { path: { id: thread }, body: { text: body } });
+      putThread(posted.thread);
+      putMessage(posted.message);
+      if (posted.turn) putTurn(posted.turn, posted.ahead);
+      setText("");
+      if (thread === undefined) navigate(channelPath(entry.channel.name, "chat", posted.thread.id));
+    } catch (e) {
+      setError(describeError(e));
+    } finally {
+      setBusy(false);
+      area.current?.focus();
+    }
+  };
+
+  const keys = (e: KeyboardEvent) => {
+    if (matches.length > 0) {
+      if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+        e.preventDefault();
+        setActive((a) => (a + (e.key === "ArrowDown" ? 1 : matches.length - 1)) % matches.length);
+        return;
+      }
+      if (e.key === "Enter" || e.key === "Tab") {
+        e.preventDefault();
+        complete(matches[active]!);
+        return;
+      }
+      if (e.key === "Escape") {
+        e.preventDefault();
+        setMention(undefined);
+        return;
+      }
+    }
+    if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+      e.preventDefault();
+      void send();
+    }
+  };
+
+  const attach = async (files: File[]) => {
+    if (!onUploadRequest || files.length === 0) return;
+    try {
+      const paths = await onUploadRequest(files);
+      setText((t) => `${t}${t && !t.endsWith("\n") ? "\n" : ""}${paths.map((p) => `Attached \`${p}\``).join("\n")}`);
+    } catch (e) {
+      setError(describeError(e));
+    }
+  };
+
+  if (archived) {
+    return <p class="composer-closed muted">This channel is archived. Restore it to write here again.</p>;
+  }
+
+  return (
+    <div class="composer">
+      {matches.length > 0 && (
+        <ul class="mention-list" id={listId} role="listbox" aria-label="People and agents to mention">
+          {matches.map((c, i) => (
+            <li
+              key={c.handle}
+              id={`${listId}-${i}`}
+              role="option"
+              aria-selected={i === active}
+              class={i === active ? "active" : ""}
+              onMouseDown={(e) => {
+                e.preventDefault();
+                complete(c);
+              }}
+            >
+              <strong>@{c.handle}</strong> <span class="muted">{c.detail}</span>
+            </li>
+          ))}
+        </ul>
+      )}
+      <p class="sr-only" aria-live="polite">
+        {matches.length > 0 ? `${matches.length} to mention: up and down to choose, Enter to take one.` : ""}
+      </p>
+      <div class="composer-box">
+        <textarea
+          ref={area}
+          rows={1}
+          value={text}
+          placeholder={placeholder}
+          aria-label={placeholder}
+          aria-controls={matches.length > 0 ? listId : undefined}
+          onInput={(e) => {
+            setText(e.currentTarget.value);
+            readMention(e.currentTarget);
+          }}
+          onKeyDown={keys}
+          onBlur={() => setTimeout(() => setMention(undefined), 100)}
+        />
+        <div class="composer-tools">
+          {onUploadRequest && (
+            <>
+              <button type="button" class="icon-button" aria-label="Attach files" title="Attach files (or drop them on the chat)" onClick={() => fileInput.current?.click()}>
+                <Icon name="attach" />
+              </button>
+              <input
+                ref={fileInput}
+                type="file"
+                multiple
+                hidden
+                aria-hidden="true"
+                tabIndex={-1}
+                onChange={(e) => {
+                  const files = [...(e.currentTarget.files ?? [])];
+                  e.currentTarget.value = "";
+                  void attach(files);
+                }}
+              />
+            </>
+          )}
+          <button
+            type="button"
+            class={ask ? "ask-toggle on" : "ask-toggle"}
+            aria-pressed={ask}
+            title={ask ? `Your message goes to @${agent.handle}` : `Only a mention wakes @${agent.handle}`}
+            onClick={() => setAsk(!ask)}
+          >
+            Ask @{agent.handle}
+          </button>
+          <button type="button" class="btn btn-primary btn-send" aria-label="Send" disabled={busy || !text.trim()} onClick={() => void send()}>
+            <Icon name="send" size={16} />
+          </button>
+        </div>
+      </div>
+      {error && (
+        <p class="error-text" role="alert">
+          {error}
+        </p>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,158 @@
+// One thread (a session), beside the feed: its whole transcript with the
+// agent's replies streaming in, tool and approval cards, Skipper's arrival
+// and hand-back; its status with Resolve / Reopen; Stop while work runs;
+// and a reply box.
+import { computed } from "@preact/signals";
+import { useEffect, useMemo, useState } from "preact/hooks";
+import { describeError } from "../../api/client";
+import type { Escalation } from "../../api/types";
+import { Icon } from "../../components/Icon";
+import { Time } from "../../components/Time";
+import { VirtualList } from "../../components/VirtualList";
+import { escalations, loadThreadActions } from "../../state/activity";
+import type { ChannelEntry } from "../../state/channels";
+import { loadOlderMessages, loadThreadMessages, messageSignal, threadLog } from "../../state/messages";
+import { channelPath, navigate } from "../../state/router";
+import { liveTurnsOf, loadThread, setThreadStatus, stopThread, threadSignal } from "../../state/threads";
+import { toast } from "../../state/toasts";
+import { Composer } from "./Composer";
+import { MessageItem } from "./MessageItem";
+
+type Row = { kind: "message"; id: number; at: number } | { kind: "escalation"; escalation: Escalation; at: number };
+
+export function ThreadPanel({ entry, thread, onUpload }: { entry: ChannelEntry; thread: number; onUpload: (files: File[]) => Promise<string[]> }) {
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const channel = entry.channel;
+
+  useEffect(() => {
+    Promise.all([loadThread(thread), loadThreadMessages(thread), loadThreadActions(channel.name, thread)]).catch((e) => setError(describeError(e)));
+  }, [thread]);
+
+  const info = threadSignal(thread)?.value;
+  const log = threadLog(thread).value;
+  const live = liveTurnsOf(thread).value;
+  const calls = useMemo(() => computed(() => [...escalations.value.values()].filter((e) => e.thread_id === thread)), [thread]).value;
+
+  const rows = useMemo<Row[]>(() => {
+    const list: Row[] = log.ids.map((id) => ({ kind: "message", id, at: id }));
+    if (calls.length === 0) return list;
+    // A call for Skipper goes just before the first message after it.
+    const placed: Row[] = [];
+    const pending = calls.slice().sort((a, b) => a.id - b.id);
+    for (const row of list) {
+      while (pending.length) {
+        const m = row.kind === "message" ? messageSignal(row.id)?.value : undefined;
+        if (!m || Date.parse(m.created) < Date.parse(pending[0]!.created)) break;
+        const e = pending.shift()!;
+        placed.push({ kind: "escalation", escalation: e, at: row.at - 0.5 });
+      }
+      placed.push(row);
+    }
+    for (const e of pending) placed.push({ kind: "escalation", escalation: e, at: Number.MAX_SAFE_INTEGER });
+    return placed;
+  }, [log.ids, calls]);
+
+  const close = () => navigate(channelPath(channel.name));
+
+  useEffect(() => {
+    const esc = (e: KeyboardEvent) => {
+      if (e.key === "Escape" && !document.querySelector("dialog[open], .palette")) close();
+    };
+    window.addEventListener("keydown", esc);
+    return () => window.removeEventListener("keydown", esc);
+  }, [channel.name]);
+
+  const changeStatus = async (status: "open" | "resolved") => {
+    setBusy(true);
+    try {
+      await setThreadStatus(thread, status);
+      toast(status === "resolved" ? "Thread resolved; its summary goes to the channel's memory." : "Thread reopened.");
+    } catch (e) {
+      toast(describeError(e), "error");
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const stop = async () => {
+    try {
+      await stopThread(thread);
+    } catch (e) {
+      toast(describeError(e), "error");
+    }
+  };
+
+  const resolved = info?.status === "resolved" || info?.status === "archived";
+  return (
+    <aside class="thread-panel" aria-label={`Thread: ${info?.title ?? ""}`}>
+      <header class="thread-header">
+        <div class="thread-title">
+          <h2>{info?.title || "Thread"}</h2>
+          {info && (
+            <span class="thread-meta">
+              <span class={`pill pill-${info.status}`}>{info.status}</span> · started <Time at={info.opened_at} />
+            </span>
+          )}
+        </div>
+        <div class="thread-actions">
+          {live.size > 0 && (
+            <button type="button" class="btn btn-small btn-danger" onClick={stop}>
+              <Icon name="stop" size={14} /> Stop
+            </button>
+          )}
+          {info && !resolved && (
+            <button type="button" class="btn btn-small" disabled={busy || live.size > 0} onClick={() => changeStatus("resolved")} title={live.size > 0 ? "Stop the work first" : "Mark this session done"}>
+              <Icon name="check" size={14} /> Resolve
+            </button>
+          )}
+          {info && resolved && (
+            <button type="button" class="btn btn-small" disabled={busy} onClick={() => changeStatus("open")}>
+              Reopen
+            </button>
+          )}
+          <button type="button" class="icon-button" aria-label="Close the thread" onClick={close}>
+            <Icon name="close" />
+          </button>
+        </div>
+      </header>
+      {info?.summary && (
+        <details class="thread-summary">
+          <summary>Summary</summary>
+          <p>{info.summary}</p>
+        </details>
+      )}
+      {error && (
+        <p class="error-note" role="alert">
+          {error}
+        </p>
+      )}
+      <VirtualList
+        class="thread-log"
+        label="Messages in this thread"
+        items={rows}
+        keyOf={(r: Row) => (r.kind === "message" ? r.id : `e${r.escalation.id}`)}
+        estimate={120}
+        stickToBottom
+        onNearTop={() => void loadOlderMessages(thread).catch(() => undefined)}
+        header={log.olderCursor !== undefined ? <p class="muted small center">Loading earlier messages…</p> : null}
+        render={(r: Row) => (r.kind === "message" ? <MessageItem id={r.id} /> : <SkipperCall escalation={r.escalation} />)}
+      />
+      <Composer key={`reply-${thread}`} entry={entry} thread={thread} placeholder="Reply in this thread" askByDefault={false} onUploadRequest={onUpload} />
+    </aside>
+  );
+}
+
+function SkipperCall({ escalation }: { escalation: Escalation }) {
+  const open = escalation.status === "open";
+  return (
+    <div class={`skipper-call ${open ? "open" : "done"}`} role="note">
+      <Icon name="skipper" size={16} />
+      <div>
+        <strong>{open ? "Skipper was called in" : escalation.status === "handed_to_captain" ? "Skipper handed this to the Captain" : "Skipper handed back"}</strong>
+        <span class="muted"> · {escalation.reason}</span>
+        {escalation.outcome && <p class="small">{escalation.outcome}</p>}
+      </div>
+    </div>
+  );
+}

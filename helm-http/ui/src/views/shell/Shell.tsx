@@ -1,0 +1,119 @@
+// The signed-in workspace: the channel sidebar beside the current view,
+// plus what floats over everything (the offline banner, notices, the
+// command palette, the shortcut sheet, the create-channel dialog).
+import { signal } from "@preact/signals";
+import { useEffect } from "preact/hooks";
+import { Icon } from "../../components/Icon";
+import { channelPath, navigate, route } from "../../state/router";
+import { me } from "../../state/session";
+import { AdminView } from "../admin/AdminView";
+import { ChannelView } from "../channel/ChannelView";
+import { CreateChannel } from "../channel/CreateChannel";
+import { CommandPalette } from "./CommandPalette";
+import { OfflineBanner } from "./OfflineBanner";
+import { Shortcuts } from "./Shortcuts";
+import { Sidebar } from "./Sidebar";
+import { Toasts } from "./Toasts";
+
+export type Overlay = "palette" | "shortcuts" | "create" | undefined;
+export const overlay = signal<Overlay>(undefined);
+/** On narrow screens the sidebar is a drawer. */
+export const drawerOpen = signal(false);
+
+function typingInField(target: EventTarget | null): boolean {
+  const el = target as HTMLElement | null;
+  return !!el && (el.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(el.tagName) || !!el.closest?.(".xterm"));
+}
+
+export function Shell() {
+  useEffect(() => {
+    const keys = (e: KeyboardEvent) => {
+      if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === "k") {
+        e.preventDefault();
+        overlay.value = overlay.value === "palette" ? undefined : "palette";
+        return;
+      }
+      if (typingInField(e.target) || e.ctrlKey || e.metaKey || e.altKey) return;
+      if (e.key === "?") {
+        e.preventDefault();
+        overlay.value = "shortcuts";
+      } else if (e.key === "c" && overlay.value === undefined) {
+        e.preventDefault();
+        overlay.value = "create";
+      }
+    };
+    window.addEventListener("keydown", keys);
+    return () => window.removeEventListener("keydown", keys);
+  }, []);
+
+  useEffect(() => {
+    drawerOpen.value = false;
+  }, [route.value]);
+
+  const r = route.value;
+  let main;
+  if (r.name === "channel") main = <ChannelView key={r.channel} />;
+  else if (r.name === "admin") main = <AdminView section={r.section} />;
+  else if (r.name === "join") main = <SignedInJoin />;
+  else if (r.name === "home" || r.name === "setup" || r.name === "login") main = <Redirect to={channelPath("main")} />;
+  else main = <Missing />;
+
+  return (
+    <div class={drawerOpen.value ? "shell drawer-open" : "shell"}>
+      <a class="skip-link" href="#main-content">
+        Skip to content
+      </a>
+      <OfflineBanner />
+      <Sidebar />
+      <button type="button" class="drawer-scrim" aria-label="Close the channel list" tabIndex={-1} onClick={() => (drawerOpen.value = false)} />
+      <main id="main-content" class="main" tabIndex={-1}>
+        {main}
+      </main>
+      <Toasts />
+      {overlay.value === "palette" && <CommandPalette onClose={() => (overlay.value = undefined)} />}
+      {overlay.value === "shortcuts" && <Shortcuts onClose={() => (overlay.value = undefined)} />}
+      {overlay.value === "create" && <CreateChannel onClose={() => (overlay.value = undefined)} />}
+    </div>
+  );
+}
+
+/** The button that opens the sidebar drawer on narrow screens. */
+export function DrawerButton() {
+  return (
+    <button type="button" class="icon-button drawer-button" aria-label="Open the channel list" aria-expanded={drawerOpen.value} onClick={() => (drawerOpen.value = true)}>
+      <Icon name="menu" />
+    </button>
+  );
+}
+
+function Redirect({ to }: { to: string }) {
+  useEffect(() => navigate(to, { replace: true }), [to]);
+  return null;
+}
+
+function Missing() {
+  return (
+    <div class="empty-page">
+      <h1>Nothing here</h1>
+      <p class="muted">This address does not lead to a channel or a page of Helm.</p>
+      <a class="btn" href={channelPath("main")}>
+        Go to #main
+      </a>
+    </div>
+  );
+}
+
+function SignedInJoin() {
+  return (
+    <div class="empty-page">
+      <DrawerButton />
+      <h1>You are already signed in</h1>
+      <p class="muted">
+        This invitation is for someone new. You are signed in as <strong>{me.value?.name}</strong>; sign out first to accept it as another person.
+      </p>
+      <a class="btn" href={channelPath("main")}>
+        Go to #main
+      </a>
+    </div>
+  );
+}

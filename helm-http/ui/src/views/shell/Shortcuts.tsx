@@ -1,0 +1,37 @@
+// The shortcut sheet (`?`).
+import { Dialog } from "../../components/Dialog";
+
+const SHORTCUTS: [string, string][] = [
+  ["Ctrl K or ⌘ K", "Jump to a channel, thread or file"],
+  ["c", "Create a channel"],
+  ["?", "Show these shortcuts"],
+  ["Enter", "Send the message"],
+  ["Shift Enter", "New line in a message"],
+  ["@", "Mention the agent, Skipper or a person"],
+  ["↑ ↓ then Enter", "Pick a mention or a palette result"],
+  ["Escape", "Close a dialog, the palette or a thread"],
+];
+
+export function Shortcuts({ onClose }: { onClose: () => void }) {
+  return (
+    <Dialog title="Keyboard shortcuts" onClose={onClose}>
+      <table class="shortcuts">
+        <tbody>
+          {SHORTCUTS.map(([keys, what]) => (
+            <tr key={keys}>
+              <th scope="row">
+                {keys.split(" or ").map((k, i) => (
+                  <span key={k}>
+                    {i > 0 && " or "}
+                    <kbd>{k}</kbd>
+                  </span>
+                ))}
+              </th>
+              <td>{what}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </Dialog>
+  );
+}
