@@ -50,10 +50,15 @@ const REPLY_TIMEOUT: Duration = Duration::from_secs(600);
 /// How long an idempotency key is remembered.
 const KEY_TTL: Duration = Duration::from_secs(24 * 3600);
 
+/// A caller's user id and the key they sent.
+type IdempotencyKey = (i64, String);
+/// When an answer was made, the answer, and the thread it continued.
+type Remembered = (Instant, Value, ThreadId);
+
 /// Answers remembered by idempotency key.
 #[derive(Default)]
 pub struct IdempotencyCache {
-    entries: Mutex<HashMap<(i64, String), (Instant, Value, ThreadId)>>,
+    entries: Mutex<HashMap<IdempotencyKey, Remembered>>,
 }
 
 impl IdempotencyCache {
