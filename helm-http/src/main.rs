@@ -98,13 +98,19 @@ fn resolve(args: &Args) -> anyhow::Result<ServerConfig> {
 
 fn init_logging(config: &ServerConfig) {
     let filter = tracing_subscriber::EnvFilter::new(&config.log);
+    // Logs go to stderr (docs/operations.md): stdout is for what a command
+    // prints, such as `helm-http openapi`.
     if config.log_json {
         tracing_subscriber::fmt()
             .json()
+            .with_writer(std::io::stderr)
             .with_env_filter(filter)
             .init();
     } else {
-        tracing_subscriber::fmt().with_env_filter(filter).init();
+        tracing_subscriber::fmt()
+            .with_writer(std::io::stderr)
+            .with_env_filter(filter)
+            .init();
     }
 }
 

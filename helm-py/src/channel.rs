@@ -480,6 +480,17 @@ impl Channel {
         })
     }
 
+    /// Renames the channel live; its agent keeps its handle, files, memory
+    /// and threads. The old name is free again.
+    fn rename(&self, py: Python<'_>, name: String) -> PyResult<()> {
+        let core = self.core.clone();
+        blocking(py, async move {
+            let record = core.backend.rename(&core.key, &name).await?;
+            core.set(record);
+            Ok(())
+        })
+    }
+
     /// Archives the channel: its agent is paused, everything is kept.
     fn archive(&self, py: Python<'_>) -> PyResult<()> {
         let core = self.core.clone();
@@ -721,6 +732,16 @@ impl AsyncChannel {
         let (backend, key) = (self.core.backend.clone(), self.core.key.clone());
         awaitable(py, async move {
             Ok(backend.set_model(&key, choice).await?.map(Model::from))
+        })
+    }
+
+    /// Renames the channel live; its agent keeps its handle.
+    fn rename<'py>(&self, py: Python<'py>, name: String) -> PyResult<Bound<'py, PyAny>> {
+        let core = self.core.clone();
+        awaitable(py, async move {
+            let record = core.backend.rename(&core.key, &name).await?;
+            core.set(record);
+            Ok(())
         })
     }
 

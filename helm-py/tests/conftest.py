@@ -67,6 +67,9 @@ def _request(url: str, body: Any = None, headers: dict[str, str] | None = None) 
         return json.loads(response.read() or b"null"), response.headers
 
 
+SETUP_CODE = "pytest-setup-code"
+
+
 class Server:
     """helm-http on a temporary data dir and a free loopback port, with the
     Captain signed up and an API token; the mock model runs beside it."""
@@ -81,7 +84,8 @@ class Server:
         self.model_url = self.mock.stdout.readline().strip()
         port = _free_port()
         self.url = f"http://127.0.0.1:{port}"
-        env = {**os.environ, "HELM_LOG": "warn"}
+        # The server's one-time setup code, preset so the test can sign up.
+        env = {**os.environ, "HELM_LOG": "warn", "HELM_SETUP_CODE": SETUP_CODE}
         self.process = subprocess.Popen(
             [binary, "--data", str(tmp / "server-data"), "--listen", f"127.0.0.1:{port}"], env=env
         )
@@ -93,7 +97,9 @@ class Server:
                 time.sleep(0.1)
         origin = {"origin": self.url}
         _, headers = _request(
-            f"{self.url}/api/setup", {"name": "ada", "password": "correct horse battery staple"}, origin
+            f"{self.url}/api/setup",
+            {"name": "ada", "password": "correct horse battery staple", "setup_code": SETUP_CODE},
+            origin,
         )
         cookie = headers["set-cookie"].split(";")[0]
         token, _ = _request(f"{self.url}/api/tokens", {"name": "pytest"}, {**origin, "cookie": cookie})

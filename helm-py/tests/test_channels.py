@@ -67,6 +67,33 @@ async def test_files_commands_and_memory_async(data: Path) -> None:
         assert hits[0].text == "The pager rotates weekly."
 
 
+def test_rename_keeps_the_agent_and_frees_the_old_name(data: Path) -> None:
+    with onehelm.Helm.open(data) as helm:
+        launch = helm.create_channel("launch", "Plans the launch.")
+        handle = launch.agent
+        launch.files.write("plan.md", "beta in May")
+        launch.rename("liftoff")
+        assert launch.name == "liftoff" and launch.agent == handle
+        assert helm.channel("liftoff").files.read("plan.md") == "beta in May"
+        with pytest.raises(onehelm.NotFound):
+            helm.channel("launch")
+        helm.create_channel("launch", "A new one under the old name.")
+        with pytest.raises(onehelm.Conflict):
+            launch.rename("launch")
+        with pytest.raises(onehelm.InvalidInput):
+            launch.rename("no spaces please")
+
+
+async def test_rename_keeps_the_agent_and_frees_the_old_name_async(data: Path) -> None:
+    async with onehelm.AsyncHelm.open(data) as helm:
+        launch = await helm.create_channel("launch", "Plans the launch.")
+        await launch.rename("liftoff")
+        assert launch.name == "liftoff"
+        assert (await helm.channel("liftoff")).name == "liftoff"
+        with pytest.raises(onehelm.NotFound):
+            await helm.channel("launch")
+
+
 def test_archive_restore_delete(data: Path) -> None:
     with onehelm.Helm.open(data) as helm:
         temp = helm.create_channel("temp", "Short-lived.")

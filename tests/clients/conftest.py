@@ -36,7 +36,12 @@ def workspace(base: str) -> dict:
     #vault (private to the Captain) on a mock model."""
     browser = httpx.Client(base_url=base, headers={"origin": base}, timeout=30)
     browser.post(
-        "/api/setup", json={"name": "ada", "password": "correct horse battery staple"}
+        "/api/setup",
+        json={
+            "name": "ada",
+            "password": "correct horse battery staple",
+            "setup_code": os.environ["HELM_SETUP_CODE"],
+        },
     ).raise_for_status()
     captain = browser.post("/api/tokens", json={"name": "clients"}).json()["secret"]
     api = httpx.Client(

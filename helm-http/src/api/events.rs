@@ -24,9 +24,18 @@ enum Field {
     NullableInteger,
     /// Text.
     Text,
+    /// A field that may be absent (never null when present).
+    Optional(&'static Field),
 }
 
-/// One event type: its tag, what it means, and its fields (all required).
+impl Field {
+    /// Whether every event of its type carries the field.
+    fn required(self) -> bool {
+        !matches!(self, Field::Optional(_))
+    }
+}
+
+/// One event type: its tag, what it means, and its fields.
 type EventType = (&'static str, &'static str, &'static [(&'static str, Field)]);
 
 /// Every event type.
@@ -58,6 +67,26 @@ const EVENT_TYPES: &[EventType] = &[
         "channel.updated",
         "A channel's purpose or its agent's instructions changed.",
         &[("channel", Field::Named("Channel"))],
+    ),
+    (
+        "channel.renamed",
+        "A channel was renamed; its agent, handle and everything else stay.",
+        &[
+            ("channel", Field::Named("Channel")),
+            ("previous_name", Field::Text),
+        ],
+    ),
+    (
+        "model.changed",
+        "The model choice at one level changed (`level`: workspace, channel or session; \
+         a workspace change has no `channel_id`). `choice` is absent when the level was \
+         cleared to inherit.",
+        &[
+            ("level", Field::Named("PolicyLevel")),
+            ("thread_id", Field::Optional(&Field::Integer)),
+            ("choice", Field::Optional(&Field::Named("ModelChoice"))),
+            ("by", Field::Text),
+        ],
     ),
     (
         "channel.member_added",
@@ -211,6 +240,7 @@ fn field_schema(field: Field) -> RefOr<Schema> {
             .format(Some(SchemaFormat::KnownFormat(KnownFormat::Int64)))
             .into(),
         Field::Text => ObjectBuilder::new().schema_type(Type::String).into(),
+        Field::Optional(inner) => field_schema(*inner),
     }
 }
 
@@ -244,7 +274,10 @@ fn variant(tag: &str, description: &str, fields: &[(&str, Field)]) -> Schema {
         )
         .required("type");
     for (name, field) in fields {
-        object = object.property(*name, field_schema(*field)).required(*name);
+        object = object.property(*name, field_schema(*field));
+        if field.required() {
+            object = object.required(*name);
+        }
     }
     object.into()
 }

@@ -479,14 +479,21 @@ async fn every_event_in_a_journey_is_documented() -> anyhow::Result<()> {
         Some(json!({"name": "Acme"})),
     )
     .await?;
+    api.call(
+        Method::PATCH,
+        "/api/channels/launch",
+        Auth::Bearer(&ada),
+        Some(json!({"name": "liftoff"})),
+    )
+    .await?;
     api.post(
-        "/api/channels/launch/archive",
+        "/api/channels/liftoff/archive",
         Auth::Bearer(&ada),
         json!({}),
     )
     .await?;
     api.post(
-        "/api/channels/launch/restore",
+        "/api/channels/liftoff/restore",
         Auth::Bearer(&ada),
         json!({}),
     )

@@ -49,7 +49,11 @@ async fn fetch(
     path: &str,
     headers: &[(&str, &str)],
 ) -> anyhow::Result<(StatusCode, axum::http::HeaderMap, Vec<u8>)> {
-    let mut request = Request::builder().method(method).uri(path);
+    // Like the kit's requests: a loopback Host the server answers for.
+    let mut request = Request::builder()
+        .method(method)
+        .uri(path)
+        .header(header::HOST, "localhost");
     for (name, value) in headers {
         request = request.header(*name, *value);
     }

@@ -263,12 +263,7 @@ export async function call(stack, method, path, { token, cookie, body, raw } = {
  * API token and a browser context signed in as Ada.
  */
 export async function quickStart(stack, browser, viewport = DESKTOP) {
-  let setup;
-  try {
-    setup = await call(stack, "POST", "/api/setup", { body: { name: "ada", display_name: "Ada Lovelace", password: PASSWORD, setup_code: SETUP_CODE } });
-  } catch {
-    setup = await call(stack, "POST", "/api/setup", { body: { name: "ada", display_name: "Ada Lovelace", password: PASSWORD } });
-  }
+  const setup = await call(stack, "POST", "/api/setup", { body: { name: "ada", display_name: "Ada Lovelace", password: PASSWORD, setup_code: SETUP_CODE } });
   const session = setup.response.headers.get("set-cookie").split(";")[0];
   const token = (await call(stack, "POST", "/api/tokens", { cookie: session, body: { name: "e2e" } })).json.secret;
   await call(stack, "POST", "/api/providers", { token, body: { name: "mock", kind: "openai", base_url: stack.mock.modelUrl, default_model: "mock-model", make_default: true } });

@@ -6,7 +6,7 @@
 // console errors anywhere. The steps run in order and share one workspace.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { ARTIFACTS, DESKTOP, PASSWORD, PHONE, axeViolations, launchBrowser, openPage, screenshot, startStack, waitFor } from "./harness.mjs";
+import { ARTIFACTS, DESKTOP, PASSWORD, PHONE, SETUP_CODE, axeViolations, launchBrowser, openPage, screenshot, startStack, waitFor } from "./harness.mjs";
 
 const PURPOSE = "This channel owns planning and coordinating the product launch.";
 let stack;
@@ -53,6 +53,7 @@ test("first run: the Captain, a model, the computer, the workspace's name, then 
   await heading(ada, "Create the Captain").waitFor();
   await expectNoAxeProblems(ada, "first run");
   await photograph(ada, "01-first-run");
+  await ada.getByLabel("Setup code").fill(SETUP_CODE);
   await ada.getByLabel("Name", { exact: true }).fill("ada");
   await ada.getByLabel("Display name").fill("Ada Lovelace");
   await ada.getByLabel("Password").fill(PASSWORD);
@@ -291,6 +292,24 @@ test("the connection drops mid-stream and comes back: no message missing or doub
   assert.ok(text.includes(words.join(" ")), `the reply reads once, whole: ${text}`);
   assert.equal((text.match(/w12 /g) ?? []).length, 1, "no word is doubled");
   assert.equal(await thread.getByRole("article").count(), before + 2, "one question, one answer");
+});
+
+test("rename #launch live: the agent keeps its handle, everyone sees the new name", async () => {
+  await ada.goto(`${stack.url}/c/launch/settings`);
+  await ada.getByLabel("Channel name").fill("liftoff");
+  await ada.getByRole("button", { name: "Rename" }).click();
+  await ada.waitForURL(`${stack.url}/c/liftoff/settings`);
+  await ada.getByRole("heading", { name: "liftoff", exact: true }).waitFor();
+  await bob.getByRole("link", { name: /liftoff/ }).first().waitFor();
+  await ada.getByRole("link", { name: "Chat" }).click();
+  await ada.getByLabel("Start a thread in #liftoff").waitFor();
+  await ada.getByText("@launch-agent").first().waitFor();
+  await photograph(ada, "19-renamed");
+  await ada.getByRole("link", { name: "Settings" }).click();
+  await ada.getByLabel("Channel name").fill("launch");
+  await ada.getByRole("button", { name: "Rename" }).click();
+  await ada.waitForURL(`${stack.url}/c/launch/settings`);
+  assert.deepEqual(ada.consoleErrors(), []);
 });
 
 test("delete #launch for good, confirmed by typing its name", async () => {

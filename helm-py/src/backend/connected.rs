@@ -75,6 +75,10 @@ impl Backend for Connected {
         Ok(self.client.channel(channel).await?.record)
     }
 
+    async fn rename(&self, channel: &str, name: &str) -> Result<ChannelRecord> {
+        self.client.rename_channel(channel, name).await
+    }
+
     async fn archive(&self, channel: &str) -> Result<ChannelRecord> {
         self.client.archive(channel).await
     }

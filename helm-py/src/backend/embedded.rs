@@ -151,6 +151,20 @@ impl Backend for Embedded {
             .await?)
     }
 
+    async fn rename(&self, channel: &str, name: &str) -> Result<ChannelRecord> {
+        Ok(self
+            .helm
+            .update_channel(
+                &self.actor,
+                &channel_ref(channel)?,
+                helm_core::store::ChannelUpdate {
+                    name: Some(name.to_string()),
+                    ..Default::default()
+                },
+            )
+            .await?)
+    }
+
     async fn restore(&self, channel: &str) -> Result<ChannelRecord> {
         Ok(self
             .helm

@@ -67,6 +67,8 @@ pub trait Backend: Send + Sync {
     async fn archive(&self, channel: &str) -> Result<ChannelRecord>;
     /// Restores an archived channel.
     async fn restore(&self, channel: &str) -> Result<ChannelRecord>;
+    /// Renames a channel; its agent keeps its handle, files and memory.
+    async fn rename(&self, channel: &str, name: &str) -> Result<ChannelRecord>;
     /// Deletes an archived channel for good; `confirm` must name it.
     async fn delete(&self, channel: &str, confirm: &str) -> Result<()>;
     /// The model that will serve the channel's next turn.

@@ -72,6 +72,10 @@ fn invoice_tool(approval: ApprovalClass) -> Arc<dyn Tool> {
 /// A value the schema `s` describes: every property (`full`) or only the
 /// required ones.
 fn sample(s: &Value, full: bool) -> Value {
+    // An enum whose variants carry docs is a oneOf of consts.
+    if let Some(value) = s.get("const") {
+        return value.clone();
+    }
     if let Some(values) = s.get("enum").and_then(Value::as_array) {
         return values[0].clone();
     }

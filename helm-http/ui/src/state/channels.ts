@@ -5,6 +5,7 @@ import { batch, computed, signal } from "@preact/signals";
 import { ApiError, api } from "../api/client";
 import type { LiveEvent } from "../api/events";
 import type { Agent, Channel, ChannelRecord } from "../api/types";
+import { channelPath, navigate, route } from "./router";
 
 export interface ChannelEntry {
   channel: Channel;
@@ -94,6 +95,15 @@ export function applyChannelEvent(event: LiveEvent, me: number | undefined): voi
     case "channel.updated":
       patchChannel(event.channel);
       break;
+    case "channel.renamed": {
+      patchChannel(event.channel);
+      // Someone looking at the channel follows it to its new name.
+      const at = route.value;
+      if (at.name === "channel" && at.channel.replace(/^#/, "").toLowerCase() === event.previous_name.toLowerCase()) {
+        navigate(channelPath(event.channel.name, at.view, at.thread), { replace: true });
+      }
+      break;
+    }
     case "channel.deleted":
       remove(event.id);
       break;

@@ -61,6 +61,9 @@ export function FirstRun() {
 }
 
 function CaptainStep({ onDone }: { onDone: () => void }) {
+  // The server's one-time code proves the person at this page can see the
+  // server (its log or its data directory), not just reach its port.
+  const [code, setCode] = useState(new URLSearchParams(location.search).get("code") ?? "");
   const [name, setName] = useState("");
   const [displayName, setDisplayName] = useState("");
   const [password, setPassword] = useState("");
@@ -71,7 +74,9 @@ function CaptainStep({ onDone }: { onDone: () => void }) {
     setBusy(true);
     setError(undefined);
     try {
-      await api.post("/api/setup", { body: { name: name.trim(), display_name: displayName.trim() || undefined, password } });
+      await api.post("/api/setup", {
+        body: { name: name.trim(), display_name: displayName.trim() || undefined, password, setup_code: code.trim() },
+      });
       onDone();
     } catch (err) {
       setError(describeError(err));
@@ -82,6 +87,11 @@ function CaptainStep({ onDone }: { onDone: () => void }) {
     <form onSubmit={submit}>
       <h1 tabIndex={-1}>Create the Captain</h1>
       <p class="muted">You are the Captain: the owner of this workspace and its final authority. You can invite others later.</p>
+      <Field label="Setup code" hint="The server printed it when it started; it is also in the file setup-code in its data directory.">
+        {(p) => (
+          <input {...p} value={code} onInput={(e) => setCode(e.currentTarget.value)} autocomplete="one-time-code" spellcheck={false} required autoFocus />
+        )}
+      </Field>
       <Field label="Name" hint="How you sign in and how people mention you (@name): lowercase letters, digits, - _ or .">
         {(p) => (
           <input
@@ -91,7 +101,6 @@ function CaptainStep({ onDone }: { onDone: () => void }) {
             autocomplete="username"
             pattern="[a-z][a-z0-9._\-]{0,31}"
             required
-            autoFocus
           />
         )}
       </Field>

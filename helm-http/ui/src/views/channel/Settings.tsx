@@ -41,12 +41,66 @@ export function Settings({ entry, detail, onChanged }: { entry: ChannelEntry; de
         <h2>Settings</h2>
         {!manages && <p class="muted">Only the Captain, admins and this channel's owners change these.</p>}
       </div>
+      {!isHome && <NameSection entry={entry} manages={manages} />}
       <PurposeSection entry={entry} detail={detail} manages={manages} onSaved={reload} />
       <ModelSection channel={channel.name} detail={detail} manages={manages} onSaved={reload} />
       <CapabilitySection entry={entry} detail={detail} />
       {channel.visibility === "private" && <MembersSection channel={channel.name} members={members} manages={manages} onChanged={setMembers} />}
       {!isHome && <LifecycleSection entry={entry} manages={manages} />}
     </div>
+  );
+}
+
+/** Renames the channel live: its agent keeps its handle, files and memory. */
+function NameSection({ entry, manages }: { entry: ChannelEntry; manages: boolean }) {
+  const [name, setName] = useState(entry.channel.name);
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  useEffect(() => setName(entry.channel.name), [entry.channel.name]);
+  const wanted = name.trim().replace(/^#/, "").toLowerCase();
+  const changed = wanted !== "" && wanted !== entry.channel.name;
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      // By id: the old name stops working the moment the rename lands.
+      const id = String(entry.channel.id);
+      const renamed = await api.patch("/api/channels/{channel}", { path: { channel: id }, body: { name: wanted } });
+      await loadChannel(id);
+      navigate(channelPath(renamed.channel.name, "settings"), { replace: true });
+      toast(`Renamed to #${renamed.channel.name}. The agent keeps its handle, files and memory.`);
+    } catch (err) {
+      setError(describeError(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form class="settings-section" onSubmit={submit}>
+      <h3>Name</h3>
+      <Field label="Channel name" hint="Lowercase letters, digits, - and _. Links to the old name stop working.">
+        {(p) => (
+          <input
+            {...p}
+            value={name}
+            disabled={!manages}
+            onInput={(e) => setName(e.currentTarget.value.toLowerCase())}
+            pattern="#?[a-z0-9][a-z0-9_\-]{0,63}"
+            spellcheck={false}
+            required
+          />
+        )}
+      </Field>
+      <ErrorNote error={error} />
+      {manages && (
+        <div class="actions">
+          <button type="submit" class="btn btn-primary" disabled={busy || !changed}>
+            Rename
+          </button>
+        </div>
+      )}
+    </form>
   );
 }
 
