@@ -446,7 +446,8 @@ pub enum ChannelCommand {
         /// The channel (name, #name or id).
         channel: String,
     },
-    /// Archive a channel: its agent pauses, everything is kept.
+    /// Archive a channel: its agent pauses and its work stops (queued turns
+    /// are cancelled, the running one is stopped); everything is kept.
     Archive {
         /// The channel.
         channel: String,
@@ -455,6 +456,13 @@ pub enum ChannelCommand {
     Restore {
         /// The channel.
         channel: String,
+    },
+    /// Rename a channel; its agent, handle, files, memory and history stay.
+    Rename {
+        /// The channel.
+        channel: String,
+        /// Its new name (free among live channels).
+        name: String,
     },
     /// Choose the model that serves this channel's agent from now on.
     SetModel {

@@ -1,6 +1,8 @@
-//! Exit codes, one per kind of failure, mapped in this one place.
+//! Exit codes, one per kind of failure, and the CLI's own hints for the
+//! errors whose remedy is a command, mapped in this one place (core's
+//! messages name no command or flag).
 
-use helm_core::ErrorKind;
+use helm_core::{Error, ErrorKind, ProviderFailure};
 
 /// Success.
 pub const OK: i32 = 0;
@@ -38,3 +40,36 @@ pub fn code_for(kind: ErrorKind) -> i32 {
         _ => INTERNAL,
     }
 }
+
+/// The next step for a core error, as a `1helm` command line.
+pub fn hint_for(error: &Error) -> Option<String> {
+    match error {
+        Error::ConfirmationRequired { name, .. } => {
+            Some(format!("run it again with --confirm {name}"))
+        }
+        Error::NotInitialized(_) => Some("run `1helm init` first (or pass --data DIR)".into()),
+        Error::Busy(_) => Some(
+            "with a server running, work through it: 1helm --server URL --token TOKEN …".into(),
+        ),
+        Error::Provider {
+            failure: ProviderFailure::Unconfigured,
+            ..
+        } => Some(PROVIDER_HINT.into()),
+        _ => hint_for_code(error.code()),
+    }
+}
+
+/// The next step for an error a server reported, by its stable code.
+pub fn hint_for_code(code: &str) -> Option<String> {
+    match code {
+        "model_unavailable" => Some(format!(
+            "choose a model with `1helm channel set-model CHANNEL --provider NAME --model MODEL`, \
+             or {PROVIDER_HINT}"
+        )),
+        "confirmation_required" => Some("run it again with --confirm NAME".into()),
+        _ => None,
+    }
+}
+
+const PROVIDER_HINT: &str = "register a provider with `1helm provider add NAME --kind openai \
+    --base-url URL --model MODEL --default`";

@@ -32,6 +32,7 @@ fn main() -> ExitCode {
                 json,
                 "internal",
                 &format!("cannot start the runtime: {e}"),
+                None,
                 exit::INTERNAL,
             );
         }
@@ -44,6 +45,7 @@ fn main() -> ExitCode {
                     json,
                     &remote.code,
                     &remote.message,
+                    exit::hint_for_code(&remote.code),
                     exit::code_for(remote.kind),
                 )
             } else if let Some(core) = err.downcast_ref::<helm_core::Error>() {
@@ -51,10 +53,11 @@ fn main() -> ExitCode {
                     json,
                     core.code(),
                     &core.to_string(),
+                    exit::hint_for(core),
                     exit::code_for(core.kind()),
                 )
             } else {
-                fail(json, "internal", &format!("{err:#}"), exit::INTERNAL)
+                fail(json, "internal", &format!("{err:#}"), None, exit::INTERNAL)
             }
         }
     }
@@ -71,16 +74,19 @@ fn init_logging() {
         .try_init();
 }
 
-fn fail(json: bool, code: &str, message: &str, exit_code: i32) -> ExitCode {
+fn fail(json: bool, code: &str, message: &str, hint: Option<String>, exit_code: i32) -> ExitCode {
     let mut err = std::io::stderr().lock();
     let _ = if json {
-        writeln!(
-            err,
-            "{}",
-            serde_json::json!({ "error": { "code": code, "message": message } })
-        )
+        let mut error = serde_json::json!({ "code": code, "message": message });
+        if let Some(hint) = &hint {
+            error["hint"] = serde_json::json!(hint);
+        }
+        writeln!(err, "{}", serde_json::json!({ "error": error }))
     } else {
-        writeln!(err, "error: {message}")
+        match &hint {
+            Some(hint) => writeln!(err, "error: {message}\nhint: {hint}"),
+            None => writeln!(err, "error: {message}"),
+        }
     };
     ExitCode::from(exit_code as u8)
 }

@@ -4,6 +4,12 @@
 //! what was wrong and what to do. Frontends never match on message text: they
 //! map [`Error::kind`] (or the variant itself) to an exit code, an HTTP status or
 //! a Python exception, each in one place.
+//!
+//! Messages are protocol-neutral: they name no CLI flag, command or HTTP
+//! route, since the same error reaches a terminal, a browser and Python.
+//! Where the remedy is a step in one frontend's syntax, that frontend adds
+//! it as a hint when it maps the variant (such as
+//! [`Error::ConfirmationRequired`] or [`Error::ModelUnavailable`]).
 
 use std::path::PathBuf;
 
@@ -41,9 +47,24 @@ pub enum Error {
     Conflict(String),
 
     /// The operation is understood but refused by a rule of the product
-    /// (a protected channel, a missing confirmation, a channel that is still active).
+    /// (a protected channel, a channel that is still active).
     #[error("{0}")]
     Refused(String),
+
+    /// An irreversible operation needs the thing's name repeated to go ahead.
+    #[error("{action}; to go ahead, confirm by naming it: {name}")]
+    ConfirmationRequired {
+        /// What would happen, for people.
+        action: String,
+        /// The name that confirms it.
+        name: String,
+    },
+
+    /// No model can serve an agent's turn (none chosen, a provider that is
+    /// gone, a model it no longer serves); the message says what to choose.
+    /// Checked when a message is accepted, so nothing is stored.
+    #[error("{0}")]
+    ModelUnavailable(String),
 
     /// The actor lacks the authority for this operation.
     #[error("not allowed: {0}")]
@@ -55,7 +76,7 @@ pub enum Error {
     Unauthenticated(String),
 
     /// The data directory has not been initialised.
-    #[error("no Helm data at {}: run `1helm init` first (or pass --data DIR)", .0.display())]
+    #[error("no Helm data at {}: initialise it first", .0.display())]
     NotInitialized(PathBuf),
 
     /// The data directory is held by another process (a running server).
@@ -198,8 +219,8 @@ impl Error {
         match self {
             Error::Invalid { .. } | Error::MissingPurpose => ErrorKind::Invalid,
             Error::NotFound { .. } => ErrorKind::NotFound,
-            Error::Conflict(_) => ErrorKind::Conflict,
-            Error::Refused(_) => ErrorKind::Refused,
+            Error::Conflict(_) | Error::ModelUnavailable(_) => ErrorKind::Conflict,
+            Error::Refused(_) | Error::ConfirmationRequired { .. } => ErrorKind::Refused,
             Error::Forbidden(_) => ErrorKind::Forbidden,
             Error::Unauthenticated(_) => ErrorKind::Unauthenticated,
             Error::NotInitialized(_) | Error::Busy(_) | Error::ModelMissing { .. } => {
@@ -218,6 +239,8 @@ impl Error {
             Error::NotFound { .. } => "not_found",
             Error::Conflict(_) => "conflict",
             Error::Refused(_) => "refused",
+            Error::ConfirmationRequired { .. } => "confirmation_required",
+            Error::ModelUnavailable(_) => "model_unavailable",
             Error::Forbidden(_) => "forbidden",
             Error::Unauthenticated(_) => "unauthenticated",
             Error::NotInitialized(_) => "not_initialized",

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::{
     Agent, AgentId, AgentStatus, Channel, ChannelId, MemberRole, MemoryItem, Message, MessageId,
-    Thread, ThreadId, ToolAction, Turn, UserId,
+    ModelChoice, PolicyLevel, Thread, ThreadId, ToolAction, Turn, UserId,
 };
 
 /// A durable, ordered record of one change.
@@ -68,6 +68,30 @@ pub enum EventBody {
     ChannelUpdated {
         /// The channel as it is now.
         channel: Channel,
+    },
+    /// A channel was renamed; its agent, handle and everything else stay.
+    #[serde(rename = "channel.renamed")]
+    ChannelRenamed {
+        /// The channel as it is now.
+        channel: Channel,
+        /// The name it had.
+        previous_name: String,
+    },
+    /// The model choice at one level of the policy changed. The event's
+    /// channel is the channel (or the session's channel); a workspace
+    /// choice concerns everyone.
+    #[serde(rename = "model.changed")]
+    ModelChanged {
+        /// Which level: `workspace`, `channel` or `session`.
+        level: PolicyLevel,
+        /// The thread whose session choice changed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        thread_id: Option<ThreadId>,
+        /// The choice now; absent when the level was cleared to inherit.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        choice: Option<ModelChoice>,
+        /// Who changed it.
+        by: String,
     },
     /// A person became a member of a channel.
     #[serde(rename = "channel.member_added")]
@@ -216,6 +240,8 @@ impl EventBody {
             EventBody::ChannelRestored { .. } => "channel.restored",
             EventBody::ChannelDeleted { .. } => "channel.deleted",
             EventBody::ChannelUpdated { .. } => "channel.updated",
+            EventBody::ChannelRenamed { .. } => "channel.renamed",
+            EventBody::ModelChanged { .. } => "model.changed",
             EventBody::ChannelMemberAdded { .. } => "channel.member_added",
             EventBody::ChannelMemberRemoved { .. } => "channel.member_removed",
             EventBody::MessageCreated { .. } => "message.created",

@@ -45,4 +45,4 @@ pub use helm::{
     AccountRequest, Audience, Helm, HelmOptions, InitOptions, InitReport, MAX_INSTRUCTIONS,
     MAX_INVITE_TTL, MemoryNote, NewChannel, PostedMessage, RESCAN_AUTHOR, Status,
 };
-pub use runtime::RuntimeOptions;
+pub use runtime::{ModelCheck, ProviderModels, RuntimeOptions, Verification};

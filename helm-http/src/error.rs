@@ -1,9 +1,11 @@
 //! Errors as HTTP responses, mapped in this one place.
 //!
-//! Every error body is `{"code": "...", "message": "..."}`: `code` is stable
-//! and machine-readable (core's [`Error::code`](helm_core::Error::code), or
-//! one of the HTTP-level codes below), `message` is for people. Statuses come
-//! from [`ErrorKind`], never from message text.
+//! Every error body is `{"code": "...", "message": "...", "hint": "..."}`:
+//! `code` is stable and machine-readable (core's
+//! [`Error::code`](helm_core::Error::code), or one of the HTTP-level codes
+//! below), `message` is for people and protocol-neutral (core's own text),
+//! and `hint`, when present, is the next step in this API's terms. Statuses
+//! come from [`ErrorKind`], hints from the variant, never from message text.
 
 use axum::Json;
 use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
@@ -21,6 +23,9 @@ pub struct ErrorBody {
     pub code: String,
     /// What went wrong, for people.
     pub message: String,
+    /// What to do about it with this API, when there is a step to name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
 }
 
 /// An error on its way to becoming a response.
@@ -29,6 +34,7 @@ pub struct ApiError {
     status: StatusCode,
     code: &'static str,
     message: String,
+    hint: Option<String>,
     retry_after: Option<u64>,
 }
 
@@ -40,6 +46,7 @@ impl ApiError {
             status,
             code,
             message: message.into(),
+            hint: None,
             retry_after: None,
         }
     }
@@ -152,9 +159,33 @@ impl From<Error> for ApiError {
         ApiError {
             status,
             code: e.code(),
+            hint: hint_for(&e),
             message,
             retry_after: None,
         }
+    }
+}
+
+/// The next step for an error, in this API's terms.
+fn hint_for(e: &Error) -> Option<String> {
+    match e {
+        Error::ConfirmationRequired { name, .. } => Some(format!(
+            "repeat the request with the query parameter confirm={name}"
+        )),
+        Error::ModelUnavailable(_) => Some(
+            "choose a model with PUT /api/channels/{channel}/model (or PUT /api/model for the \
+             workspace); GET /api/providers/{provider}/models lists what a provider serves"
+                .into(),
+        ),
+        Error::Provider {
+            failure: helm_core::ProviderFailure::Unconfigured,
+            ..
+        } => Some(
+            "register a provider with POST /api/providers and choose its model with PUT \
+             /api/model"
+                .into(),
+        ),
+        _ => None,
     }
 }
 
@@ -201,6 +232,7 @@ impl IntoResponse for ApiError {
         let body = ErrorBody {
             code: self.code.to_string(),
             message: self.message,
+            hint: self.hint,
         };
         let mut response = (self.status, Json(body)).into_response();
         if let Some(secs) = self.retry_after

@@ -320,25 +320,32 @@ impl Backend for Local {
         &self,
         channel: &str,
         choice: Option<ModelChoice>,
-    ) -> anyhow::Result<Option<ResolvedModel>> {
+    ) -> anyhow::Result<(Option<ResolvedModel>, Option<helm_core::ModelCheck>)> {
         let record = self.helm.channel(&channel_ref(channel)?).await?;
-        if let Some(choice) = &choice
-            && !self
-                .helm
-                .providers()
-                .await?
-                .iter()
-                .any(|c| c.name == choice.provider)
-        {
-            // Refuse a provider that does not exist now rather than failing
-            // the channel's next turn.
-            return Err(helm_core::Error::not_found("provider", &choice.provider).into());
-        }
         let id = record.channel.id;
-        self.helm
+        // Core checks the choice (a provider that exists, a model it serves).
+        let check = self
+            .helm
             .set_model_policy(&self.actor, PolicyScope::Channel(id), choice)
             .await?;
-        Ok(self.helm.resolve_model(&ChannelRef::Id(id), None).await?)
+        Ok((
+            self.helm.resolve_model(&ChannelRef::Id(id), None).await?,
+            check,
+        ))
+    }
+
+    async fn rename_channel(&self, channel: &str, name: &str) -> anyhow::Result<ChannelRecord> {
+        Ok(self
+            .helm
+            .update_channel(
+                &self.actor,
+                &channel_ref(channel)?,
+                helm_core::store::ChannelUpdate {
+                    name: Some(name.to_string()),
+                    ..Default::default()
+                },
+            )
+            .await?)
     }
 
     async fn delete_channel(&self, channel: &str, confirm: &str) -> anyhow::Result<()> {

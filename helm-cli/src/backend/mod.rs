@@ -218,12 +218,15 @@ pub trait Backend: Send + Sync {
     async fn archive(&self, channel: &str) -> anyhow::Result<ChannelRecord>;
     /// Restores a channel.
     async fn restore(&self, channel: &str) -> anyhow::Result<ChannelRecord>;
-    /// Sets or clears a channel's model; returns what now serves it.
+    /// Sets or clears a channel's model; returns what now serves it and how
+    /// the new choice was checked.
     async fn set_channel_model(
         &self,
         channel: &str,
         choice: Option<ModelChoice>,
-    ) -> anyhow::Result<Option<ResolvedModel>>;
+    ) -> anyhow::Result<(Option<ResolvedModel>, Option<helm_core::ModelCheck>)>;
+    /// Renames a channel; its agent keeps its handle.
+    async fn rename_channel(&self, channel: &str, name: &str) -> anyhow::Result<ChannelRecord>;
     /// Deletes an archived channel for good.
     async fn delete_channel(&self, channel: &str, confirm: &str) -> anyhow::Result<()>;
     /// Posts a message as the acting user.

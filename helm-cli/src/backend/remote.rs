@@ -263,6 +263,8 @@ struct ThreadDetail {
 #[derive(Deserialize)]
 struct Policy {
     resolved: Option<ResolvedModel>,
+    #[serde(default)]
+    check: Option<helm_core::ModelCheck>,
 }
 
 /// One file of `POST …/files/upload`'s answer (its artifact is not needed).
@@ -559,7 +561,7 @@ impl Backend for Remote {
         &self,
         channel: &str,
         choice: Option<ModelChoice>,
-    ) -> anyhow::Result<Option<ResolvedModel>> {
+    ) -> anyhow::Result<(Option<ResolvedModel>, Option<helm_core::ModelCheck>)> {
         let body = match choice {
             Some(c) => json!({"provider": c.provider, "model": c.model}),
             None => json!({"provider": null}),
@@ -571,7 +573,16 @@ impl Backend for Remote {
                 Some(body),
             )
             .await?;
-        Ok(policy.resolved)
+        Ok((policy.resolved, policy.check))
+    }
+
+    async fn rename_channel(&self, channel: &str, name: &str) -> anyhow::Result<ChannelRecord> {
+        self.call(
+            Method::PATCH,
+            &format!("/api/channels/{}", channel_path(channel)?),
+            Some(json!({"name": name})),
+        )
+        .await
     }
 
     async fn delete_channel(&self, channel: &str, confirm: &str) -> anyhow::Result<()> {

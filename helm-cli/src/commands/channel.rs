@@ -115,6 +115,15 @@ pub async fn run(ctx: &Ctx, cmd: ChannelCommand) -> Result<i32> {
                 )
             })?;
         }
+        ChannelCommand::Rename { channel, name } => {
+            let record = backend.rename_channel(&channel, &name).await?;
+            ctx.out.print(&record, || {
+                format!(
+                    "Renamed to {}; its agent is still {} with the same files, memory and history.",
+                    record.channel.name, record.agent.handle
+                )
+            })?;
+        }
         ChannelCommand::Restore { channel } => {
             let record = backend.restore(&channel).await?;
             ctx.out.print(&record, || {
@@ -135,26 +144,39 @@ pub async fn run(ctx: &Ctx, cmd: ChannelCommand) -> Result<i32> {
                 (true, _) | (false, None) => None,
                 (false, Some(p)) => Some(ModelChoice::new(p, model)),
             };
-            let resolved = backend
+            let (resolved, check) = backend
                 .set_channel_model(&record.channel.id.to_string(), choice)
                 .await?;
             ctx.out.print(
-                &json!({ "channel": record.channel, "model": resolved }),
-                || match &resolved {
-                    Some(m) => format!(
-                        "{} is now served by {}{} ({} setting). Its agent {}, files, memory and \
-                         history are unchanged.",
-                        record.channel.name,
-                        m.choice.provider,
-                        m.choice
-                            .model
-                            .as_deref()
-                            .map(|m| format!(" / {m}"))
-                            .unwrap_or_default(),
-                        m.level,
-                        record.agent.handle
-                    ),
-                    None => format!("{} has no model configured.", record.channel.name),
+                &json!({ "channel": record.channel, "model": resolved, "check": check }),
+                || {
+                    let checked = match &check {
+                        Some(c) if c.verification == helm_core::Verification::Unverified => {
+                            format!(
+                                "\nUnverified: {}.",
+                                c.note
+                                    .as_deref()
+                                    .unwrap_or("the provider did not confirm it")
+                            )
+                        }
+                        _ => String::new(),
+                    };
+                    match &resolved {
+                        Some(m) => format!(
+                            "{} is now served by {}{} ({} setting). Its agent {}, files, memory \
+                             and history are unchanged.{checked}",
+                            record.channel.name,
+                            m.choice.provider,
+                            m.choice
+                                .model
+                                .as_deref()
+                                .map(|m| format!(" / {m}"))
+                                .unwrap_or_default(),
+                            m.level,
+                            record.agent.handle
+                        ),
+                        None => format!("{} has no model configured.", record.channel.name),
+                    }
                 },
             )?;
         }

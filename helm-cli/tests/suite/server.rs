@@ -234,7 +234,7 @@ async fn the_commands_work_through_a_server() -> anyhow::Result<()> {
         users.stdout
     );
 
-    let model = server.run(&[
+    let set_other = [
         "channel",
         "set-model",
         "launch",
@@ -242,7 +242,19 @@ async fn the_commands_work_through_a_server() -> anyhow::Result<()> {
         "mock",
         "--model",
         "other",
-    ])?;
+    ];
+    // A model the provider does not list is refused when it is chosen.
+    let unlisted = server.run(&set_other)?;
+    assert_eq!(unlisted.code, 2, "{}", unlisted.stderr);
+    assert!(
+        unlisted
+            .stderr
+            .contains("mock does not serve other; it serves mock-model"),
+        "{}",
+        unlisted.stderr
+    );
+    mock.serve_models(&["mock-model", "other"]);
+    let model = server.run(&set_other)?;
     ok(&model)?;
     assert!(
         model
@@ -258,6 +270,22 @@ async fn the_commands_work_through_a_server() -> anyhow::Result<()> {
     ok(&server.run(&["channel", "restore", "#launch"])?)?;
     let unconfirmed = server.run(&["channel", "delete", "launch"])?;
     assert_eq!(unconfirmed.code, 5, "{}", unconfirmed.stderr);
+    // The server's words name no flag; the CLI adds its own hint.
+    assert!(
+        unconfirmed.stderr.contains("confirm by naming it: launch")
+            && unconfirmed
+                .stderr
+                .contains("hint: run it again with --confirm NAME"),
+        "{}",
+        unconfirmed.stderr
+    );
+    // A rename keeps the agent and its handle.
+    let renamed = server.run(&["channel", "rename", "launch", "liftoff", "--json"])?;
+    ok(&renamed)?;
+    let renamed = renamed.json()?;
+    assert_eq!(renamed["channel"]["name"], "liftoff");
+    assert_eq!(renamed["agent"]["handle"], "launch-agent");
+    ok(&server.run(&["channel", "rename", "liftoff", "launch"])?)?;
     ok(&server.run(&["channel", "archive", "launch"])?)?;
     ok(&server.run(&["channel", "delete", "launch", "--confirm", "launch"])?)?;
     assert_eq!(server.run(&["channel", "show", "launch"])?.code, 3);

@@ -19,8 +19,8 @@ use std::collections::HashSet;
 use crate::error::{Error, Result};
 use crate::events::{Event, EventBody};
 use crate::model::{
-    Actor, Channel, ChannelId, ChannelRef, Member, MemberRole, Message, MessageId, Thread,
-    ThreadId, User, UserId, Visibility, validate_purpose,
+    Actor, Channel, ChannelId, ChannelName, ChannelRef, Member, MemberRole, Message, MessageId,
+    Thread, ThreadId, User, UserId, Visibility, validate_purpose,
 };
 use crate::store::{ChannelFilter, ChannelRecord, ChannelUpdate, Store};
 
@@ -306,8 +306,10 @@ impl Helm {
         Ok(manages(actor, channel, &members))
     }
 
-    /// Changes a channel's purpose (its agent's too) or its agent's operating
-    /// instructions. Its identity, memory, files and history stay.
+    /// Renames a channel, or changes its purpose (its agent's too) or its
+    /// agent's operating instructions. Its agent (handle included),
+    /// memory, files and history stay. A new name must be free among live
+    /// channels; `#main` keeps its name.
     pub async fn update_channel(
         &self,
         actor: &User,
@@ -334,10 +336,15 @@ impl Helm {
                 format!("keep them under {MAX_INSTRUCTIONS} bytes"),
             ));
         }
-        if purpose.is_none() && update.instructions.is_none() {
+        let name = update
+            .name
+            .as_deref()
+            .map(|n| ChannelName::parse(n).map(|n| n.as_str().to_string()))
+            .transpose()?;
+        if name.is_none() && purpose.is_none() && update.instructions.is_none() {
             return Err(Error::invalid(
                 "channel update",
-                "change the purpose, the instructions or both",
+                "change the name, the purpose, the instructions, or several of them",
             ));
         }
         let record = self
@@ -346,6 +353,7 @@ impl Helm {
             .update_channel(
                 record.channel.id,
                 ChannelUpdate {
+                    name,
                     purpose,
                     instructions: update.instructions,
                 },

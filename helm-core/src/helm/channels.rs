@@ -2,13 +2,14 @@
 
 use crate::error::{Error, Result};
 use crate::model::{
-    Actor, CapabilityPolicy, ChannelKind, ChannelName, ChannelRef, ChannelStatus, Handle,
-    ModelChoice, ModelPolicy, ResolvedModel, ThreadId, User, Visibility, display_name_for_channel,
+    Actor, CapabilityPolicy, ChannelName, ChannelRef, ChannelStatus, Handle, ModelChoice,
+    ModelPolicy, ResolvedModel, ThreadId, User, Visibility, display_name_for_channel,
     validate_purpose,
 };
 use crate::store::{ChannelFilter, ChannelPlan, ChannelRecord, PolicyScope, WorldHook};
 
 use super::Helm;
+use crate::runtime::ModelCheck;
 
 /// What a person asks for when creating a channel. Only the name and the
 /// purpose are needed; everything else has a sensible default.
@@ -104,23 +105,7 @@ impl Helm {
         status: ChannelStatus,
     ) -> Result<ChannelRecord> {
         let record = self.channel(channel).await?;
-        may_manage(actor, &record)?;
-        let record = self
-            .inner
-            .store
-            .set_channel_status(record.channel.id, status, Actor::user(actor))
-            .await?;
-        self.inner
-            .root
-            .world(record.channel.id)
-            .write_profile(&record)?;
-        if status == ChannelStatus::Archived {
-            // A paused agent's computer keeps its files but runs nothing.
-            if let Err(e) = self.terminals().close_channel(record.channel.id).await {
-                tracing::warn!(channel = %record.channel.name, error = %e, "could not close a terminal");
-            }
-        }
-        Ok(record)
+        super::lifecycle::change_status(&self.inner.runtime, actor, &record, status).await
     }
 
     /// Permanently deletes an archived channel and its agent world: rows and
@@ -132,66 +117,7 @@ impl Helm {
         confirm: &str,
     ) -> Result<()> {
         let record = self.channel(channel).await?;
-        if record.channel.kind == ChannelKind::Home {
-            return Err(Error::Refused(format!(
-                "{} is Skipper's home and cannot be deleted",
-                record.channel.name
-            )));
-        }
-        if !actor.role.is_admin() {
-            return Err(Error::Forbidden(
-                "only the Captain or an admin deletes a channel permanently".into(),
-            ));
-        }
-        let confirmed = ChannelName::parse(confirm)
-            .map(|c| c == record.channel.name)
-            .unwrap_or(false);
-        if !confirmed {
-            return Err(Error::Refused(format!(
-                "deleting {name} removes its agent, workspace, memory and history for good; \
-                 confirm by naming it: --confirm {bare}",
-                name = record.channel.name,
-                bare = record.channel.name.as_str()
-            )));
-        }
-        let root = self.inner.root.clone();
-        let trashed = std::sync::Arc::new(std::sync::Mutex::new(None));
-        let trashed_in_hook = trashed.clone();
-        let world: WorldHook = Box::new(move |record| {
-            let moved = root.trash(&root.world(record.channel.id))?;
-            if let Ok(mut slot) = trashed_in_hook.lock() {
-                *slot = moved;
-            }
-            Ok(())
-        });
-        let outcome = self
-            .inner
-            .store
-            .delete_channel(record.channel.id, Actor::user(actor), world)
-            .await;
-        let moved = trashed.lock().ok().and_then(|mut slot| slot.take());
-        if outcome.is_ok() {
-            self.inner.runtime.embedder_tools.forget(record.channel.id);
-        }
-        match (outcome, moved) {
-            (Ok(()), Some(path)) => {
-                if let Err(e) = std::fs::remove_dir_all(&path) {
-                    // The rows are gone; the trash is swept at the next open.
-                    tracing::warn!(path = %path.display(), error = %e, "could not empty the trash");
-                }
-                Ok(())
-            }
-            (Ok(()), None) => Ok(()),
-            (Err(e), Some(path)) => {
-                // The transaction rolled back: put the world back where it was.
-                let back = self.inner.root.world(record.channel.id);
-                if let Err(undo) = std::fs::rename(&path, back.root()) {
-                    tracing::error!(from = %path.display(), error = %undo, "could not restore a world after a failed delete");
-                }
-                Err(e)
-            }
-            (Err(e), None) => Err(e),
-        }
+        super::lifecycle::delete_channel(&self.inner.runtime, actor, &record, confirm).await
     }
 
     /// The model that will serve the next turn in `channel` (and `thread`).
@@ -221,20 +147,24 @@ impl Helm {
 
     /// Sets or clears (with `None`) the model choice at one level. The Captain
     /// and admins set the workspace default; a channel's managers set its
-    /// override and its sessions'.
+    /// override and its sessions'. A choice is checked first: its provider
+    /// must be registered, a model named (or the provider's default), and
+    /// listed by a provider that lists its models; the check says whether
+    /// the provider confirmed it or it is unverified. Turns already
+    /// accepted keep the model they were given.
     pub async fn set_model_policy(
         &self,
         actor: &User,
         scope: PolicyScope,
         choice: Option<ModelChoice>,
-    ) -> Result<()> {
-        set_model_policy(self.inner.store.as_ref(), actor, scope, choice).await
+    ) -> Result<Option<ModelCheck>> {
+        set_model_policy(&self.inner.runtime, actor, scope, choice).await
     }
 }
 
 /// Whether `actor` may archive, restore or reconfigure `record`: the Captain,
 /// admins, and whoever created the channel.
-fn may_manage(actor: &User, record: &ChannelRecord) -> Result<()> {
+pub(crate) fn may_manage(actor: &User, record: &ChannelRecord) -> Result<()> {
     if actor.role.is_admin() || record.channel.created_by == actor.id {
         Ok(())
     } else {
@@ -285,13 +215,16 @@ pub(crate) async fn provision_channel(
     Ok(record)
 }
 
-/// Sets or clears a model choice for `actor` (see [`Helm::set_model_policy`]).
+/// Sets or clears a model choice for `actor`, checked first (see
+/// [`Helm::set_model_policy`]): what the facade and Skipper's authority
+/// both call.
 pub(crate) async fn set_model_policy(
-    store: &dyn crate::store::Store,
+    rt: &crate::runtime::Runtime,
     actor: &User,
     scope: PolicyScope,
     choice: Option<ModelChoice>,
-) -> Result<()> {
+) -> Result<Option<ModelCheck>> {
+    let store = rt.store.as_ref();
     match scope {
         PolicyScope::Workspace if !actor.role.is_admin() => {
             return Err(Error::Forbidden(
@@ -303,10 +236,12 @@ pub(crate) async fn set_model_policy(
         }
         _ => {}
     }
-    if let Some(choice) = &choice
-        && choice.provider.trim().is_empty()
-    {
-        return Err(Error::invalid("provider", "name a provider"));
-    }
-    store.set_model_policy(scope, choice).await
+    let check = match &choice {
+        Some(choice) => Some(rt.check_choice(choice).await?),
+        None => None,
+    };
+    store
+        .set_model_policy(scope, choice, Actor::user(actor))
+        .await?;
+    Ok(check)
 }

@@ -27,7 +27,7 @@ pub(crate) struct ComputerState {
     options: ComputerOptions,
     root: DataRoot,
     executor: OnceCell<Arc<LocalExecutor>>,
-    terminals: TerminalManager,
+    pub(crate) terminals: TerminalManager,
 }
 
 impl ComputerState {

@@ -145,7 +145,7 @@ impl Helm {
         if note.kind == MemoryKind::Summary {
             return Err(Error::invalid(
                 "memory kind",
-                "summaries are written by summarising a thread (`1helm thread summarize`)",
+                "summaries are written by summarising a thread, not added by hand",
             ));
         }
         self.inner

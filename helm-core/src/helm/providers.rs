@@ -4,7 +4,8 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::model::{ModelChoice, User};
-use crate::provider::{Provider, ProviderConfig};
+use crate::provider::{Provider, ProviderConfig, serves};
+use crate::runtime::ProviderModels;
 use crate::store::PolicyScope;
 
 use super::Helm;
@@ -12,19 +13,49 @@ use super::Helm;
 impl Helm {
     /// Adds a provider to the registry (or replaces the one of that name);
     /// with `make_default` it becomes the workspace's default model. Only the
-    /// Captain and admins manage providers.
+    /// Captain and admins manage providers. A default model the provider's
+    /// own list does not include is refused, and so is making a provider
+    /// without a default model the workspace default. A provider that
+    /// cannot be reached is still added (it may start later); try it first
+    /// with [`Helm::try_provider`].
     pub async fn add_provider(
         &self,
         actor: &User,
         config: ProviderConfig,
         make_default: bool,
     ) -> Result<ProviderConfig> {
-        if !actor.role.is_admin() {
-            return Err(Error::Forbidden(
-                "only the Captain or an admin manages providers".into(),
+        may_manage_providers(actor)?;
+        config.validate()?;
+        if make_default && config.default_model.is_none() {
+            return Err(Error::invalid(
+                "default model",
+                format!(
+                    "to make {} the workspace default, name its default model",
+                    config.name
+                ),
             ));
         }
-        config.validate()?;
+        if let Some(model) = &config.default_model
+            && self.inner.providers.custom(&config.name).is_none()
+            && let Ok(listed) = self.inner.runtime.try_provider(&config).await
+            && listed.listed
+            && !serves(&listed.models, model)
+        {
+            return Err(Error::invalid(
+                "default model",
+                format!(
+                    "{} does not serve {model}; it serves {}",
+                    config.name,
+                    listed
+                        .models
+                        .iter()
+                        .take(12)
+                        .map(|m| m.id.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        }
         self.inner.store.put_provider(config.clone()).await?;
         if make_default {
             self.set_model_policy(
@@ -37,6 +68,26 @@ impl Helm {
         Ok(config)
     }
 
+    /// What the registered provider `name` serves, asked of it now.
+    /// Anyone in the workspace may look (choosing a channel's model needs
+    /// it); a provider that cannot be reached is an upstream error.
+    pub async fn provider_models(&self, name: &str) -> Result<ProviderModels> {
+        self.inner.runtime.provider_models(name).await
+    }
+
+    /// Tries a provider configuration without saving it: connects, and
+    /// says what it serves and whether its default model is among them.
+    /// Captain and admins only, since it makes the server connect where
+    /// the configuration says.
+    pub async fn try_provider(
+        &self,
+        actor: &User,
+        config: &ProviderConfig,
+    ) -> Result<ProviderModels> {
+        may_manage_providers(actor)?;
+        self.inner.runtime.try_provider(config).await
+    }
+
     /// The registry, by name. Holds no secrets.
     pub async fn providers(&self) -> Result<Vec<ProviderConfig>> {
         self.inner.store.providers().await
@@ -46,5 +97,15 @@ impl Helm {
     /// adapter: for embedding applications, custom models and tests.
     pub fn register_provider(&self, name: impl Into<String>, provider: Arc<dyn Provider>) {
         self.inner.providers.register(name, provider);
+    }
+}
+
+fn may_manage_providers(actor: &User) -> Result<()> {
+    if actor.role.is_admin() {
+        Ok(())
+    } else {
+        Err(Error::Forbidden(
+            "only the Captain or an admin manages providers".into(),
+        ))
     }
 }

@@ -27,9 +27,11 @@ pub struct PostedMessage {
     pub thread_created: bool,
     /// The turn it woke, if it woke the agent.
     pub turn: Option<Turn>,
-    /// How many turns of the thread run before that turn.
+    /// How many turns must end before that turn can start: earlier turns
+    /// of its thread, or turns its agent is busy with in other threads.
     pub ahead: u32,
-    /// The call for Skipper it opened, if it mentioned @skipper.
+    /// The call for Skipper it opened (or added its reason to), if it
+    /// mentioned @skipper.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub escalation: Option<crate::model::Escalation>,
 }
@@ -65,6 +67,23 @@ impl Helm {
                 record.channel.name
             )));
         }
+        let mentions_resident = mentions_handle(text, &record.agent.handle);
+        let calls_skipper = record.channel.kind == crate::model::ChannelKind::Agent
+            && mentions_handle(text, &crate::model::Handle::skipper());
+        // The model of any turn this wakes is fixed now, before the message
+        // is stored; a choice that cannot serve refuses the message (the
+        // store decides whether it wakes anyone). A new thread without a
+        // mention wakes nobody, so there is nothing to choose.
+        let admission = if thread.is_some() || mentions_resident || calls_skipper {
+            self.inner.runtime.admission(&record, thread).await?
+        } else {
+            crate::store::Admission {
+                model: crate::store::AdmissionModel::Unavailable(
+                    "a new thread without a mention wakes no agent".into(),
+                ),
+                capacity: 1,
+            }
+        };
         let posted = self
             .inner
             .store
@@ -73,10 +92,10 @@ impl Helm {
                 thread_id: thread,
                 author: actor.clone(),
                 content: text.to_string(),
-                mentions_resident: mentions_handle(text, &record.agent.handle),
-                calls_skipper: record.channel.kind == crate::model::ChannelKind::Agent
-                    && mentions_handle(text, &crate::model::Handle::skipper()),
+                mentions_resident,
+                calls_skipper,
                 resident: record.agent,
+                admission,
             })
             .await?;
         if posted.turn.is_some() || posted.escalation.is_some() {

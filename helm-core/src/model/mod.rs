@@ -26,7 +26,7 @@ pub use ids::{
     ToolActionId, TurnId, UserId, WorkspaceId,
 };
 pub use member::{Member, MemberRole};
-pub use policy::{ModelChoice, ModelPolicy, PolicyLevel, ResolvedModel};
+pub use policy::{ModelChoice, ModelPolicy, PolicyLevel, ResolvedModel, TurnModel};
 pub use records::{
     Artifact, ArtifactKind, AuthorType, Escalation, EscalationStatus, MemoryItem, MemoryKind,
     MemoryScope, MemorySource, MemoryStatus, ToolAction, ToolStatus,

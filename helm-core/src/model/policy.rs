@@ -67,6 +67,25 @@ pub struct ResolvedModel {
     pub level: PolicyLevel,
 }
 
+/// The model a turn runs with, fixed when the message that woke it was
+/// accepted: a later change of policy serves later turns, never this one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TurnModel {
+    /// The provider's registry name.
+    pub provider: String,
+    /// The model (the provider's default filled in).
+    pub model: String,
+    /// The rule that chose it.
+    pub level: PolicyLevel,
+}
+
+impl TurnModel {
+    /// The provider and model, as a choice.
+    pub fn choice(&self) -> ModelChoice {
+        ModelChoice::new(&self.provider, Some(self.model.clone()))
+    }
+}
+
 impl ModelPolicy {
     /// The most specific choice, or `None` when no level names a provider.
     pub fn resolve(&self) -> Option<ResolvedModel> {

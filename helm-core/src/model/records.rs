@@ -155,8 +155,11 @@ string_enum! {
         Error => "error",
         /// Refused by policy.
         Denied => "denied",
-        /// Stopped with its turn.
+        /// Stopped with its turn (its command, if any, was killed).
         Cancelled => "cancelled",
+        /// Helm stopped (a crash, a kill) while it ran; it may or may not
+        /// have had its effect.
+        Interrupted => "interrupted",
     }
 }
 

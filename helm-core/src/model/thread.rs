@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::agent::{AgentKind, Handle};
 use super::enums::string_enum;
 use super::ids::{AgentId, ChannelId, MessageId, ThreadId, TurnId, UserId};
-use super::policy::ModelChoice;
+use super::policy::{ModelChoice, PolicyLevel};
 
 string_enum! {
     /// Where a session stands.
@@ -181,9 +181,13 @@ pub struct Turn {
     pub reply_message_id: MessageId,
     /// Where it stands.
     pub state: TurnState,
-    /// The provider and model that served it, once started.
+    /// The provider and model that serve it: fixed when its message was
+    /// accepted (turns admitted by older versions get them when they start).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub served_by: Option<ModelChoice>,
+    /// Which rule of the model policy chose `served_by`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_level: Option<PolicyLevel>,
     /// Why it failed, for failed and interrupted turns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,

@@ -22,8 +22,11 @@ use super::http::{
     secret_header,
 };
 use super::openai::resolve_key;
-use super::{ApiKeyRef, ChatMessage, ChatRequest, EventStream, Provider, ProviderConfig, ToolCall};
-use crate::error::{Error, Result};
+use super::{
+    ApiKeyRef, ChatMessage, ChatRequest, EventStream, ModelInfo, Provider, ProviderConfig,
+    ToolCall, listing,
+};
+use crate::error::{Error, ProviderFailure, Result};
 use decode::MessagesDecoder;
 
 /// The `max_tokens` sent when a request sets none (the API requires one).
@@ -38,6 +41,7 @@ const API_VERSION: &str = "2023-06-01";
 pub struct Anthropic {
     name: String,
     messages_url: String,
+    models_url: String,
     api_key: Option<ApiKeyRef>,
     headers: HeaderMap,
     transport: HttpTransport,
@@ -70,6 +74,7 @@ impl Anthropic {
         Ok(Anthropic {
             name: config.name.clone(),
             messages_url: messages_url(&config.base_url),
+            models_url: api_url(&config.base_url, "models"),
             api_key: config.api_key.clone(),
             headers,
             transport: HttpTransport::new(&config.name, options)?,
@@ -79,17 +84,22 @@ impl Anthropic {
 
 /// `{base}/v1/messages`, without doubling a `/v1` the base already has.
 fn messages_url(base: &str) -> String {
+    api_url(base, "messages")
+}
+
+/// `{base}/v1/{path}`, without doubling a `/v1` the base already has.
+fn api_url(base: &str, path: &str) -> String {
     let base = base.trim().trim_end_matches('/');
     if base.ends_with("/v1") {
-        join_url(base, "messages")
+        join_url(base, path)
     } else {
-        join_url(base, "v1/messages")
+        join_url(base, &format!("v1/{path}"))
     }
 }
 
-#[async_trait]
-impl Provider for Anthropic {
-    async fn stream(&self, request: ChatRequest) -> Result<EventStream> {
+impl Anthropic {
+    /// The configured headers with the key, and a redactor for it.
+    fn keyed_headers(&self) -> Result<(HeaderMap, Redactor)> {
         let mut headers = self.headers.clone();
         let mut redactor = Redactor::default();
         if let Some(key_ref) = &self.api_key {
@@ -97,6 +107,14 @@ impl Provider for Anthropic {
             headers.insert("x-api-key", secret_header(&self.name, &key)?);
             redactor = Redactor::new(&key);
         }
+        Ok((headers, redactor))
+    }
+}
+
+#[async_trait]
+impl Provider for Anthropic {
+    async fn stream(&self, request: ChatRequest) -> Result<EventStream> {
+        let (headers, redactor) = self.keyed_headers()?;
         let body = serde_json::to_vec(&messages_body(&request))
             .map_err(|e| Error::Internal(format!("request body: {e}")))?;
         let http = JsonRequest {
@@ -106,6 +124,39 @@ impl Provider for Anthropic {
             redactor,
         };
         self.transport.stream(http, MessagesDecoder::default).await
+    }
+
+    /// `GET /v1/models`, page by page.
+    async fn list_models(&self) -> Result<Option<Vec<ModelInfo>>> {
+        let (mut headers, redactor) = self.keyed_headers()?;
+        headers.insert(ACCEPT, HeaderValue::from_static("application/json"));
+        let mut models = Vec::new();
+        let mut after: Option<String> = None;
+        for _ in 0..listing::MAX_PAGES {
+            let url = match &after {
+                Some(id) => format!("{}?limit=1000&after_id={id}", self.models_url),
+                None => format!("{}?limit=1000", self.models_url),
+            };
+            let request = JsonRequest {
+                url,
+                headers: headers.clone(),
+                body: Vec::new(),
+                redactor: redactor.clone(),
+            };
+            let document = self
+                .transport
+                .fetch_json_within(request, listing::LIST_TIMEOUT)
+                .await?;
+            let (page, next) = listing::anthropic_page(&document).map_err(|message| {
+                Error::provider(&self.name, ProviderFailure::MalformedStream, message)
+            })?;
+            models.extend(page);
+            match next {
+                Some(id) => after = Some(id),
+                None => break,
+            }
+        }
+        Ok(Some(models))
     }
 }
 

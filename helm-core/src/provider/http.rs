@@ -93,7 +93,8 @@ impl fmt::Debug for Redactor {
     }
 }
 
-/// A POST with a JSON body, ready to send (and to send again on retry).
+/// A request ready to send (and to send again on retry): a POST with a JSON
+/// body, or a GET when the body is empty.
 #[derive(Debug)]
 pub(crate) struct JsonRequest {
     /// The endpoint.
@@ -204,7 +205,18 @@ impl HttpTransport {
 
     /// Sends `request` and returns the JSON document it answers with.
     pub(crate) async fn fetch_json(&self, request: JsonRequest) -> Result<serde_json::Value> {
-        let deadline = Instant::now() + self.options.total_timeout;
+        self.fetch_json_within(request, self.options.total_timeout)
+            .await
+    }
+
+    /// [`HttpTransport::fetch_json`] within `limit` (retries included),
+    /// for short look-ups such as a model list.
+    pub(crate) async fn fetch_json_within(
+        &self,
+        request: JsonRequest,
+        limit: Duration,
+    ) -> Result<serde_json::Value> {
+        let deadline = Instant::now() + limit.min(self.options.total_timeout);
         let request = &request;
         self.with_retries(request, deadline, move || async move {
             let response = self.send(request, deadline).await?;
@@ -284,13 +296,16 @@ impl HttpTransport {
     ) -> Result<reqwest::Response, WireError> {
         let url = &request.url;
         tracing::debug!(provider = %self.provider, %url, "sending model request");
-        let sending = self
-            .client
-            .post(url)
-            .headers(request.headers.clone())
-            .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .body(request.body.clone())
-            .send();
+        let sending = if request.body.is_empty() {
+            self.client.get(url).headers(request.headers.clone()).send()
+        } else {
+            self.client
+                .post(url)
+                .headers(request.headers.clone())
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(request.body.clone())
+                .send()
+        };
         let limit = self
             .options
             .response_timeout

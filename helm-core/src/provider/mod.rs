@@ -17,6 +17,7 @@
 mod anthropic;
 mod event_stream;
 mod http;
+mod listing;
 mod openai;
 mod registry;
 mod retry;
@@ -35,7 +36,7 @@ use crate::error::{Error, ProviderFailure, Result};
 pub use anthropic::Anthropic;
 pub use http::HttpOptions;
 pub use openai::OpenAiCompatible;
-pub use registry::{ApiKeyRef, ProviderConfig, ProviderKind, ProviderRegistry};
+pub use registry::{ApiKeyRef, Listed, ProviderConfig, ProviderKind, ProviderRegistry};
 #[cfg(feature = "test-support")]
 pub use scripted::{Scripted, ScriptedReply};
 
@@ -176,6 +177,24 @@ pub enum StreamEvent {
     },
 }
 
+/// One model a provider lists.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelInfo {
+    /// The id to name it by in a model choice, such as `gpt-4o`.
+    pub id: String,
+    /// A name for people, when the provider gives one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display_name: Option<String>,
+    /// When the provider says it was created (or, for Ollama, last changed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created: Option<jiff::Timestamp>,
+}
+
+/// Whether `models` has one with this id.
+pub fn serves(models: &[ModelInfo], id: &str) -> bool {
+    models.iter().any(|m| m.id == id)
+}
+
 /// A stream of response events; it ends after [`StreamEvent::Finish`] or an error.
 pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamEvent>> + Send>>;
 
@@ -221,6 +240,13 @@ pub trait Provider: Send + Sync {
             completion.absorb(event?);
         }
         Ok(completion)
+    }
+
+    /// The models this provider serves, as it lists them; `None` when it
+    /// keeps no list (a choice of model is then unverified until a turn
+    /// runs). Errors are the provider's (unreachable, a refused key).
+    async fn list_models(&self) -> Result<Option<Vec<ModelInfo>>> {
+        Ok(None)
     }
 
     /// Embeds texts, one vector each. Providers without embeddings say so.

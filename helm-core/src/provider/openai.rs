@@ -26,7 +26,10 @@ use super::http::{
     HttpOptions, HttpTransport, JsonRequest, Redactor, decimal, extra_headers, join_url,
     secret_header,
 };
-use super::{ApiKeyRef, ChatMessage, ChatRequest, EventStream, Provider, ProviderConfig, ToolSpec};
+use super::{
+    ApiKeyRef, ChatMessage, ChatRequest, EventStream, ModelInfo, Provider, ProviderConfig,
+    ToolSpec, listing,
+};
 use crate::error::{Error, ProviderFailure, Result};
 use decode::ChatCompletionDecoder;
 
@@ -37,6 +40,8 @@ pub struct OpenAiCompatible {
     name: String,
     chat_url: String,
     embeddings_url: String,
+    models_url: String,
+    ollama_tags_url: Option<String>,
     api_key: Option<ApiKeyRef>,
     headers: HeaderMap,
     transport: HttpTransport,
@@ -65,10 +70,19 @@ impl OpenAiCompatible {
             name: config.name.clone(),
             chat_url: join_url(&config.base_url, "chat/completions"),
             embeddings_url: join_url(&config.base_url, "embeddings"),
+            models_url: join_url(&config.base_url, "models"),
+            ollama_tags_url: listing::ollama_tags_url(&config.base_url),
             api_key: config.api_key.clone(),
             headers: extra_headers(&config.extra_headers)?,
             transport: HttpTransport::new(&config.name, options)?,
         })
+    }
+
+    /// A GET of `url` with the configured headers and key.
+    fn get(&self, url: &str) -> Result<JsonRequest> {
+        let mut request = self.request(url, &Value::Null)?;
+        request.body = Vec::new();
+        Ok(request)
     }
 
     /// A request to `url` with the configured headers and, if a key is
@@ -122,6 +136,44 @@ impl Provider for OpenAiCompatible {
         self.transport
             .stream(http, ChatCompletionDecoder::default)
             .await
+    }
+
+    /// `GET {base}/models`; a server without it (404) may be Ollama, whose
+    /// own list is `GET /api/tags`; without either, the server keeps no list.
+    async fn list_models(&self) -> Result<Option<Vec<ModelInfo>>> {
+        let malformed = |message: String| {
+            Error::provider(&self.name, ProviderFailure::MalformedStream, message)
+        };
+        let listed = self
+            .transport
+            .fetch_json_within(self.get(&self.models_url)?, listing::LIST_TIMEOUT)
+            .await;
+        match listed {
+            Ok(document) => listing::openai_models(&document)
+                .map(Some)
+                .map_err(malformed),
+            Err(Error::Provider {
+                failure: ProviderFailure::NotFound,
+                ..
+            }) => {
+                let Some(url) = &self.ollama_tags_url else {
+                    return Ok(None);
+                };
+                match self
+                    .transport
+                    .fetch_json_within(self.get(url)?, listing::LIST_TIMEOUT)
+                    .await
+                {
+                    Ok(document) => listing::ollama_tags(&document).map(Some).map_err(malformed),
+                    Err(Error::Provider {
+                        failure: ProviderFailure::NotFound,
+                        ..
+                    }) => Ok(None),
+                    Err(e) => Err(e),
+                }
+            }
+            Err(e) => Err(e),
+        }
     }
 
     async fn embed(&self, model: &str, inputs: &[String]) -> Result<Vec<Vec<f32>>> {

@@ -8,12 +8,13 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::str::FromStr;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
 use super::anthropic::Anthropic;
 use super::openai::OpenAiCompatible;
-use super::{HttpOptions, Provider};
+use super::{HttpOptions, ModelInfo, Provider};
 use crate::error::{Error, ProviderFailure, Result};
 
 /// Which wire format a provider speaks.
@@ -186,6 +187,26 @@ impl ProviderConfig {
 /// change rebuilds it.
 type BuiltAdapter = (ProviderConfig, Arc<dyn Provider>);
 
+/// What a provider listed, and when, for the configuration it was listed
+/// with (`None` for a custom provider).
+#[derive(Clone)]
+struct CachedList {
+    config: Option<ProviderConfig>,
+    at: Instant,
+    listed: Listed,
+}
+
+/// What asking a provider for its models gave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Listed {
+    /// The models it serves.
+    Models(Vec<ModelInfo>),
+    /// It keeps no list.
+    Unlisted,
+    /// Asking failed (unreachable, a refused key), and why.
+    Failed(String),
+}
+
 /// Builds and caches adapters for configured providers; embedding apps and
 /// tests may register their own [`Provider`] under a name instead.
 #[derive(Default)]
@@ -193,6 +214,7 @@ pub struct ProviderRegistry {
     http: HttpOptions,
     custom: Mutex<HashMap<String, Arc<dyn Provider>>>,
     built: Mutex<HashMap<String, BuiltAdapter>>,
+    lists: Mutex<HashMap<String, CachedList>>,
 }
 
 impl ProviderRegistry {
@@ -220,9 +242,57 @@ impl ProviderRegistry {
             .unwrap_or(false)
     }
 
+    /// The names of the custom providers.
+    pub fn custom_names(&self) -> Vec<String> {
+        self.custom
+            .lock()
+            .map(|c| c.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+
     /// The custom provider registered as `name`, if any.
     pub fn custom(&self, name: &str) -> Option<Arc<dyn Provider>> {
         self.custom.lock().ok().and_then(|c| c.get(name).cloned())
+    }
+
+    /// What the provider `name` (built from `config`, or custom without one)
+    /// lists, reusing an answer younger than `max_age` for the same
+    /// configuration. Failures are remembered too, so a provider that does
+    /// not answer is not asked again on every message.
+    pub async fn models(
+        &self,
+        name: &str,
+        config: Option<&ProviderConfig>,
+        adapter: &Arc<dyn Provider>,
+        max_age: Duration,
+    ) -> Listed {
+        let cached = self
+            .lists
+            .lock()
+            .ok()
+            .and_then(|lists| lists.get(name).cloned());
+        if let Some(cached) = cached
+            && cached.config.as_ref() == config
+            && cached.at.elapsed() < max_age
+        {
+            return cached.listed;
+        }
+        let listed = match adapter.list_models().await {
+            Ok(Some(models)) => Listed::Models(models),
+            Ok(None) => Listed::Unlisted,
+            Err(e) => Listed::Failed(e.to_string()),
+        };
+        if let Ok(mut lists) = self.lists.lock() {
+            lists.insert(
+                name.to_string(),
+                CachedList {
+                    config: config.cloned(),
+                    at: Instant::now(),
+                    listed: listed.clone(),
+                },
+            );
+        }
+        listed
     }
 
     /// The adapter for a stored configuration, rebuilt when the configuration changes.
@@ -230,6 +300,23 @@ impl ProviderRegistry {
         if let Some(custom) = self.custom(&config.name) {
             return Ok(custom);
         }
+        self.build(config)
+    }
+
+    /// A fresh adapter for `config`, not kept: for trying a configuration
+    /// before it is saved.
+    pub fn try_adapter(&self, config: &ProviderConfig) -> Result<Arc<dyn Provider>> {
+        Ok(match config.kind {
+            ProviderKind::OpenAi => {
+                Arc::new(OpenAiCompatible::with_options(config, self.http.clone())?)
+            }
+            ProviderKind::Anthropic => {
+                Arc::new(Anthropic::with_options(config, self.http.clone())?)
+            }
+        })
+    }
+
+    fn build(&self, config: &ProviderConfig) -> Result<Arc<dyn Provider>> {
         let mut built = self
             .built
             .lock()
@@ -239,14 +326,7 @@ impl ProviderRegistry {
         {
             return Ok(adapter.clone());
         }
-        let adapter: Arc<dyn Provider> = match config.kind {
-            ProviderKind::OpenAi => {
-                Arc::new(OpenAiCompatible::with_options(config, self.http.clone())?)
-            }
-            ProviderKind::Anthropic => {
-                Arc::new(Anthropic::with_options(config, self.http.clone())?)
-            }
-        };
+        let adapter = self.try_adapter(config)?;
         built.insert(config.name.clone(), (config.clone(), adapter.clone()));
         Ok(adapter)
     }

@@ -11,11 +11,14 @@
 //! happened, while turns that never started run in order.
 
 pub(crate) mod context;
+mod models;
 mod skipper;
 pub mod summary;
 pub(crate) mod tools;
 mod turn;
 pub mod wake;
+
+pub use models::{ModelCheck, ProviderModels, Verification};
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -28,7 +31,7 @@ use tokio_util::sync::CancellationToken;
 use crate::error::{Error, Result};
 use crate::helm::computer::ComputerState;
 use crate::memory::engine::RecallEngine;
-use crate::model::{ModelChoice, ThreadId, Turn, TurnId, TurnState};
+use crate::model::{ChannelId, ModelChoice, ThreadId, Turn, TurnId, TurnState};
 use crate::provider::{ProviderRegistry, Usage};
 use crate::store::{Store, TurnFinish};
 use crate::tool::authority::Authority;
@@ -87,7 +90,7 @@ impl Default for RuntimeOptions {
 /// The turn engine of one `Helm`.
 pub(crate) struct Runtime {
     pub(crate) store: Arc<dyn Store>,
-    root: DataRoot,
+    pub(crate) root: DataRoot,
     providers: Arc<ProviderRegistry>,
     fallback_model: Option<ModelChoice>,
     pub(crate) options: RuntimeOptions,
@@ -107,6 +110,7 @@ pub(crate) struct Runtime {
 }
 
 struct LiveTurn {
+    channel: ChannelId,
     thread: ThreadId,
     agent: crate::model::AgentId,
     cancel: CancellationToken,
@@ -121,6 +125,8 @@ pub(crate) enum StopReason {
     Stopped(String),
     /// The process is shutting down.
     Shutdown,
+    /// Its channel was archived or deleted: the note says so.
+    ChannelClosed(String),
 }
 
 enum Driver {
@@ -207,9 +213,9 @@ impl Runtime {
                 Ok(()) => {}
                 Err(std::fs::TryLockError::WouldBlock) => {
                     return Err(Error::Busy(format!(
-                        "another Helm process (a running helm-http server, or another 1helm \
-                         command) is driving agent turns for {}; talk to that server with \
-                         --server URL, or wait for the other command to finish",
+                        "another Helm process (a running server, or another command) is \
+                         driving agent turns for {}; work through that server, or wait for the \
+                         other command to finish",
                         self.root.path().display()
                     )));
                 }
@@ -225,7 +231,9 @@ impl Runtime {
         Ok(())
     }
 
-    /// Marks turns left running by a previous driver as interrupted.
+    /// Marks turns left running by a previous driver as interrupted (their
+    /// unfinished tool calls with them), then repairs what else the stop
+    /// left behind.
     async fn recover(&self) -> Result<()> {
         for turn in self.store.running_turns().await? {
             let reply = self.store.message(turn.reply_message_id).await?;
@@ -275,6 +283,14 @@ impl Runtime {
                     "expired an approval whose turn ended"
                 );
             }
+        }
+        let repaired = self.store.repair_after_stop().await?;
+        if repaired != crate::store::Repaired::default() {
+            tracing::warn!(
+                tool_actions = repaired.tool_actions,
+                threads = repaired.threads,
+                "repaired records a stopped process left behind"
+            );
         }
         Ok(())
     }
@@ -341,6 +357,7 @@ impl Runtime {
                 live.insert(
                     turn.id,
                     LiveTurn {
+                        channel: turn.channel_id,
                         thread: turn.thread_id,
                         agent: turn.agent_id,
                         cancel: cancel.clone(),
@@ -425,6 +442,44 @@ impl Runtime {
         Ok(affected)
     }
 
+    /// Cancels the live turns of `channel` (being archived or deleted) with
+    /// `note` as their visible reason, and waits (up to `wait`) until they
+    /// have ended: their running commands killed, nothing more started.
+    /// Queued turns are the store's to cancel, in the same transaction that
+    /// archives the channel. Returns the turns that were live.
+    pub(crate) async fn close_channel(
+        &self,
+        channel: ChannelId,
+        note: &str,
+        wait: Duration,
+    ) -> Vec<TurnId> {
+        let cancelled: Vec<TurnId> = {
+            let live = self.lock_live();
+            live.iter()
+                .filter(|(_, t)| t.channel == channel)
+                .map(|(id, t)| {
+                    if let Ok(mut r) = t.reason.lock() {
+                        *r = Some(StopReason::ChannelClosed(note.to_string()));
+                    }
+                    t.cancel.cancel();
+                    *id
+                })
+                .collect()
+        };
+        let deadline = tokio::time::Instant::now() + wait;
+        while tokio::time::Instant::now() < deadline {
+            let still = {
+                let live = self.lock_live();
+                cancelled.iter().any(|id| live.contains_key(id))
+            };
+            if !still {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        cancelled
+    }
+
     /// Stops driving: with `drain`, lets running turns finish (starting no
     /// new ones); without, cancels them (they end `cancelled` with a note).
     /// Returns once no turn is live.
@@ -455,58 +510,6 @@ impl Runtime {
                 _ = tokio::time::sleep(Duration::from_millis(50)) => {}
             }
         }
-    }
-
-    /// The provider and model that serve `channel` (and `thread`) now, by
-    /// policy: session, channel, workspace default, configured fallback.
-    pub(crate) async fn model_for(
-        &self,
-        channel: crate::model::ChannelId,
-        thread: Option<ThreadId>,
-    ) -> Result<(Arc<dyn crate::provider::Provider>, ModelChoice)> {
-        let rt = self;
-        let mut policy = rt.store.model_policy(channel, thread).await?;
-        policy.fallback = rt.fallback_model.clone();
-        let resolved = policy.resolve().ok_or_else(|| {
-            Error::provider(
-                "none",
-                crate::error::ProviderFailure::Unconfigured,
-                "no model is configured; add one with `1helm provider add NAME --kind openai \
-                 --base-url URL --model MODEL --default`",
-            )
-        })?;
-        let name = resolved.choice.provider.clone();
-        if let Some(custom) = rt.providers.custom(&name) {
-            let model = resolved.choice.model.unwrap_or_else(|| "default".into());
-            return Ok((custom, ModelChoice::new(name, Some(model))));
-        }
-        let config = match rt.store.provider(&name).await {
-            Ok(config) => config,
-            Err(Error::NotFound { .. }) => {
-                return Err(Error::provider(
-                    &name,
-                    crate::error::ProviderFailure::Unconfigured,
-                    format!(
-                        "the {} policy names provider {name:?}, which is not registered",
-                        resolved.level
-                    ),
-                ));
-            }
-            Err(e) => return Err(e),
-        };
-        let model = resolved
-            .choice
-            .model
-            .or_else(|| config.default_model.clone())
-            .ok_or_else(|| {
-                Error::provider(
-                    &name,
-                    crate::error::ProviderFailure::Unconfigured,
-                    "no model named and the provider has no default model; set one with --model",
-                )
-            })?;
-        let adapter = rt.providers.adapter(&config)?;
-        Ok((adapter, ModelChoice::new(name, Some(model))))
     }
 
     /// Summarises resolved and long-quiet threads whose summary is stale.

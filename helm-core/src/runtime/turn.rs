@@ -15,7 +15,7 @@ use super::context::{
 use super::summary::SummaryTrigger;
 use super::{Runtime, StopReason};
 use crate::error::{Error, ProviderFailure, Result};
-use crate::model::{ChannelRef, Turn, TurnState};
+use crate::model::{ChannelRef, ChannelStatus, Turn, TurnState};
 use crate::provider::{
     ChatMessage, ChatRequest, FinishReason, Provider, StreamEvent, ToolCall, Usage, next,
 };
@@ -57,7 +57,12 @@ pub(super) async fn drive(
         return finish(rt, turn, "", 0, Usage::default(), stopped(reason)).await;
     }
     let record = rt.store.channel(&ChannelRef::Id(turn.channel_id)).await?;
-    let resolved = rt.model_for(turn.channel_id, Some(turn.thread_id)).await;
+    // The model was fixed when the message was accepted; turns admitted by
+    // versions that did not fix it are resolved now.
+    let resolved = match &turn.served_by {
+        Some(choice) if choice.model.is_some() => rt.adapter_for(choice).await,
+        _ => rt.model_for(turn.channel_id, Some(turn.thread_id)).await,
+    };
     let (provider, choice) = match resolved {
         Ok(pair) => pair,
         Err(e) => {
@@ -176,7 +181,8 @@ pub(super) async fn drive(
         &audience,
         &computer,
         &services,
-    );
+    )
+    .cancelled_by(cancel);
 
     let mut reply = ReplyBuffer {
         text: String::new(),
@@ -186,6 +192,9 @@ pub(super) async fn drive(
     let mut usage = Usage::default();
     let mut steps = 0u32;
     let ending = loop {
+        if let Some(ending) = halted(rt, &turn, cancel, reason).await? {
+            break ending;
+        }
         if steps >= rt.options.max_steps {
             break Ending {
                 state: TurnState::Completed,
@@ -248,21 +257,24 @@ pub(super) async fn drive(
             content: step.text,
             tool_calls: step.tool_calls.clone(),
         });
-        let mut cancelled = false;
+        // Between tool steps the turn looks again whether it may go on: a
+        // stop, a shutdown or its channel being archived ends it before the
+        // next tool runs.
+        let mut halt = None;
         for call in &step.tool_calls {
+            if let Some(ending) = halted(rt, &turn, cancel, reason).await? {
+                halt = Some(ending);
+                break;
+            }
             let output = registry.run_journaled(&tool_context, call, cancel).await?;
             conversation.push(ChatMessage::Tool {
                 call_id: call.id.clone(),
                 content: output.content,
                 is_error: output.is_error,
             });
-            if cancel.is_cancelled() {
-                cancelled = true;
-                break;
-            }
         }
-        if cancelled {
-            break stopped(reason);
+        if let Some(ending) = halt {
+            break ending;
         }
     };
     let text = reply.text.trim_end().to_string();
@@ -293,9 +305,41 @@ async fn finish(
     Ok(())
 }
 
+/// Whether the turn must end now rather than take its next step: it was
+/// cancelled, or its channel was archived (perhaps by another process,
+/// which cannot reach this one's cancellation).
+async fn halted(
+    rt: &Runtime,
+    turn: &Turn,
+    cancel: &CancellationToken,
+    reason: &Arc<Mutex<Option<StopReason>>>,
+) -> Result<Option<Ending>> {
+    if cancel.is_cancelled() {
+        return Ok(Some(stopped(reason)));
+    }
+    let record = rt.store.channel(&ChannelRef::Id(turn.channel_id)).await?;
+    if record.channel.status == ChannelStatus::Archived {
+        return Ok(Some(Ending {
+            state: TurnState::Cancelled,
+            error: None,
+            note: Some(format!(
+                "This turn was cancelled: {} was archived while it ran. Restoring the channel \
+                 does not run it again; ask again then.",
+                record.channel.name
+            )),
+        }));
+    }
+    Ok(None)
+}
+
 fn stopped(reason: &Arc<Mutex<Option<StopReason>>>) -> Ending {
     let reason = reason.lock().ok().and_then(|r| r.clone());
     match reason {
+        Some(StopReason::ChannelClosed(note)) => Ending {
+            state: TurnState::Cancelled,
+            error: None,
+            note: Some(note),
+        },
         Some(StopReason::Shutdown) => Ending {
             state: TurnState::Cancelled,
             error: None,

@@ -7,9 +7,16 @@ use crate::model::Handle;
 /// mentions the agent, or when it continues a thread in which the agent has
 /// already replied while only one human speaks there. Once a second human
 /// speaks in a thread, only mentions wake the agent, so people can talk to
-/// each other without the agent butting in.
-pub fn should_wake(mentions_agent: bool, agent_replied: bool, humans_in_thread: usize) -> bool {
-    mentions_agent || (agent_replied && humans_in_thread <= 1)
+/// each other without the agent butting in. A message that calls @skipper
+/// without mentioning the agent is for Skipper alone, so the two never
+/// answer the same line.
+pub fn should_wake(
+    mentions_agent: bool,
+    calls_skipper: bool,
+    agent_replied: bool,
+    humans_in_thread: usize,
+) -> bool {
+    mentions_agent || (!calls_skipper && agent_replied && humans_in_thread <= 1)
 }
 
 /// The handles mentioned in `text` (`@launch-agent`), lowercased, in order,
@@ -103,18 +110,26 @@ mod tests {
 
     #[test]
     fn wake_rules() {
-        assert!(should_wake(true, false, 3), "a mention always wakes");
+        assert!(should_wake(true, false, false, 3), "a mention always wakes");
         assert!(
-            should_wake(false, true, 1),
+            should_wake(false, false, true, 1),
             "a one-person session continues"
         );
         assert!(
-            !should_wake(false, true, 2),
+            !should_wake(false, false, true, 2),
             "a second human needs a mention"
         );
         assert!(
-            !should_wake(false, false, 1),
+            !should_wake(false, false, false, 1),
             "a fresh thread needs a mention"
+        );
+        assert!(
+            !should_wake(false, true, true, 1),
+            "a call for @skipper alone is for Skipper"
+        );
+        assert!(
+            should_wake(true, true, true, 1),
+            "mentioning both wakes both"
         );
     }
 

@@ -18,11 +18,12 @@ use tokio::sync::broadcast;
 
 pub use sqlite::SqliteStore;
 pub use types::{
-    AuditRecord, AuditVerification, Bootstrap, BootstrapPlan, CapabilityChange, CaptainSetup,
-    ChannelFilter, ChannelPlan, ChannelRecord, ChannelUpdate, InviteAcceptance, JournalEntry,
-    MemoryFilter, NewAgent, NewApiToken, NewApproval, NewEscalation, NewInvite, NewMemory,
-    NewOtKey, NewPost, NewThreadSummary, NewToolAction, NewUser, PolicyScope, Posted, StoreStats,
-    ToolActionOutcome, TurnFinish, WorldHook,
+    Admission, AdmissionModel, AuditRecord, AuditVerification, Bootstrap, BootstrapPlan,
+    CapabilityChange, CaptainSetup, ChannelFilter, ChannelPlan, ChannelRecord, ChannelUpdate,
+    Escalated, InviteAcceptance, JournalEntry, MemoryFilter, NewAgent, NewApiToken, NewApproval,
+    NewEscalation, NewInvite, NewMemory, NewOtKey, NewPost, NewThreadSummary, NewToolAction,
+    NewUser, PolicyScope, Posted, Repaired, Resume, StoreStats, ToolActionOutcome, TurnFinish,
+    WorldHook,
 };
 
 use crate::auth::{ApiToken, Invite, OtKey, Session};
@@ -78,6 +79,8 @@ pub trait Store: Send + Sync + 'static {
     async fn list_channels(&self, filter: ChannelFilter) -> Result<Vec<ChannelRecord>>;
 
     /// Archives or restores a channel, pausing or waking its agent.
+    /// Archiving also cancels the channel's queued turns, each with a
+    /// visible note; from then on no turn of the channel starts.
     async fn set_channel_status(
         &self,
         channel: ChannelId,
@@ -111,9 +114,14 @@ pub trait Store: Send + Sync + 'static {
         thread: Option<ThreadId>,
     ) -> Result<ModelPolicy>;
 
-    /// Sets (or with `None`, clears back to inherit) the choice at one level.
-    async fn set_model_policy(&self, scope: PolicyScope, choice: Option<ModelChoice>)
-    -> Result<()>;
+    /// Sets (or with `None`, clears back to inherit) the choice at one level,
+    /// with a journal record and a `model.changed` event.
+    async fn set_model_policy(
+        &self,
+        scope: PolicyScope,
+        choice: Option<ModelChoice>,
+        actor: Actor,
+    ) -> Result<()>;
 
     /// The lifecycle journal, newest last; of one channel or of everything.
     async fn journal(&self, channel: Option<ChannelId>) -> Result<Vec<JournalEntry>>;
@@ -163,7 +171,7 @@ pub trait Store: Send + Sync + 'static {
     async fn thread_turns(&self, thread: ThreadId) -> Result<Vec<Turn>>;
 
     /// Queued turns that may start now, oldest first (one per thread, within
-    /// each agent's `capacity` of running turns).
+    /// each agent's `capacity` of running turns, never in an archived channel).
     async fn runnable_turns(&self, capacity: u32) -> Result<Vec<Turn>>;
 
     /// Running turns, oldest first.
@@ -313,8 +321,10 @@ pub trait Store: Send + Sync + 'static {
     /// Whether a thread's summary covers its newest message.
     async fn summary_is_current(&self, thread: ThreadId) -> Result<bool>;
 
-    /// Opens a call for Skipper: record, visible note, Skipper's turn.
-    async fn escalate(&self, escalation: NewEscalation) -> Result<(Escalation, Turn)>;
+    /// Calls Skipper into a thread: opens the call (record, visible note,
+    /// Skipper's turn), or, when the thread has one open already, adds the
+    /// reason to it visibly (the database allows one open call per thread).
+    async fn escalate(&self, escalation: NewEscalation) -> Result<Escalated>;
 
     /// Resolves a call for Skipper or hands it to the Captain; with `resume`,
     /// wakes the channel agent that called (with that chain).
@@ -323,7 +333,7 @@ pub trait Store: Send + Sync + 'static {
         id: EscalationId,
         status: EscalationStatus,
         outcome: String,
-        resume: Option<(Option<UserId>, u32)>,
+        resume: Option<Resume>,
     ) -> Result<(Escalation, Option<Turn>)>;
 
     /// An escalation.
@@ -509,4 +519,13 @@ pub trait Store: Send + Sync + 'static {
 
     /// Revokes a channel's live Open Terminal key.
     async fn revoke_ot_key(&self, channel: ChannelId) -> Result<OtKey>;
+
+    // Repair after a crash (appended, as above).
+
+    /// Brings records a stopped process left behind in line with what
+    /// happened: tool actions still `running` whose turn has ended (or that
+    /// have none) end `interrupted`, and each thread's status follows its
+    /// latest ended turn. Run when a driver starts, after its running turns
+    /// were marked interrupted.
+    async fn repair_after_stop(&self) -> Result<Repaired>;
 }

@@ -7,8 +7,8 @@ use crate::error::Result;
 use crate::model::{
     Actor, Agent, AgentId, AgentKind, AgentProfile, AuthorType, CapabilityPolicy, Channel,
     ChannelId, ChannelName, Handle, MemoryKind, MemoryScope, MemorySource, Message, MessageId,
-    Role, Thread, ThreadId, ToolStatus, Turn, TurnId, TurnState, User, UserId, Visibility,
-    Workspace,
+    Role, Thread, ThreadId, ToolStatus, Turn, TurnId, TurnModel, TurnState, User, UserId,
+    Visibility, Workspace,
 };
 use crate::provider::Usage;
 
@@ -175,6 +175,54 @@ pub struct NewPost {
     pub mentions_resident: bool,
     /// Whether the text calls @skipper into the thread (in an agent channel).
     pub calls_skipper: bool,
+    /// The model and queue of any turn the post admits.
+    pub admission: Admission,
+}
+
+/// The model a turn that a change admits runs with, resolved by the runtime
+/// before the store is asked (the store does not know the providers).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AdmissionModel {
+    /// The model it runs with.
+    Chosen(TurnModel),
+    /// No model can serve it, and why (with what to choose). A change that
+    /// would admit a turn fails with
+    /// [`Error::ModelUnavailable`](crate::Error::ModelUnavailable) and
+    /// stores nothing; one that admits none goes ahead.
+    Unavailable(String),
+}
+
+/// How a change admits a turn: the model it runs with, and the agent's
+/// capacity (so the turn's place in the queue can be told).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Admission {
+    /// The turn's model.
+    pub model: AdmissionModel,
+    /// How many threads the agent works on at once.
+    pub capacity: u32,
+}
+
+/// Waking the channel agent that called Skipper, once the call is settled.
+#[derive(Debug, Clone)]
+pub struct Resume {
+    /// The person whose message started the chain.
+    pub requested_by: Option<UserId>,
+    /// Agent-to-agent hops so far, counting this one.
+    pub hop: u32,
+    /// The resumed turn's model and queue.
+    pub admission: Admission,
+}
+
+/// What a call for Skipper did.
+#[derive(Debug, Clone)]
+pub struct Escalated {
+    /// The thread's open call, as it is now.
+    pub escalation: crate::model::Escalation,
+    /// Skipper's turn, if one was queued (none when a call already open
+    /// had a turn waiting that will read the added reason).
+    pub turn: Option<Turn>,
+    /// Whether the call was added to one already open in the thread.
+    pub added: bool,
 }
 
 /// What posting a message did.
@@ -188,10 +236,21 @@ pub struct Posted {
     pub thread_created: bool,
     /// The turn it woke, if any.
     pub turn: Option<Turn>,
-    /// How many turns of the thread run before that turn.
+    /// How many turns must end before that turn can start: earlier turns
+    /// of its thread, or turns the agent is busy with elsewhere.
     pub ahead: u32,
-    /// The call for Skipper the message opened, if it mentioned @skipper.
+    /// The call for Skipper the message opened (or added to), if it
+    /// mentioned @skipper.
     pub escalation: Option<crate::model::Escalation>,
+}
+
+/// What [`Store::repair_after_stop`](super::Store::repair_after_stop) changed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Repaired {
+    /// Tool actions marked interrupted.
+    pub tool_actions: u64,
+    /// Threads whose status was set to follow their latest turn.
+    pub threads: u64,
 }
 
 /// How a turn ends, as its finalizer records it.
@@ -235,8 +294,8 @@ pub struct ToolActionOutcome {
     pub status: ToolStatus,
     /// A short account of the result.
     pub result_summary: String,
-    /// How long it took.
-    pub duration_ms: i64,
+    /// How long it took (unknown for a call interrupted by a stop).
+    pub duration_ms: Option<i64>,
     /// The isolation mode a command ran under.
     pub isolation: Option<String>,
 }
@@ -365,10 +424,12 @@ pub struct InviteAcceptance {
     pub password_hash: String,
 }
 
-/// Changes to a channel's purpose or its agent's instructions; `None` keeps
-/// the current value.
+/// Changes to a channel's name, its purpose or its agent's instructions;
+/// `None` keeps the current value.
 #[derive(Debug, Clone, Default)]
 pub struct ChannelUpdate {
+    /// The new name (unique among live channels; the agent's handle stays).
+    pub name: Option<String>,
     /// The new purpose (validated, trimmed).
     pub purpose: Option<String>,
     /// The new operating instructions.
@@ -392,6 +453,8 @@ pub struct NewEscalation {
     pub requested_by: Option<UserId>,
     /// Agent-to-agent hops so far, counting this call.
     pub hop: u32,
+    /// Skipper's turn's model and queue.
+    pub admission: Admission,
 }
 
 /// An approval to ask for.

@@ -7,7 +7,10 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::faults::Faults;
-use crate::model::{Channel, ChannelName, ChannelRef, HOME_CHANNEL, ModelChoice, User, Visibility};
+use crate::model::{
+    Channel, ChannelName, ChannelRef, ChannelStatus, HOME_CHANNEL, ModelChoice, User, Visibility,
+};
+use crate::runtime::{ModelCheck, Runtime};
 use crate::store::{ChannelFilter, ChannelRecord, PolicyScope, Store};
 use crate::world::DataRoot;
 
@@ -108,19 +111,49 @@ impl Authority {
         .await
     }
 
-    /// Sets a channel's model for `person`, who must manage the channel.
+    /// Sets a channel's model for `person`, who must manage the channel;
+    /// the choice is checked as any other (`rt` holds the providers).
     pub(crate) async fn set_channel_model(
         &self,
+        rt: &Runtime,
         person: &User,
         channel: &ChannelRecord,
         choice: ModelChoice,
-    ) -> Result<()> {
+    ) -> Result<Option<ModelCheck>> {
         crate::helm::set_model_policy(
-            self.store.as_ref(),
+            rt,
             person,
             PolicyScope::Channel(channel.channel.id),
             Some(choice),
         )
         .await
+    }
+
+    /// Archives a channel for `person`, who must manage it: its agent's work
+    /// stops as when they archive it themselves.
+    pub(crate) async fn archive_channel(
+        &self,
+        rt: &Runtime,
+        person: &User,
+        channel: &ChannelRecord,
+    ) -> Result<ChannelRecord> {
+        crate::helm::change_status(rt, person, channel, ChannelStatus::Archived).await
+    }
+
+    /// Deletes an archived channel for good, as `person` (the Captain or an
+    /// admin: whoever approved it), with `confirm` naming it.
+    pub(crate) async fn delete_channel(
+        &self,
+        rt: &Runtime,
+        person: &User,
+        channel: &ChannelRecord,
+        confirm: &str,
+    ) -> Result<()> {
+        crate::helm::delete_channel(rt, person, channel, confirm).await
+    }
+
+    /// A person by id.
+    pub(crate) async fn user(&self, id: crate::model::UserId) -> Result<User> {
+        self.store.user(id).await
     }
 }

@@ -6,6 +6,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use tokio_util::sync::CancellationToken;
+
 use crate::error::{Error, Result};
 use crate::exec::{CommandResult, CommandSpec, Computer, ConfinedFs, Executor};
 use crate::helm::Audience;
@@ -40,6 +42,17 @@ impl ToolServices {
     }
 }
 
+/// What an approval request came to.
+pub(crate) enum Approval {
+    /// Approved, by this person (the one asking, when they may approve it).
+    Approved {
+        /// Who approved it.
+        by: Option<crate::model::UserId>,
+    },
+    /// Denied, expired, or the turn ended first: the refusal for the model.
+    Refused(ToolOutput),
+}
+
 /// One tool call's world. Built by the turn engine; tools read it.
 pub struct ToolContext<'a> {
     channel: &'a ChannelRecord,
@@ -49,6 +62,7 @@ pub struct ToolContext<'a> {
     audience: &'a Audience,
     computer: &'a Computer,
     services: &'a ToolServices,
+    cancel: Option<&'a CancellationToken>,
 }
 
 impl<'a> ToolContext<'a> {
@@ -69,6 +83,27 @@ impl<'a> ToolContext<'a> {
             audience,
             computer,
             services,
+            cancel: None,
+        }
+    }
+
+    /// The same context, for a turn that `cancel` stops: long tools (a
+    /// command, a wait for approval) end early when it fires.
+    pub(crate) fn cancelled_by(mut self, cancel: &'a CancellationToken) -> Self {
+        self.cancel = Some(cancel);
+        self
+    }
+
+    /// Whether the turn is being stopped (by a person, a shutdown, or its
+    /// channel being archived); a long tool should end.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_some_and(|c| c.is_cancelled())
+    }
+
+    async fn cancelled(&self) {
+        match self.cancel {
+            Some(cancel) => cancel.cancelled().await,
+            None => std::future::pending().await,
         }
     }
 
@@ -142,9 +177,25 @@ impl<'a> ToolContext<'a> {
         ConfinedFs::new(self.computer)
     }
 
-    /// Runs a command in the channel's computer.
+    /// Runs a command in the channel's computer. If the turn is cancelled
+    /// meanwhile, the command is killed, and this returns once it is gone
+    /// (its result says `killed`): nothing it would still do happens after
+    /// the turn has ended.
     pub async fn run(&self, spec: CommandSpec) -> Result<CommandResult> {
-        self.services.executor.run(self.computer, spec).await
+        self.run_in(self.computer, spec).await
+    }
+
+    /// [`ToolContext::run`] in another computer (Skipper's reach).
+    pub(crate) async fn run_in(
+        &self,
+        computer: &Computer,
+        spec: CommandSpec,
+    ) -> Result<CommandResult> {
+        let running = self.services.executor.start(computer, spec).await?;
+        tokio::select! {
+            result = running.wait() => result,
+            _ = self.cancelled() => running.kill().await,
+        }
     }
 
     /// Recalls from the channel's memory and history, with provenance, for
@@ -180,6 +231,22 @@ impl<'a> ToolContext<'a> {
         reason: impl Into<String>,
         explicit: bool,
     ) -> Result<Option<ToolOutput>> {
+        Ok(
+            match self.approval(action, summary, reason, explicit).await? {
+                Approval::Approved { .. } => None,
+                Approval::Refused(refusal) => Some(refusal),
+            },
+        )
+    }
+
+    /// [`ToolContext::request_approval`], saying who approved.
+    pub(crate) async fn approval(
+        &self,
+        action: ApprovalAction,
+        summary: impl Into<String>,
+        reason: impl Into<String>,
+        explicit: bool,
+    ) -> Result<Approval> {
         let rt = &self.services.rt;
         let self_approve = !explicit && self.person.is_some_and(|u| u.role.is_admin());
         let approval = rt
@@ -198,14 +265,25 @@ impl<'a> ToolContext<'a> {
                 approved_by: self_approve.then(|| self.person.map(|u| u.id)).flatten(),
             })
             .await?;
-        let status = wait_for_decision(rt, approval.id).await?;
+        let status = tokio::select! {
+            status = wait_for_decision(rt, approval.id) => status?,
+            // The turn is ending; the request stays on the record and
+            // expires in its time.
+            _ = self.cancelled() => ApprovalStatus::Pending,
+        };
         Ok(match status {
-            ApprovalStatus::Approved => None,
-            ApprovalStatus::Denied => Some(ToolOutput::denied(format!(
+            ApprovalStatus::Approved => Approval::Approved {
+                by: rt.store.approval(approval.id).await?.decided_by,
+            },
+            ApprovalStatus::Denied => Approval::Refused(ToolOutput::denied(format!(
                 "approval {} was denied",
                 approval.id
             ))),
-            _ => Some(ToolOutput::denied(format!(
+            ApprovalStatus::Pending => Approval::Refused(ToolOutput::denied(format!(
+                "the turn was cancelled while approval {} was pending",
+                approval.id
+            ))),
+            ApprovalStatus::Expired => Approval::Refused(ToolOutput::denied(format!(
                 "approval {} was not given in time, so it is denied",
                 approval.id
             ))),
@@ -237,11 +315,6 @@ impl<'a> ToolContext<'a> {
     /// The runtime, for built-in tools.
     pub(crate) fn rt(&self) -> &Arc<Runtime> {
         &self.services.rt
-    }
-
-    /// The executor, for built-in tools that run in another computer.
-    pub(crate) fn executor(&self) -> &Arc<dyn Executor> {
-        &self.services.executor
     }
 
     /// Skipper's authority service.

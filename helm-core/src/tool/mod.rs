@@ -41,7 +41,7 @@
 
 pub(crate) mod authority;
 pub(crate) mod builtin;
-mod context;
+pub(crate) mod context;
 mod output;
 mod registry;
 pub(crate) mod skipper;

@@ -182,26 +182,42 @@ impl ToolRegistry {
             })
             .await?;
         let started = Instant::now();
-        let outcome = tokio::select! {
+        let running = self.dispatch(cx, call);
+        tokio::pin!(running);
+        let (outcome, cut_short) = tokio::select! {
             biased;
-            _ = cancel.cancelled() => None,
-            outcome = self.dispatch(cx, call) => Some(outcome),
+            outcome = &mut running => (Some(outcome), false),
+            // Cancelled: the tool sees it too (a command is killed and
+            // waited for), so it gets a moment to end and report; one that
+            // does not is dropped, which stops it as well.
+            _ = cancel.cancelled() => (
+                tokio::time::timeout(TOOL_STOP_GRACE, &mut running).await.ok(),
+                true,
+            ),
         };
         let duration_ms = started.elapsed().as_millis() as i64;
-        let output = outcome.unwrap_or_else(|| ToolOutput {
-            content: "cancelled".into(),
-            is_error: true,
-            status: ToolStatus::Cancelled,
-            summary: "cancelled with its turn".into(),
-            isolation: None,
-        });
+        let output = match outcome {
+            Some(mut output) if cut_short => {
+                output.status = ToolStatus::Cancelled;
+                output.summary = format!("cancelled with its turn: {}", output.summary);
+                output
+            }
+            Some(output) => output,
+            None => ToolOutput {
+                content: "cancelled".into(),
+                is_error: true,
+                status: ToolStatus::Cancelled,
+                summary: "cancelled with its turn".into(),
+                isolation: None,
+            },
+        };
         store
             .finish_tool_action(
                 action.id,
                 ToolActionOutcome {
                     status: output.status,
                     result_summary: output.summary.clone(),
-                    duration_ms,
+                    duration_ms: Some(duration_ms),
                     isolation: output.isolation.clone(),
                 },
             )
@@ -209,6 +225,9 @@ impl ToolRegistry {
         Ok(output)
     }
 }
+
+/// How long a cancelled tool call gets to stop by itself and report.
+const TOOL_STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Asks for the approval a tool's class calls for, before it runs.
 async fn approve(

@@ -106,7 +106,9 @@ async fn opening_an_uninitialised_directory_says_to_init() -> anyhow::Result<()>
         .err()
         .ok_or_else(|| anyhow::anyhow!("opened nothing"))?;
     assert_eq!(err.kind(), ErrorKind::Unavailable);
-    assert!(err.to_string().contains("1helm init"), "{err}");
+    // The message is the same for every frontend; the CLI adds its command.
+    assert!(err.to_string().contains("initialise it first"), "{err}");
+    assert!(!err.to_string().contains("--"), "{err}");
     assert!(
         !dir.path().join("nothing").exists(),
         "open created a directory"

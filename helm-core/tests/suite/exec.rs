@@ -455,6 +455,7 @@ async fn the_workspace_survives_restart_model_change_and_archive() -> anyhow::Re
 
     // A new model for the channel changes nothing in its world.
     let id = f.helm.channel(&channel).await?.channel.id;
+    super::kit::register_app_providers(&reopened, &["other"]);
     reopened
         .set_model_policy(
             &f.captain,

@@ -168,3 +168,37 @@ async fn live_channel_names_are_unique_in_the_database() -> anyhow::Result<()> {
     assert!(raw.is_err(), "duplicate live name accepted by the database");
     Ok(())
 }
+
+#[tokio::test]
+async fn a_thread_has_at_most_one_open_call_for_skipper_in_the_database() -> anyhow::Result<()> {
+    let f = Fixture::new().await?;
+    let launch = f
+        .helm
+        .create_channel(&f.captain, "launch", LAUNCH_PURPOSE)
+        .await?;
+    let db = f.raw_db()?;
+    db.execute(
+        "INSERT INTO threads (channel_id, title, status, opened_at, updated_at) \
+         VALUES (?1, 'plan', 'open', 0, 0)",
+        [launch.channel.id.get()],
+    )?;
+    let thread = db.last_insert_rowid();
+    let open = |reason: &str| {
+        db.execute(
+            "INSERT INTO escalations (thread_id, reason, status, created) VALUES (?1, ?2, 'open', 0)",
+            rusqlite::params![thread, reason],
+        )
+    };
+    open("first")?;
+    assert!(
+        open("second").is_err(),
+        "a second open call in one thread accepted by the database"
+    );
+    // Once the first is settled, a new call may open.
+    db.execute(
+        "UPDATE escalations SET status = 'resolved' WHERE thread_id = ?1",
+        [thread],
+    )?;
+    open("third")?;
+    Ok(())
+}

@@ -83,3 +83,29 @@ pub fn running_as_root() -> bool {
         })
         .unwrap_or(false)
 }
+
+/// A provider supplied by the application, as an embedding app registers
+/// one: it lists no models (so choices of it are unverified) and serves
+/// nothing (these tests run no turns with it).
+pub struct AppProvider;
+
+#[async_trait::async_trait]
+impl helm_core::provider::Provider for AppProvider {
+    async fn stream(
+        &self,
+        _request: helm_core::provider::ChatRequest,
+    ) -> helm_core::Result<helm_core::provider::EventStream> {
+        Err(helm_core::Error::provider(
+            "app",
+            helm_core::ProviderFailure::Unsupported,
+            "this test provider serves no turns",
+        ))
+    }
+}
+
+/// Registers [`AppProvider`]s under these names.
+pub fn register_app_providers(helm: &Helm, names: &[&str]) {
+    for name in names {
+        helm.register_provider(*name, std::sync::Arc::new(AppProvider));
+    }
+}

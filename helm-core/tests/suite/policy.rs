@@ -15,6 +15,7 @@ async fn model_policy_resolves_session_then_channel_then_workspace_then_fallback
     let mut options = HelmOptions::new(f.data_dir());
     options.fallback_model = choice("local", "llama3");
     let helm = Helm::open(options).await?;
+    super::kit::register_app_providers(&helm, &["openai", "anthropic", "ollama"]);
     let launch = helm
         .create_channel(&f.captain, "launch", LAUNCH_PURPOSE)
         .await?;
@@ -150,5 +151,30 @@ async fn setting_a_policy_checks_authority_and_targets() -> anyhow::Result<()> {
         .await
         .err();
     assert_eq!(err.map(|e| e.kind()), Some(ErrorKind::Invalid));
+    // A provider nobody registered is refused when it is chosen, not when
+    // a turn fails.
+    let err = f
+        .helm
+        .set_model_policy(&f.captain, PolicyScope::Workspace, choice("nobody", "y"))
+        .await
+        .err();
+    assert_eq!(err.map(|e| e.kind()), Some(ErrorKind::NotFound));
+    // The application's own provider lists no models: the choice stands,
+    // unverified, and says so.
+    super::kit::register_app_providers(&f.helm, &["app"]);
+    let check = f
+        .helm
+        .set_model_policy(&f.captain, PolicyScope::Workspace, choice("app", "m"))
+        .await?
+        .ok_or_else(|| anyhow::anyhow!("no check"))?;
+    assert_eq!(check.verification, helm_core::Verification::Unverified);
+    assert!(
+        check
+            .note
+            .as_deref()
+            .unwrap_or("")
+            .contains("does not list"),
+        "{check:?}"
+    );
     Ok(())
 }

@@ -76,7 +76,7 @@ mirror_enum! {
     /// How a tool call went.
     ToolStatus from m::ToolStatus {
         Running => "running", Ok => "ok", Error => "error", Denied => "denied",
-        Cancelled => "cancelled",
+        Cancelled => "cancelled", Interrupted => "interrupted",
     }
 }
 mirror_enum! {

@@ -247,6 +247,10 @@ impl From<m::ResolvedModel> for ResolvedModel {
 /// The model choices at every level, and the one that wins.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct ModelPolicy {
+    /// After a change: how the new choice was checked (absent on reads, and
+    /// when a level was cleared).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub check: Option<ModelCheck>,
     /// The thread's override.
     pub session: Option<ModelChoice>,
     /// The channel's override.
@@ -263,11 +267,105 @@ impl From<m::ModelPolicy> for ModelPolicy {
     fn from(p: m::ModelPolicy) -> Self {
         let resolved = p.resolve().map(Into::into);
         ModelPolicy {
+            check: None,
             session: p.session.map(Into::into),
             channel: p.channel.map(Into::into),
             workspace: p.workspace.map(Into::into),
             fallback: p.fallback.map(Into::into),
             resolved,
+        }
+    }
+}
+
+/// Whether a model choice was confirmed against the provider's own list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Verification {
+    /// The provider lists the model.
+    Verified,
+    /// The provider keeps no list, or could not be asked: the model is used
+    /// as given, and a turn fails visibly if it is wrong.
+    Unverified,
+}
+
+/// How a model choice was checked when it was set.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ModelCheck {
+    /// The provider.
+    pub provider: String,
+    /// The model that will serve (the provider's default filled in).
+    pub model: String,
+    /// Whether the provider confirmed it.
+    pub verification: Verification,
+    /// Why it is unverified.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl From<helm_core::ModelCheck> for ModelCheck {
+    fn from(c: helm_core::ModelCheck) -> Self {
+        ModelCheck {
+            provider: c.provider,
+            model: c.model,
+            verification: match c.verification {
+                helm_core::Verification::Verified => Verification::Verified,
+                helm_core::Verification::Unverified => Verification::Unverified,
+            },
+            note: c.note,
+        }
+    }
+}
+
+/// One model a provider lists.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ModelInfo {
+    /// The id to choose it by, such as `gpt-4o`.
+    pub id: String,
+    /// A name for people, when the provider gives one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub display_name: Option<String>,
+    /// When the provider says it was created (Ollama: last changed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub created: Option<Timestamp>,
+}
+
+/// What a provider serves, as it says: for a model picker, and for testing
+/// a connection before a provider is added.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ProviderModels {
+    /// The provider's name.
+    pub provider: String,
+    /// Whether the provider lists its models. When it does not, `models`
+    /// is empty and a model name is taken as given (the choice is
+    /// `unverified`).
+    pub listed: bool,
+    /// The models it lists, in its order.
+    pub models: Vec<ModelInfo>,
+    /// Its configured default model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default_model: Option<String>,
+    /// Whether the default model is among those listed (absent without a
+    /// default or a list).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default_served: Option<bool>,
+}
+
+impl From<helm_core::ProviderModels> for ProviderModels {
+    fn from(p: helm_core::ProviderModels) -> Self {
+        ProviderModels {
+            provider: p.provider,
+            listed: p.listed,
+            models: p
+                .models
+                .into_iter()
+                .map(|m| ModelInfo {
+                    id: m.id,
+                    display_name: m.display_name,
+                    created: m.created,
+                })
+                .collect(),
+            default_model: p.default_model,
+            default_served: p.default_served,
         }
     }
 }

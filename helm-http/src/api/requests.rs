@@ -112,10 +112,15 @@ pub struct NewChannelRequest {
     pub instructions: Option<String>,
 }
 
-/// Changing a channel's purpose or its agent's instructions.
+/// Renaming a channel, or changing its purpose or its agent's instructions
+/// (any of them, at least one).
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ChannelUpdateRequest {
+    /// The new name, unique among live (active and archived) channels. The
+    /// agent keeps its handle; `#main` keeps its name.
+    #[serde(default)]
+    pub name: Option<String>,
     /// The new purpose.
     #[serde(default)]
     pub purpose: Option<String>,
@@ -174,8 +179,9 @@ pub struct ModelChoiceRequest {
     pub model: Option<String>,
 }
 
-/// Registering (or replacing) a provider. The key is never sent: name the
-/// server's environment variable that holds it.
+/// Registering (or replacing) a provider, or trying one before it is
+/// registered. The key is never sent: name the server's environment
+/// variable that holds it.
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderRequest {

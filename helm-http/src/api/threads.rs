@@ -164,9 +164,22 @@ pub struct Turn {
     pub reply_message_id: i64,
     /// Where it stands.
     pub state: TurnState,
-    /// Who served it, once started.
+    /// The provider and model that serve it, fixed when its message was
+    /// accepted (a later change of model does not move it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub served_by: Option<ModelChoice>,
+    /// Which rule chose that model: `session`, `channel`, `workspace` or
+    /// `fallback`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_level: Option<PolicyLevel>,
+    /// The person it runs for (whose message started its chain of work).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requested_by: Option<i64>,
+    /// Agent-to-agent hops that led to it (0 when a person woke the agent).
+    pub hop: u32,
+    /// The call for Skipper it answers, for Skipper's turns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub escalation_id: Option<i64>,
     /// Why it failed or was interrupted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -193,6 +206,10 @@ impl From<m::Turn> for Turn {
             reply_message_id: t.reply_message_id.0,
             state: t.state.into(),
             served_by: t.served_by.map(Into::into),
+            model_level: t.model_level.map(Into::into),
+            requested_by: t.requested_by.map(|u| u.0),
+            hop: t.hop,
+            escalation_id: t.escalation_id.map(|e| e.0),
             error: t.error,
             steps: t.steps,
             queued_at: t.queued_at,
@@ -261,8 +278,13 @@ pub struct PostedMessage {
     pub thread_created: bool,
     /// The turn it woke, if it woke the agent.
     pub turn: Option<Turn>,
-    /// How many turns of the thread run before that turn.
+    /// How many turns must end before that turn can start: earlier turns of
+    /// its thread, or turns its agent is busy with in other threads.
     pub ahead: u32,
+    /// The call for Skipper it opened, or the open one it added its reason
+    /// to, when it mentioned `@skipper`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub escalation: Option<super::authority::Escalation>,
 }
 
 impl From<helm_core::PostedMessage> for PostedMessage {
@@ -273,6 +295,7 @@ impl From<helm_core::PostedMessage> for PostedMessage {
             thread_created: p.thread_created,
             turn: p.turn.map(Into::into),
             ahead: p.ahead,
+            escalation: p.escalation.map(Into::into),
         }
     }
 }

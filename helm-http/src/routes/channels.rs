@@ -1,5 +1,5 @@
-//! Channels: create (with a purpose), list, show, edit, archive, restore and
-//! delete with confirmation.
+//! Channels: create (with a purpose), list, show, rename and edit, archive
+//! (which stops its agent's work), restore and delete with confirmation.
 
 use axum::Json;
 use axum::extract::State;
@@ -113,7 +113,10 @@ async fn show_channel(
     }))
 }
 
-/// Changes a channel's purpose or its agent's instructions (its managers).
+/// Renames a channel or changes its purpose or its agent's instructions (its
+/// managers). A new name must be free among live channels (409 if taken);
+/// the agent keeps its handle. Everyone who sees the channel gets a
+/// `channel.renamed` event (and `channel.updated` for other changes).
 #[utoipa::path(patch, path = "/api/channels/{channel}", tag = "channels",
     params(("channel" = String, Path, description = "The channel's name or id")),
     request_body = ChannelUpdateRequest,
@@ -130,6 +133,7 @@ async fn update_channel(
             &caller.user,
             &channel_ref(&channel)?,
             ChannelUpdate {
+                name: request.name,
                 purpose: request.purpose,
                 instructions: request.instructions,
             },
@@ -139,7 +143,8 @@ async fn update_channel(
 }
 
 /// Permanently deletes an archived channel and its agent world (Captain and
-/// admins). `confirm` must name the channel.
+/// admins). `confirm` must name the channel; without it the answer is 409
+/// with code `confirmation_required`.
 #[utoipa::path(delete, path = "/api/channels/{channel}", tag = "channels",
     params(("channel" = String, Path, description = "The channel's name or id"), DeleteQuery),
     responses((status = 204, description = "Deleted for good"), WriteErrors))]
@@ -164,7 +169,11 @@ async fn delete_channel(
     Ok(StatusCode::NO_CONTENT)
 }
 
-/// Archives a channel: its agent pauses and everything is kept.
+/// Archives a channel: its agent pauses and everything is kept. Work stops:
+/// queued turns end `cancelled` with a note in their threads, the running
+/// turn is cancelled before its next step with its running command killed
+/// (the answer comes once it has), and no turn of the channel starts until
+/// it is restored. Restoring does not replay cancelled turns.
 #[utoipa::path(post, path = "/api/channels/{channel}/archive", tag = "channels",
     params(("channel" = String, Path, description = "The channel's name or id")),
     responses((status = 200, description = "The archived channel", body = ChannelRecord), WriteErrors))]

@@ -1,6 +1,9 @@
 //! Model policy at each level: the workspace default, a channel's override,
 //! a session's (thread's) override. Changing it never touches an agent's
-//! identity, memory, files or history.
+//! identity, memory, files or history, and never moves a turn already
+//! accepted. A choice is checked when it is set (the answer's `check` says
+//! whether the provider confirmed the model or it is unverified); every
+//! change is a `model.changed` event.
 
 use axum::Json;
 use axum::extract::State;
@@ -23,24 +26,11 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(session_model, set_session_model))
 }
 
-/// A request's choice, checked against the registry.
-async fn choice(state: &AppState, request: ModelChoiceRequest) -> ApiResult<Option<ModelChoice>> {
-    match request.provider {
-        None => Ok(None),
-        Some(provider) => {
-            // Refuse an unknown provider now rather than failing the next turn.
-            if !state
-                .helm
-                .providers()
-                .await?
-                .iter()
-                .any(|p| p.name == provider)
-            {
-                return Err(helm_core::Error::not_found("provider", &provider).into());
-            }
-            Ok(Some(ModelChoice::new(provider, request.model)))
-        }
-    }
+/// A request's choice; the check happens in core when it is set.
+fn choice(request: ModelChoiceRequest) -> Option<ModelChoice> {
+    request
+        .provider
+        .map(|provider| ModelChoice::new(provider, request.model))
 }
 
 async fn workspace_policy(state: &AppState) -> ApiResult<ModelPolicy> {
@@ -62,7 +52,8 @@ async fn workspace_model(
 }
 
 /// Sets (or with `provider: null` clears) the workspace default (Captain and
-/// admins).
+/// admins). An unknown provider is 404; a model the provider does not list,
+/// or no model for a provider without a default, is 422.
 #[utoipa::path(put, path = "/api/model", tag = "models", request_body = ModelChoiceRequest,
     responses((status = 200, description = "The workspace's model policy", body = ModelPolicy), WriteErrors))]
 async fn set_workspace_model(
@@ -70,12 +61,13 @@ async fn set_workspace_model(
     caller: Caller,
     Body(request): Body<ModelChoiceRequest>,
 ) -> ApiResult<Json<ModelPolicy>> {
-    let choice = choice(&state, request).await?;
-    state
+    let check = state
         .helm
-        .set_model_policy(&caller.user, PolicyScope::Workspace, choice)
+        .set_model_policy(&caller.user, PolicyScope::Workspace, choice(request))
         .await?;
-    Ok(Json(workspace_policy(&state).await?))
+    let mut policy = workspace_policy(&state).await?;
+    policy.check = check.map(Into::into);
+    Ok(Json(policy))
 }
 
 /// The model policy that applies in a channel.
@@ -114,19 +106,18 @@ async fn set_channel_model(
         .helm
         .visible_channel(&caller.user, &channel_ref(&channel)?)
         .await?;
-    let choice = choice(&state, request).await?;
     let id = record.channel.id;
-    state
+    let check = state
         .helm
-        .set_model_policy(&caller.user, PolicyScope::Channel(id), choice)
+        .set_model_policy(&caller.user, PolicyScope::Channel(id), choice(request))
         .await?;
-    Ok(Json(
-        state
-            .helm
-            .model_policy(&ChannelRef::Id(id), None)
-            .await?
-            .into(),
-    ))
+    let mut policy: ModelPolicy = state
+        .helm
+        .model_policy(&ChannelRef::Id(id), None)
+        .await?
+        .into();
+    policy.check = check.map(Into::into);
+    Ok(Json(policy))
 }
 
 /// The model policy that applies in a thread.
@@ -172,16 +163,15 @@ async fn set_session_model(
         ))
         .into());
     }
-    let choice = choice(&state, request).await?;
-    state
+    let check = state
         .helm
-        .set_model_policy(&caller.user, PolicyScope::Session(id), choice)
+        .set_model_policy(&caller.user, PolicyScope::Session(id), choice(request))
         .await?;
-    Ok(Json(
-        state
-            .helm
-            .model_policy(&ChannelRef::Id(thread.channel_id), Some(id))
-            .await?
-            .into(),
-    ))
+    let mut policy: ModelPolicy = state
+        .helm
+        .model_policy(&ChannelRef::Id(thread.channel_id), Some(id))
+        .await?
+        .into();
+    policy.check = check.map(Into::into);
+    Ok(Json(policy))
 }

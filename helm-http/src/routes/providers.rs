@@ -1,5 +1,8 @@
 //! The provider registry. Keys are never sent or returned: a provider names
-//! the server's environment variable that holds its key.
+//! the server's environment variable that holds its key. What a provider
+//! serves is asked of it: `GET /api/providers/{provider}/models` for a
+//! registered one (the model picker), `POST /api/providers/test` with the
+//! body of adding one, before it is saved (the connection test).
 
 use axum::Json;
 use axum::extract::State;
@@ -9,14 +12,67 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::{ReadErrors, WriteErrors, created};
-use crate::api::{Provider, ProviderRequest};
+use crate::api::{Provider, ProviderModels, ProviderRequest};
 use crate::caller::Caller;
-use crate::error::ApiResult;
-use crate::extract::Body;
+use crate::error::{ApiResult, ErrorBody};
+use crate::extract::{Body, PathParams};
 use crate::state::AppState;
 
 pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(list_providers, add_provider))
+    OpenApiRouter::new()
+        .routes(routes!(list_providers, add_provider))
+        .routes(routes!(provider_models))
+        .routes(routes!(test_provider))
+}
+
+/// A request's provider configuration.
+fn config_of(request: ProviderRequest) -> ApiResult<ProviderConfig> {
+    Ok(ProviderConfig {
+        name: request.name,
+        kind: request.kind.parse()?,
+        base_url: request.base_url.trim_end_matches('/').to_string(),
+        api_key: request
+            .api_key_env
+            .map(|v| v.parse::<ApiKeyRef>())
+            .transpose()?,
+        default_model: request.default_model,
+        extra_headers: request.extra_headers,
+    })
+}
+
+/// What a registered provider serves, asked of it now. `listed: false`
+/// means it keeps no list (any model name is taken as given). A provider
+/// that cannot be reached, or refuses its key, is 502.
+#[utoipa::path(get, path = "/api/providers/{provider}/models", tag = "models",
+    params(("provider" = String, Path, description = "The provider's name")),
+    responses((status = 200, description = "Its models", body = ProviderModels),
+        (status = 502, description = "The provider could not be reached or refused", body = ErrorBody),
+        ReadErrors))]
+async fn provider_models(
+    State(state): State<AppState>,
+    _caller: Caller,
+    PathParams(provider): PathParams<String>,
+) -> ApiResult<Json<ProviderModels>> {
+    Ok(Json(state.helm.provider_models(&provider).await?.into()))
+}
+
+/// Tries a provider configuration without saving it (Captain and admins):
+/// the same body as adding one (`make_default` is ignored). Answers what
+/// it serves and whether its default model is among them; 502 when it
+/// cannot be reached or refuses its key, with the provider's reason.
+#[utoipa::path(post, path = "/api/providers/test", tag = "models", request_body = ProviderRequest,
+    responses((status = 200, description = "What it serves", body = ProviderModels),
+        (status = 502, description = "The provider could not be reached or refused", body = ErrorBody),
+        WriteErrors))]
+async fn test_provider(
+    State(state): State<AppState>,
+    caller: Caller,
+    Body(request): Body<ProviderRequest>,
+) -> ApiResult<Json<ProviderModels>> {
+    let config = config_of(request)?;
+    Ok(Json(
+        state.helm.try_provider(&caller.user, &config).await?.into(),
+    ))
 }
 
 /// Registered providers, without secrets.
@@ -31,7 +87,9 @@ async fn list_providers(
 }
 
 /// Registers a provider or replaces the one of that name (Captain and
-/// admins).
+/// admins). A default model the provider's own list lacks is 422, and so is
+/// `make_default` without a default model; a provider that cannot be
+/// reached now is still registered (try it first with `/api/providers/test`).
 #[utoipa::path(post, path = "/api/providers", tag = "models", request_body = ProviderRequest,
     responses((status = 201, description = "The provider", body = Provider), WriteErrors))]
 async fn add_provider(
@@ -39,20 +97,10 @@ async fn add_provider(
     caller: Caller,
     Body(request): Body<ProviderRequest>,
 ) -> ApiResult<(StatusCode, Json<Provider>)> {
-    let config = ProviderConfig {
-        name: request.name,
-        kind: request.kind.parse()?,
-        base_url: request.base_url.trim_end_matches('/').to_string(),
-        api_key: request
-            .api_key_env
-            .map(|v| v.parse::<ApiKeyRef>())
-            .transpose()?,
-        default_model: request.default_model,
-        extra_headers: request.extra_headers,
-    };
+    let make_default = request.make_default;
     let config = state
         .helm
-        .add_provider(&caller.user, config, request.make_default)
+        .add_provider(&caller.user, config_of(request)?, make_default)
         .await?;
     Ok(created(config.into()))
 }

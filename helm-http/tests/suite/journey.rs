@@ -256,6 +256,7 @@ async fn the_product_journey_over_http() -> anyhow::Result<()> {
 
     // The Captain moves the channel to another provider; the agent stays.
     let anthropic = MockAnthropic::start().await?;
+    anthropic.serve_models(&["claude-mock"]);
     ada.post(
         "/api/providers",
         json!({"name": "claude", "kind": "anthropic", "base_url": anthropic.base_url(),

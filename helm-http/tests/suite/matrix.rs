@@ -73,7 +73,8 @@ impl Fixture {
         api.post(
             "/api/providers",
             b,
-            json!({"name": "mock", "kind": "openai", "base_url": "http://127.0.0.1:9/v1"}),
+            json!({"name": "mock", "kind": "openai", "base_url": "http://127.0.0.1:9/v1",
+                   "default_model": "m"}),
         )
         .await?;
         let invite = api.post("/api/invites", b, json!({})).await?;
@@ -232,6 +233,19 @@ fn rows() -> Vec<Row> {
             [401, 404, 403, 200, 200],
         ),
         row(
+            M::PATCH,
+            "/api/channels/vault",
+            Some(json!({"name": "strongroom"})),
+            [401, 404, 403, 200, 200],
+        ),
+        // `lobby` is taken, so a rename to it conflicts (after authority).
+        row(
+            M::PATCH,
+            "/api/channels/vault",
+            Some(json!({"name": "lobby"})),
+            [401, 404, 403, 409, 409],
+        ),
+        row(
             M::POST,
             "/api/channels/vault/archive",
             Some(json!({})),
@@ -353,6 +367,26 @@ fn rows() -> Vec<Row> {
             "/api/providers",
             Some(json!({"name": "p2", "kind": "openai", "base_url": "http://127.0.0.1:9/v1"})),
             [401, 403, 403, 201, 201],
+        ),
+        // Nothing answers at the provider's address: asking what it serves
+        // is an upstream failure, for whoever may ask.
+        row(
+            M::GET,
+            "/api/providers/mock/models",
+            None,
+            [401, 502, 502, 502, 502],
+        ),
+        row(
+            M::GET,
+            "/api/providers/nobody/models",
+            None,
+            [401, 404, 404, 404, 404],
+        ),
+        row(
+            M::POST,
+            "/api/providers/test",
+            Some(json!({"name": "p3", "kind": "openai", "base_url": "http://127.0.0.1:9/v1"})),
+            [401, 403, 403, 502, 502],
         ),
         row(M::GET, "/api/model", None, [401, 200, 200, 200, 200]),
         row(M::PUT, "/api/model", Some(model), [401, 403, 403, 200, 200]),

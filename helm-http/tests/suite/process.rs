@@ -12,13 +12,15 @@ use serde_json::{Value, json};
 
 use super::kit::{PASSWORD, client};
 
-struct Process {
+/// A `helm-http` process serving a data directory on a loopback port.
+pub(super) struct Process {
     child: Child,
-    url: String,
+    /// `http://127.0.0.1:PORT`.
+    pub(super) url: String,
 }
 
 impl Process {
-    fn spawn(data: &std::path::Path) -> anyhow::Result<Self> {
+    pub(super) fn spawn(data: &std::path::Path) -> anyhow::Result<Self> {
         let port = std::net::TcpListener::bind("127.0.0.1:0")?
             .local_addr()?
             .port();
@@ -39,7 +41,7 @@ impl Process {
         })
     }
 
-    async fn wait_ready(&mut self) -> anyhow::Result<()> {
+    pub(super) async fn wait_ready(&mut self) -> anyhow::Result<()> {
         let http = client()?;
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
@@ -75,6 +77,16 @@ impl Process {
 }
 
 impl Process {
+    /// Kills the process with SIGKILL, as a crash or the OOM killer would,
+    /// and waits for it to be gone.
+    pub(super) fn kill_hard(&mut self) -> anyhow::Result<()> {
+        Command::new("kill")
+            .args(["-KILL", &self.child.id().to_string()])
+            .status()?;
+        self.child.wait()?;
+        Ok(())
+    }
+
     /// Waits for the process to exit; returns its status and stderr.
     fn finish(&mut self) -> anyhow::Result<(std::process::ExitStatus, String)> {
         use std::io::Read;

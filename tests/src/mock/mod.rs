@@ -16,6 +16,7 @@
 
 mod anthropic;
 mod behaviour;
+mod models;
 mod openai;
 
 use std::collections::VecDeque;
@@ -35,6 +36,7 @@ use tokio::task::JoinHandle;
 pub use anthropic::MockAnthropic;
 pub use behaviour::{Behaviour, DEFAULT_USAGE};
 use behaviour::{Ending, Reply, Script};
+pub use models::ModelList;
 pub use openai::MockOpenAi;
 
 /// One request the mock received.
@@ -119,6 +121,8 @@ struct Shared {
     queue: Mutex<VecDeque<Behaviour>>,
     fallback: Mutex<Option<Behaviour>>,
     requests: Mutex<Vec<RecordedRequest>>,
+    models: Mutex<ModelList>,
+    list_requests: Mutex<Vec<RecordedRequest>>,
     shutdown: watch::Receiver<bool>,
     flood_sent: Arc<std::sync::atomic::AtomicU64>,
 }
@@ -149,6 +153,8 @@ impl MockServer {
             queue: Mutex::default(),
             fallback: Mutex::default(),
             requests: Mutex::default(),
+            models: Mutex::new(ModelList::default_for(dialect)),
+            list_requests: Mutex::default(),
             shutdown: watcher,
             flood_sent: Arc::default(),
         });
@@ -183,6 +189,25 @@ impl MockServer {
         self.shared
             .flood_sent
             .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// What the model list endpoints answer from now on (by default the
+    /// mock lists `mock-model`).
+    pub fn set_models(&self, list: ModelList) {
+        *lock(&self.shared.models) = list;
+    }
+
+    /// Lists these models, in the mock's dialect.
+    pub fn serve_models(&self, ids: &[&str]) {
+        self.set_models(ModelList::Models(
+            ids.iter().map(|id| id.to_string()).collect(),
+        ));
+    }
+
+    /// The model list requests received so far (kept apart from
+    /// [`MockServer::requests`], which holds the model calls).
+    pub fn list_requests(&self) -> Vec<RecordedRequest> {
+        lock(&self.shared.list_requests).clone()
     }
 
     /// How many queued behaviours are still unused.
@@ -290,6 +315,12 @@ async fn answer(
         received_at: Instant::now(),
     };
     let dialect = shared.dialect;
+    if models::is_list_request(dialect, method.as_str(), uri.path()) {
+        lock(&shared.list_requests).push(recorded);
+        let list = lock(&shared.models).clone();
+        let (status, body) = models::answer(dialect, &list, uri.path(), uri.query());
+        return json_response(status, &body, &[]);
+    }
     let endpoint = dialect.endpoint(uri.path());
     let sequence = {
         let mut requests = lock(&shared.requests);

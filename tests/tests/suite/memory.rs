@@ -89,7 +89,9 @@ async fn a_decision_in_one_thread_is_recalled_in_another_after_a_model_change_an
             .contains("Beta on March 3rd")
     );
 
-    // The Captain moves the channel to another model, and Helm restarts.
+    // The Captain moves the channel to another model (the application
+    // registers its provider in each process), and Helm restarts.
+    t.helm.register_provider("beta", Arc::new(Scripted::new()));
     t.helm
         .set_model_policy(
             &t.captain,

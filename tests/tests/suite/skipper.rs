@@ -751,3 +751,70 @@ async fn an_approval_whose_turn_ended_cannot_be_given_and_expires() -> anyhow::R
     assert_eq!(after.status, ApprovalStatus::Expired);
     Ok(())
 }
+
+#[tokio::test]
+async fn an_agents_call_joins_the_persons_call_already_open_in_the_thread() -> anyhow::Result<()> {
+    let (t, scripted) = setup(|_| {}).await?;
+    let launch: ChannelRef = "launch".parse()?;
+    // The person calls Skipper, and in the same message asks the agent,
+    // which calls Skipper too while the person's call is still open.
+    scripted.push(ScriptedReply::tool_calls(&[(
+        "call_skipper",
+        r#"{"reason": "the agent needs the ffmpeg package as well"}"#,
+    )]));
+    scripted.reply_text("I added my request to the call for @skipper.");
+    scripted.reply_text("Skipper here: both requests noted.");
+    let posted = t
+        .helm
+        .post_message(
+            &t.captain,
+            &launch,
+            "@launch-agent @skipper please give us network access",
+            None,
+        )
+        .await?;
+    let opened = posted
+        .escalation
+        .ok_or_else(|| anyhow::anyhow!("no call opened"))?;
+    let turns = wait_thread_idle(&t, posted.thread.id).await?;
+    let open: Vec<_> = t
+        .helm
+        .store()
+        .escalations(true)
+        .await?
+        .into_iter()
+        .filter(|e| e.thread_id == posted.thread.id)
+        .collect();
+    assert_eq!(open.len(), 1, "{open:?}");
+    assert_eq!(open[0].id, opened.id);
+    assert!(open[0].reason.contains("please give us network access"));
+    assert!(
+        open[0]
+            .reason
+            .contains("the agent needs the ffmpeg package as well")
+    );
+    // The agent's tool result says it joined the open call.
+    let actions = t
+        .helm
+        .activity(&launch, Some(posted.thread.id), 50)
+        .await?
+        .1;
+    let call = actions
+        .iter()
+        .find(|a| a.tool == "call_skipper")
+        .ok_or_else(|| anyhow::anyhow!("no call_skipper"))?;
+    assert_eq!(call.status, ToolStatus::Ok);
+    assert_eq!(
+        call.result_summary,
+        format!("added to escalation {}", opened.id)
+    );
+    // Skipper's turns all answer that one call.
+    let skipper_id = t.helm.channel(&"main".parse()?).await?.agent.id;
+    assert!(
+        turns
+            .iter()
+            .filter(|x| x.agent_id == skipper_id)
+            .all(|x| x.escalation_id == Some(opened.id))
+    );
+    Ok(())
+}

@@ -457,26 +457,30 @@ async fn a_provider_failure_fails_the_turn_visibly() -> anyhow::Result<()> {
 }
 
 #[tokio::test]
-async fn no_model_configured_is_a_clear_failure() -> anyhow::Result<()> {
+async fn no_model_configured_refuses_the_message_before_it_is_stored() -> anyhow::Result<()> {
     let t = TestHelm::new().await?;
     t.helm.start_runtime().await?;
     let ch = launch(&t).await?;
-    let p = t
+    let err = t
         .helm
         .post_message(&t.captain, &ch, "@launch-agent hi", None)
-        .await?;
-    let turn = t
-        .wait_turn(p.turn.ok_or_else(|| anyhow::anyhow!("no turn"))?.id)
-        .await?;
-    assert_eq!(turn.state, TurnState::Failed);
+        .await
+        .err()
+        .ok_or_else(|| anyhow::anyhow!("a message nobody can answer was accepted"))?;
+    assert_eq!(err.kind(), helm_core::ErrorKind::Conflict);
+    assert_eq!(err.code(), "model_unavailable");
+    let text = err.to_string();
+    assert!(text.contains("no model serves #launch"), "{text}");
+    assert!(text.contains("register one"), "{text}");
+    assert!(!text.contains("--"), "no frontend's syntax: {text}");
     assert!(
-        turn.error
-            .as_deref()
-            .unwrap_or("")
-            .contains("1helm provider add"),
-        "{:?}",
-        turn.error
+        t.helm.threads(&ch, 10).await?.is_empty(),
+        "nothing was stored"
     );
+    // A message that wakes nobody needs no model.
+    t.helm
+        .post_message(&t.captain, &ch, "a note for later", None)
+        .await?;
     Ok(())
 }
 

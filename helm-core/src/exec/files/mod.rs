@@ -298,6 +298,29 @@ impl Inner {
         }
     }
 
+    /// The error for `err` on `path`. A link the tools would not follow
+    /// (writes never follow a final link) that leads out of the workspace
+    /// is an escape, forbidden exactly as reading through it is; a link that
+    /// stays inside is only refused.
+    fn link_error(
+        &self,
+        root: &Root,
+        path: &ToolPath,
+        err: std::io::Error,
+        action: &'static str,
+    ) -> Error {
+        let is_loop = err.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error());
+        if self.confined && is_loop {
+            // Following it, under the same confinement, says where it leads.
+            if let Err(probe) = root.open(&path.rel, OFlags::PATH, Mode::empty())
+                && probe.raw_os_error() == Some(rustix::io::Errno::XDEV.raw_os_error())
+            {
+                return path::escapes(&path.visible);
+            }
+        }
+        fs_error(err, action, &path.visible)
+    }
+
     /// Opens a regular file for reading or writing, refusing other kinds
     /// and, when confined, files with other hard links.
     fn open_file(&self, root: &Root, path: &ToolPath, flags: OFlags) -> Result<(OwnedFd, Stat)> {
@@ -308,7 +331,7 @@ impl Inner {
                 flags | OFlags::NONBLOCK | OFlags::NOCTTY,
                 Mode::empty(),
             )
-            .map_err(|e| fs_error(e, "opening", &path.visible))?;
+            .map_err(|e| self.link_error(root, path, e, "opening"))?;
         let stat =
             rustix::fs::fstat(&fd).map_err(|e| fs_error(e.into(), "reading", &path.visible))?;
         match FileType::from_raw_mode(stat.st_mode) {

@@ -17,7 +17,7 @@ use crate::model::{
     ChannelId, ChannelRef, Escalation, EscalationId, EscalationStatus, Message, MessageStatus,
     ThreadId, ThreadStatus, Turn, UserId,
 };
-use crate::store::types::{CapabilityChange, NewApproval, NewEscalation};
+use crate::store::types::{CapabilityChange, Escalated, NewApproval, NewEscalation, Resume};
 
 /// An escalation with its thread's channel (`e` joined to `t`).
 const ESCALATION_SELECT: &str = "SELECT e.id, e.thread_id, t.channel_id, e.from_agent_id, \
@@ -98,10 +98,92 @@ fn user_name(conn: &Connection, id: Option<UserId>) -> Result<Option<String>> {
     }
 }
 
-/// Opens a call for Skipper in a thread: the record, a visible "Calling
-/// @skipper" note, and Skipper's turn (queued behind the thread's others).
-pub(super) fn escalate(tx: &mut Tx<'_>, new: NewEscalation) -> Result<(Escalation, Turn)> {
+/// Calls Skipper into a thread. With no call open there, opens one: the
+/// record, a visible "Calling @skipper" note, and Skipper's turn (queued
+/// behind the thread's others). With one open, adds the reason to it and
+/// says so in the thread; Skipper gets another turn only if none of its
+/// turns for that call is still waiting to start (a waiting one reads the
+/// whole thread, the addition included, when it starts).
+pub(super) fn escalate(tx: &mut Tx<'_>, new: NewEscalation) -> Result<Escalated> {
     let thread = threads::get(tx.conn(), new.thread_id)?;
+    let open: Option<EscalationId> = tx
+        .conn()
+        .prepare_cached("SELECT id FROM escalations WHERE thread_id = ?1 AND status = 'open'")?
+        .query_row([new.thread_id], |r| r.get(0))
+        .optional()?;
+    let asker = user_name(tx.conn(), new.requested_by)?;
+    let skipper = skipper(tx.conn())?;
+    if let Some(id) = open {
+        tx.conn().execute(
+            "UPDATE escalations SET reason = reason || char(10) || ?2 WHERE id = ?1",
+            params![id, new.reason],
+        )?;
+        let escalation = escalation(tx.conn(), id)?;
+        let added = note(
+            tx,
+            thread.channel_id,
+            Some(thread.id),
+            &format!(
+                "Also for @skipper (the call already open here): {}",
+                new.reason
+            ),
+        )?;
+        let waiting: bool = tx
+            .conn()
+            .prepare_cached(
+                "SELECT EXISTS (SELECT 1 FROM turns WHERE escalation_id = ?1 \
+                 AND state = 'queued')",
+            )?
+            .query_row([id], |r| r.get(0))?;
+        let turn = if waiting {
+            None
+        } else {
+            Some(
+                turns::admit(
+                    tx,
+                    &thread,
+                    &added,
+                    &skipper,
+                    Chain {
+                        requested_by: new.requested_by,
+                        hop: new.hop,
+                        escalation_id: Some(id),
+                        admission: &new.admission,
+                    },
+                )?
+                .0,
+            )
+        };
+        tx.emit(
+            Some(thread.channel_id),
+            EventBody::EscalationChanged {
+                escalation: escalation.clone(),
+            },
+        )?;
+        audit::append(
+            tx.conn(),
+            AuditInput {
+                channel_id: Some(thread.channel_id),
+                thread_id: Some(thread.id),
+                agent: new.from_agent_handle.as_deref(),
+                asker: asker.as_deref(),
+                action: "escalation.added",
+                input_summary: &new.reason,
+                outcome: &match &turn {
+                    Some(turn) => format!(
+                        "added to escalation {id}; turn {} queued for @skipper",
+                        turn.id
+                    ),
+                    None => format!("added to escalation {id}; @skipper's turn is still queued"),
+                },
+            },
+        )?;
+        return Ok(Escalated {
+            escalation,
+            turn,
+            added: true,
+        });
+    }
     tx.conn().execute(
         "INSERT INTO escalations (thread_id, from_agent_id, from_user_id, reason, status, created) \
          VALUES (?1, ?2, ?3, ?4, 'open', ?5)",
@@ -120,7 +202,6 @@ pub(super) fn escalate(tx: &mut Tx<'_>, new: NewEscalation) -> Result<(Escalatio
         Some(thread.id),
         &format!("Calling @skipper: {}", new.reason),
     )?;
-    let skipper = skipper(tx.conn())?;
     let (turn, _) = turns::admit(
         tx,
         &thread,
@@ -130,6 +211,7 @@ pub(super) fn escalate(tx: &mut Tx<'_>, new: NewEscalation) -> Result<(Escalatio
             requested_by: new.requested_by,
             hop: new.hop,
             escalation_id: Some(escalation.id),
+            admission: &new.admission,
         },
     )?;
     tx.emit(
@@ -138,7 +220,6 @@ pub(super) fn escalate(tx: &mut Tx<'_>, new: NewEscalation) -> Result<(Escalatio
             escalation: escalation.clone(),
         },
     )?;
-    let asker = user_name(tx.conn(), new.requested_by)?;
     audit::append(
         tx.conn(),
         AuditInput {
@@ -154,7 +235,11 @@ pub(super) fn escalate(tx: &mut Tx<'_>, new: NewEscalation) -> Result<(Escalatio
             ),
         },
     )?;
-    Ok((escalation, turn))
+    Ok(Escalated {
+        escalation,
+        turn: Some(turn),
+        added: false,
+    })
 }
 
 /// Closes a call for Skipper (resolved, or handed to the Captain) with a
@@ -164,7 +249,7 @@ pub(super) fn settle_escalation(
     id: EscalationId,
     status: EscalationStatus,
     outcome: &str,
-    resume: Option<Chain>,
+    resume: Option<Resume>,
 ) -> Result<(Escalation, Option<Turn>)> {
     let before = escalation(tx.conn(), id)?;
     if before.status != EscalationStatus::Open {
@@ -194,9 +279,15 @@ pub(super) fn settle_escalation(
         tx.emit(Some(thread.channel_id), EventBody::ThreadUpdated { thread })?;
     }
     let mut resumed = None;
-    if let Some(chain) = resume {
+    if let Some(resume) = resume {
         let record = channels::get(tx.conn(), &ChannelRef::Id(thread.channel_id))?;
         if record.agent.kind == AgentKind::Channel {
+            let chain = Chain {
+                requested_by: resume.requested_by,
+                hop: resume.hop,
+                escalation_id: None,
+                admission: &resume.admission,
+            };
             let (turn, _) = turns::admit(tx, &thread, &settled, &record.agent, chain)?;
             resumed = Some(turn);
         }
@@ -336,8 +427,8 @@ pub(super) fn request_approval(tx: &mut Tx<'_>, new: NewApproval) -> Result<Appr
             approval.id, approval.summary, approval.action
         ),
         _ => format!(
-            "Approval needed ({id}): {summary}\nWhy: {reason}\nThe Captain or an admin decides: \
-             `1helm approve {id}` or `1helm deny {id}`. Undecided, it is denied at {expires}.",
+            "Approval needed ({id}): {summary}\nWhy: {reason}\nThe Captain or an admin approves \
+             or denies approval {id}. Undecided, it is denied at {expires}.",
             id = approval.id,
             summary = approval.summary,
             reason = approval.reason,

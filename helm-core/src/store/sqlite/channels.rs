@@ -11,10 +11,12 @@ use crate::error::{Error, Result};
 use crate::events::EventBody;
 use crate::model::{
     Actor, Agent, AgentId, AgentKind, AgentProfile, AgentStatus, Author, Binding, Channel,
-    ChannelId, ChannelKind, ChannelName, ChannelRef, ChannelStatus, Handle, MessageStatus, UserId,
+    ChannelId, ChannelKind, ChannelName, ChannelRef, ChannelStatus, Handle, MessageStatus, TurnId,
+    TurnState, UserId,
 };
+use crate::provider::Usage;
 use crate::store::types::{
-    ChannelFilter, ChannelPlan, ChannelRecord, JournalEntry, NewAgent, WorldHook,
+    ChannelFilter, ChannelPlan, ChannelRecord, JournalEntry, NewAgent, TurnFinish, WorldHook,
 };
 
 /// A channel joined with its agent (Skipper for the home channel) and profile.
@@ -315,6 +317,35 @@ pub(super) fn set_status(
         action,
         &detail,
     )?;
+    if status == ChannelStatus::Archived {
+        // A paused agent starts nothing: work still waiting is withdrawn,
+        // visibly, and is not replayed when the channel is restored.
+        let queued: Vec<TurnId> = tx
+            .conn()
+            .prepare_cached("SELECT id FROM turns WHERE channel_id = ?1 AND state = 'queued'")?
+            .query_map([channel], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        for turn in queued {
+            super::turns::finish(
+                tx,
+                turn,
+                TurnFinish {
+                    state: TurnState::Cancelled,
+                    reply: String::new(),
+                    error: None,
+                    note: Some(format!(
+                        "This turn was cancelled before it started: {} was archived by {actor}. \
+                         Restoring the channel does not run it; ask again then.",
+                        before.channel.name
+                    )),
+                    steps: 0,
+                    usage: Usage::default(),
+                },
+                // A queued turn streamed nothing.
+                None,
+            )?;
+        }
+    }
     let after = get(tx.conn(), &ChannelRef::Id(channel))?;
     let body = match status {
         ChannelStatus::Archived => EventBody::ChannelArchived {

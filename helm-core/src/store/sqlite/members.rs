@@ -10,8 +10,8 @@ use super::workspace;
 use crate::error::{Error, Result};
 use crate::events::EventBody;
 use crate::model::{
-    Actor, ChannelId, ChannelRef, Member, MemberRole, Message, MessageId, ThreadId, TurnState,
-    UserId,
+    Actor, ChannelId, ChannelKind, ChannelName, ChannelRef, Member, MemberRole, Message, MessageId,
+    ThreadId, TurnState, UserId,
 };
 use crate::store::types::{ChannelRecord, ChannelUpdate};
 
@@ -138,6 +138,27 @@ pub(super) fn update_channel(
 ) -> Result<ChannelRecord> {
     let before = channels::get(tx.conn(), &ChannelRef::Id(channel))?;
     let at = ms(now());
+    let renamed = match &update.name {
+        Some(name) => {
+            let name = ChannelName::parse(name)?;
+            if before.channel.kind == ChannelKind::Home {
+                return Err(Error::Refused(format!(
+                    "{} is Skipper's home; its name is fixed",
+                    before.channel.name
+                )));
+            }
+            if name == before.channel.name {
+                None
+            } else {
+                // The unique index on live names refuses a name in use.
+                tx.conn()
+                    .prepare_cached("UPDATE channels SET name = ?2 WHERE id = ?1")?
+                    .execute(params![channel, name.as_str()])?;
+                Some(name)
+            }
+        }
+        None => None,
+    };
     if let Some(purpose) = &update.purpose {
         tx.conn()
             .prepare_cached("UPDATE channels SET purpose = ?2 WHERE id = ?1")?
@@ -162,21 +183,47 @@ pub(super) fn update_channel(
     if update.instructions.is_some() {
         changed.push("instructions");
     }
-    record_journal(
-        tx.conn(),
-        Some(channel),
-        Some(before.channel.name.as_str()),
-        actor,
-        "channel.updated",
-        &format!("{} changed: {}", before.channel.name, changed.join(", ")),
-    )?;
+    if let Some(name) = &renamed {
+        record_journal(
+            tx.conn(),
+            Some(channel),
+            Some(name.as_str()),
+            actor,
+            "channel.renamed",
+            &format!(
+                "{} renamed to {name}; {} keeps its handle",
+                before.channel.name, before.agent.handle
+            ),
+        )?;
+    }
+    if !changed.is_empty() {
+        record_journal(
+            tx.conn(),
+            Some(channel),
+            Some(before.channel.name.as_str()),
+            actor,
+            "channel.updated",
+            &format!("{} changed: {}", before.channel.name, changed.join(", ")),
+        )?;
+    }
     let after = channels::get(tx.conn(), &ChannelRef::Id(channel))?;
-    tx.emit(
-        Some(channel),
-        EventBody::ChannelUpdated {
-            channel: after.channel.clone(),
-        },
-    )?;
+    if renamed.is_some() {
+        tx.emit(
+            Some(channel),
+            EventBody::ChannelRenamed {
+                channel: after.channel.clone(),
+                previous_name: before.channel.name.as_str().to_string(),
+            },
+        )?;
+    }
+    if !changed.is_empty() {
+        tx.emit(
+            Some(channel),
+            EventBody::ChannelUpdated {
+                channel: after.channel.clone(),
+            },
+        )?;
+    }
     Ok(after)
 }
 

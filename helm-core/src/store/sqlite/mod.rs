@@ -41,10 +41,10 @@ use tokio::sync::broadcast;
 use super::Store;
 use super::types::{
     AuditRecord, AuditVerification, Bootstrap, BootstrapPlan, CapabilityChange, CaptainSetup,
-    ChannelFilter, ChannelPlan, ChannelRecord, ChannelUpdate, InviteAcceptance, JournalEntry,
-    MemoryFilter, NewAgent, NewApiToken, NewApproval, NewEscalation, NewInvite, NewMemory,
-    NewOtKey, NewPost, NewThreadSummary, NewToolAction, NewUser, PolicyScope, Posted, StoreStats,
-    ToolActionOutcome, TurnFinish, WorldHook,
+    ChannelFilter, ChannelPlan, ChannelRecord, ChannelUpdate, Escalated, InviteAcceptance,
+    JournalEntry, MemoryFilter, NewAgent, NewApiToken, NewApproval, NewEscalation, NewInvite,
+    NewMemory, NewOtKey, NewPost, NewThreadSummary, NewToolAction, NewUser, PolicyScope, Posted,
+    Repaired, Resume, StoreStats, ToolActionOutcome, TurnFinish, WorldHook,
 };
 use crate::auth::{ApiToken, Invite, OtKey, Session};
 use crate::error::{Error, Result};
@@ -326,8 +326,9 @@ impl Store for SqliteStore {
         &self,
         scope: PolicyScope,
         choice: Option<ModelChoice>,
+        actor: Actor,
     ) -> Result<()> {
-        self.write(move |tx| policy::set(tx.conn(), scope, choice.as_ref()))
+        self.write(move |tx| policy::set(tx, scope, choice, &actor))
             .await
     }
 
@@ -601,7 +602,7 @@ impl Store for SqliteStore {
         self.read(move |c| summaries::is_current(c, thread)).await
     }
 
-    async fn escalate(&self, escalation: NewEscalation) -> Result<(Escalation, Turn)> {
+    async fn escalate(&self, escalation: NewEscalation) -> Result<Escalated> {
         self.write(move |tx| authority::escalate(tx, escalation))
             .await
     }
@@ -611,17 +612,10 @@ impl Store for SqliteStore {
         id: EscalationId,
         status: EscalationStatus,
         outcome: String,
-        resume: Option<(Option<UserId>, u32)>,
+        resume: Option<Resume>,
     ) -> Result<(Escalation, Option<Turn>)> {
-        self.write(move |tx| {
-            let chain = resume.map(|(requested_by, hop)| turns::Chain {
-                requested_by,
-                hop,
-                escalation_id: None,
-            });
-            authority::settle_escalation(tx, id, status, &outcome, chain)
-        })
-        .await
+        self.write(move |tx| authority::settle_escalation(tx, id, status, &outcome, resume))
+            .await
     }
 
     async fn escalation(&self, id: EscalationId) -> Result<Escalation> {
@@ -908,5 +902,15 @@ impl Store for SqliteStore {
     async fn revoke_ot_key(&self, channel: ChannelId) -> Result<OtKey> {
         self.write(move |tx| ot_keys::revoke(tx.conn(), channel))
             .await
+    }
+
+    async fn repair_after_stop(&self) -> Result<Repaired> {
+        self.write(|tx| {
+            Ok(Repaired {
+                tool_actions: tool_actions::interrupt_orphans(tx)?,
+                threads: threads::follow_latest_turns(tx)?,
+            })
+        })
+        .await
     }
 }

@@ -2,10 +2,12 @@
 
 use rusqlite::{Connection, OptionalExtension, params};
 
+use super::Tx;
 use super::codec::{ms, now};
 use super::workspace::workspace_id;
 use crate::error::{Error, Result};
-use crate::model::{ChannelId, ModelChoice, ModelPolicy, ThreadId};
+use crate::events::EventBody;
+use crate::model::{Actor, ChannelId, ModelChoice, ModelPolicy, PolicyLevel, ThreadId};
 use crate::store::types::PolicyScope;
 
 fn choice_at(conn: &Connection, sql: &str, key: Option<i64>) -> Result<Option<ModelChoice>> {
@@ -53,11 +55,16 @@ pub(super) fn get(
     })
 }
 
+/// Sets the choice at one level, with a journal record and a
+/// `model.changed` event.
 pub(super) fn set(
-    conn: &Connection,
+    tx: &mut Tx<'_>,
     scope: PolicyScope,
-    choice: Option<&ModelChoice>,
+    choice: Option<ModelChoice>,
+    actor: &Actor,
 ) -> Result<()> {
+    let conn = tx.conn();
+    let choice = choice.as_ref();
     let ws = workspace_id(conn)?;
     let provider = choice.map(|c| c.provider.as_str());
     let model = choice.and_then(|c| c.model.as_deref());
@@ -96,5 +103,51 @@ pub(super) fn set(
             PolicyScope::Workspace => Error::Internal("workspace policy row missing".into()),
         });
     }
+    let (level, channel, thread) = match scope {
+        PolicyScope::Workspace => (PolicyLevel::Workspace, None, None),
+        PolicyScope::Channel(c) => (PolicyLevel::Channel, Some(c), None),
+        PolicyScope::Session(t) => {
+            let channel: ChannelId = conn
+                .prepare_cached("SELECT channel_id FROM threads WHERE id = ?1")?
+                .query_row([t], |r| r.get(0))?;
+            (PolicyLevel::Session, Some(channel), Some(t))
+        }
+    };
+    let described = match choice {
+        Some(c) => match &c.model {
+            Some(m) => format!("{} / {m}", c.provider),
+            None => format!("{} (its default model)", c.provider),
+        },
+        None => "inherited".to_string(),
+    };
+    let detail = match thread {
+        Some(t) => format!("the model of thread {t} is now {described}"),
+        None => format!("the {level} model is now {described}"),
+    };
+    let channel_name: Option<String> = match channel {
+        Some(c) => conn
+            .prepare_cached("SELECT name FROM channels WHERE id = ?1")?
+            .query_row([c], |r| r.get(0))
+            .optional()?,
+        None => None,
+    };
+    super::channels::record_journal(
+        conn,
+        channel,
+        channel_name.as_deref(),
+        actor,
+        "model.changed",
+        &detail,
+    )?;
+    let by = actor.to_string();
+    tx.emit(
+        channel,
+        EventBody::ModelChanged {
+            level,
+            thread_id: thread,
+            choice: choice.cloned(),
+            by,
+        },
+    )?;
     Ok(())
 }

@@ -14,6 +14,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("auth", include_str!("migrations/004_auth.sql")),
     ("authority", include_str!("migrations/005_authority.sql")),
     ("ot_keys", include_str!("migrations/006_ot_keys.sql")),
+    ("lifecycle", include_str!("migrations/007_lifecycle.sql")),
 ];
 
 /// Applies every migration not yet applied.

@@ -192,7 +192,12 @@ pub(super) fn post(tx: &mut Tx<'_>, post: NewPost) -> Result<Posted> {
         })?;
     let mut turn = None;
     let mut ahead = 0;
-    if should_wake(post.mentions_resident, agent_replied, humans as usize) {
+    if should_wake(
+        post.mentions_resident,
+        post.calls_skipper,
+        agent_replied,
+        humans as usize,
+    ) {
         let (admitted, before) = turns::admit(
             tx,
             &thread,
@@ -202,6 +207,7 @@ pub(super) fn post(tx: &mut Tx<'_>, post: NewPost) -> Result<Posted> {
                 requested_by: Some(post.author.id),
                 hop: 0,
                 escalation_id: None,
+                admission: &post.admission,
             },
         )?;
         turn = Some(admitted);
@@ -210,7 +216,7 @@ pub(super) fn post(tx: &mut Tx<'_>, post: NewPost) -> Result<Posted> {
     let mut escalation = None;
     if post.calls_skipper {
         let reason = crate::runtime::wake::without_mentions(&post.content);
-        let (opened, _) = super::authority::escalate(
+        let escalated = super::authority::escalate(
             tx,
             crate::store::types::NewEscalation {
                 thread_id: thread.id,
@@ -220,9 +226,10 @@ pub(super) fn post(tx: &mut Tx<'_>, post: NewPost) -> Result<Posted> {
                 reason,
                 requested_by: Some(post.author.id),
                 hop: 0,
+                admission: post.admission.clone(),
             },
         )?;
-        escalation = Some(opened);
+        escalation = Some(escalated.escalation);
     }
     Ok(Posted {
         escalation,
@@ -273,6 +280,42 @@ pub(super) fn set_status(
         },
     )?;
     Ok(thread_row)
+}
+
+/// Sets each failed thread's status to follow its latest ended turn where
+/// they disagree (a thread left `failed` although a later turn completed,
+/// as versions before this one did).
+/// Returns how many changed.
+pub(super) fn follow_latest_turns(tx: &mut Tx<'_>) -> Result<u64> {
+    let mut stmt = tx.conn().prepare_cached(
+        "SELECT t.id, t.status, (SELECT u.state FROM turns u WHERE u.thread_id = t.id \
+             AND u.state NOT IN ('queued', 'running') ORDER BY u.id DESC LIMIT 1) \
+         FROM threads t WHERE t.status = 'failed' \
+         AND NOT EXISTS (SELECT 1 FROM turns l WHERE l.thread_id = t.id \
+             AND l.state IN ('queued', 'running'))",
+    )?;
+    let rows = stmt
+        .query_map([], |r| {
+            Ok((
+                r.get::<_, ThreadId>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, Option<String>>(2)?,
+            ))
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    drop(stmt);
+    let mut changed = 0;
+    for (id, status, latest) in rows {
+        let Some(latest) = latest else { continue };
+        let current: ThreadStatus = status.parse()?;
+        let Some(next) = turns::thread_status_after(latest.parse()?, current) else {
+            continue;
+        };
+        let thread = touch(tx, id, Some(next))?;
+        tx.emit(Some(thread.channel_id), EventBody::ThreadUpdated { thread })?;
+        changed += 1;
+    }
+    Ok(changed)
 }
 
 /// Threads of a channel opened within `[from, to]` (Unix milliseconds).

@@ -6,7 +6,7 @@ use super::Tx;
 use super::codec::{ms, now, parsed, ts};
 use crate::error::{Error, Result};
 use crate::events::EventBody;
-use crate::model::{ChannelId, ThreadId, ToolAction, ToolActionId};
+use crate::model::{ChannelId, ThreadId, ToolAction, ToolActionId, ToolStatus, TurnId};
 use crate::store::types::{NewToolAction, ToolActionOutcome};
 
 const COLUMNS: &str = "id, agent_id, channel_id, thread_id, turn_id, tool, input_summary, \
@@ -110,6 +110,72 @@ pub(super) fn finish(
         )?;
     }
     Ok(action)
+}
+
+/// Ends the tool calls of `turn` still journaled as running, as `status`
+/// (each audited and announced like any other end). Returns how many.
+pub(super) fn end_running_of_turn(
+    tx: &mut Tx<'_>,
+    turn: TurnId,
+    status: ToolStatus,
+) -> Result<u64> {
+    let ids = running_ids(tx.conn(), "turn_id = ?1", Some(turn.0))?;
+    end_all(tx, ids, status)
+}
+
+/// Ends every tool call journaled as running whose turn is no longer live
+/// (or that has none) as interrupted: what a stopped process left behind.
+pub(super) fn interrupt_orphans(tx: &mut Tx<'_>) -> Result<u64> {
+    let ids = running_ids(
+        tx.conn(),
+        "(turn_id IS NULL OR turn_id IN (SELECT id FROM turns \
+         WHERE state NOT IN ('queued', 'running'))) AND ?1 IS NULL",
+        None,
+    )?;
+    end_all(tx, ids, ToolStatus::Interrupted)
+}
+
+fn running_ids(conn: &Connection, filter: &str, arg: Option<i64>) -> Result<Vec<ToolActionId>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT id FROM tool_actions WHERE status = 'running' AND {filter} ORDER BY id"
+    ))?;
+    let ids = stmt
+        .query_map([arg], |r| r.get(0))?
+        .collect::<rusqlite::Result<Vec<ToolActionId>>>()?;
+    Ok(ids)
+}
+
+fn end_all(tx: &mut Tx<'_>, ids: Vec<ToolActionId>, status: ToolStatus) -> Result<u64> {
+    let summary = match status {
+        ToolStatus::Interrupted => "interrupted: Helm stopped while it ran",
+        _ => "cancelled with its turn",
+    };
+    let count = ids.len() as u64;
+    for id in ids {
+        // A call cancelled with its turn ends now; one a stop interrupted
+        // ended at some unknown moment before.
+        let duration_ms = match status {
+            ToolStatus::Interrupted => None,
+            _ => {
+                let started: i64 = tx
+                    .conn()
+                    .prepare_cached("SELECT created FROM tool_actions WHERE id = ?1")?
+                    .query_row([id], |r| r.get(0))?;
+                Some((ms(now()) - started).max(0))
+            }
+        };
+        finish(
+            tx,
+            id,
+            ToolActionOutcome {
+                status,
+                result_summary: summary.to_string(),
+                duration_ms,
+                isolation: None,
+            },
+        )?;
+    }
+    Ok(count)
 }
 
 /// The journal of a channel (or one thread), newest last, at most `limit`.

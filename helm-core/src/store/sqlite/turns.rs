@@ -11,13 +11,13 @@ use crate::error::{Error, Result};
 use crate::events::EventBody;
 use crate::model::{
     Agent, AgentId, AgentKind, AgentStatus, Author, Message, MessageStatus, ModelChoice, Thread,
-    ThreadStatus, Turn, TurnId, TurnState, UserId,
+    ThreadStatus, ToolStatus, Turn, TurnId, TurnState, UserId,
 };
-use crate::store::types::TurnFinish;
+use crate::store::types::{Admission, AdmissionModel, TurnFinish};
 
 const COLUMNS: &str = "id, channel_id, thread_id, agent_id, trigger_message_id, \
     reply_message_id, state, provider, model, error, steps, queued_at, started_at, finished_at, \
-    hop, escalation_id, requested_by";
+    hop, escalation_id, requested_by, model_level";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<Turn> {
     let provider: Option<String> = r.get(7)?;
@@ -39,6 +39,10 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Turn> {
         hop: r.get(14)?,
         escalation_id: r.get(15)?,
         requested_by: r.get(16)?,
+        model_level: match r.get::<_, Option<String>>(17)? {
+            Some(_) => Some(parsed(r, 17)?),
+            None => None,
+        },
     })
 }
 
@@ -79,26 +83,45 @@ fn agent_author(conn: &Connection, agent: AgentId) -> Result<Author> {
     })
 }
 
-/// Admits a turn for `trigger`: the turn row and its pending reply, with
-/// events, in the caller's transaction. Returns the turn and how many turns of
-/// the thread are ahead of it.
-/// Who asked for a turn, and how far down an agent-to-agent chain it is.
-pub(super) struct Chain {
+/// Who asked for a turn, how far down an agent-to-agent chain it is, and
+/// what it runs with.
+pub(super) struct Chain<'a> {
     /// The person whose message started the chain.
     pub requested_by: Option<UserId>,
     /// Agent-to-agent hops so far (0 when a person woke the agent).
     pub hop: u32,
     /// The call for Skipper the turn answers.
     pub escalation_id: Option<crate::model::EscalationId>,
+    /// Its model and the agent's capacity.
+    pub admission: &'a Admission,
 }
 
+/// Admits a turn for `trigger`: the turn row (with the model chosen for it)
+/// and its pending reply, with events, in the caller's transaction. Refuses
+/// when no model can serve it, or its channel is archived. Returns the turn
+/// and how many turns must end before it can start.
 pub(super) fn admit(
     tx: &mut Tx<'_>,
     thread: &Thread,
     trigger: &Message,
     agent: &Agent,
-    chain: Chain,
+    chain: Chain<'_>,
 ) -> Result<(Turn, u32)> {
+    let model = match &chain.admission.model {
+        AdmissionModel::Chosen(model) => model.clone(),
+        AdmissionModel::Unavailable(reason) => {
+            return Err(Error::ModelUnavailable(reason.clone()));
+        }
+    };
+    let archived: bool = tx
+        .conn()
+        .prepare_cached("SELECT status = 'archived' FROM channels WHERE id = ?1")?
+        .query_row([thread.channel_id], |r| r.get(0))?;
+    if archived {
+        return Err(Error::Refused(
+            "the channel is archived, so its agents start no work; restore it first".into(),
+        ));
+    }
     let author = agent_author(tx.conn(), agent.id)?;
     let reply = messages::insert(
         tx.conn(),
@@ -115,8 +138,9 @@ pub(super) fn admit(
     tx.conn()
         .prepare_cached(
             "INSERT INTO turns (channel_id, thread_id, agent_id, trigger_message_id, \
-             reply_message_id, requested_by, state, queued_at, hop, escalation_id) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'queued', ?7, ?8, ?9)",
+             reply_message_id, requested_by, state, queued_at, hop, escalation_id, provider, \
+             model, model_level) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'queued', ?7, ?8, ?9, ?10, ?11, ?12)",
         )?
         .execute(params![
             thread.channel_id,
@@ -127,16 +151,13 @@ pub(super) fn admit(
             chain.requested_by,
             ms(now()),
             chain.hop,
-            chain.escalation_id
+            chain.escalation_id,
+            model.provider,
+            model.model,
+            model.level.as_str(),
         ])?;
     let turn = get(tx.conn(), TurnId(tx.conn().last_insert_rowid()))?;
-    let ahead: i64 = tx
-        .conn()
-        .prepare_cached(
-            "SELECT count(*) FROM turns WHERE thread_id = ?1 AND id < ?2 \
-             AND state IN ('queued', 'running')",
-        )?
-        .query_row(params![thread.id, turn.id], |r| r.get(0))?;
+    let ahead = queue_position(tx.conn(), &turn, chain.admission.capacity)?;
     tx.emit(
         Some(thread.channel_id),
         EventBody::MessageCreated { message: reply },
@@ -145,20 +166,54 @@ pub(super) fn admit(
         Some(thread.channel_id),
         EventBody::TurnQueued {
             turn: turn.clone(),
-            ahead: ahead as u32,
+            ahead,
         },
     )?;
-    Ok((turn, ahead as u32))
+    Ok((turn, ahead))
+}
+
+/// How many turns must end before `turn` can start. Earlier live turns of
+/// its thread each must end first. With none, the turn waits for a free
+/// place among its agent's `capacity`: every place taken by a running turn
+/// or by an earlier queued turn of another thread (which will start first)
+/// must free up, and one more, before it starts.
+fn queue_position(conn: &Connection, turn: &Turn, capacity: u32) -> Result<u32> {
+    let same_thread: i64 = conn
+        .prepare_cached(
+            "SELECT count(*) FROM turns WHERE thread_id = ?1 AND id < ?2 \
+             AND state IN ('queued', 'running')",
+        )?
+        .query_row(params![turn.thread_id, turn.id], |r| r.get(0))?;
+    if same_thread > 0 {
+        return Ok(same_thread as u32);
+    }
+    // Running turns of the agent, and the earlier queued turns of its other
+    // threads that are next in their thread and start before this one.
+    let (running, queued_before): (i64, i64) = conn
+        .prepare_cached(
+            "SELECT \
+               (SELECT count(*) FROM turns WHERE agent_id = ?1 AND state = 'running'), \
+               (SELECT count(*) FROM turns q WHERE q.agent_id = ?1 AND q.state = 'queued' \
+                  AND q.id < ?2 AND q.thread_id != ?3 \
+                  AND q.id = (SELECT min(f.id) FROM turns f WHERE f.thread_id = q.thread_id \
+                      AND f.state IN ('queued', 'running')))",
+        )?
+        .query_row(params![turn.agent_id, turn.id, turn.thread_id], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })?;
+    let taken = running + queued_before;
+    Ok((taken - i64::from(capacity.max(1)) + 1).max(0) as u32)
 }
 
 /// Queued turns that may start now, oldest first: the first queued turn of
-/// each thread without a running turn, while its agent has fewer than
-/// `capacity` running turns.
+/// each thread without a running turn, in an active channel, while its
+/// agent has fewer than `capacity` running turns.
 pub(super) fn runnable(conn: &Connection, capacity: u32) -> Result<Vec<Turn>> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM turns q WHERE q.state = 'queued' \
          AND NOT EXISTS (SELECT 1 FROM turns r WHERE r.thread_id = q.thread_id \
              AND r.state = 'running') \
+         AND (SELECT status FROM channels c WHERE c.id = q.channel_id) = 'active' \
          AND q.id = (SELECT min(f.id) FROM turns f WHERE f.thread_id = q.thread_id \
              AND f.state = 'queued') \
          ORDER BY q.id"
@@ -192,6 +247,23 @@ pub(super) fn running(conn: &Connection) -> Result<Vec<Turn>> {
         .query_map([], from_row)?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     Ok(turns)
+}
+
+/// What a thread's status becomes when its latest turn ends in `state`:
+/// failed after a failure or an interruption, waiting when the agent waits
+/// on a person, open again after an answer or a stop. A thread resolved or
+/// archived by hand stays so.
+pub(super) fn thread_status_after(state: TurnState, current: ThreadStatus) -> Option<ThreadStatus> {
+    if matches!(current, ThreadStatus::Resolved | ThreadStatus::Archived) {
+        return None;
+    }
+    let next = match state {
+        TurnState::Failed | TurnState::Interrupted => ThreadStatus::Failed,
+        TurnState::Waiting => ThreadStatus::Waiting,
+        TurnState::Completed | TurnState::Stopped => ThreadStatus::Open,
+        _ => return None,
+    };
+    (next != current).then_some(next)
 }
 
 fn set_agent_status(
@@ -237,7 +309,9 @@ fn set_agent_status(
 
 /// Claims a queued turn: it becomes `running` and its reply `streaming`.
 /// Returns `None` if the turn was no longer queued (already claimed,
-/// cancelled) or its thread already has a running turn.
+/// cancelled), its thread already has a running turn, or its channel is
+/// archived. A turn admitted with its model keeps it; `served_by` only
+/// fills in turns admitted without one.
 pub(super) fn start(
     tx: &mut Tx<'_>,
     id: TurnId,
@@ -248,19 +322,28 @@ pub(super) fn start(
     let claimed = tx
         .conn()
         .prepare_cached(
-            "UPDATE turns SET state = 'running', started_at = ?2, provider = ?3, model = ?4 \
+            "UPDATE turns SET state = 'running', started_at = ?2, \
+             provider = coalesce(provider, ?3), model = CASE WHEN provider IS NULL THEN ?4 \
+             ELSE model END \
              WHERE id = ?1 AND state = 'queued' AND NOT EXISTS \
-             (SELECT 1 FROM turns r WHERE r.thread_id = turns.thread_id AND r.state = 'running')",
+             (SELECT 1 FROM turns r WHERE r.thread_id = turns.thread_id AND r.state = 'running') \
+             AND (SELECT status FROM channels c WHERE c.id = turns.channel_id) = 'active'",
         )?
         .execute(params![id, ms(now()), provider, model])?;
     if claimed == 0 {
         return Ok(None);
     }
     let turn = get(tx.conn(), id)?;
+    let served = turn.served_by.clone();
     tx.conn().execute(
         "UPDATE messages SET status = 'streaming', provider = ?2, model = ?3, updated = ?4 \
          WHERE id = ?1",
-        params![turn.reply_message_id, provider, model, ms(now())],
+        params![
+            turn.reply_message_id,
+            served.as_ref().map(|m| m.provider.clone()),
+            served.and_then(|m| m.model),
+            ms(now())
+        ],
     )?;
     tx.emit(
         Some(turn.channel_id),
@@ -388,12 +471,32 @@ pub(super) fn finish(
         tx.emit(Some(turn.channel_id), EventBody::MessageCreated { message })?;
     }
 
+    // A turn that ended has no tool call still running: one cut short ends
+    // with it (interrupted when Helm stopped, cancelled otherwise).
+    super::tool_actions::end_running_of_turn(
+        tx,
+        turn.id,
+        if finish.state == TurnState::Interrupted {
+            ToolStatus::Interrupted
+        } else {
+            ToolStatus::Cancelled
+        },
+    )?;
+
+    // The thread's status follows its latest turn; a turn that ends after a
+    // later one of its thread (which cannot happen in order) changes nothing.
     let thread = threads::get(tx.conn(), turn.thread_id)?;
-    let next_status = match finish.state {
-        TurnState::Failed | TurnState::Interrupted => Some(ThreadStatus::Failed),
-        TurnState::Waiting => Some(ThreadStatus::Waiting),
-        TurnState::Completed if thread.status == ThreadStatus::Waiting => Some(ThreadStatus::Open),
-        _ => None,
+    let later_ended: bool = tx
+        .conn()
+        .prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM turns WHERE thread_id = ?1 AND id > ?2 \
+             AND state NOT IN ('queued', 'running'))",
+        )?
+        .query_row(params![turn.thread_id, turn.id], |r| r.get(0))?;
+    let next_status = if later_ended {
+        None
+    } else {
+        thread_status_after(finish.state, thread.status)
     };
     tx.conn().execute(
         "UPDATE threads SET status = coalesce(?2, status), updated_at = ?3 WHERE id = ?1",

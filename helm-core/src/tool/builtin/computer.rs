@@ -158,7 +158,7 @@ pub(crate) async fn run_command(
     for c in &credentials {
         spec = spec.env(c.env_var.clone(), c.value.clone());
     }
-    let mut run = cx.executor().run(computer, spec).await?;
+    let mut run = cx.run_in(computer, spec).await?;
     // A command may print a secret it was given; the model never sees it.
     for c in &credentials {
         if c.value.len() >= 4 {
@@ -170,6 +170,7 @@ pub(crate) async fn run_command(
     let status = match (run.exit_code, run.signal) {
         (Some(code), _) => format!("exit code {code}"),
         _ if run.timed_out => format!("killed after {} s (timeout)", COMMAND_TIMEOUT.as_secs()),
+        _ if run.killed => "killed: the turn was cancelled".to_string(),
         (None, Some(signal)) => format!("killed by signal {signal}"),
         (None, None) => "ended without an exit code".to_string(),
     };

@@ -42,7 +42,12 @@ async fn call(cx: &ToolContext<'_>, args: CallArgs) -> Result<ToolOutput> {
     if let Some(refusal) = cx.rails(turn.hop + 1).await? {
         return Ok(refusal);
     }
-    let (escalation, _) = cx
+    // Skipper's turn gets its model now, as a person's message would.
+    let admission = cx
+        .rt()
+        .admission(cx.channel(), Some(cx.thread_id()))
+        .await?;
+    let escalated = cx
         .rt()
         .store
         .escalate(NewEscalation {
@@ -53,16 +58,29 @@ async fn call(cx: &ToolContext<'_>, args: CallArgs) -> Result<ToolOutput> {
             reason: clip(reason, 2000),
             requested_by: turn.requested_by,
             hop: turn.hop + 1,
+            admission,
         })
         .await?;
     cx.rt().wake();
-    let done = format!(
-        "@skipper has been called into this thread (escalation {}); it answers here after this \
-         turn. Tell the people what you asked for, then end your turn.",
-        escalation.id
-    );
-    Ok(ToolOutput::ok(
-        done,
-        format!("escalation {} opened", escalation.id),
-    ))
+    let id = escalated.escalation.id;
+    // A thread has one open call: a second one joins it.
+    let (done, summary) = if escalated.added {
+        (
+            format!(
+                "@skipper was already called into this thread (escalation {id}); your reason \
+                 was added to that call, and it answers here after this turn. Tell the people \
+                 what you asked for, then end your turn."
+            ),
+            format!("added to escalation {id}"),
+        )
+    } else {
+        (
+            format!(
+                "@skipper has been called into this thread (escalation {id}); it answers here \
+                 after this turn. Tell the people what you asked for, then end your turn."
+            ),
+            format!("escalation {id} opened"),
+        )
+    };
+    Ok(ToolOutput::ok(done, summary))
 }

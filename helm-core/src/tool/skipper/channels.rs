@@ -190,14 +190,19 @@ async fn set_model_policy(cx: &ToolContext<'_>, args: ModelArgs) -> Result<ToolO
             "only a person can change a channel's model",
         ));
     };
-    cx.authority()
+    let check = cx
+        .authority()
         .set_channel_model(
+            cx.rt(),
             person,
             &record,
             ModelChoice::new(&args.provider, args.model.clone()),
         )
         .await?;
-    let done = format!("{} is now served by {}", record.channel.name, args.provider);
+    let served = check
+        .map(|c| format!("{} / {}", c.provider, c.model))
+        .unwrap_or_else(|| args.provider.clone());
+    let done = format!("{} is now served by {served}", record.channel.name);
     cx.note(format!("@skipper set {done}.")).await?;
     Ok(ToolOutput::ok(done.clone(), done))
 }

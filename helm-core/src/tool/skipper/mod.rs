@@ -1,6 +1,7 @@
 //! Skipper's tools: any channel's computer, the host, other channels'
-//! knowledge, channel creation and model policy, channels' capabilities,
-//! approvals, and ending the call that brought Skipper in.
+//! knowledge, channel creation, archiving and deletion, model policy,
+//! channels' capabilities, approvals, and ending the call that brought
+//! Skipper in.
 //!
 //! Authority is enforced here, in code, through the narrow
 //! [`Authority`](super::authority::Authority) service: Skipper never does for
@@ -13,6 +14,7 @@
 mod capabilities;
 mod channels;
 mod computers;
+mod lifecycle;
 mod settle;
 
 use std::sync::Arc;
@@ -26,6 +28,7 @@ use super::{Tool, ToolContext};
 pub(crate) fn skipper_tools() -> Vec<Arc<dyn Tool>> {
     let mut tools = computers::tools();
     tools.extend(channels::tools());
+    tools.extend(lifecycle::tools());
     tools.extend(capabilities::tools());
     tools.extend(settle::tools());
     tools.extend(super::builtin::memory::tools());

@@ -9,6 +9,7 @@ use serde::Deserialize;
 
 use crate::error::Result;
 use crate::model::{ApprovalAction, EscalationStatus};
+use crate::store::Resume;
 use crate::tool::{ApprovalClass, Tool, ToolContext, ToolOutput, TypedTool, clip};
 
 #[derive(Deserialize, JsonSchema)]
@@ -94,7 +95,14 @@ async fn settle(cx: &ToolContext<'_>, outcome: &str, to_captain: bool) -> Result
     // The channel agent that called is woken with the outcome, within the rails.
     let resume = if !to_captain && escalation.from_agent_id.is_some() {
         match cx.rails(turn.hop + 1).await? {
-            None => Some((turn.requested_by, turn.hop + 1)),
+            None => Some(Resume {
+                requested_by: turn.requested_by,
+                hop: turn.hop + 1,
+                admission: cx
+                    .rt()
+                    .admission(cx.channel(), Some(turn.thread_id))
+                    .await?,
+            }),
             Some(_) => None,
         }
     } else {
