@@ -46,6 +46,7 @@
 mod command;
 mod computer;
 mod files;
+mod ledger;
 mod local;
 mod output;
 mod port;
