@@ -5,6 +5,7 @@ mod events;
 mod health;
 mod journey;
 mod kit;
+mod leftovers;
 mod matrix;
 mod matrix_areas;
 mod memory;

@@ -21,6 +21,11 @@ pub(super) struct Process {
 
 impl Process {
     pub(super) fn spawn(data: &std::path::Path) -> anyhow::Result<Self> {
+        Self::spawn_with(data, &[])
+    }
+
+    /// With more command-line arguments (`--isolation process`, say).
+    pub(super) fn spawn_with(data: &std::path::Path, extra: &[&str]) -> anyhow::Result<Self> {
         let port = std::net::TcpListener::bind("127.0.0.1:0")?
             .local_addr()?
             .port();
@@ -31,6 +36,7 @@ impl Process {
                 "--listen",
                 &format!("127.0.0.1:{port}"),
             ])
+            .args(extra)
             .env("HELM_LOG", "warn")
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
