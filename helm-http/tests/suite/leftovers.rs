@@ -50,6 +50,22 @@ fn marker() -> String {
     helm_tests::unique("300.")
 }
 
+/// Kills, when dropped, whatever still runs with its markers: a failing
+/// test leaves no five-minute `sleep` behind.
+struct Reap(Vec<String>);
+
+impl Drop for Reap {
+    fn drop(&mut self) {
+        for marker in &self.0 {
+            for pid in processes_with(marker) {
+                let _ = std::process::Command::new("kill")
+                    .args(["-KILL", &pid.to_string()])
+                    .status();
+            }
+        }
+    }
+}
+
 /// Live processes on the host whose command line contains `marker`.
 fn processes_with(marker: &str) -> Vec<u32> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
@@ -143,6 +159,7 @@ async fn a_second_data_roots_server_leaves_the_first_ones_commands_and_terminals
         let key = key["secret"].as_str().unwrap_or_default().to_string();
         let http = super::kit::client()?;
         let (command_marker, terminal_marker) = (marker(), marker());
+        let _reap = Reap(vec![command_marker.clone(), terminal_marker.clone()]);
         let started: Value = http
             .post(format!("{}/api/channels/night/ot/execute", a.url))
             .bearer_auth(&key)
@@ -203,8 +220,8 @@ async fn a_second_data_roots_server_leaves_the_first_ones_commands_and_terminals
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_server_killed_mid_command_leaves_nothing_running_after_its_restart()
--> anyhow::Result<()> {
+async fn a_server_killed_mid_command_leaves_nothing_running_after_its_restart() -> anyhow::Result<()>
+{
     for mode in modes() {
         let dir = tempfile::tempdir()?;
         let data = dir.path().join("data");
@@ -229,12 +246,16 @@ async fn a_server_killed_mid_command_leaves_nothing_running_after_its_restart()
         let thread = posted["thread"]["id"].as_i64().unwrap_or_default();
         let turn = posted["turn"]["id"].as_i64().unwrap_or_default();
         wait_processes(&marker, true).await?;
-        assert!(!records(&data).is_empty(), "{mode}: the command is recorded");
+        assert!(
+            !records(&data).is_empty(),
+            "{mode}: the command is recorded"
+        );
 
         // A terminal on Skipper's host computer (`#main`) runs a job that
         // ignores the hang-up: nothing there ends it with the server (no
         // PID namespace; the shell waits for its job, not for input).
         let stubborn = self::marker();
+        let _reap = Reap(vec![marker.clone(), stubborn.clone()]);
         let (_, _socket) = terminal(
             &first,
             &ada,
