@@ -179,7 +179,10 @@ async fn a_second_data_roots_server_leaves_the_first_ones_commands_and_terminals
         .await?;
         wait_processes(&command_marker, true).await?;
         wait_processes(&terminal_marker, true).await?;
-        assert_eq!(records(&a_data).len(), 2, "{mode}: {:?}", records(&a_data));
+        ada.poll("both records", || async {
+            Ok((records(&a_data).len() == 2).then_some(()))
+        })
+        .await?;
 
         // Another server starts on another data root (with channels of the
         // same ids, so the same channel uids), and runs a command of its own.
@@ -246,10 +249,11 @@ async fn a_server_killed_mid_command_leaves_nothing_running_after_its_restart() 
         let thread = posted["thread"]["id"].as_i64().unwrap_or_default();
         let turn = posted["turn"]["id"].as_i64().unwrap_or_default();
         wait_processes(&marker, true).await?;
-        assert!(
-            !records(&data).is_empty(),
-            "{mode}: the command is recorded"
-        );
+        // (Written just after the spawn, so a moment after the process shows.)
+        ada.poll("the command's record", || async {
+            Ok((!records(&data).is_empty()).then_some(()))
+        })
+        .await?;
 
         // A terminal on Skipper's host computer (`#main`) runs a job that
         // ignores the hang-up: nothing there ends it with the server (no
