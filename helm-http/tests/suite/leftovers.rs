@@ -11,8 +11,9 @@
 //!   end): after the restart of the same data root nothing of theirs runs,
 //!   and the turn and its tool call are interrupted.
 //!
-//! A stale record whose pid now belongs to another process is covered in
-//! `helm-core` (`exec::ledger`), with real processes.
+//! And a stale record whose pid now belongs to an unrelated process (with
+//! another start time) does not get it killed; `helm-core`'s `exec::ledger`
+//! tests cover that, a live owner and another boot as well.
 
 use std::path::Path;
 use std::time::Duration;
@@ -133,6 +134,27 @@ async fn terminal(
         .send(Message::Binary(format!("{line}\n").into_bytes().into()))
         .await?;
     Ok((id, socket))
+}
+
+/// Writes a ledger record naming `pid` with an earlier start time than the
+/// process that has it now, as a dead server would have left it.
+fn stale_record(data: &Path, pid: u32) -> anyhow::Result<std::path::PathBuf> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    let start: u64 = stat[stat.rfind(')').unwrap_or_default() + 1..]
+        .split_whitespace()
+        .nth(19)
+        .unwrap_or_default()
+        .parse()?;
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id")?;
+    let path = data
+        .join("state")
+        .join("procs")
+        .join(format!("{pid}-{}", start.saturating_sub(1)));
+    std::fs::write(
+        &path,
+        format!("boot {}\nowner {} 1\n", boot.trim(), u32::MAX - 1),
+    )?;
+    Ok(path)
 }
 
 /// The records in a data root's process ledger.
@@ -276,13 +298,28 @@ async fn a_server_killed_mid_command_leaves_nothing_running_after_its_restart() 
             !processes_with(&stubborn).is_empty(),
             "{mode}: the crash alone ended the terminal's job; this test would prove nothing"
         );
+        // A stale record: its pid now belongs to an unrelated process (one
+        // of this test's, in a session of its own) that started later.
+        let mut unrelated = std::process::Command::new("setsid")
+            .args(["sleep", "60"])
+            .spawn()?;
+        let stale = stale_record(&data, unrelated.id())?;
+
         let mut second = Process::spawn_with(&data, &["--isolation", mode])?;
         second.wait_ready().await?;
         let ada = ada.at(&second.url);
 
-        // Nothing of the command or the terminal runs; the records are gone.
+        // Nothing of the command or the terminal runs; the records are gone;
+        // the unrelated process runs on.
         wait_processes(&marker, false).await?;
         wait_processes(&stubborn, false).await?;
+        assert!(
+            unrelated.try_wait()?.is_none(),
+            "{mode}: an unrelated process was killed"
+        );
+        assert!(!stale.exists(), "{mode}: the stale record stays");
+        unrelated.kill()?;
+        unrelated.wait()?;
         assert_eq!(records(&data), Vec::<String>::new(), "{mode}");
         let ended = ada.wait_ended(thread, turn).await?;
         assert_eq!(ended["state"], "interrupted", "{mode}: {ended}");
