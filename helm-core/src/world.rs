@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! <data-root>/helm.db
+//! <data-root>/state/procs/<pid>-<start>   (the process ledger)
 //! <data-root>/channels/<channel-id>/{workspace,files,state,memory,profile}
 //! ```
 //!
@@ -45,6 +46,12 @@ impl DataRoot {
     /// The SQLite database.
     pub fn db_path(&self) -> PathBuf {
         self.root.join("helm.db")
+    }
+
+    /// The process ledger: records of the commands and terminals started
+    /// on this data root (see `exec::ledger`).
+    pub fn procs_dir(&self) -> PathBuf {
+        self.root.join("state").join("procs")
     }
 
     /// Where the channel worlds live.

@@ -177,8 +177,9 @@ async fn main() -> anyhow::Result<()> {
         )
     })?;
     tracing::info!(%isolation, "channel computers are isolated");
-    // Nothing of an interrupted turn may still run: this server holds the
-    // data root alone, so any process under a channel's uid is a leftover.
+    // Nothing an earlier server on this data root started and lost (an
+    // interrupted turn's command, a terminal) may still run; what other
+    // data roots and servers on the host run is theirs.
     helm.kill_leftover_commands().await?;
     if isolation == helm_core::exec::Isolation::Process {
         tracing::warn!(

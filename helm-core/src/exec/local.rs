@@ -17,6 +17,7 @@ use super::computer::{
     Computer, ComputerOptions, Isolation, IsolationChoice, ResourceLimits, SandboxUser,
 };
 use super::files;
+use super::ledger::Ledger;
 use super::output::OutputTail;
 use super::port::{Executor, RunningCommand};
 use super::process_tree::install;
@@ -37,6 +38,9 @@ pub struct LocalExecutor {
     channel_isolation: Isolation,
     /// Workspaces whose ownership and sandbox files are in place.
     prepared: Mutex<HashSet<(PathBuf, Option<u32>)>>,
+    /// Where the commands and terminals it starts are recorded, for the
+    /// sweep of what a lost process left (none: not recorded).
+    ledger: Option<Ledger>,
 }
 
 impl std::fmt::Debug for LocalExecutor {
@@ -97,7 +101,22 @@ impl LocalExecutor {
             uid_base: options.sandbox_uid_base,
             channel_isolation: isolation,
             prepared: Mutex::new(HashSet::new()),
+            ledger: None,
         })
+    }
+
+    /// Records the commands and terminals it starts in the process ledger
+    /// at `dir` (a data root's `state/procs`), so that
+    /// [`kill_leftovers`](Self::kill_leftovers) can later end what this
+    /// process leaves behind if it dies.
+    pub fn recording_in(mut self, dir: PathBuf) -> Result<Self> {
+        self.ledger = Some(Ledger::open(dir)?);
+        Ok(self)
+    }
+
+    /// The process ledger, when it records.
+    pub(crate) fn ledger(&self) -> Option<&Ledger> {
+        self.ledger.as_ref()
     }
 
     /// The isolation channel computers get on this host.
@@ -105,35 +124,26 @@ impl LocalExecutor {
         self.channel_isolation
     }
 
-    /// Kills every process still running as one of this installation's
-    /// channel uids: what an earlier server left behind (a command that
-    /// outlived it in a way the parent-death signal and the PID namespace
-    /// did not cover). Only when running as root, where channel uids are
-    /// the sandbox's own; for a server, which holds its data root alone, at
-    /// start. Returns how many were killed.
-    pub fn kill_leftovers(&self) -> usize {
-        if !self.tools.root {
+    /// Kills what an earlier process on the same data root started and
+    /// lost: the commands and terminals in its process ledger whose owner
+    /// (a server, `1helm exec`) is gone, identified by pid *and* start time,
+    /// so that another data root's or another server's processes, and a
+    /// process that merely reuses a pid, are never touched (see
+    /// `exec::ledger`). For a server at start. Returns how many processes
+    /// were killed.
+    pub async fn kill_leftovers(&self) -> usize {
+        let Some(ledger) = &self.ledger else {
             return 0;
+        };
+        let swept = ledger.sweep().await;
+        if swept.killed > 0 {
+            tracing::warn!(
+                killed = swept.killed,
+                commands = swept.cleared,
+                "killed what an earlier server left running"
+            );
         }
-        let low = self.uid_base.saturating_add(1);
-        let high = self.uid_base.saturating_add(1 << 24);
-        let mut killed = 0;
-        for _ in 0..50 {
-            let strays = super::process_tree::processes_with_uid_in(low, high);
-            if strays.is_empty() {
-                break;
-            }
-            for pid in strays {
-                if super::process_tree::kill_process(pid) {
-                    killed += 1;
-                }
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        if killed > 0 {
-            tracing::warn!(killed, "killed processes left running by an earlier server");
-        }
-        killed
+        swept.killed
     }
 
     /// The unprivileged identity of channel `channel`, when the server runs
@@ -241,6 +251,7 @@ impl LocalExecutor {
         let pid = child
             .id()
             .ok_or_else(|| Error::Internal("a command ended before it had an id".into()))?;
+        let record = self.ledger.as_ref().map(|l| l.record(pid));
         let started = Instant::now();
         let id = NEXT_COMMAND.fetch_add(1, Ordering::Relaxed);
         tracing::debug!(id, pid, isolation = %computer.isolation, "command started");
@@ -281,6 +292,7 @@ impl LocalExecutor {
             timeout: spec.timeout,
             started,
             isolation: computer.isolation,
+            record,
         };
         tokio::spawn(supervisor.run(done_tx));
         Ok(Arc::new(LocalCommand {

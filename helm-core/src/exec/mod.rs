@@ -39,6 +39,11 @@
 //! # Ok(()) }
 //! ```
 //!
+//! While a command or terminal runs it is recorded in its data root's
+//! process ledger (`<data>/state/procs/`), so that a server starting after
+//! a crash ends what the crash left running, and only that
+//! ([`LocalExecutor::kill_leftovers`]).
+//!
 //! [`LocalExecutor`] is the implementation on this host. How each isolation
 //! mode works, and what it does and does not prevent, is in
 //! `docs/security.md`.
@@ -46,6 +51,7 @@
 mod command;
 mod computer;
 mod files;
+mod ledger;
 mod local;
 mod output;
 mod port;

@@ -285,42 +285,20 @@ pub(crate) async fn clear_session(
     }
 }
 
-/// Live (not zombie) processes whose real uid is in `[low, high)`, from `/proc`.
-pub(crate) fn processes_with_uid_in(low: u32, high: u32) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|e| e.ok())
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|p| {
-            let Ok(status) = std::fs::read_to_string(format!("/proc/{p}/status")) else {
-                return false;
-            };
-            let zombie = status
-                .lines()
-                .any(|l| l.starts_with("State:") && l.contains('Z'));
-            let uid = status
-                .lines()
-                .find_map(|l| l.strip_prefix("Uid:"))
-                .and_then(|l| l.split_whitespace().next())
-                .and_then(|u| u.parse::<u32>().ok());
-            !zombie && uid.is_some_and(|u| (low..high).contains(&u))
-        })
-        .collect()
-}
-
-/// Sends SIGKILL to one process; whether it was sent.
-pub(crate) fn kill_process(raw: u32) -> bool {
-    pid(raw).is_some_and(|p| rustix::process::kill_process(p, Signal::KILL).is_ok())
-}
-
 /// The processes whose session id is `sid`, from `/proc`.
 pub(crate) fn session_members(sid: u32) -> Vec<u32> {
     session_processes(sid)
         .into_iter()
         .map(|(pid, _)| pid)
         .collect()
+}
+
+/// How many processes of session `sid` are alive (not zombies).
+pub(crate) fn live_session_members(sid: u32) -> usize {
+    session_processes(sid)
+        .into_iter()
+        .filter(|(_, state)| *state != 'Z')
+        .count()
 }
 
 /// The processes of session `sid` with their states (`R`, `S`, `Z`…).
@@ -348,6 +326,16 @@ fn process_session(pid: u32) -> Option<(u32, char)> {
     let state = fields.next()?.chars().next()?;
     let session = fields.nth(2)?.parse().ok()?;
     Some((session, state))
+}
+
+/// When process `pid` started, in clock ticks since boot (`/proc/<pid>/stat`
+/// field 22): with the pid, it names one process for as long as the host
+/// runs, where the pid alone may be reused. Zombies have one too.
+pub(crate) fn start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &stat[stat.rfind(')')? + 1..];
+    // Field 3 (state) is the first after the name; 22 is the 20th.
+    rest.split_whitespace().nth(19)?.parse().ok()
 }
 
 fn pid(raw: u32) -> Option<Pid> {

@@ -14,6 +14,7 @@ use tokio::sync::{Notify, watch};
 
 use super::command::{CommandPoll, CommandResult};
 use super::computer::Isolation;
+use super::ledger::Entry;
 use super::output::{OutputTail, tail_text};
 use super::port::RunningCommand;
 use super::process_tree::{self, kill_group, kill_tree, kill_tree_settled};
@@ -78,6 +79,8 @@ pub(super) struct Supervisor {
     pub(super) timeout: Option<Duration>,
     pub(super) started: Instant,
     pub(super) isolation: Isolation,
+    /// Its record in the process ledger, dropped once nothing of it runs.
+    pub(super) record: Option<Entry>,
 }
 
 impl Supervisor {
@@ -118,8 +121,15 @@ impl Supervisor {
         }
         // A sandbox's init may still be clearing out its namespace, and an
         // interactive job may sit in a group of its own.
-        if !process_tree::clear_session(pid, DRAIN_GRACE, false).await {
+        let record = self.record.take();
+        if process_tree::clear_session(pid, DRAIN_GRACE, false).await {
+            drop(record);
+        } else {
             tracing::warn!(pid, "processes of a finished command are still alive");
+            // The next server start's sweep tries again.
+            if let Some(record) = record {
+                record.keep();
+            }
         }
         let status = self.child.wait().await;
         for reader in self.readers.iter_mut().flatten() {

@@ -44,7 +44,9 @@ impl ComputerState {
     pub(crate) async fn executor(&self) -> Result<Arc<LocalExecutor>> {
         self.executor
             .get_or_try_init(|| async {
-                let executor = LocalExecutor::new(&self.options).await?;
+                let executor = LocalExecutor::new(&self.options)
+                    .await?
+                    .recording_in(self.root.procs_dir())?;
                 if executor.sandbox_user(crate::model::ChannelId(1))?.is_some() {
                     close_data_root(&self.root, executor.channel_isolation())?;
                     close_worlds(&self.root, executor.channel_isolation())?;
@@ -92,14 +94,11 @@ impl Helm {
         Ok(self.executor().await?.channel_isolation())
     }
 
-    /// Kills processes an earlier server left running under channel uids
-    /// (see [`LocalExecutor::kill_leftovers`]); for a server at start,
-    /// which holds the data root alone. Returns how many.
+    /// Kills the commands and terminals an earlier process on this data
+    /// root started and lost (see [`LocalExecutor::kill_leftovers`]); for a
+    /// server at start. Returns how many processes were killed.
     pub async fn kill_leftover_commands(&self) -> Result<usize> {
-        let executor = self.executor().await?;
-        tokio::task::spawn_blocking(move || executor.kill_leftovers())
-            .await
-            .map_err(|e| Error::Internal(format!("sweeping leftover commands failed: {e}")))
+        Ok(self.executor().await?.kill_leftovers().await)
     }
 
     /// The isolation channel computers use, if it is settled already (the

@@ -6,6 +6,7 @@ mod exec;
 mod health;
 mod journey;
 mod kit;
+mod leftovers;
 mod matrix;
 mod matrix_areas;
 mod memory;

@@ -21,6 +21,11 @@ pub(super) struct Process {
 
 impl Process {
     pub(super) fn spawn(data: &std::path::Path) -> anyhow::Result<Self> {
+        Self::spawn_with(data, &[])
+    }
+
+    /// With more command-line arguments (`--isolation process`, say).
+    pub(super) fn spawn_with(data: &std::path::Path, extra: &[&str]) -> anyhow::Result<Self> {
         let port = std::net::TcpListener::bind("127.0.0.1:0")?
             .local_addr()?
             .port();
@@ -31,6 +36,7 @@ impl Process {
                 "--listen",
                 &format!("127.0.0.1:{port}"),
             ])
+            .args(extra)
             .env("HELM_LOG", "warn")
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -223,5 +229,55 @@ async fn sigterm_cancels_running_turns_visibly_and_loses_nothing() -> anyhow::Re
     );
     // What was posted is all there.
     assert_eq!(messages[0].content, "@launch-agent plan it");
+    Ok(())
+}
+
+/// The fault: the deployment requires bubblewrap and the host has no
+/// `bwrap` (hidden under a bind mount of /dev/null when it is installed).
+/// The server refuses to start and names the package.
+#[test]
+fn a_server_that_requires_bubblewrap_refuses_to_start_without_it() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let data = dir.path().join("data");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
+    let server = env!("CARGO_BIN_EXE_helm-http");
+    let args = format!(
+        "{server} --data {} --listen 127.0.0.1:{port} --isolation bubblewrap",
+        data.display()
+    );
+    let bwrap = ["/usr/bin/bwrap", "/bin/bwrap", "/usr/local/bin/bwrap"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).is_file());
+    let mut command = match bwrap {
+        None => {
+            let mut c = Command::new("sh");
+            c.args(["-c", &format!("exec {args}")]);
+            c
+        }
+        Some(path) if helm_tests::running_as_root() => {
+            let mut c = Command::new("unshare");
+            c.args([
+                "--mount",
+                "sh",
+                "-c",
+                &format!("mount --bind /dev/null {path} && exec {args}"),
+            ]);
+            c
+        }
+        Some(_) => {
+            eprintln!("skipped: bwrap is installed and hiding it needs root");
+            return Ok(());
+        }
+    };
+    let output = command
+        .env("HELM_LOG", "warn")
+        .stdin(Stdio::null())
+        .output()?;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "it started: {stderr}");
+    assert!(stderr.contains("bubblewrap"), "{stderr}");
+    assert!(stderr.contains("apt-get install bubblewrap"), "{stderr}");
     Ok(())
 }

@@ -115,6 +115,7 @@ impl TerminalManager {
             launch,
             size,
             self.limits.scrollback_bytes,
+            executor.ledger(),
         )?;
         sessions.insert(id, session.clone());
         Ok(session)

@@ -13,6 +13,7 @@ use tokio::sync::{broadcast, watch};
 
 use crate::error::{Error, Result};
 use crate::exec::computer::Isolation;
+use crate::exec::ledger::{Entry, Ledger};
 use crate::exec::output::OutputTail;
 use crate::exec::process_tree::{
     clear_session, kill_tree, kill_tree_settled, wait_exited_keep_zombie,
@@ -135,6 +136,7 @@ impl TerminalSession {
         launch: Launch,
         size: TerminalSize,
         scrollback_bytes: usize,
+        ledger: Option<&Ledger>,
     ) -> Result<Arc<TerminalSession>> {
         let pty_error = |what: &str, e: &dyn std::fmt::Display| {
             Error::Internal(format!("could not {what} a terminal: {e}"))
@@ -158,6 +160,7 @@ impl TerminalSession {
         let pid = child
             .process_id()
             .ok_or_else(|| Error::Internal("a terminal's shell has no process id".into()))?;
+        let record = ledger.map(|l| l.record(pid));
         let reader = pair
             .master
             .try_clone_reader()
@@ -181,6 +184,7 @@ impl TerminalSession {
             events.clone(),
             state_tx,
             reader_done_rx,
+            record,
         )?;
         tracing::debug!(id, pid, %isolation, "terminal opened");
         Ok(Arc::new(TerminalSession {
@@ -381,6 +385,7 @@ fn spawn_waiter(
     events: broadcast::Sender<TerminalEvent>,
     state: watch::Sender<State>,
     reader_done: mpsc::Receiver<()>,
+    record: Option<Entry>,
 ) -> Result<()> {
     std::thread::Builder::new()
         .name("helm-term-wait".into())
@@ -389,6 +394,7 @@ fn spawn_waiter(
             // is still its own: clear out whatever it left running.
             let _ = wait_exited_keep_zombie(pid);
             kill_tree(pid);
+            drop(record);
             let exit_code = match child.wait() {
                 Ok(status) if status.signal().is_none() => Some(status.exit_code() as i32),
                 _ => None,
