@@ -16,7 +16,7 @@ def test_the_same_script_through_a_server(server_factory: Any) -> None:
     server = server_factory(PLAN, "text:Wrote plan.md.")
     helm = onehelm.Helm.connect(server.url, server.token)
     assert helm.mode == "connected" and helm.me().name == "ada"
-    helm.providers.add("mock", base_url=server.model_url, default_model="mock-1", make_default=True)
+    helm.providers.add("mock", base_url=server.model_url, default_model="mock-model", make_default=True)
     launch = helm.create_channel("launch", "Plans the product launch.")
     assert launch.agent == "@launch-agent"
     reply = launch.ask("Draft the launch plan in plan.md")
@@ -44,7 +44,7 @@ def test_the_same_script_through_a_server(server_factory: Any) -> None:
 async def test_the_same_script_through_a_server_async(server_factory: Any) -> None:
     server = server_factory(PLAN, "text:Wrote plan.md.")
     helm = onehelm.AsyncHelm.connect(server.url, server.token)
-    await helm.providers.add("mock", base_url=server.model_url, default_model="mock-1", make_default=True)
+    await helm.providers.add("mock", base_url=server.model_url, default_model="mock-model", make_default=True)
     launch = await helm.create_channel("launch", "Plans the product launch.")
     kinds = [type(e).__name__ async for e in launch.stream("Draft the plan")]
     assert kinds == ["ToolCall", "ToolResult", "TextDelta", "TurnEnded"], kinds

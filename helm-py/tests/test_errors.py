@@ -69,7 +69,17 @@ def test_a_server_that_is_not_there_is_unavailable() -> None:
 def test_a_provider_that_is_not_configured_fails_the_turn(data: Path) -> None:
     with onehelm.Helm.open(data) as helm:
         launch = helm.create_channel("launch", "Plans the launch.")
-        launch.set_model("nobody")
+        # A model is checked when it is chosen: an unknown provider is refused.
+        with pytest.raises(onehelm.NotFound):
+            launch.set_model("nobody")
+        # A registered provider whose key is nowhere fails the turn itself.
+        helm.providers.add(
+            "keyless",
+            base_url="http://127.0.0.1:9/v1",
+            api_key_env="HELM_TEST_NO_SUCH_KEY",
+            default_model="any-model",
+            make_default=True,
+        )
         with pytest.raises(onehelm.ProviderError):
             launch.ask("hello?")
 
