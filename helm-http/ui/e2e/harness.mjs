@@ -157,6 +157,8 @@ export async function startStack({ dataDir } = {}) {
     HELM_SETUP_CODE: SETUP_CODE,
     HELM_UI_DIR: join(here, "../dist"),
     HELM_PUBLIC_URL: publicUrl,
+    // The suites also call the API directly, past the relay.
+    HELM_PUBLIC_ORIGINS: `http://127.0.0.1:${port}`,
     HELM_ISOLATION: process.env.HELM_ISOLATION ?? "auto",
   };
   const server = spawn(HELM_HTTP, ["--data", data, "--listen", `127.0.0.1:${port}`], { env, stdio: ["ignore", "pipe", "pipe"] });

@@ -37,6 +37,7 @@ const STATUS_WORDS: Record<ToolAction["status"], string> = {
   error: "failed",
   denied: "denied",
   cancelled: "cancelled",
+  interrupted: "interrupted",
 };
 
 export function ToolCard({ action }: { action: Signal<ToolAction> }) {
