@@ -254,11 +254,19 @@ mod tests {
 
     /// A real `sleep` in a session of its own, like a command's leader
     /// (util-linux `setsid` execs it in place: its child is no group leader).
+    /// A `sleep` that leads its own session. `spawn` returns once `setsid`
+    /// is forked, before it has made the new session, so this waits until
+    /// the session exists: a sweep before that would find nothing to end.
     fn session_leader() -> std::io::Result<Child> {
-        Command::new("setsid")
+        let child = Command::new("setsid")
             .args(["sleep", "60"])
             .stdin(Stdio::null())
-            .spawn()
+            .spawn()?;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while live_session_members(child.id()) == 0 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        Ok(child)
     }
 
     fn running(child: &mut Child) -> bool {

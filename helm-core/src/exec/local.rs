@@ -223,23 +223,13 @@ impl LocalExecutor {
                 &spec.env,
             )
             .await?;
-        let Some((program, args)) = launch.argv.split_first() else {
-            return Err(Error::Internal("an empty command line was planned".into()));
+        let stdin = if spec.stdin.is_some() || keep_stdin {
+            Stdio::piped()
+        } else {
+            Stdio::null()
         };
-        let mut command = std::process::Command::new(program);
-        command
-            .args(args)
-            .env_clear()
-            .envs(launch.env.iter().map(|(k, v)| (k, v)))
-            .current_dir(&launch.cwd)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .stdin(if spec.stdin.is_some() || keep_stdin {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            });
-        install(&mut command, launch.setup);
+        let program = launch.argv.first().cloned().unwrap_or_default();
+        let command = planned_command(launch, stdin, Stdio::piped())?;
         let mut child = super::process_tree::spawn(tokio::process::Command::from(command))
             .await
             .map_err(|e| {
@@ -339,19 +329,7 @@ impl Executor for LocalExecutor {
                 &spec.env,
             )
             .await?;
-        let Some((program, args)) = launch.argv.split_first() else {
-            return Err(Error::Internal("an empty command line was planned".into()));
-        };
-        let mut command = std::process::Command::new(program);
-        command
-            .args(args)
-            .env_clear()
-            .envs(launch.env.iter().map(|(k, v)| (k, v)))
-            .current_dir(&launch.cwd)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        install(&mut command, launch.setup);
+        let command = planned_command(launch, Stdio::piped(), Stdio::piped())?;
         let mut child = tokio::process::Command::from(command)
             .spawn()
             .map_err(|e| Error::Internal(format!("could not start {}: {e}", spec.program)))?;
@@ -403,6 +381,26 @@ impl Executor for LocalExecutor {
             },
         })
     }
+}
+
+/// Turns a planned launch into a process builder: the planned argv, a clean
+/// environment of exactly the planned variables, the planned directory, the
+/// fork-to-exec setup, and stderr piped (every caller keeps its tail).
+fn planned_command(launch: Launch, stdin: Stdio, stdout: Stdio) -> Result<std::process::Command> {
+    let Some((program, args)) = launch.argv.split_first() else {
+        return Err(Error::Internal("an empty command line was planned".into()));
+    };
+    let mut command = std::process::Command::new(program);
+    command
+        .args(args)
+        .env_clear()
+        .envs(launch.env.iter().map(|(k, v)| (k, v)))
+        .current_dir(&launch.cwd)
+        .stdin(stdin)
+        .stdout(stdout)
+        .stderr(Stdio::piped());
+    install(&mut command, launch.setup);
+    Ok(command)
 }
 
 fn warn_process_mode(why: &str, root: bool) {
@@ -469,19 +467,8 @@ async fn probe_bubblewrap(
             &[],
         )
         .map_err(|e| e.to_string())?;
-        let Some((program, args)) = launch.argv.split_first() else {
-            return Err("empty plan".to_string());
-        };
-        let mut command = std::process::Command::new(program);
-        command
-            .args(args)
-            .env_clear()
-            .envs(launch.env.iter().map(|(k, v)| (k, v)))
-            .current_dir(&launch.cwd)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        install(&mut command, launch.setup);
+        let command =
+            planned_command(launch, Stdio::null(), Stdio::null()).map_err(|e| e.to_string())?;
         let run = tokio::process::Command::from(command)
             .kill_on_drop(true)
             .output();
