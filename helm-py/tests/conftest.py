@@ -81,7 +81,7 @@ class Server:
             pytest.skip("HELM_HTTP_BIN and HELM_MOCK_MODEL_BIN name the server and mock model (scripts/test-python sets them)")
         self.mock = subprocess.Popen([mock, *script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         assert self.mock.stdout is not None
-        self.model_url = self.mock.stdout.readline().strip()
+        self.model_url = json.loads(self.mock.stdout.readline())["model_url"]
         port = _free_port()
         self.url = f"http://127.0.0.1:{port}"
         # The server's one-time setup code, preset so the test can sign up.

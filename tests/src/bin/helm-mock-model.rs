@@ -15,6 +15,11 @@
 //! "chunk_delay_ms": 10, "error": {"status": 500, "message": ".."},
 //! "hang_after": 3}` (fields combine as the kit's `Behaviour` allows).
 //!
+//! Arguments, if any, are a script queued at start, one answer each, for
+//! callers that need no control port (the onehelm pytest suite):
+//! `text:<answer>` or `tool:<name>:<json arguments>`. With a script, every
+//! request after it answers `done` unless a fallback is set.
+//!
 //! It prints one JSON line, `{"model_url": "...", "control_url": "..."}`,
 //! then serves until its standard input closes or it is told to stop.
 
@@ -30,6 +35,19 @@ use axum::routing::{get, post};
 use helm_tests::mock::{Behaviour, MockOpenAi};
 use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
+
+/// One answer of a command-line script: `text:ANSWER` or `tool:NAME:JSON`.
+fn scripted(spec: &str) -> anyhow::Result<Behaviour> {
+    if let Some(text) = spec.strip_prefix("text:") {
+        return Ok(Behaviour::text(text));
+    }
+    if let Some(rest) = spec.strip_prefix("tool:")
+        && let Some((name, arguments)) = rest.split_once(':')
+    {
+        return Ok(Behaviour::tool_call(name, arguments));
+    }
+    anyhow::bail!("{spec:?} is not `text:ANSWER` or `tool:NAME:JSON`")
+}
 
 fn behaviour(spec: &Value) -> Result<Behaviour, String> {
     let mut b = if let Some(error) = spec.get("error") {
@@ -133,7 +151,17 @@ async fn remaining(State(mock): State<Arc<MockOpenAi>>) -> axum::Json<Value> {
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> anyhow::Result<()> {
+    let script = std::env::args()
+        .skip(1)
+        .map(|s| scripted(&s))
+        .collect::<anyhow::Result<Vec<_>>>()?;
     let mock = Arc::new(MockOpenAi::start().await?);
+    if !script.is_empty() {
+        for step in script {
+            mock.push(step);
+        }
+        mock.set_fallback(Behaviour::text("done"));
+    }
     let control = Router::new()
         .route("/push", post(push))
         .route("/fallback", post(fallback))
