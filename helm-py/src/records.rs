@@ -438,8 +438,11 @@ pub struct ProviderInfo {
     pub kind: String,
     /// Its base URL.
     pub base_url: String,
-    /// The environment variable that holds its key, if any.
+    /// The environment variable that holds its key, if the key is kept in one.
     pub api_key_env: Option<String>,
+    /// Where its key is kept, whatever the place: `env:VAR`, `file:/path` or
+    /// `stored:NAME` (never the key itself).
+    pub api_key_ref: Option<String>,
     /// The model used when a choice names none.
     pub default_model: Option<String>,
 }
@@ -457,12 +460,11 @@ impl From<p::ProviderConfig> for ProviderInfo {
             name: c.name,
             kind: c.kind.as_str().to_string(),
             base_url: c.base_url,
-            // The variable's name; a key kept elsewhere shows its reference
-            // (`file:/path`, `stored:NAME`), never the key.
-            api_key_env: c.api_key.map(|k| match k {
-                p::ApiKeyRef::Env(var) => var,
-                other => other.to_string(),
-            }),
+            api_key_env: match &c.api_key {
+                Some(p::ApiKeyRef::Env(var)) => Some(var.clone()),
+                _ => None,
+            },
+            api_key_ref: c.api_key.map(|k| k.to_string()),
             default_model: c.default_model,
         }
     }

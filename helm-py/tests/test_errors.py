@@ -80,6 +80,10 @@ def test_a_provider_that_is_not_configured_fails_the_turn(data: Path) -> None:
             default_model="any-model",
             make_default=True,
         )
+        # The listing names where the key is kept, never a key.
+        (keyless,) = helm.providers.list()
+        assert keyless.api_key_env == "HELM_TEST_NO_SUCH_KEY"
+        assert keyless.api_key_ref == "env:HELM_TEST_NO_SUCH_KEY"
         with pytest.raises(onehelm.ProviderError):
             launch.ask("hello?")
 
