@@ -116,8 +116,15 @@ pub enum Error {
     },
 
     /// The store failed in a way that is not the caller's fault.
-    #[error("storage error: {0}")]
-    Store(String),
+    #[error("storage error: {message}")]
+    Store {
+        /// What failed, in words (the source's own message included).
+        message: String,
+        /// The database driver's error, kept so a caller or a log can walk
+        /// the chain (`std::error::Error::source`).
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    },
 
     /// A bug or an impossible state; the message is for the operator's logs.
     #[error("internal error: {0}")]
@@ -176,6 +183,17 @@ pub enum ErrorKind {
 }
 
 impl Error {
+    /// A store failure caused by `source`, described as `context: source`.
+    pub fn store(
+        context: impl std::fmt::Display,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        Error::Store {
+            message: format!("{context}: {source}"),
+            source: Some(Box::new(source)),
+        }
+    }
+
     /// Shorthand for [`Error::Invalid`].
     pub fn invalid(what: &'static str, reason: impl Into<String>) -> Self {
         Error::Invalid {
@@ -227,7 +245,7 @@ impl Error {
                 ErrorKind::Unavailable
             }
             Error::Provider { .. } => ErrorKind::Upstream,
-            Error::Io { .. } | Error::Store(_) | Error::Internal(_) => ErrorKind::Internal,
+            Error::Io { .. } | Error::Store { .. } | Error::Internal(_) => ErrorKind::Internal,
         }
     }
 
@@ -248,7 +266,7 @@ impl Error {
             Error::ModelMissing { .. } => "model_missing",
             Error::Provider { .. } => "provider",
             Error::Io { .. } => "io",
-            Error::Store(_) => "store",
+            Error::Store { .. } => "store",
             Error::Internal(_) => "internal",
         }
     }

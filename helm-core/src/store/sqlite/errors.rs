@@ -67,6 +67,26 @@ impl From<rusqlite::Error> for Error {
         {
             return Error::Busy("the database is locked by another process; try again".into());
         }
-        Error::Store(e.to_string())
+        Error::Store {
+            message: e.to_string(),
+            source: Some(Box::new(e)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_store_failure_keeps_the_driver_error_as_its_source() {
+        let conn = rusqlite::Connection::open_in_memory().expect("an in-memory database opens");
+        let failure = conn
+            .execute("INSERT INTO no_such_table VALUES (1)", [])
+            .expect_err("the table does not exist");
+        let error = Error::from(failure);
+        assert_eq!(error.code(), "store");
+        let source = std::error::Error::source(&error).expect("the driver's error is kept");
+        assert!(source.to_string().contains("no_such_table"), "{source}");
     }
 }

@@ -45,7 +45,7 @@ pub(super) fn after(conn: &Connection, after: u64, limit: usize) -> Result<Vec<E
     for row in rows {
         let (seq, at, channel_id, payload) = row?;
         let body: EventBody = serde_json::from_str(&payload)
-            .map_err(|e| Error::Store(format!("event {seq} in the log cannot be read: {e}")))?;
+            .map_err(|e| Error::store(format_args!("event {seq} in the log cannot be read"), e))?;
         out.push(Event {
             seq: seq as u64,
             at,

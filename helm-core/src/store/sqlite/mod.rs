@@ -110,8 +110,9 @@ impl SqliteStore {
     }
 
     fn open_blocking(path: PathBuf) -> Result<Self> {
-        let mut writer = Connection::open(&path)
-            .map_err(|e| Error::Store(format!("cannot open database {}: {e}", path.display())))?;
+        let mut writer = Connection::open(&path).map_err(|e| {
+            Error::store(format_args!("cannot open database {}", path.display()), e)
+        })?;
         configure(&writer, false)?;
         schema::migrate(&mut writer)?;
         let (live, _) = broadcast::channel(LIVE_CAPACITY);
@@ -208,7 +209,7 @@ impl Inner {
                 | OpenFlags::SQLITE_OPEN_NO_MUTEX
                 | OpenFlags::SQLITE_OPEN_URI,
         )
-        .map_err(|e| Error::Store(format!("cannot open {}: {e}", self.path.display())))?;
+        .map_err(|e| Error::store(format_args!("cannot open {}", self.path.display()), e))?;
         configure(&conn, true)?;
         Ok(conn)
     }

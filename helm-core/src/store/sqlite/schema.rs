@@ -24,16 +24,19 @@ pub(super) fn migrate(conn: &mut Connection) -> Result<()> {
     let current: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
     let known = MIGRATIONS.len() as i64;
     if current > known {
-        return Err(Error::Store(format!(
-            "the database has schema version {current}, newer than this Helm ({known}); \
-             upgrade Helm before opening it"
-        )));
+        return Err(Error::Store {
+            message: format!(
+                "the database has schema version {current}, newer than this Helm ({known}); \
+                 upgrade Helm before opening it"
+            ),
+            source: None,
+        });
     }
     for (index, (name, sql)) in MIGRATIONS.iter().enumerate().skip(current as usize) {
         let version = index as i64 + 1;
         let tx = conn.transaction()?;
         tx.execute_batch(sql)
-            .map_err(|e| Error::Store(format!("migration {version} ({name}) failed: {e}")))?;
+            .map_err(|e| Error::store(format_args!("migration {version} ({name}) failed"), e))?;
         tx.pragma_update(None, "user_version", version)?;
         tx.commit()?;
         tracing::info!(version, name, "applied migration");
