@@ -79,14 +79,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_store_failure_keeps_the_driver_error_as_its_source() {
-        let conn = rusqlite::Connection::open_in_memory().expect("an in-memory database opens");
-        let failure = conn
-            .execute("INSERT INTO no_such_table VALUES (1)", [])
-            .expect_err("the table does not exist");
+    fn a_store_failure_keeps_the_driver_error_as_its_source() -> anyhow::Result<()> {
+        let conn = rusqlite::Connection::open_in_memory()?;
+        let Err(failure) = conn.execute("INSERT INTO no_such_table VALUES (1)", []) else {
+            anyhow::bail!("an insert into a missing table succeeded");
+        };
         let error = Error::from(failure);
         assert_eq!(error.code(), "store");
-        let source = std::error::Error::source(&error).expect("the driver's error is kept");
+        let source = std::error::Error::source(&error)
+            .ok_or_else(|| anyhow::anyhow!("the driver's error was dropped"))?;
         assert!(source.to_string().contains("no_such_table"), "{source}");
+        Ok(())
     }
 }
