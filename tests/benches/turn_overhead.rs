@@ -2,6 +2,9 @@
 //! from a message being posted to the model receiving its request, and from
 //! the model's last chunk to the stored, announced reply. Measured at one
 //! thread on a fresh channel, and with 100,000 messages already in the channel.
+//! Then a whole turn (posted → reply announced) inside one thread of 10,000
+//! messages against the same in an empty channel, and how many model calls a
+//! turn costs in that long thread (its summary refreshes included).
 //!
 //! `cargo bench -p helm-tests --bench turn_overhead` (`HELM_BENCH_TURNS` sets
 //! the number of turns per scenario). Prints medians and p99s.
@@ -24,11 +27,26 @@ struct Timed {
     inner: Scripted,
     requested: Mutex<Vec<Instant>>,
     last_chunk: Arc<Mutex<Vec<Instant>>>,
+    /// Summary requests, answered here so they leave the script alone.
+    summaries: Mutex<usize>,
 }
+
+/// How the summariser's requests begin.
+const SUMMARY_SYSTEM: &str = "You write the durable record of a work session";
 
 #[async_trait]
 impl Provider for Timed {
     async fn stream(&self, request: ChatRequest) -> helm_core::Result<EventStream> {
+        if request.system.starts_with(SUMMARY_SYSTEM) {
+            if let Ok(mut n) = self.summaries.lock() {
+                *n += 1;
+            }
+            let answer = Scripted::new();
+            answer.push(ScriptedReply::text(
+                "{\"goal\": \"Plan the launch\", \"work_done\": \"Talked it through\", \"result\": \"In progress\"}",
+            ));
+            return answer.stream(request).await;
+        }
         if let Ok(mut r) = self.requested.lock() {
             r.push(Instant::now());
         }
@@ -93,6 +111,7 @@ async fn scenario(label: &str, history: usize, turns: usize) -> anyhow::Result<(
         inner: Scripted::new(),
         requested: Mutex::new(Vec::new()),
         last_chunk: Arc::new(Mutex::new(Vec::new())),
+        summaries: Mutex::new(0),
     });
     t.use_provider("timed", timed.clone()).await?;
     let record = t
@@ -156,6 +175,116 @@ async fn scenario(label: &str, history: usize, turns: usize) -> anyhow::Result<(
     Ok(())
 }
 
+/// Fills one open thread with `messages` alternating between the Captain and
+/// the channel's agent, and returns it.
+fn fill_thread(
+    data: &std::path::Path,
+    channel: i64,
+    captain: i64,
+    agent: i64,
+    messages: usize,
+) -> anyhow::Result<i64> {
+    let mut db = rusqlite::Connection::open(data.join("helm.db"))?;
+    let tx = db.transaction()?;
+    tx.execute(
+        "INSERT INTO threads (channel_id, title, status, opened_by, opened_at, updated_at) \
+         VALUES (?1, 'the long thread', 'open', ?2, 0, 0)",
+        rusqlite::params![channel, captain],
+    )?;
+    let thread = tx.last_insert_rowid();
+    {
+        let mut human = tx.prepare_cached(
+            "INSERT INTO messages (channel_id, thread_id, author_kind, author_user_id, author_name, \
+             content, status, created, updated) VALUES (?1, ?2, 'human', ?3, 'captain', ?4, 'complete', 0, 0)",
+        )?;
+        let mut reply = tx.prepare_cached(
+            "INSERT INTO messages (channel_id, thread_id, author_kind, author_agent_id, author_name, \
+             content, status, created, updated) VALUES (?1, ?2, 'agent', ?3, 'launch-agent', ?4, 'complete', 0, 0)",
+        )?;
+        for m in 0..messages {
+            let text = format!("message {m} of the long thread about launch logistics and budgets");
+            if m % 2 == 0 {
+                human.execute(rusqlite::params![channel, thread, captain, text])?;
+            } else {
+                reply.execute(rusqlite::params![channel, thread, agent, text])?;
+            }
+        }
+    }
+    tx.commit()?;
+    Ok(thread)
+}
+
+/// Whole turns, posted → reply announced, in one thread holding `history`
+/// messages (a fresh thread in an empty channel when 0). Returns the median
+/// in ms and the model calls per turn (turn calls, summary calls).
+async fn whole_turns(history: usize, turns: usize) -> anyhow::Result<(f64, f64, f64)> {
+    let t = TestHelm::new().await?;
+    let timed = Arc::new(Timed {
+        inner: Scripted::new(),
+        requested: Mutex::new(Vec::new()),
+        last_chunk: Arc::new(Mutex::new(Vec::new())),
+        summaries: Mutex::new(0),
+    });
+    t.use_provider("timed", timed.clone()).await?;
+    let record = t
+        .helm
+        .create_channel(&t.captain, "launch", "Bench channel.")
+        .await?;
+    let mut thread = None;
+    if history > 0 {
+        thread = Some(helm_core::model::ThreadId(fill_thread(
+            &t.data_dir(),
+            record.channel.id.get(),
+            t.captain.id.get(),
+            record.agent.id.get(),
+            history,
+        )?));
+    }
+    t.helm.start_runtime().await?;
+    let ch = ChannelRef::Id(record.channel.id);
+    let mut took = Vec::new();
+    for i in 0..turns {
+        timed.inner.push(ScriptedReply::text(
+            "Done: the plan is in place and the team is informed.",
+        ));
+        let mut live = t.helm.subscribe();
+        let posted_at = Instant::now();
+        let posted = t
+            .helm
+            .post_message(&t.captain, &ch, &format!("@launch-agent task {i}"), thread)
+            .await?;
+        thread = Some(posted.thread.id);
+        let reply_id = posted
+            .turn
+            .ok_or_else(|| anyhow::anyhow!("no turn"))?
+            .reply_message_id;
+        loop {
+            let event = live.recv().await?;
+            if let EventBody::MessageCompleted { message } = &event.body
+                && message.id == reply_id
+            {
+                break;
+            }
+        }
+        took.push(posted_at.elapsed());
+    }
+    took.sort();
+    let calls = timed
+        .requested
+        .lock()
+        .map_err(|_| anyhow::anyhow!("lock"))?
+        .len();
+    let summaries = *timed
+        .summaries
+        .lock()
+        .map_err(|_| anyhow::anyhow!("lock"))?;
+    Ok((
+        pct(&took, 0.5),
+        calls as f64 / turns as f64,
+        summaries as f64 / turns as f64,
+    ))
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let turns: usize = std::env::var("HELM_BENCH_TURNS")
@@ -165,5 +294,15 @@ async fn main() -> anyhow::Result<()> {
     println!("turn engine overhead, {turns} turns per scenario, zero-latency scripted model");
     scenario("1 thread, empty channel", 0, turns).await?;
     scenario("1 thread, 100,000 messages in the channel", 100_000, turns).await?;
+    let (empty, _, _) = whole_turns(0, turns).await?;
+    let (long, calls, summaries) = whole_turns(10_000, turns).await?;
+    println!(
+        "turn finished p50: empty channel {empty:.2} ms | thread of 10,000 messages {long:.2} ms | ratio {:.2}x",
+        long / empty
+    );
+    println!(
+        "model calls per turn in the long thread: {:.2} ({calls:.2} turn calls + {summaries:.2} summary calls)",
+        calls + summaries
+    );
     Ok(())
 }

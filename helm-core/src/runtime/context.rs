@@ -26,8 +26,11 @@ pub struct ContextInputs<'a> {
     pub own_agent: crate::model::AgentId,
     /// The session.
     pub thread: &'a Thread,
-    /// The thread's messages up to the trigger, in server order.
+    /// The thread's messages up to the trigger that were read, in server
+    /// order: its first message and its newest ones.
     pub transcript: &'a [Message],
+    /// How many messages between the first and the newest were not read.
+    pub omitted: usize,
     /// The files this session made.
     pub artifacts: &'a [Artifact],
     /// What recall found for the message that started the turn.
@@ -152,7 +155,7 @@ pub fn transcript(inputs: &ContextInputs<'_>) -> Vec<ChatMessage> {
         kept.push(message.clone());
     }
     kept.reverse();
-    let omitted = rest.len() - kept.len();
+    let omitted = inputs.omitted + rest.len() - kept.len();
     let mut out = vec![first.clone()];
     if omitted > 0 {
         out.push(ChatMessage::User {

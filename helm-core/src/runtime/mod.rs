@@ -56,6 +56,9 @@ pub struct RuntimeOptions {
     pub transcript_budget_tokens: usize,
     /// How long a thread stays quiet before it is summarised.
     pub summarize_after_idle: Duration,
+    /// How many messages may fall out of a turn's context, uncovered by the
+    /// thread's summary, before a turn refreshes the summary first.
+    pub summary_refresh_messages: usize,
     /// The longest chain of agents waking agents (a channel agent calling
     /// Skipper, Skipper handing back, …) before a person must step in.
     pub hop_limit: u32,
@@ -78,6 +81,7 @@ impl Default for RuntimeOptions {
             flush_interval: Duration::from_millis(50),
             transcript_budget_tokens: 24_000,
             summarize_after_idle: Duration::from_secs(6 * 3600),
+            summary_refresh_messages: summary::SUMMARY_REFRESH_MESSAGES,
             hop_limit: 6,
             agent_turns_without_human: 10,
             approval_timeout: Duration::from_secs(15 * 60),

@@ -5,15 +5,33 @@
 //! thread's rolling summary and a `summary` memory record of the thread, so
 //! later threads recall it. Without a model there is no summary: Helm says so
 //! and never invents one.
+//!
+//! A long thread's summary stands in for the messages its turns' contexts
+//! leave out. It is refreshed only at a material boundary: once at least
+//! [`RuntimeOptions::summary_refresh_messages`](super::RuntimeOptions)
+//! messages have fallen out of the context since the summary last covered
+//! them. Each turn adds about two messages, so with the default of 20 a long
+//! thread pays one summary call per ten turns, never one per turn.
 
 use serde::{Deserialize, Serialize};
 
 use super::Runtime;
 use super::context::estimate_tokens;
 use crate::error::{Error, ProviderFailure, Result};
-use crate::model::{Author, ThreadId};
+use crate::model::{Author, MessageId, ThreadId};
 use crate::provider::{ChatMessage, ChatRequest};
-use crate::store::ChannelRecord;
+use crate::store::{ChannelRecord, ThreadTail};
+
+/// How many messages may fall out of a turn's context, uncovered by the
+/// summary, before the summary is refreshed.
+pub const SUMMARY_REFRESH_MESSAGES: usize = 20;
+
+/// Whether a turn whose context was read as `tail` refreshes the thread's
+/// summary first: only when at least `refresh_after` (at least 1) of the
+/// messages left out are newer than what the summary covers.
+pub fn refresh_due(tail: &ThreadTail, refresh_after: usize) -> bool {
+    tail.uncovered >= refresh_after.max(1)
+}
 
 /// The transcript budget of the summarising request.
 const SUMMARY_INPUT_TOKENS: usize = 12_000;
@@ -119,13 +137,28 @@ impl Runtime {
         thread: ThreadId,
         trigger: SummaryTrigger,
     ) -> Result<WrittenSummary> {
+        self.summarize_through(thread, trigger, None).await
+    }
+
+    /// Writes the summary of `thread` up to and including `through` (the
+    /// whole thread when `None`): the previous summary carried forward and
+    /// the newest messages in range that fit.
+    pub(crate) async fn summarize_through(
+        &self,
+        thread: ThreadId,
+        trigger: SummaryTrigger,
+        through: Option<MessageId>,
+    ) -> Result<WrittenSummary> {
         let t = self.store.thread(thread).await?;
         let record: ChannelRecord = self
             .store
             .channel(&crate::model::ChannelRef::Id(t.channel_id))
             .await?;
-        let messages = self.store.thread_messages(thread, None).await?;
-        let last = messages.last().map(|m| m.id).ok_or_else(|| {
+        let tail = self
+            .store
+            .thread_tail(thread, through, SUMMARY_INPUT_TOKENS)
+            .await?;
+        let last = tail.newest().ok_or_else(|| {
             Error::invalid(
                 "thread",
                 format!("thread {thread} has no messages to summarise"),
@@ -134,6 +167,7 @@ impl Runtime {
         let (provider, choice) = self.model_for(t.channel_id, Some(thread)).await?;
 
         // The newest messages that fit, oldest first.
+        let messages: Vec<&crate::model::Message> = tail.messages().collect();
         let mut lines: Vec<String> = Vec::new();
         let mut budget = SUMMARY_INPUT_TOKENS;
         for m in messages.iter().rev() {
@@ -149,8 +183,17 @@ impl Runtime {
             lines.push(line);
         }
         lines.reverse();
+        // The previous summary stands for what is older than these lines.
+        let earlier = if t.summary.trim().is_empty() {
+            String::new()
+        } else {
+            format!(
+                "The summary so far, of earlier messages:\n{}\n\n",
+                t.summary.trim()
+            )
+        };
         let transcript = format!(
-            "Channel {} ({}). Thread {} \"{}\".\n\n{}",
+            "Channel {} ({}). Thread {} \"{}\".\n\n{earlier}{}",
             record.channel.name,
             record.channel.purpose,
             t.id,

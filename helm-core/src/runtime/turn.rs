@@ -9,10 +9,8 @@ use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 
-use super::context::{
-    self as context, ContextInputs, MEMORY_HITS, estimate_tokens, system_prompt, transcript,
-};
-use super::summary::SummaryTrigger;
+use super::context::{self as context, ContextInputs, MEMORY_HITS, system_prompt, transcript};
+use super::summary::{SummaryTrigger, refresh_due};
 use super::{Runtime, StopReason};
 use crate::error::{Error, ProviderFailure, Result};
 use crate::model::{ChannelRef, ChannelStatus, Turn, TurnState};
@@ -78,21 +76,38 @@ pub(super) async fn drive(
     };
     let model = choice.model.clone().unwrap_or_default();
 
-    let messages = rt
+    // Skipper sees the whole thread; a channel agent its budget.
+    let home = rt
         .store
-        .thread_messages(turn.thread_id, Some(turn.trigger_message_id))
+        .channel(&ChannelRef::Name(crate::model::ChannelName::parse(
+            crate::model::HOME_CHANNEL,
+        )?))
         .await?;
-    // A transcript that no longer fits is compacted: the session summary
-    // (brought up to date first) stands in for what is left out.
-    let size: usize = messages.iter().map(|m| estimate_tokens(&m.content)).sum();
-    if size > rt.options.transcript_budget_tokens
-        && !rt.store.summary_is_current(turn.thread_id).await?
+    let skipper = turn.agent_id == home.agent.id;
+    let budget_tokens = if skipper {
+        SKIPPER_TRANSCRIPT_TOKENS
+    } else {
+        rt.options.transcript_budget_tokens
+    };
+    // Only what fits is read: the first message and the newest ones.
+    let tail = rt
+        .store
+        .thread_tail(turn.thread_id, Some(turn.trigger_message_id), budget_tokens)
+        .await?;
+    // The session summary stands in for what is left out; it is brought up
+    // to date only once enough has fallen out since it last was.
+    if refresh_due(&tail, rt.options.summary_refresh_messages)
         && let Err(e) = rt
-            .summarize(turn.thread_id, SummaryTrigger::Compaction)
+            .summarize_through(
+                turn.thread_id,
+                SummaryTrigger::Compaction,
+                tail.newest_omitted,
+            )
             .await
     {
         tracing::warn!(turn = %turn.id, error = %e, "could not summarise a long thread");
     }
+    let messages: Vec<crate::model::Message> = tail.messages().cloned().collect();
     let thread = rt.store.thread(turn.thread_id).await?;
     let artifacts = rt
         .store
@@ -115,26 +130,16 @@ pub(super) async fn drive(
     let pinned = rt.recall.pinned(&audience, turn.channel_id, 20).await?;
     // Skipper's turns: the whole thread, its own identity and tools, and
     // the channels the person who asked may see.
-    let home = rt
-        .store
-        .channel(&ChannelRef::Name(crate::model::ChannelName::parse(
-            crate::model::HOME_CHANNEL,
-        )?))
-        .await?;
-    let skipper = turn.agent_id == home.agent.id;
     let inputs = ContextInputs {
         record: &record,
         own_agent: turn.agent_id,
         thread: &thread,
         transcript: &messages,
+        omitted: tail.omitted,
         artifacts: &artifacts,
         recalled: &recalled,
         pinned: &pinned,
-        budget_tokens: if skipper {
-            SKIPPER_TRANSCRIPT_TOKENS
-        } else {
-            rt.options.transcript_budget_tokens
-        },
+        budget_tokens,
     };
     let system = if skipper {
         let escalation = match turn.escalation_id {

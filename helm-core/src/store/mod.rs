@@ -22,8 +22,8 @@ pub use types::{
     CapabilityChange, CaptainSetup, ChannelFilter, ChannelPlan, ChannelRecord, ChannelUpdate,
     Escalated, InviteAcceptance, JournalEntry, MemoryFilter, NewAgent, NewApiToken, NewApproval,
     NewEscalation, NewInvite, NewMemory, NewOtKey, NewPost, NewThreadSummary, NewToolAction,
-    NewUser, PolicyScope, Posted, Repaired, Resume, StoreStats, ToolActionOutcome, TurnFinish,
-    WorldHook,
+    NewUser, PolicyScope, Posted, Repaired, Resume, StoreStats, ThreadTail, ToolActionOutcome,
+    TurnFinish, WorldHook, message_tokens,
 };
 
 use crate::auth::{ApiToken, Invite, OtKey, Session};
@@ -153,6 +153,19 @@ pub trait Store: Send + Sync + 'static {
         thread: ThreadId,
         up_to: Option<MessageId>,
     ) -> Result<Vec<Message>>;
+
+    /// A thread's first message and its newest messages up to and
+    /// including `up_to` whose [`message_tokens`] fit `budget_tokens` (the
+    /// first message's cost counted first), read newest first along the
+    /// thread's index so the cost follows the budget, not the thread; with
+    /// how many messages were left out between them and how many of those
+    /// the thread's newest summary does not cover.
+    async fn thread_tail(
+        &self,
+        thread: ThreadId,
+        up_to: Option<MessageId>,
+        budget_tokens: usize,
+    ) -> Result<ThreadTail>;
 
     /// A message.
     async fn message(&self, id: MessageId) -> Result<Message>;

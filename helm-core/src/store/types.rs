@@ -359,6 +359,57 @@ pub struct NewThreadSummary {
     pub author: String,
 }
 
+/// The part of a thread a turn's context is built from, read newest first
+/// so its cost follows the budget, not the thread's length.
+#[derive(Debug, Clone, Default)]
+pub struct ThreadTail {
+    /// The thread's first message (it states what the thread is for).
+    pub first: Option<Message>,
+    /// The newest messages that fit the budget, oldest first; never the
+    /// first message.
+    pub recent: Vec<Message>,
+    /// How many messages lie between `first` and `recent`, left out.
+    pub omitted: usize,
+    /// The newest of those left out.
+    pub newest_omitted: Option<MessageId>,
+    /// How many of those left out are newer than the last message the
+    /// thread's newest summary covers: what nothing in the context stands
+    /// for.
+    pub uncovered: usize,
+}
+
+impl ThreadTail {
+    /// The messages read, in server order.
+    pub fn messages(&self) -> impl Iterator<Item = &Message> {
+        self.first.iter().chain(self.recent.iter())
+    }
+
+    /// The newest message read.
+    pub fn last(&self) -> Option<&Message> {
+        self.recent.last().or(self.first.as_ref())
+    }
+
+    /// The newest message in range, read or not (reading starts there).
+    pub fn newest(&self) -> Option<MessageId> {
+        self.recent
+            .last()
+            .map(|m| m.id)
+            .or(self.newest_omitted)
+            .or(self.first.as_ref().map(|m| m.id))
+    }
+}
+
+/// The tokens a message costs in a model's context, estimated from above:
+/// about four characters a token, its author's name as a prefix, and a
+/// little for framing and a status note. Empty messages cost nothing (they
+/// are not sent).
+pub fn message_tokens(message: &Message) -> usize {
+    if message.content.trim().is_empty() {
+        return 0;
+    }
+    (message.content.len() + message.author.display().len() + 2).div_ceil(4) + 12
+}
+
 /// First-run setup: the Captain's chosen name, display name and password.
 #[derive(Debug, Clone)]
 pub struct CaptainSetup {

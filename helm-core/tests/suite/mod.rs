@@ -11,3 +11,4 @@ mod lifecycle;
 mod policy;
 mod provisioning;
 mod terminals;
+mod thread_tail;

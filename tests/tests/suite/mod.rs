@@ -9,5 +9,6 @@ mod providers_openai;
 mod provisioning_faults;
 mod replies;
 mod skipper;
+mod summaries;
 mod tools;
 mod turns;

@@ -377,6 +377,16 @@ impl Store for SqliteStore {
             .await
     }
 
+    async fn thread_tail(
+        &self,
+        thread: ThreadId,
+        up_to: Option<MessageId>,
+        budget_tokens: usize,
+    ) -> Result<crate::store::ThreadTail> {
+        self.read(move |c| threads::tail(c, thread, up_to, budget_tokens))
+            .await
+    }
+
     async fn message(&self, id: MessageId) -> Result<Message> {
         self.read(move |c| messages::get(c, id)).await
     }

@@ -14,7 +14,7 @@ use crate::model::{
     ThreadStatus,
 };
 use crate::runtime::wake::{should_wake, thread_title};
-use crate::store::types::{NewPost, Posted};
+use crate::store::types::{NewPost, Posted, ThreadTail, message_tokens};
 
 const COLUMNS: &str = "t.id, t.channel_id, t.root_message_id, t.title, t.status, t.summary, \
     t.opened_by, t.opened_at, t.updated_at, t.external_id";
@@ -67,6 +67,76 @@ pub(super) fn messages(
         .query_map(params![thread, up_to], |r| messages::from_row(r, 0))?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     Ok(rows)
+}
+
+/// See [`crate::store::Store::thread_tail`].
+pub(super) fn tail(
+    conn: &Connection,
+    thread: ThreadId,
+    up_to: Option<MessageId>,
+    budget_tokens: usize,
+) -> Result<ThreadTail> {
+    let up_to = up_to.map_or(i64::MAX, |m| m.0);
+    let first = conn
+        .prepare_cached(&format!(
+            "SELECT {} FROM messages m WHERE m.thread_id = ?1 AND m.id <= ?2 ORDER BY m.id LIMIT 1",
+            messages::COLUMNS
+        ))?
+        .query_row(params![thread, up_to], |r| messages::from_row(r, 0))
+        .optional()?;
+    let Some(first) = first else {
+        return Ok(ThreadTail::default());
+    };
+    let mut budget = budget_tokens.saturating_sub(message_tokens(&first));
+    let mut recent = Vec::new();
+    let mut newest_omitted = None;
+    {
+        // Stepped one row at a time: reading stops at the first message
+        // that does not fit.
+        let mut stmt = conn.prepare_cached(&format!(
+            "SELECT {} FROM messages m WHERE m.thread_id = ?1 AND m.id <= ?2 AND m.id > ?3 \
+             ORDER BY m.id DESC",
+            messages::COLUMNS
+        ))?;
+        let mut rows = stmt.query(params![thread, up_to, first.id])?;
+        while let Some(row) = rows.next()? {
+            let message = messages::from_row(row, 0)?;
+            let cost = message_tokens(&message);
+            if cost > budget {
+                newest_omitted = Some(message.id);
+                break;
+            }
+            budget -= cost;
+            recent.push(message);
+        }
+    }
+    recent.reverse();
+    let (omitted, uncovered) = match newest_omitted {
+        None => (0, 0),
+        Some(newest) => {
+            // Counted on the (thread_id, id) index alone.
+            let omitted: i64 = conn
+                .prepare_cached(
+                    "SELECT count(*) FROM messages WHERE thread_id = ?1 AND id > ?2 AND id <= ?3",
+                )?
+                .query_row(params![thread, first.id, newest], |r| r.get(0))?;
+            let uncovered: i64 = conn
+                .prepare_cached(
+                    "SELECT count(*) FROM messages WHERE thread_id = ?1 AND id <= ?3 AND id > \
+                     max(?2, coalesce((SELECT max(last_message_id) FROM thread_summaries \
+                     WHERE thread_id = ?1), 0))",
+                )?
+                .query_row(params![thread, first.id, newest], |r| r.get(0))?;
+            (omitted as usize, uncovered as usize)
+        }
+    };
+    Ok(ThreadTail {
+        first: Some(first),
+        recent,
+        omitted,
+        newest_omitted,
+        uncovered,
+    })
 }
 
 fn touch(tx: &mut Tx<'_>, thread: ThreadId, status: Option<ThreadStatus>) -> Result<Thread> {
