@@ -90,6 +90,9 @@ export function VirtualList<T>(props: VirtualListProps<T>) {
   const headerSize = useRef(0);
   const headerHeight = () => headerSize.current;
 
+  /** The range `update` chose for the render it asked for (with the offsets it was chosen on). */
+  const planned = useRef<{ range: { start: number; end: number }; offsets: Float64Array } | null>(null);
+
   /** Whether the margin around the view still has items to mount. */
   const pending = useRef(false);
 
@@ -195,6 +198,9 @@ export function VirtualList<T>(props: VirtualListProps<T>) {
     const next = visibleRange(offsets);
     if (next.start !== range.current.start || next.end !== range.current.end) {
       range.current = next;
+      // The render this asks for draws this range, rather than growing it
+      // by another frame's budget.
+      planned.current = { range: next, offsets };
       setVersion((v) => v + 1);
     }
     rememberAnchor(offsets);
@@ -238,7 +244,9 @@ export function VirtualList<T>(props: VirtualListProps<T>) {
   useEffect(() => () => observer.disconnect(), [observer]);
 
   const offsets = layout();
-  const computed = visibleRange(offsets);
+  const plan = planned.current;
+  planned.current = null;
+  const computed = plan && plan.offsets === offsets ? plan.range : visibleRange(offsets);
   range.current = computed;
   const { start, end } = computed;
   // The margin is not full yet: go on next frame.
