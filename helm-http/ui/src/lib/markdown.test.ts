@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 (globalThis as Record<string, unknown>).window = globalThis;
-const { isPlainText, renderMarkdown, plainText } = await import("./markdown");
+const { isPlainText, renderMarkdown, plainText, streamBlocks } = await import("./markdown");
 
 test("plain text is escaped into paragraphs without the parser", () => {
   assert.equal(renderMarkdown("Beta moves to Thursday.\nQA gets the week.\n\nThanks"), "<p>Beta moves to Thursday.<br>QA gets the week.</p><p>Thanks</p>");
@@ -19,4 +19,18 @@ test("anything that could be markup is not taken for plain text", () => {
 
 test("previews flatten Markdown", () => {
   assert.equal(plainText("**Plan**: see [the doc](x)\n\n```sh\nls\n```"), "Plan: see the doc [code]");
+});
+
+test("a streaming reply is cut at blank lines, never inside an open fence", () => {
+  assert.deepEqual(streamBlocks("one\ntwo\n\nthree"), { done: ["one\ntwo"], tail: "three" });
+  assert.deepEqual(streamBlocks("one\n\n\ntwo\n\n"), { done: ["one", "two"], tail: "" });
+  // The fence is open: the blank line inside it closes nothing.
+  assert.deepEqual(streamBlocks("intro\n\n```sh\nls\n\npwd"), { done: ["intro"], tail: "```sh\nls\n\npwd" });
+  // Closed, and followed by a blank line: a finished block.
+  assert.deepEqual(streamBlocks("```sh\nls\n\npwd\n```\n\nafter"), { done: ["```sh\nls\n\npwd\n```"], tail: "after" });
+  // Each block, rendered alone, is what the whole would be (plain text:
+  // the sanitiser needs a DOM).
+  const text = "First line\nsecond\n\nthird\n\nend";
+  const { done, tail } = streamBlocks(text);
+  assert.equal([...done, tail].map((b) => renderMarkdown(b)).join(""), renderMarkdown(text));
 });

@@ -88,16 +88,59 @@ function plainParagraphs(text: string): string {
     .join("");
 }
 
-/** Safe HTML for a message's Markdown. */
-export function renderMarkdown(text: string): string {
+/**
+ * Safe HTML for a message's Markdown. `remember: false` for text that is
+ * about to change (the growing end of a streaming reply), so the cache is
+ * not filled with every prefix of it.
+ */
+export function renderMarkdown(text: string, remember = true): string {
   const key = `${highlighter ? 1 : 0}${text}`;
   const hit = cache.get(key);
   if (hit !== undefined) return hit;
   // Plain text skips the parser and the sanitiser: it is only escaped.
   const html = isPlainText(text) ? plainParagraphs(text) : (DOMPurify.sanitize(marked.parse(text, { async: false }) as string, PURIFY) as string);
+  if (!remember) return html;
   if (cache.size > 400) cache.clear();
   cache.set(key, html);
   return html;
+}
+
+const FENCE = /^ {0,3}(`{3,}|~{3,})/;
+
+/**
+ * A streaming reply cut into top-level blocks: `done` are those a blank
+ * line (outside a code fence) has closed, which no later delta can change;
+ * `tail` is the block still growing. A fence opened and not yet closed
+ * stays in the tail whole, so its code is highlighted only once closed.
+ */
+export function streamBlocks(text: string): { done: string[]; tail: string } {
+  const done: string[] = [];
+  let start = 0;
+  let fence: string | undefined;
+  let pos = 0;
+  let blank = true;
+  while (pos <= text.length) {
+    let end = text.indexOf("\n", pos);
+    if (end < 0) end = text.length;
+    const line = text.slice(pos, end);
+    const open = FENCE.exec(line);
+    if (fence) {
+      if (open && open[1]!.startsWith(fence) && line.trim() === open[1]) fence = undefined;
+    } else if (open) {
+      fence = open[1];
+    } else if (line.trim() === "" && end < text.length) {
+      // A blank line closes the block before it.
+      if (!blank) done.push(text.slice(start, pos - 1));
+      start = end + 1;
+      blank = true;
+      pos = end + 1;
+      continue;
+    }
+    blank = false;
+    if (end >= text.length) break;
+    pos = end + 1;
+  }
+  return { done, tail: text.slice(start) };
 }
 
 /** Plain text of a message's Markdown, for previews and notifications. */

@@ -31,6 +31,11 @@ export function putMessage(message: Message): Signal<Message> {
 
 // Thread logs -----------------------------------------------------------
 
+function isAscending(ids: number[]): boolean {
+  for (let i = 1; i < ids.length; i++) if (ids[i]! <= ids[i - 1]!) return false;
+  return true;
+}
+
 export interface ThreadLog {
   /** Message ids, oldest first. */
   ids: number[];
@@ -51,6 +56,12 @@ export function threadLog(thread: number): Signal<ThreadLog> {
 }
 
 function mergeIds(a: number[], b: number[]): number[] {
+  // The common cases, without a set or a sort over a long thread: an older
+  // page goes before everything, a new message after everything.
+  if (a.length > 0 && b.length > 0 && isAscending(a) && isAscending(b)) {
+    if (b[b.length - 1]! < a[0]!) return b.concat(a);
+    if (b[0]! > a[a.length - 1]!) return a.concat(b);
+  }
   const set = new Set(a);
   const merged = a.slice();
   for (const id of b) if (!set.has(id)) merged.push(id);

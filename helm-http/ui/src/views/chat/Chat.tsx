@@ -10,6 +10,7 @@ import { Icon } from "../../components/Icon";
 import { Markdown } from "../../components/Markdown";
 import { Time } from "../../components/Time";
 import { VirtualList } from "../../components/VirtualList";
+import { useFramed } from "../../lib/framed";
 import { plainText } from "../../lib/markdown";
 import { plural } from "../../lib/format";
 import type { ChannelEntry } from "../../state/channels";
@@ -138,7 +139,8 @@ function ChannelStart({ entry }: { entry: ChannelEntry }) {
 }
 
 function LatestReply({ id }: { id: number }) {
-  const message = messageSignal(id)?.value;
+  // A reply streaming here is drawn at most once a frame.
+  const message = useFramed(messageSignal(id));
   if (!message) return null;
   const name = authorName(message);
   const streaming = message.status === "streaming" || message.status === "pending";

@@ -7,7 +7,8 @@ import { memo } from "preact/compat";
 import { useMemo } from "preact/hooks";
 import type { Message } from "../../api/types";
 import { Avatar } from "../../components/Avatar";
-import { Markdown } from "../../components/Markdown";
+import { Markdown, StreamingMarkdown } from "../../components/Markdown";
+import { useFramed } from "../../lib/framed";
 import { Time } from "../../components/Time";
 import { actionSignal, actionsOfTurn, approvals } from "../../state/activity";
 import { messageSignal } from "../../state/messages";
@@ -39,7 +40,7 @@ export function authorKind(message: Message): "human" | "agent" | "skipper" | "s
 
 function TurnState({ messageId }: { messageId: number }) {
   const view = turnOfReply(messageId).value;
-  const message = messageSignal(messageId)?.value;
+  const message = useFramed(messageSignal(messageId));
   if (!message) return null;
   const state = view?.turn.state;
   if (message.status === "pending" || state === "queued") {
@@ -84,9 +85,9 @@ function TurnWork({ messageId }: { messageId: number }) {
 }
 
 export const MessageItem = memo(function MessageItem({ id, compact = false }: { id: number; compact?: boolean }) {
-  const signal = messageSignal(id);
-  if (!signal) return null;
-  const message = signal.value;
+  // Drawn at most once a frame, however fast the reply streams.
+  const message = useFramed(messageSignal(id));
+  if (!message) return null;
   const kind = authorKind(message);
   const name = authorName(message);
   const isAgent = kind === "agent" || kind === "skipper";
@@ -107,7 +108,7 @@ export const MessageItem = memo(function MessageItem({ id, compact = false }: { 
           )}
         </div>
         {isAgent && <TurnWork messageId={id} />}
-        {message.content && <Markdown text={message.content} class={streaming ? "streaming" : undefined} />}
+        {message.content && (streaming ? <StreamingMarkdown text={message.content} class="streaming" /> : <Markdown text={message.content} />)}
         {isAgent && <TurnState messageId={id} />}
       </div>
     </div>
