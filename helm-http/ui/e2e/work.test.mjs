@@ -187,7 +187,8 @@ test("Skipper is called into a thread, answers there, and hands back", async () 
   await page.getByRole("link", { name: "Chat" }).click();
   await page.getByRole("button", { name: "Ask @skipper" }).click();
   const composer = page.getByLabel("Start a thread in #notes");
-  assert.equal(await composer.inputValue(), "@skipper ");
+  // The button fills the composer on its next render, not before click() returns.
+  await waitFor("the composer to hold @skipper", async () => (await composer.inputValue()) === "@skipper ");
   await composer.pressSequentially("please check whether cowsay may be installed here");
   await composer.press("Enter");
   const thread = page.getByRole("complementary", { name: /Thread: please check whether cowsay/ });
