@@ -43,6 +43,11 @@ const SUMMARY_SCAN_EVERY: Duration = Duration::from_secs(30);
 /// How long a thread whose summary failed waits before another try.
 const SUMMARY_RETRY_AFTER: Duration = Duration::from_secs(15 * 60);
 
+/// How long stopping a thread waits for its running turn to end. A turn
+/// ends at its next check (a model chunk, a tool call's end, a cancelled
+/// command killed), so this is a bound, not a pause.
+const STOP_WAIT: Duration = Duration::from_secs(5);
+
 /// Tunables of the turn engine.
 #[derive(Debug, Clone)]
 pub struct RuntimeOptions {
@@ -418,7 +423,9 @@ impl Runtime {
     }
 
     /// Stops the work of one thread: cancels its running turn and withdraws
-    /// its queued ones. Returns the turns affected.
+    /// its queued ones. Returns the turns affected, once the running turn
+    /// has ended `stopped` (or after `STOP_WAIT`), so a caller that reads the
+    /// thread next sees it stopped, not still streaming.
     pub(crate) async fn stop_thread(&self, thread: ThreadId, by: &str) -> Result<Vec<TurnId>> {
         let mut affected = Vec::new();
         {
@@ -431,6 +438,7 @@ impl Runtime {
                 affected.push(*id);
             }
         }
+        let running = affected.clone();
         for turn in self.store.thread_turns(thread).await? {
             if turn.state == TurnState::Queued && !affected.contains(&turn.id) {
                 let ended = self
@@ -452,7 +460,23 @@ impl Runtime {
                 }
             }
         }
+        self.wait_ended(&running, STOP_WAIT).await;
         Ok(affected)
+    }
+
+    /// Waits (up to `wait`) until none of `turns` is live any more.
+    async fn wait_ended(&self, turns: &[TurnId], wait: Duration) {
+        let deadline = tokio::time::Instant::now() + wait;
+        while tokio::time::Instant::now() < deadline {
+            let still = {
+                let live = self.lock_live();
+                turns.iter().any(|id| live.contains_key(id))
+            };
+            if !still {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
     }
 
     /// Cancels the live turns of `channel` (being archived or deleted) with
@@ -479,17 +503,7 @@ impl Runtime {
                 })
                 .collect()
         };
-        let deadline = tokio::time::Instant::now() + wait;
-        while tokio::time::Instant::now() < deadline {
-            let still = {
-                let live = self.lock_live();
-                cancelled.iter().any(|id| live.contains_key(id))
-            };
-            if !still {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+        self.wait_ended(&cancelled, wait).await;
         cancelled
     }
 
