@@ -11,7 +11,10 @@ import time
 from pathlib import Path
 
 SCRIPT = r'''
-import sys, threading, onehelm
+import signal, sys, threading, onehelm
+# A job started in the background (CI, `cmd &`) inherits SIGINT ignored, and
+# Python then never raises KeyboardInterrupt: restore what a terminal gives.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 started = threading.Event()
 
 class Stuck:
