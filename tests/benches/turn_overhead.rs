@@ -19,6 +19,7 @@ use helm_core::model::ChannelRef;
 use helm_core::provider::{
     ChatRequest, EventStream, Provider, Scripted, ScriptedReply, StreamEvent,
 };
+use helm_core::store::ChannelRecord;
 use helm_tests::TestHelm;
 
 /// Wraps the scripted model and notes when requests arrive and when the
@@ -105,7 +106,9 @@ fn fill_channel(
     Ok(())
 }
 
-async fn scenario(label: &str, history: usize, turns: usize) -> anyhow::Result<()> {
+/// A test Helm whose default model is a fresh `Timed`, and its channel
+/// `#launch`.
+async fn bench_channel() -> anyhow::Result<(TestHelm, Arc<Timed>, ChannelRecord)> {
     let t = TestHelm::new().await?;
     let timed = Arc::new(Timed {
         inner: Scripted::new(),
@@ -118,6 +121,11 @@ async fn scenario(label: &str, history: usize, turns: usize) -> anyhow::Result<(
         .helm
         .create_channel(&t.captain, "launch", "Bench channel.")
         .await?;
+    Ok((t, timed, record))
+}
+
+async fn scenario(label: &str, history: usize, turns: usize) -> anyhow::Result<()> {
+    let (t, timed, record) = bench_channel().await?;
     if history > 0 {
         fill_channel(
             &t.data_dir(),
@@ -218,18 +226,7 @@ fn fill_thread(
 /// messages (a fresh thread in an empty channel when 0). Returns the median
 /// in ms and the model calls per turn (turn calls, summary calls).
 async fn whole_turns(history: usize, turns: usize) -> anyhow::Result<(f64, f64, f64)> {
-    let t = TestHelm::new().await?;
-    let timed = Arc::new(Timed {
-        inner: Scripted::new(),
-        requested: Mutex::new(Vec::new()),
-        last_chunk: Arc::new(Mutex::new(Vec::new())),
-        summaries: Mutex::new(0),
-    });
-    t.use_provider("timed", timed.clone()).await?;
-    let record = t
-        .helm
-        .create_channel(&t.captain, "launch", "Bench channel.")
-        .await?;
+    let (t, timed, record) = bench_channel().await?;
     let mut thread = None;
     if history > 0 {
         thread = Some(helm_core::model::ThreadId(fill_thread(

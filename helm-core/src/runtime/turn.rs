@@ -107,7 +107,8 @@ pub(super) async fn drive(
     {
         tracing::warn!(turn = %turn.id, error = %e, "could not summarise a long thread");
     }
-    let messages: Vec<crate::model::Message> = tail.messages().cloned().collect();
+    let omitted = tail.omitted;
+    let messages = tail.into_messages();
     let thread = rt.store.thread(turn.thread_id).await?;
     let artifacts = rt
         .store
@@ -135,7 +136,7 @@ pub(super) async fn drive(
         own_agent: turn.agent_id,
         thread: &thread,
         transcript: &messages,
-        omitted: tail.omitted,
+        omitted,
         artifacts: &artifacts,
         recalled: &recalled,
         pinned: &pinned,

@@ -332,9 +332,6 @@ pub trait Store: Send + Sync + 'static {
         limit: usize,
     ) -> Result<Vec<ThreadId>>;
 
-    /// Whether a thread's summary covers its newest message.
-    async fn summary_is_current(&self, thread: ThreadId) -> Result<bool>;
-
     /// Calls Skipper into a thread: opens the call (record, visible note,
     /// Skipper's turn), or, when the thread has one open already, adds the
     /// reason to it visibly (the database allows one open call per thread).

@@ -384,9 +384,9 @@ impl ThreadTail {
         self.first.iter().chain(self.recent.iter())
     }
 
-    /// The newest message read.
-    pub fn last(&self) -> Option<&Message> {
-        self.recent.last().or(self.first.as_ref())
+    /// The messages read, in server order, taken out of the tail.
+    pub fn into_messages(self) -> Vec<Message> {
+        self.first.into_iter().chain(self.recent).collect()
     }
 
     /// The newest message in range, read or not (reading starts there).

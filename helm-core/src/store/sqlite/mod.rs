@@ -613,10 +613,6 @@ impl Store for SqliteStore {
             .await
     }
 
-    async fn summary_is_current(&self, thread: ThreadId) -> Result<bool> {
-        self.read(move |c| summaries::is_current(c, thread)).await
-    }
-
     async fn escalate(&self, escalation: NewEscalation) -> Result<Escalated> {
         self.write(move |tx| escalations::escalate(tx, escalation))
             .await

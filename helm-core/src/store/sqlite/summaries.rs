@@ -90,13 +90,3 @@ pub(super) fn due(conn: &Connection, idle_before: i64, limit: usize) -> Result<V
         .collect::<rusqlite::Result<Vec<ThreadId>>>()?;
     Ok(ids)
 }
-
-/// Whether the thread's newest summary covers its newest message.
-pub(super) fn is_current(conn: &Connection, thread: ThreadId) -> Result<bool> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT coalesce((SELECT max(last_message_id) FROM thread_summaries WHERE thread_id = ?1), 0) \
-             >= coalesce((SELECT max(id) FROM messages WHERE thread_id = ?1), 0)",
-        )?
-        .query_row([thread], |r| r.get(0))?)
-}
