@@ -88,6 +88,24 @@ impl Helm {
         self.inner.runtime.try_provider(config).await
     }
 
+    /// Like [`Helm::try_provider`], with the key itself (as a person pastes
+    /// it into a form before saving): the key is used for this test only
+    /// and kept nowhere after it.
+    pub async fn try_provider_with_key(
+        &self,
+        actor: &User,
+        config: &ProviderConfig,
+        api_key: &str,
+    ) -> Result<ProviderModels> {
+        may_manage_providers(actor)?;
+        let trial = self.inner.providers.trial_key(api_key)?;
+        let config = ProviderConfig {
+            api_key: Some(trial.reference()),
+            ..config.clone()
+        };
+        self.inner.runtime.try_provider(&config).await
+    }
+
     /// Like [`Helm::add_provider`], keeping `api_key` (the secret itself) as
     /// the provider's stored key: a file in the data root's `secrets/` that
     /// only the server's user can read; the configuration names it

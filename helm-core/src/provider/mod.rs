@@ -37,7 +37,7 @@ pub use anthropic::Anthropic;
 pub use http::HttpOptions;
 pub(crate) use http::build_http_client;
 pub use openai::OpenAiCompatible;
-pub use registry::{ApiKeyRef, Listed, ProviderConfig, ProviderKind, ProviderRegistry};
+pub use registry::{ApiKeyRef, Listed, ProviderConfig, ProviderKind, ProviderRegistry, TrialKey};
 #[cfg(feature = "test-support")]
 pub use scripted::{Scripted, ScriptedReply};
 

@@ -298,13 +298,7 @@ impl ProviderRegistry {
     /// Keeps `key` as the stored key of provider `name`: a file only the
     /// server's user may read, replaced atomically. Returns its reference.
     pub fn store_key(&self, name: &str, key: &str) -> Result<ApiKeyRef> {
-        let key = key.trim();
-        if key.is_empty() || key.chars().any(char::is_control) {
-            return Err(Error::invalid(
-                "API key",
-                "paste the key itself: one line, not empty",
-            ));
-        }
+        let key = pasted_key(key)?;
         let path = self.stored_key_path(name).ok_or_else(|| {
             Error::invalid(
                 "provider name",
@@ -316,6 +310,27 @@ impl ProviderRegistry {
             .ok_or_else(|| Error::Internal("the secrets directory has no parent".into()))?;
         write_secret(dir, &path, key)?;
         Ok(ApiKeyRef::Stored(name.to_string()))
+    }
+
+    /// Keeps `key` only while the returned [`TrialKey`] lives: for trying a
+    /// provider with a key before it is saved. The adapters read keys
+    /// through an [`ApiKeyRef`], so the key goes to a private file in the
+    /// secrets directory, never into a configuration that could be stored.
+    pub fn trial_key(&self, key: &str) -> Result<TrialKey> {
+        let key = pasted_key(key)?;
+        let dir = self.secrets.as_ref().ok_or_else(|| {
+            Error::invalid(
+                "API key",
+                "this server keeps no keys (it has no data root); name a variable or file instead",
+            )
+        })?;
+        let mut nonce = [0u8; 8];
+        getrandom::fill(&mut nonce)
+            .map_err(|e| Error::Internal(format!("no randomness for a trial key: {e}")))?;
+        let hex: String = nonce.iter().map(|b| format!("{b:02x}")).collect();
+        let path = dir.join(format!("trial-{hex}.key"));
+        write_secret(dir, &path, key)?;
+        Ok(TrialKey { path })
     }
 
     /// `config` with a `stored:` key turned into the file that holds it.
@@ -434,6 +449,37 @@ impl ProviderRegistry {
         built.insert(config.name.clone(), (config.clone(), adapter.clone()));
         Ok(adapter)
     }
+}
+
+/// A key kept for one connection test; its file is removed on drop.
+#[derive(Debug)]
+pub struct TrialKey {
+    path: std::path::PathBuf,
+}
+
+impl TrialKey {
+    /// The reference a configuration under test uses.
+    pub fn reference(&self) -> ApiKeyRef {
+        ApiKeyRef::File(self.path.clone())
+    }
+}
+
+impl Drop for TrialKey {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// A key as pasted: trimmed, one line, not empty.
+fn pasted_key(key: &str) -> Result<&str> {
+    let key = key.trim();
+    if key.is_empty() || key.chars().any(char::is_control) {
+        return Err(Error::invalid(
+            "API key",
+            "paste the key itself: one line, not empty",
+        ));
+    }
+    Ok(key)
 }
 
 /// Writes a secret file readable only by this process's user (the

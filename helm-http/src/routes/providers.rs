@@ -65,7 +65,8 @@ async fn provider_models(
 }
 
 /// Tries a provider configuration without saving it (Captain and admins):
-/// the same body as adding one (`make_default` is ignored). Answers what
+/// the same body as adding one (`make_default` is ignored; an `api_key` is
+/// used for this test and kept nowhere). Answers what
 /// it serves and whether its default model is among them; 502 when it
 /// cannot be reached or refuses its key, with the provider's reason.
 #[utoipa::path(post, path = "/api/providers/test", tag = "models", request_body = ProviderRequest,
@@ -77,10 +78,18 @@ async fn test_provider(
     caller: Caller,
     Body(request): Body<ProviderRequest>,
 ) -> ApiResult<Json<ProviderModels>> {
+    let api_key = request.api_key.clone();
     let config = config_of(request)?;
-    Ok(Json(
-        state.helm.try_provider(&caller.user, &config).await?.into(),
-    ))
+    let models = match api_key {
+        Some(key) => {
+            state
+                .helm
+                .try_provider_with_key(&caller.user, &config, &key)
+                .await?
+        }
+        None => state.helm.try_provider(&caller.user, &config).await?,
+    };
+    Ok(Json(models.into()))
 }
 
 /// Registered providers, without secrets.

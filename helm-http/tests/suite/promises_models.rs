@@ -354,6 +354,40 @@ async fn what_a_provider_serves_is_listed_and_a_configuration_is_tried_before_sa
     assert_eq!(tried["listed"], false, "{tried}");
     assert_eq!(tried["models"], json!([]));
 
+    // A key pasted into the form is tried as given, then kept nowhere.
+    let keyed = MockOpenAi::start().await?;
+    keyed.serve_models(&["gpt-k"]);
+    let (status, tried) = ada
+        .post(
+            "/api/providers/test",
+            json!({"name": "keyed", "kind": "openai", "base_url": keyed.base_url(),
+                   "api_key": "  sk-trial-123\n"}),
+        )
+        .await?;
+    assert_eq!(status, StatusCode::OK, "{tried}");
+    let sent = keyed.list_requests();
+    assert_eq!(
+        sent.last().and_then(|r| r.header("authorization")),
+        Some("Bearer sk-trial-123")
+    );
+    let secrets = served.api.t.data_dir().join("secrets");
+    let kept: Vec<_> = std::fs::read_dir(&secrets)
+        .map(|dir| dir.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(
+        kept.iter().all(|name| !name.to_string_lossy().contains("keyed")
+            && !name.to_string_lossy().starts_with("trial-")),
+        "{kept:?}"
+    );
+    let (status, failed) = ada
+        .post(
+            "/api/providers/test",
+            json!({"name": "keyed", "kind": "openai", "base_url": keyed.base_url(),
+                   "api_key": "two\nlines"}),
+        )
+        .await?;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{failed}");
+
     // A refused key and an unreachable server are upstream failures with
     // the provider's reason.
     let locked = MockOpenAi::start().await?;

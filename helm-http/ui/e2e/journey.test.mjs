@@ -63,6 +63,9 @@ test("first run: the Captain, a model, the computer, the workspace's name, then 
   await ada.getByLabel("Base URL", { exact: true }).fill(stack.mock.modelUrl);
   await ada.getByLabel("Default model", { exact: true }).fill("mock-model");
   await ada.getByLabel("API key").fill("sk-e2e-key");
+  // The connection test answers before anything is saved.
+  await ada.getByRole("button", { name: "Test connection" }).click();
+  await ada.getByRole("status").filter({ hasText: /^Connected/ }).waitFor();
   await expectNoAxeProblems(ada, "first run: the model");
   await photograph(ada, "02-first-run-model");
   await ada.getByRole("button", { name: "Connect and continue" }).click();

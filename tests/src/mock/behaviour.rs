@@ -281,7 +281,8 @@ impl Behaviour {
         self
     }
 
-    /// Waits this long before each streamed frame.
+    /// Paces the streamed frames this far apart: frame i leaves i × `delay`
+    /// after the stream starts, so the rate holds whatever each write costs.
     pub fn chunk_delay(mut self, delay: Duration) -> Self {
         self.chunk_delay = Some(delay);
         self

@@ -24,6 +24,7 @@ export type MemoryKind = S["MemoryKind"];
 export type Message = S["Message"];
 export type MessageStatus = S["MessageStatus"];
 export type Provider = S["Provider"];
+export type ProviderModels = S["ProviderModels"];
 export type RecallHit = S["RecallHit"];
 export type Role = S["Role"];
 export type Status = S["Status"];

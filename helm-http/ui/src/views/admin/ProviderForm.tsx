@@ -3,7 +3,7 @@
 // once; the server keeps it and never shows it again.
 import { useState } from "preact/hooks";
 import { api, describeError } from "../../api/client";
-import type { Provider } from "../../api/types";
+import type { Provider, ProviderModels } from "../../api/types";
 import { ErrorNote, Field } from "../../components/Field";
 
 type Kind = "openai" | "anthropic" | "ollama";
@@ -40,23 +40,42 @@ export function ProviderForm({
     setModel(PRESETS[next].model);
   };
 
+  /** The last test's finding, and the form it was for (an edit hides it). */
+  const [tested, setTested] = useState<{ form: string; text: string }>();
+
+  const body = () => ({
+    name: name.trim(),
+    kind: kind === "anthropic" ? ("anthropic" as const) : ("openai" as const),
+    base_url: url.trim(),
+    api_key: key.trim() || undefined,
+    default_model: model.trim() || undefined,
+    make_default: asDefault,
+  });
+
   const submit = async (e: Event) => {
     e.preventDefault();
     setBusy(true);
     setError(undefined);
     try {
-      const provider = await api.post("/api/providers", {
-        body: {
-          name: name.trim(),
-          kind: kind === "anthropic" ? "anthropic" : "openai",
-          base_url: url.trim(),
-          api_key: key.trim() || undefined,
-          default_model: model.trim() || undefined,
-          make_default: asDefault,
-        },
-      });
+      const provider = await api.post("/api/providers", { body: body() });
       setKey("");
       onSaved(provider);
+    } catch (err) {
+      setError(describeError(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  // Connects with what the form holds, before anything is saved (the key
+  // too is used for the test only), and says what the provider serves.
+  const test = async () => {
+    setBusy(true);
+    setError(undefined);
+    setTested(undefined);
+    try {
+      const found = await api.post("/api/providers/test", { body: body() });
+      setTested({ form: JSON.stringify(body()), text: describeModels(found) });
     } catch (err) {
       setError(describeError(err));
     } finally {
@@ -100,11 +119,28 @@ export function ProviderForm({
         </label>
       </details>
       <ErrorNote error={error} />
+      {tested && tested.form === JSON.stringify(body()) && (
+        <p class="ok-note" role="status">
+          {tested.text}
+        </p>
+      )}
       <div class="actions">
+        <button type="button" class="btn" disabled={busy || !url.trim()} onClick={test}>
+          Test connection
+        </button>
         <button type="submit" class="btn btn-primary" disabled={busy}>
-          {busy ? "Saving…" : submitLabel}
+          {busy ? "Working…" : submitLabel}
         </button>
       </div>
     </form>
   );
+}
+
+/** What a connection test found, in a sentence. */
+export function describeModels(found: ProviderModels): string {
+  const wanted = found.default_model ?? undefined;
+  if (!found.listed) return `Connected. This provider keeps no model list, so ${wanted ? `“${wanted}”` : "any model name"} is taken as given.`;
+  const count = `${found.models.length} model${found.models.length === 1 ? "" : "s"}`;
+  if (!wanted) return `Connected: it serves ${count}.`;
+  return found.default_served ? `Connected: it serves ${count}, including “${wanted}”.` : `Connected: it serves ${count}, but not “${wanted}”. Check the default model's name.`;
 }
