@@ -68,8 +68,12 @@ export function VirtualList<T>(props: VirtualListProps<T>) {
   const indexOf = useMemo(() => new Map(items.map((item, i) => [keyOf(item), i])), [items]);
   const latest = useRef({ items, keyOf, onNearTop, indexOf });
   latest.current = { items, keyOf, onNearTop, indexOf };
-  // The offsets, recomputed only when the items or a height changed.
-  const cached = useRef<{ items: readonly T[]; offsets: Float64Array } | null>(null);
+  // Each item's height by index, and the offsets summed from them: a height
+  // measured writes one slot and marks the sums stale, so a scroll that
+  // mounts items re-adds a typed array instead of looking up every key of
+  // a ten-thousand-item list again. Rebuilt from `heights` only when the
+  // items change.
+  const cached = useRef<{ items: readonly T[]; sizes: Float64Array; offsets: Float64Array; stale: boolean } | null>(null);
 
   /** Bumped whenever the offsets change; the anchor is restored only then. */
   const layoutVersion = useRef(0);
@@ -77,13 +81,21 @@ export function VirtualList<T>(props: VirtualListProps<T>) {
 
   const layout = useCallback(() => {
     const list = latest.current.items;
-    if (cached.current && cached.current.items === list) return cached.current.offsets;
-    layoutVersion.current += 1;
-    const key = latest.current.keyOf;
-    const offsets = new Float64Array(list.length + 1);
-    for (let i = 0; i < list.length; i++) offsets[i + 1] = offsets[i]! + (heights.current.get(key(list[i]!)) ?? estimate);
-    cached.current = { items: list, offsets };
-    return offsets;
+    let c = cached.current;
+    if (!c || c.items !== list) {
+      const key = latest.current.keyOf;
+      const sizes = new Float64Array(list.length);
+      for (let i = 0; i < list.length; i++) sizes[i] = heights.current.get(key(list[i]!)) ?? estimate;
+      c = { items: list, sizes, offsets: new Float64Array(list.length + 1), stale: true };
+      cached.current = c;
+    }
+    if (c.stale) {
+      layoutVersion.current += 1;
+      const { sizes, offsets } = c;
+      for (let i = 0; i < sizes.length; i++) offsets[i + 1] = offsets[i]! + sizes[i]!;
+      c.stale = false;
+    }
+    return c.offsets;
   }, [estimate]);
 
   // Kept by a ResizeObserver, so reading it never forces a layout.
@@ -233,13 +245,16 @@ export function VirtualList<T>(props: VirtualListProps<T>) {
           const k = el.dataset.numeric === "1" ? Number(key) : key;
           if (heights.current.get(k) !== height) {
             heights.current.set(k, height);
+            const c = cached.current;
+            const index = latest.current.indexOf.get(k);
+            if (c && c.items === latest.current.items && index !== undefined) {
+              c.sizes[index] = height;
+              c.stale = true;
+            }
             changed = true;
           }
         }
-        if (changed) {
-          cached.current = null;
-          schedule();
-        }
+        if (changed) schedule();
       }),
     [schedule],
   );
