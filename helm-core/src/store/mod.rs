@@ -9,6 +9,8 @@
 //! live channel names) are enforced by the database itself, not only here, so a
 //! caller that goes around the facade still cannot break them.
 
+#[cfg(feature = "postgres")]
+mod postgres;
 mod sqlite;
 mod types;
 
@@ -16,6 +18,8 @@ use async_trait::async_trait;
 use jiff::Timestamp;
 use tokio::sync::broadcast;
 
+#[cfg(feature = "postgres")]
+pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 pub use types::{
     Admission, AdmissionModel, AuditRecord, AuditVerification, Bootstrap, BootstrapPlan,

@@ -375,8 +375,9 @@ async fn what_a_provider_serves_is_listed_and_a_configuration_is_tried_before_sa
         .map(|dir| dir.flatten().map(|e| e.file_name()).collect())
         .unwrap_or_default();
     assert!(
-        kept.iter().all(|name| !name.to_string_lossy().contains("keyed")
-            && !name.to_string_lossy().starts_with("trial-")),
+        kept.iter()
+            .all(|name| !name.to_string_lossy().contains("keyed")
+                && !name.to_string_lossy().starts_with("trial-")),
         "{kept:?}"
     );
     let (status, failed) = ada

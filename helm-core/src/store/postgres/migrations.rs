@@ -1,0 +1,54 @@
+//! The PostgreSQL schema's migrations: SQL files applied in order, all in
+//! one transaction that holds an advisory lock, so that nodes starting
+//! together wait for each other and apply each migration once (DDL is
+//! transactional here: a failed migration leaves nothing behind).
+
+use tokio_postgres::Client;
+
+use super::failed;
+use crate::error::Result;
+
+/// Every migration, oldest first: (version, SQL).
+const MIGRATIONS: &[(i32, &str)] = &[(1, include_str!("migrations/001_foundation.sql"))];
+
+/// The advisory lock key migrations hold ("helm" in ASCII).
+const LOCK: i64 = 0x6865_6c6d;
+
+/// Brings the schema up to date.
+pub(super) async fn apply(client: &mut Client) -> Result<()> {
+    let tx = client
+        .transaction()
+        .await
+        .map_err(failed("starting the migrations"))?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&LOCK])
+        .await
+        .map_err(failed("waiting for the migration lock"))?;
+    tx.batch_execute(
+        "CREATE TABLE IF NOT EXISTS helm_migrations (
+             version  INTEGER PRIMARY KEY,
+             applied  BIGINT  NOT NULL
+         )",
+    )
+    .await
+    .map_err(failed("creating the migrations table"))?;
+    let applied: i32 = tx
+        .query_one("SELECT coalesce(max(version), 0) FROM helm_migrations", &[])
+        .await
+        .map_err(failed("reading the applied migrations"))?
+        .get(0);
+    for (version, sql) in MIGRATIONS.iter().filter(|(v, _)| *v > applied) {
+        tx.batch_execute(sql)
+            .await
+            .map_err(failed(format!("applying migration {version}")))?;
+        tx.execute(
+            "INSERT INTO helm_migrations (version, applied)
+             VALUES ($1, (extract(epoch FROM clock_timestamp()) * 1000)::BIGINT)",
+            &[version],
+        )
+        .await
+        .map_err(failed(format!("recording migration {version}")))?;
+    }
+    tx.commit()
+        .await
+        .map_err(failed("committing the migrations"))
+}

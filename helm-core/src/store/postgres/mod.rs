@@ -1,0 +1,127 @@
+//! `PostgresStore`: Helm's state in PostgreSQL, for several helm-http nodes
+//! sharing one database (issue 17, stage 2).
+//!
+//! What is here so far: the connection pool, the schema (the same tables
+//! and database-enforced invariants as the SQLite store) and its
+//! migrations, applied once however many nodes start at the same time. The
+//! `Store` areas are implemented on top of this, area by area; until they
+//! all are, a `postgres://` store URL is refused where a store is chosen.
+//!
+//! Requires PostgreSQL 15 or newer (`UNIQUE NULLS NOT DISTINCT`).
+
+mod migrations;
+
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use tokio_postgres::NoTls;
+
+use crate::error::{Error, Result};
+
+/// Connections per node: a node's writes are short transactions, and a
+/// listener for event doorbells takes one more of its own.
+const POOL_SIZE: usize = 16;
+
+/// Helm's state in a PostgreSQL database.
+#[derive(Clone)]
+pub struct PostgresStore {
+    pool: Pool,
+}
+
+impl std::fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresStore").finish_non_exhaustive()
+    }
+}
+
+impl PostgresStore {
+    /// Connects to `url` (`postgres://user[:password]@host[:port]/database`)
+    /// and brings its schema up to date. The database must exist; Helm's
+    /// tables are created in it on first connect.
+    pub async fn connect(url: &str) -> Result<Self> {
+        let config: tokio_postgres::Config = url.parse().map_err(|e| {
+            Error::invalid(
+                "store URL",
+                format!("{} is not a PostgreSQL connection URL: {e}", redacted(url)),
+            )
+        })?;
+        let manager = Manager::from_config(
+            config,
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(POOL_SIZE)
+            .build()
+            .map_err(|e| Error::store("building the PostgreSQL pool", e))?;
+        let store = PostgresStore { pool };
+        let mut client = store.client().await?;
+        migrations::apply(&mut client).await?;
+        Ok(store)
+    }
+
+    /// A pooled connection.
+    pub(crate) async fn client(&self) -> Result<deadpool_postgres::Client> {
+        self.pool
+            .get()
+            .await
+            .map_err(|e| Error::store("connecting to PostgreSQL", e))
+    }
+
+    /// The schema version the database is at.
+    pub async fn schema_version(&self) -> Result<i32> {
+        let client = self.client().await?;
+        let row = client
+            .query_one("SELECT coalesce(max(version), 0) FROM helm_migrations", &[])
+            .await
+            .map_err(failed("reading the schema version"))?;
+        Ok(row.get(0))
+    }
+}
+
+/// `url` without its password, for error messages.
+fn redacted(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let userinfo = &url[scheme + 3..at];
+            let user = userinfo.split(':').next().unwrap_or_default();
+            format!("{}{user}@{}", &url[..scheme + 3], &url[at + 1..])
+        }
+        _ => url.to_string(),
+    }
+}
+
+/// Maps a PostgreSQL error to a store error saying what was being done and,
+/// for an error the server raised, its own message (tokio-postgres's
+/// display is only "db error").
+pub(crate) fn failed(
+    context: impl std::fmt::Display,
+) -> impl FnOnce(tokio_postgres::Error) -> Error {
+    move |e| {
+        let message = match e.as_db_error() {
+            Some(db) => match db.detail() {
+                Some(detail) => format!("{context}: {} ({detail})", db.message()),
+                None => format!("{context}: {}", db.message()),
+            },
+            None => format!("{context}: {e}"),
+        };
+        Error::Store {
+            message,
+            source: Some(Box::new(e)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redacted;
+
+    #[test]
+    fn a_url_in_an_error_has_no_password() {
+        assert_eq!(
+            redacted("postgres://helm:s3cret@db:5432/helm"),
+            "postgres://helm@db:5432/helm"
+        );
+        assert_eq!(redacted("postgres://db/helm"), "postgres://db/helm");
+    }
+}

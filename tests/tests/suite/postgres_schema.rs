@@ -1,0 +1,243 @@
+//! The PostgreSQL store's schema on a real, throwaway cluster: migrations
+//! apply once however many nodes connect at the same time, the database
+//! itself refuses what the product forbids, and event numbers follow
+//! commit order.
+
+use helm_core::store::PostgresStore;
+use helm_tests::postgres::fresh_database;
+use tokio_postgres::{Client, NoTls};
+
+async fn connect(url: &str) -> anyhow::Result<Client> {
+    let (client, connection) = tokio_postgres::connect(url, NoTls).await?;
+    tokio::spawn(connection);
+    Ok(client)
+}
+
+/// A client error with the server's own message (tokio-postgres shows
+/// only "db error").
+fn pg(e: tokio_postgres::Error) -> anyhow::Error {
+    match e.as_db_error() {
+        Some(db) => anyhow::anyhow!("{}: {}", db.code().code(), db.message()),
+        None => anyhow::anyhow!(e),
+    }
+}
+
+/// The SQL error's own message, for asserting what the database refused.
+async fn refused(client: &Client, sql: &str) -> String {
+    match client.batch_execute(sql).await {
+        Ok(()) => format!("accepted: {sql}"),
+        Err(e) => e
+            .as_db_error()
+            .map(|db| db.message().to_string())
+            .unwrap_or_else(|| e.to_string()),
+    }
+}
+
+#[tokio::test]
+async fn nodes_starting_together_apply_the_schema_once() -> anyhow::Result<()> {
+    let url = fresh_database().await?;
+    let (a, b, c) = tokio::join!(
+        PostgresStore::connect(&url),
+        PostgresStore::connect(&url),
+        PostgresStore::connect(&url)
+    );
+    for store in [a?, b?, c?] {
+        assert_eq!(store.schema_version().await?, 1);
+    }
+    let client = connect(&url).await?;
+    let rows = client
+        .query("SELECT version FROM helm_migrations", &[])
+        .await?;
+    assert_eq!(rows.len(), 1, "each migration is recorded once");
+    // Connecting again later changes nothing.
+    PostgresStore::connect(&url).await?;
+    let tables: i64 = client
+        .query_one(
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'",
+            &[],
+        )
+        .await?
+        .get(0);
+    assert!(tables >= 30, "{tables} tables");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_bad_store_url_says_what_is_wrong_without_the_password() -> anyhow::Result<()> {
+    let err = PostgresStore::connect("postgres://helm:hunter2@127.0.0.1:notaport/helm")
+        .await
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(err.contains("not a PostgreSQL connection URL"), "{err}");
+    assert!(!err.contains("hunter2"), "{err}");
+    let err = PostgresStore::connect("postgres://helm@127.0.0.1:9/helm")
+        .await
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(err.contains("connecting to PostgreSQL"), "{err}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_database_refuses_what_the_product_forbids() -> anyhow::Result<()> {
+    let url = fresh_database().await?;
+    PostgresStore::connect(&url).await?;
+    let db = connect(&url).await?;
+    db.batch_execute(
+        "INSERT INTO workspaces (id, name, created) VALUES (1, 'acme', 0);
+         INSERT INTO users (id, workspace_id, name, display_name, role, created)
+             VALUES (1, 1, 'ada', 'Ada', 'captain', 0);
+         INSERT INTO channels (id, workspace_id, name, purpose, kind, status, created_by,
+                               created, status_changed)
+             VALUES (1, 1, 'main', 'home', 'home', 'active', 1, 0, 0),
+                    (2, 1, 'launch', 'ship it', 'agent', 'active', 1, 0, 0);
+         INSERT INTO agents (id, workspace_id, kind, name, display_name, status, created)
+             VALUES (1, 1, 'skipper', 'skipper', 'Skipper', 'ready', 0),
+                    (2, 1, 'channel', 'launch-agent', 'Launch', 'ready', 0),
+                    (3, 1, 'channel', 'spare', 'Spare', 'ready', 0);
+         INSERT INTO agent_channels (agent_id, channel_id, bound_at) VALUES (2, 2, 0);",
+    )
+    .await?;
+
+    let unique = "duplicate key value violates unique constraint";
+    let cases = [
+        (
+            "INSERT INTO users (workspace_id, name, display_name, role, created)
+                 VALUES (1, 'grace', 'Grace', 'captain', 0)",
+            unique,
+        ),
+        (
+            "INSERT INTO agents (workspace_id, kind, name, display_name, status, created)
+                 VALUES (1, 'skipper', 'skipper2', 'Skipper', 'ready', 0)",
+            unique,
+        ),
+        (
+            "INSERT INTO agent_channels (agent_id, channel_id, bound_at) VALUES (3, 2, 0)",
+            unique,
+        ),
+        (
+            "INSERT INTO agent_channels (agent_id, channel_id, bound_at) VALUES (1, 1, 0)",
+            "only a channel agent can be bound",
+        ),
+        (
+            "INSERT INTO channels (workspace_id, name, purpose, kind, status, created_by,
+                                   created, status_changed)
+                 VALUES (1, 'launch', 'again', 'agent', 'active', 1, 0, 0)",
+            unique,
+        ),
+        (
+            "UPDATE channels SET status = 'archived' WHERE id = 1",
+            "cannot be archived",
+        ),
+        ("DELETE FROM channels WHERE id = 1", "cannot be deleted"),
+        (
+            "DELETE FROM agents WHERE id = 1",
+            "Skipper cannot be removed",
+        ),
+        (
+            "UPDATE agents SET status = 'paused' WHERE id = 1",
+            "Skipper cannot be paused",
+        ),
+        (
+            "UPDATE agent_channels SET bound_at = 1",
+            "binding cannot change",
+        ),
+        (
+            "INSERT INTO agent_profiles (agent_id, purpose, workspace_ref, memory_namespace,
+                                         capability_policy, updated)
+                 VALUES (2, 'p', 'w', 'm', '{not json', 0)",
+            "violates check constraint",
+        ),
+    ];
+    for (sql, expected) in cases {
+        let message = refused(&db, sql).await;
+        assert!(message.contains(expected), "{sql}\n→ {message}");
+    }
+
+    // An archived channel keeps its name; a deleted one frees it.
+    db.batch_execute("UPDATE channels SET status = 'archived' WHERE id = 2")
+        .await?;
+    let message = refused(
+        &db,
+        "INSERT INTO channels (workspace_id, name, purpose, kind, status, created_by,
+                               created, status_changed)
+             VALUES (1, 'launch', 'again', 'agent', 'active', 1, 0, 0)",
+    )
+    .await;
+    assert!(message.contains(unique), "{message}");
+    db.batch_execute("DELETE FROM channels WHERE id = 2")
+        .await?;
+    db.batch_execute(
+        "INSERT INTO channels (workspace_id, name, purpose, kind, status, created_by,
+                               created, status_changed)
+             VALUES (1, 'launch', 'again', 'agent', 'active', 1, 0, 0)",
+    )
+    .await?;
+
+    // The audit log is append-only.
+    db.batch_execute(
+        "INSERT INTO audit_log (at, action, input_summary, outcome, prev_hash, hash)
+             VALUES (0, 'exec', 'ls', 'ok', '', 'h1')",
+    )
+    .await?;
+    let message = refused(&db, "UPDATE audit_log SET outcome = 'denied'").await;
+    assert!(message.contains("append-only"), "{message}");
+    let message = refused(&db, "DELETE FROM audit_log").await;
+    assert!(message.contains("append-only"), "{message}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn event_numbers_follow_commit_order() -> anyhow::Result<()> {
+    let url = fresh_database().await?;
+    PostgresStore::connect(&url).await?;
+    let mut first = connect(&url).await?;
+    let mut second = connect(&url).await?;
+    let take = "UPDATE event_counter SET last = last + 1 RETURNING last";
+
+    // The first writer takes a number and holds its transaction open.
+    let a = first.transaction().await.map_err(pg)?;
+    let a_seq: i64 = a.query_one(take, &[]).await.map_err(pg)?.get(0);
+
+    // The second writer's turn for a number waits until the first commits…
+    let waiting = tokio::spawn(async move {
+        let b = second.transaction().await.map_err(pg)?;
+        let seq: i64 = b.query_one(take, &[]).await.map_err(pg)?.get(0);
+        b.execute(
+            "INSERT INTO events (seq, type, payload, created) VALUES ($1, 'b', '{}', 0)",
+            &[&seq],
+        )
+        .await
+        .map_err(pg)?;
+        b.commit().await.map_err(pg)?;
+        anyhow::Ok(seq)
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    assert!(
+        !waiting.is_finished(),
+        "the second writer must wait for the counter row"
+    );
+    a.execute(
+        "INSERT INTO events (seq, type, payload, created) VALUES ($1, 'a', '{}', 0)",
+        &[&a_seq],
+    )
+    .await
+    .map_err(pg)?;
+    a.commit().await.map_err(pg)?;
+
+    // …so it gets the next number, and a reader that saw it saw the first too.
+    let b_seq = waiting.await??;
+    assert_eq!(b_seq, a_seq + 1);
+    let reader = connect(&url).await?;
+    let seqs: Vec<i64> = reader
+        .query("SELECT seq FROM events ORDER BY seq", &[])
+        .await
+        .map_err(pg)?
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(seqs, [a_seq, b_seq]);
+    Ok(())
+}
