@@ -3,7 +3,7 @@ mod escapes;
 mod journey;
 mod mcp_client;
 mod memory;
-mod postgres_schema;
+mod postgres_store;
 mod provider_kit;
 mod providers_anthropic;
 mod providers_openai;

@@ -9,12 +9,22 @@
 //!
 //! Requires PostgreSQL 15 or newer (`UNIQUE NULLS NOT DISTINCT`).
 
+mod events;
 mod migrations;
 
+use std::sync::Arc;
+
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use tokio::sync::broadcast;
 use tokio_postgres::NoTls;
+use tokio_util::sync::{CancellationToken, DropGuard};
 
 use crate::error::{Error, Result};
+use crate::events::Event;
+
+/// How many live events a slow subscriber may fall behind before it lags
+/// (and resumes from the durable log).
+const LIVE_CAPACITY: usize = 4096;
 
 /// Connections per node: a node's writes are short transactions, and a
 /// listener for event doorbells takes one more of its own.
@@ -24,6 +34,9 @@ const POOL_SIZE: usize = 16;
 #[derive(Clone)]
 pub struct PostgresStore {
     pool: Pool,
+    live: broadcast::Sender<Event>,
+    /// Stops this node's event feed when the last clone of the store goes.
+    _feed: Arc<DropGuard>,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -44,7 +57,7 @@ impl PostgresStore {
             )
         })?;
         let manager = Manager::from_config(
-            config,
+            config.clone(),
             NoTls,
             ManagerConfig {
                 recycling_method: RecyclingMethod::Fast,
@@ -54,10 +67,36 @@ impl PostgresStore {
             .max_size(POOL_SIZE)
             .build()
             .map_err(|e| Error::store("building the PostgreSQL pool", e))?;
-        let store = PostgresStore { pool };
-        let mut client = store.client().await?;
+        let mut client = pool
+            .get()
+            .await
+            .map_err(|e| Error::store("connecting to PostgreSQL", e))?;
         migrations::apply(&mut client).await?;
-        Ok(store)
+        // The feed starts after what is already committed: a subscriber
+        // catches up on older events with `events_after` (subscribe first).
+        let last = events::last(&**client).await?;
+        drop(client);
+        let (live, _) = broadcast::channel(LIVE_CAPACITY);
+        let stop = CancellationToken::new();
+        tokio::spawn(events::feed(config, last, live.clone(), stop.clone()));
+        Ok(PostgresStore {
+            pool,
+            live,
+            _feed: Arc::new(stop.drop_guard()),
+        })
+    }
+
+    /// Live events as they are committed, by any node, in `seq` order.
+    /// Subscribe before reading [`PostgresStore::events_after`] to resume
+    /// without a gap.
+    pub fn subscribe(&self) -> broadcast::Receiver<Event> {
+        self.live.subscribe()
+    }
+
+    /// Durable events with `seq > after`, oldest first, at most `limit`.
+    pub async fn events_after(&self, after: u64, limit: usize) -> Result<Vec<Event>> {
+        let client = self.client().await?;
+        events::after(&**client, after, limit.min(i64::MAX as usize) as i64).await
     }
 
     /// A pooled connection.

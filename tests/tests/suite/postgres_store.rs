@@ -1,7 +1,7 @@
-//! The PostgreSQL store's schema on a real, throwaway cluster: migrations
+//! The PostgreSQL store on a real, throwaway cluster: migrations
 //! apply once however many nodes connect at the same time, the database
 //! itself refuses what the product forbids, and event numbers follow
-//! commit order.
+//! commit order and reach every node (the doorbell and the catch-up).
 
 use helm_core::store::PostgresStore;
 use helm_tests::postgres::fresh_database;
@@ -239,5 +239,85 @@ async fn event_numbers_follow_commit_order() -> anyhow::Result<()> {
         .map(|r| r.get(0))
         .collect();
     assert_eq!(seqs, [a_seq, b_seq]);
+    Ok(())
+}
+
+/// Writes one event as a store on any node does: a number from the counter
+/// row, the row, and the doorbell, in one transaction.
+async fn write_event(client: &mut Client, name: &str) -> anyhow::Result<u64> {
+    let tx = client.transaction().await.map_err(pg)?;
+    let seq: i64 = tx
+        .query_one(
+            "UPDATE event_counter SET last = last + 1 WHERE id = 1 RETURNING last",
+            &[],
+        )
+        .await
+        .map_err(pg)?
+        .get(0);
+    let payload = serde_json::json!({"type": "channel.deleted", "id": 7, "name": name});
+    tx.execute(
+        "INSERT INTO events (seq, channel_id, type, payload, created)
+         VALUES ($1, 7, 'channel.deleted', $2, 0)",
+        &[&seq, &payload.to_string()],
+    )
+    .await
+    .map_err(pg)?;
+    tx.execute("SELECT pg_notify('helm_events', '')", &[])
+        .await
+        .map_err(pg)?;
+    tx.commit().await.map_err(pg)?;
+    Ok(seq as u64)
+}
+
+async fn next_name(
+    live: &mut tokio::sync::broadcast::Receiver<helm_core::events::Event>,
+) -> anyhow::Result<(u64, String)> {
+    let event = tokio::time::timeout(std::time::Duration::from_secs(10), live.recv()).await??;
+    match event.body {
+        helm_core::events::EventBody::ChannelDeleted { name, .. } => Ok((event.seq, name)),
+        other => anyhow::bail!("unexpected event {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_node_hears_what_another_committed_and_catches_up_after_losing_its_listener()
+-> anyhow::Result<()> {
+    let url = fresh_database().await?;
+    let mut writer = connect(&url).await?;
+    // An event from before the node started is not live; the log has it.
+    PostgresStore::connect(&url).await?;
+    let before = write_event(&mut writer, "before").await?;
+    let node = PostgresStore::connect(&url).await?;
+    let mut live = node.subscribe();
+    assert_eq!(node.events_after(0, 10).await?.len(), 1);
+
+    // Another node's commit reaches this node live, in order.
+    let one = write_event(&mut writer, "one").await?;
+    let two = write_event(&mut writer, "two").await?;
+    assert_eq!(next_name(&mut live).await?, (one, "one".to_string()));
+    assert_eq!(next_name(&mut live).await?, (two, "two".to_string()));
+    assert!(before < one);
+
+    // The node's listener connection is cut; what commits meanwhile (its
+    // doorbell rung to nobody) still arrives, once, after it reconnects.
+    let admin = connect(&url).await?;
+    let cut: i64 = admin
+        .query_one(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+             WHERE application_name = 'helm-event-listener'",
+            &[],
+        )
+        .await
+        .map_err(pg)?
+        .get(0);
+    assert!(cut >= 1, "the listener was found and cut");
+    let three = write_event(&mut writer, "three").await?;
+    assert_eq!(next_name(&mut live).await?, (three, "three".to_string()));
+    let four = write_event(&mut writer, "four").await?;
+    assert_eq!(next_name(&mut live).await?, (four, "four".to_string()));
+    assert!(
+        live.try_recv().is_err(),
+        "nothing is delivered twice after a reconnect"
+    );
     Ok(())
 }

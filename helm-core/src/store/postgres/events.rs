@@ -1,0 +1,218 @@
+//! The durable event log on PostgreSQL, and each node's live feed of it.
+//!
+//! A writer numbers its events from the one counter row (see the schema:
+//! numbers follow commit order) and rings a doorbell, `NOTIFY helm_events`,
+//! which PostgreSQL delivers when the transaction commits. The doorbell
+//! carries nothing: notifications are lost while a listener is
+//! disconnected, so every node reads the log itself, `seq > last`, when
+//! the bell rings, every [`POLL`] regardless, and after every reconnect.
+//! Local writes come back through the same path, so each node sees one
+//! gap-free sequence whichever node wrote.
+
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use jiff::Timestamp;
+use tokio::sync::{broadcast, mpsc};
+use tokio_postgres::{AsyncMessage, Client, GenericClient, NoTls};
+use tokio_util::sync::CancellationToken;
+
+use super::failed;
+use crate::error::{Error, Result};
+use crate::events::{Event, EventBody};
+use crate::model::ChannelId;
+
+/// The notification channel writers ring.
+pub(crate) const DOORBELL: &str = "helm_events";
+
+/// The listener connection's application name.
+pub(crate) const LISTENER_NAME: &str = "helm-event-listener";
+
+/// How often a node reads the log with no doorbell (a lost notification
+/// costs at most this much delay).
+const POLL: Duration = Duration::from_secs(2);
+
+/// How long a node waits before connecting its listener again.
+const RECONNECT: Duration = Duration::from_millis(500);
+
+/// Events read per catch-up query.
+const PAGE: i64 = 500;
+
+/// Appends one event inside the caller's transaction and rings the doorbell
+/// (delivered at commit). Holds the counter row until that commit.
+// Called by the store areas' writes as they land on PostgreSQL (issue 17,
+// stage 2); the feed's tests write events with this same SQL meanwhile.
+#[allow(dead_code)]
+pub(crate) async fn append(
+    tx: &impl GenericClient,
+    channel_id: Option<ChannelId>,
+    body: EventBody,
+) -> Result<Event> {
+    let at = Timestamp::now()
+        .round(jiff::Unit::Millisecond)
+        .unwrap_or_else(|_| Timestamp::now());
+    let payload = serde_json::to_string(&body)
+        .map_err(|e| Error::Internal(format!("event does not serialise: {e}")))?;
+    let seq: i64 = tx
+        .query_one(
+            "UPDATE event_counter SET last = last + 1 WHERE id = 1 RETURNING last",
+            &[],
+        )
+        .await
+        .map_err(failed("numbering an event"))?
+        .get(0);
+    tx.execute(
+        "INSERT INTO events (seq, channel_id, type, payload, created) VALUES ($1, $2, $3, $4, $5)",
+        &[
+            &seq,
+            &channel_id.map(ChannelId::get),
+            &body.type_name(),
+            &payload,
+            &at.as_millisecond(),
+        ],
+    )
+    .await
+    .map_err(failed("writing an event"))?;
+    tx.execute("SELECT pg_notify($1, '')", &[&DOORBELL])
+        .await
+        .map_err(failed("ringing the event doorbell"))?;
+    Ok(Event {
+        seq: seq as u64,
+        at,
+        channel_id,
+        body,
+    })
+}
+
+/// Events with `seq > after`, oldest first, at most `limit`.
+pub(crate) async fn after(
+    client: &impl GenericClient,
+    after: u64,
+    limit: i64,
+) -> Result<Vec<Event>> {
+    let rows = client
+        .query(
+            "SELECT seq, created, channel_id, payload FROM events
+             WHERE seq > $1 ORDER BY seq LIMIT $2",
+            &[&(after as i64), &limit],
+        )
+        .await
+        .map_err(failed("reading the event log"))?;
+    rows.iter()
+        .map(|row| {
+            let seq: i64 = row.get(0);
+            let created: i64 = row.get(1);
+            let payload: String = row.get(3);
+            let body: EventBody = serde_json::from_str(&payload).map_err(|e| {
+                Error::store(format_args!("event {seq} in the log cannot be read"), e)
+            })?;
+            Ok(Event {
+                seq: seq as u64,
+                at: Timestamp::from_millisecond(created)
+                    .map_err(|e| Error::store(format_args!("event {seq}'s time"), e))?,
+                channel_id: row.get::<_, Option<i64>>(2).map(ChannelId),
+                body,
+            })
+        })
+        .collect()
+}
+
+/// The newest event number committed.
+pub(crate) async fn last(client: &impl GenericClient) -> Result<u64> {
+    let seq: i64 = client
+        .query_one("SELECT coalesce(max(seq), 0) FROM events", &[])
+        .await
+        .map_err(failed("reading the newest event"))?
+        .get(0);
+    Ok(seq as u64)
+}
+
+/// Runs a node's live feed until `stop` is cancelled (the store dropped):
+/// listens for the doorbell on a connection of its own (a pooled one
+/// cannot hold `LISTEN`), and publishes what the log gained on `live`.
+pub(crate) async fn feed(
+    config: tokio_postgres::Config,
+    mut last: u64,
+    live: broadcast::Sender<Event>,
+    stop: CancellationToken,
+) {
+    loop {
+        tokio::select! {
+            () = stop.cancelled() => return,
+            ended = listen(&config, &mut last, &live) => {
+                if let Err(e) = ended {
+                    tracing::warn!(error = %e, "event feed: the listener failed; reconnecting");
+                }
+            }
+        }
+        tokio::select! {
+            () = stop.cancelled() => return,
+            () = tokio::time::sleep(RECONNECT) => {}
+        }
+    }
+}
+
+async fn listen(
+    config: &tokio_postgres::Config,
+    last: &mut u64,
+    live: &broadcast::Sender<Event>,
+) -> Result<()> {
+    // Named, so an operator can tell a node's listener in pg_stat_activity.
+    let mut config = config.clone();
+    config.application_name(LISTENER_NAME);
+    let (client, mut connection) = config
+        .connect(NoTls)
+        .await
+        .map_err(failed("connecting the event listener"))?;
+    let (bell, mut rings) = mpsc::channel::<()>(1);
+    let driver = tokio::spawn(async move {
+        let mut messages = futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));
+        while let Some(message) = messages.next().await {
+            match message {
+                Ok(AsyncMessage::Notification(_)) => {
+                    // A full bell already means "read the log".
+                    let _ = bell.try_send(());
+                }
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+    });
+    client
+        .batch_execute(&format!("LISTEN {DOORBELL}"))
+        .await
+        .map_err(failed("listening for events"))?;
+    // Whatever committed while this node was not listening.
+    catch_up(&client, last, live).await?;
+    loop {
+        tokio::select! {
+            rang = rings.recv() => {
+                // The connection ended (its driver dropped the bell).
+                if rang.is_none() {
+                    return Ok(());
+                }
+            }
+            () = tokio::time::sleep(POLL) => {}
+        }
+        if client.is_closed() {
+            driver.abort();
+            return Ok(());
+        }
+        catch_up(&client, last, live).await?;
+    }
+}
+
+async fn catch_up(client: &Client, last: &mut u64, live: &broadcast::Sender<Event>) -> Result<()> {
+    loop {
+        let page = after(client, *last, PAGE).await?;
+        let full = page.len() as i64 == PAGE;
+        for event in page {
+            *last = event.seq;
+            // No receivers is fine: nobody is listening live.
+            let _ = live.send(event);
+        }
+        if !full {
+            return Ok(());
+        }
+    }
+}
