@@ -1,0 +1,29 @@
+//! The [`EventStore`] port: the durable records: the event log with its live feed, and the audit log.
+
+use async_trait::async_trait;
+
+use crate::error::Result;
+use crate::events::Event;
+use crate::model::{AuditEntry, ChannelId};
+use crate::store::types::{AuditRecord, AuditVerification};
+use tokio::sync::broadcast;
+
+/// The durable records: the event log with its live feed, and the audit log.
+#[async_trait]
+pub trait EventStore: Send + Sync + 'static {
+    /// Durable events with `seq > after`, oldest first, at most `limit`.
+    async fn events_after(&self, after: u64, limit: usize) -> Result<Vec<Event>>;
+
+    /// Live events as they are committed, in `seq` order. Subscribe before
+    /// reading [`EventStore::events_after`] to resume without a gap.
+    fn subscribe(&self) -> broadcast::Receiver<Event>;
+
+    /// Appends to the audit log.
+    async fn audit(&self, entry: AuditRecord) -> Result<()>;
+
+    /// The newest `limit` audit rows (of one channel, or all), oldest first.
+    async fn audit_log(&self, channel: Option<ChannelId>, limit: usize) -> Result<Vec<AuditEntry>>;
+
+    /// Checks the audit log's hash chain.
+    async fn verify_audit(&self) -> Result<AuditVerification>;
+}
