@@ -24,6 +24,7 @@
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod audit;
 pub mod auth;
 pub mod config;
 pub mod error;

@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use crate::error::Result;
 use crate::events::Event;
 use crate::model::{AuditEntry, ChannelId};
-use crate::store::types::{AuditRecord, AuditVerification};
+use crate::store::types::AuditRecord;
 use tokio::sync::broadcast;
 
 /// The durable records: the event log with its live feed, and the audit log.
@@ -24,6 +24,11 @@ pub trait EventStore: Send + Sync + 'static {
     /// The newest `limit` audit rows (of one channel, or all), oldest first.
     async fn audit_log(&self, channel: Option<ChannelId>, limit: usize) -> Result<Vec<AuditEntry>>;
 
-    /// Checks the audit log's hash chain.
-    async fn verify_audit(&self) -> Result<AuditVerification>;
+    /// Up to `limit` audit rows with ids above `after`, in id order, as
+    /// stored: [`crate::audit::verify`] checks their hash chain.
+    async fn audit_chain(&self, after: i64, limit: usize) -> Result<Vec<AuditEntry>>;
+
+    /// The highest audit row id ever given out, even if that row is gone
+    /// (so rows removed from the end of the log can be told).
+    async fn audit_head(&self) -> Result<i64>;
 }

@@ -1,6 +1,7 @@
 //! The [`ThreadStore`] port: threads and their messages: posting, reading back (pages, tails, the feed), read markers and session summaries.
 
 use async_trait::async_trait;
+use jiff::Timestamp;
 
 use crate::error::Result;
 use crate::model::{
@@ -109,4 +110,7 @@ pub trait ThreadStore: Send + Sync + 'static {
         idle_before: i64,
         limit: usize,
     ) -> Result<Vec<ThreadId>>;
+
+    /// When a person last wrote in a thread (its newest human message).
+    async fn last_human_post_at(&self, thread: ThreadId) -> Result<Option<Timestamp>>;
 }

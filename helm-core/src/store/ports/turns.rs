@@ -1,6 +1,7 @@
 //! The [`TurnStore`] port: turns and the work they do: the queue, claiming, streaming, ending, the tool journal and the artifacts tools leave.
 
 use async_trait::async_trait;
+use jiff::Timestamp;
 
 use crate::error::Result;
 use crate::model::{
@@ -48,8 +49,11 @@ pub trait TurnStore: Send + Sync + 'static {
     /// were marked interrupted.
     async fn repair_after_stop(&self) -> Result<Repaired>;
 
-    /// Turns an agent woke (hop > 0) in a thread since a person last wrote there.
-    async fn agent_turns_since_human(&self, thread: ThreadId) -> Result<u32>;
+    /// The hop of each of a thread's turns admitted at or after `since`
+    /// (of all its turns with `None`), oldest first. The rails count the
+    /// agent-woken ones (hop > 0) since a person last wrote.
+    async fn turn_hops_since(&self, thread: ThreadId, since: Option<Timestamp>)
+    -> Result<Vec<u32>>;
 
     /// Journals the start of a tool call.
     async fn start_tool_action(&self, action: NewToolAction) -> Result<ToolAction>;

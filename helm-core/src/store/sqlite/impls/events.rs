@@ -8,7 +8,7 @@ use crate::error::Result;
 use crate::events::Event;
 use crate::model::{AuditEntry, ChannelId};
 use crate::store::EventStore;
-use crate::store::types::{AuditRecord, AuditVerification};
+use crate::store::types::AuditRecord;
 use tokio::sync::broadcast;
 
 #[async_trait]
@@ -43,7 +43,11 @@ impl EventStore for SqliteStore {
         self.read(move |c| audit::list(c, channel, limit)).await
     }
 
-    async fn verify_audit(&self) -> Result<AuditVerification> {
-        self.read(audit::verify).await
+    async fn audit_chain(&self, after: i64, limit: usize) -> Result<Vec<AuditEntry>> {
+        self.read(move |c| audit::chain(c, after, limit)).await
+    }
+
+    async fn audit_head(&self) -> Result<i64> {
+        self.read(audit::head).await
     }
 }

@@ -2,7 +2,9 @@
 //! transaction, delegated to the area module that holds its SQL.
 
 use async_trait::async_trait;
+use jiff::Timestamp;
 
+use super::super::codec::opt_ts;
 use super::super::{SqliteStore, authority, members, messages, reading, summaries, threads};
 use crate::error::Result;
 use crate::model::{
@@ -122,5 +124,15 @@ impl ThreadStore for SqliteStore {
     ) -> Result<Vec<ThreadId>> {
         self.read(move |c| summaries::due(c, idle_before, limit))
             .await
+    }
+
+    async fn last_human_post_at(&self, thread: ThreadId) -> Result<Option<Timestamp>> {
+        self.read(move |c| {
+            Ok(c.prepare_cached(
+                "SELECT max(created) FROM messages WHERE thread_id = ?1 AND author_kind = 'human'",
+            )?
+            .query_row([thread], |r| opt_ts(r, 0))?)
+        })
+        .await
     }
 }

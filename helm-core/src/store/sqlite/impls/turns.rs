@@ -2,7 +2,9 @@
 //! transaction, delegated to the area module that holds its SQL.
 
 use async_trait::async_trait;
+use jiff::Timestamp;
 
+use super::super::codec::ms;
 use super::super::{SqliteStore, artifacts, lock, members, threads, tool_actions, turns};
 use crate::error::Result;
 use crate::model::{
@@ -74,14 +76,20 @@ impl TurnStore for SqliteStore {
         .await
     }
 
-    async fn agent_turns_since_human(&self, thread: ThreadId) -> Result<u32> {
+    async fn turn_hops_since(
+        &self,
+        thread: ThreadId,
+        since: Option<Timestamp>,
+    ) -> Result<Vec<u32>> {
+        let since = since.map(ms).unwrap_or(0);
         self.read(move |c| {
-            Ok(c.prepare_cached(
-                "SELECT count(*) FROM turns WHERE thread_id = ?1 AND hop > 0 AND queued_at >= \
-                 coalesce((SELECT max(created) FROM messages WHERE thread_id = ?1 \
-                 AND author_kind = 'human'), 0)",
-            )?
-            .query_row([thread], |r| r.get(0))?)
+            let mut stmt = c.prepare_cached(
+                "SELECT hop FROM turns WHERE thread_id = ?1 AND queued_at >= ?2 ORDER BY id",
+            )?;
+            let hops = stmt
+                .query_map(rusqlite::params![thread, since], |r| r.get(0))?
+                .collect::<rusqlite::Result<Vec<u32>>>()?;
+            Ok(hops)
         })
         .await
     }
