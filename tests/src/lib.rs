@@ -15,6 +15,7 @@ use helm_core::{Helm, HelmOptions, InitOptions};
 use tempfile::TempDir;
 
 pub mod mock;
+pub mod store_conformance;
 
 /// A fresh, initialised workspace in a temporary data directory that is
 /// removed when this value is dropped.
