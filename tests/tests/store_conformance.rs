@@ -39,3 +39,32 @@ fn tamper_sqlite(path: &Path, how: Tamper) -> anyhow::Result<()> {
 mod sqlite {
     helm_tests::store_conformance!(super::sqlite);
 }
+
+/// Code holding a concrete store reaches every area through the prelude.
+#[tokio::test]
+async fn the_prelude_reaches_every_area_of_a_concrete_store() -> anyhow::Result<()> {
+    use anyhow::ensure;
+    use helm_core::model::{MemoryId, MessageId};
+    use helm_core::store::prelude::*;
+    use helm_core::store::{BootstrapPlan, ChannelFilter};
+
+    let dir = tempfile::tempdir()?;
+    let store = SqliteStore::open(dir.path().join("helm.db")).await?;
+    let plan = BootstrapPlan {
+        workspace_name: "Prelude".into(),
+        captain_name: "captain".into(),
+        home_purpose: "Home.".into(),
+        skipper_instructions: "Steer.".into(),
+    };
+    let boot = store.bootstrap(plan, Box::new(|_| Ok(()))).await?;
+    ensure!(store.workspace().await?.is_some());
+    ensure!(store.list_channels(ChannelFilter::default()).await?.len() == 1);
+    ensure!(store.message(MessageId(i64::MAX)).await.is_err());
+    ensure!(store.running_turns().await?.is_empty());
+    ensure!(store.memory(MemoryId(i64::MAX)).await.is_err());
+    ensure!(store.invites().await?.is_empty());
+    ensure!(store.escalations(false).await?.is_empty());
+    ensure!(!store.events_after(0, 10).await?.is_empty());
+    ensure!(boot.home.channel.name.as_str() == "main");
+    Ok(())
+}

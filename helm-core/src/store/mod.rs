@@ -3,8 +3,9 @@
 //! The port is split by area ([`WorkspaceStore`], [`ChannelStore`],
 //! [`ThreadStore`], [`TurnStore`], [`MemoryStore`], [`AuthStore`],
 //! [`AuthorityStore`], [`EventStore`]); [`Store`] is their sum, and
-//! callers hold an `Arc<dyn Store>` with [`prelude`] imported so every
-//! area's methods are in scope.
+//! callers hold an `Arc<dyn Store>`, on which every area's methods can be
+//! called as they are. Code holding a concrete store (a `SqliteStore`)
+//! imports [`prelude`] to bring all the areas into scope at once.
 //!
 //! Store methods are domain operations, each one transaction: provisioning a
 //! channel writes every row of the new agent world and its events at once, or
