@@ -1,14 +1,16 @@
-//! The [`AuthStore`] port: signing in: first-run setup, passwords, sessions, API tokens, invitations and Open Terminal keys.
+//! The [`AuthStore`] port: signing in: first-run setup, passwords, sessions,
+//! API tokens, invitations and Open Terminal keys.
 
 use async_trait::async_trait;
+use jiff::Timestamp;
 
 use crate::auth::{ApiToken, Invite, OtKey, Session};
 use crate::error::Result;
 use crate::model::{ChannelId, User, UserId};
 use crate::store::types::{CaptainSetup, InviteAcceptance, NewApiToken, NewInvite, NewOtKey};
-use jiff::Timestamp;
 
-/// Signing in: first-run setup, passwords, sessions, API tokens, invitations and Open Terminal keys.
+/// Signing in: first-run setup, passwords, sessions, API tokens, invitations
+/// and Open Terminal keys.
 #[async_trait]
 pub trait AuthStore: Send + Sync + 'static {
     /// Whether first-run setup is done (the Captain has a password).

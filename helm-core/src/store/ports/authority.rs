@@ -1,4 +1,5 @@
-//! The [`AuthorityStore`] port: skipper's authority: escalations, approvals and their rules, capability policy and MCP tool pins.
+//! The [`AuthorityStore`] port: skipper's authority: escalations, approvals and
+//! their rules, capability policy and MCP tool pins.
 
 use async_trait::async_trait;
 
@@ -9,7 +10,8 @@ use crate::model::{
 };
 use crate::store::types::{CapabilityChange, Escalated, NewApproval, NewEscalation, Resume};
 
-/// Skipper's authority: escalations, approvals and their rules, capability policy and MCP tool pins.
+/// Skipper's authority: escalations, approvals and their rules, capability
+/// policy and MCP tool pins.
 #[async_trait]
 pub trait AuthorityStore: Send + Sync + 'static {
     /// Calls Skipper into a thread: opens the call (record, visible note,

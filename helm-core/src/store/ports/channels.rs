@@ -1,4 +1,5 @@
-//! The [`ChannelStore`] port: channels and their agent worlds: provisioning, lifecycle, the resident agent's binding, members and the model policy.
+//! The [`ChannelStore`] port: channels and their agent worlds: provisioning,
+//! lifecycle, the resident agent's binding, members and the model policy.
 
 use async_trait::async_trait;
 
@@ -12,7 +13,8 @@ use crate::store::types::{
     WorldHook,
 };
 
-/// Channels and their agent worlds: provisioning, lifecycle, the resident agent's binding, members and the model policy.
+/// Channels and their agent worlds: provisioning, lifecycle, the resident
+/// agent's binding, members and the model policy.
 #[async_trait]
 pub trait ChannelStore: Send + Sync + 'static {
     /// Provisions a channel and its whole agent world in one transaction:

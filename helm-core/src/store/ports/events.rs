@@ -1,12 +1,13 @@
-//! The [`EventStore`] port: the durable records: the event log with its live feed, and the audit log.
+//! The [`EventStore`] port: the durable records, that is the event log with
+//! its live feed, and the audit log.
 
 use async_trait::async_trait;
+use tokio::sync::broadcast;
 
 use crate::error::Result;
 use crate::events::Event;
 use crate::model::{AuditEntry, ChannelId};
 use crate::store::types::AuditRecord;
-use tokio::sync::broadcast;
 
 /// The durable records: the event log with its live feed, and the audit log.
 #[async_trait]

@@ -1,4 +1,5 @@
-//! The [`MemoryStore`] port: channel memory: records, imports, and what recall reads (word matches, vectors, filters).
+//! The [`MemoryStore`] port: channel memory: records, imports, and what recall
+//! reads (word matches, vectors, filters).
 
 use async_trait::async_trait;
 
@@ -8,7 +9,8 @@ use crate::memory::recall::{CandidateItem, ItemKey};
 use crate::model::{Actor, ChannelId, MemoryId, MemoryItem, ThreadId};
 use crate::store::types::{MemoryFilter, NewMemory};
 
-/// Channel memory: records, imports, and what recall reads (word matches, vectors, filters).
+/// Channel memory: records, imports, and what recall reads (word matches,
+/// vectors, filters).
 #[async_trait]
 pub trait MemoryStore: Send + Sync + 'static {
     /// Adds a memory record.

@@ -1,4 +1,5 @@
-//! The [`ThreadStore`] port: threads and their messages: posting, reading back (pages, tails, the feed), read markers and session summaries.
+//! The [`ThreadStore`] port: threads and their messages: posting, reading back
+//! (pages, tails, the feed), read markers and session summaries.
 
 use async_trait::async_trait;
 use jiff::Timestamp;
@@ -10,7 +11,8 @@ use crate::model::{
 };
 use crate::store::types::{NewPost, NewThreadSummary, Posted, ThreadTail};
 
-/// Threads and their messages: posting, reading back (pages, tails, the feed), read markers and session summaries.
+/// Threads and their messages: posting, reading back (pages, tails, the feed),
+/// read markers and session summaries.
 #[async_trait]
 pub trait ThreadStore: Send + Sync + 'static {
     /// Posts a human message: opens a thread or continues one (reopening it if
@@ -48,11 +50,11 @@ pub trait ThreadStore: Send + Sync + 'static {
     ) -> Result<Vec<Message>>;
 
     /// A thread's first message and its newest messages up to and
-    /// including `up_to` whose [`message_tokens`](crate::store::message_tokens) fit `budget_tokens` (the
-    /// first message's cost counted first), read newest first along the
-    /// thread's index so the cost follows the budget, not the thread; with
-    /// how many messages were left out between them and how many of those
-    /// the thread's newest summary does not cover.
+    /// including `up_to` whose [`message_tokens`](crate::store::message_tokens)
+    /// fit `budget_tokens` (the first message's cost counted first), read
+    /// newest first along the thread's index so the cost follows the budget,
+    /// not the thread; with how many messages were left out between them and
+    /// how many of those the thread's newest summary does not cover.
     async fn thread_tail(
         &self,
         thread: ThreadId,

@@ -1,4 +1,5 @@
-//! The [`TurnStore`] port: turns and the work they do: the queue, claiming, streaming, ending, the tool journal and the artifacts tools leave.
+//! The [`TurnStore`] port: turns and the work they do: the queue, claiming,
+//! streaming, ending, the tool journal and the artifacts tools leave.
 
 use async_trait::async_trait;
 use jiff::Timestamp;
@@ -10,7 +11,8 @@ use crate::model::{
 };
 use crate::store::types::{NewToolAction, Repaired, ToolActionOutcome, TurnFinish};
 
-/// Turns and the work they do: the queue, claiming, streaming, ending, the tool journal and the artifacts tools leave.
+/// Turns and the work they do: the queue, claiming, streaming, ending, the tool
+/// journal and the artifacts tools leave.
 #[async_trait]
 pub trait TurnStore: Send + Sync + 'static {
     /// A turn.

@@ -1,4 +1,5 @@
-//! The [`WorkspaceStore`] port: the workspace, its people and its model providers.
+//! The [`WorkspaceStore`] port: the workspace, its people and its model
+//! providers.
 
 use async_trait::async_trait;
 

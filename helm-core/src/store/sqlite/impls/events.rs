@@ -2,6 +2,7 @@
 //! transaction, delegated to the area module that holds its SQL.
 
 use async_trait::async_trait;
+use tokio::sync::broadcast;
 
 use super::super::{SqliteStore, audit, events};
 use crate::error::Result;
@@ -9,7 +10,6 @@ use crate::events::Event;
 use crate::model::{AuditEntry, ChannelId};
 use crate::store::EventStore;
 use crate::store::types::AuditRecord;
-use tokio::sync::broadcast;
 
 #[async_trait]
 impl EventStore for SqliteStore {
