@@ -10,7 +10,8 @@
 //! server, the `onehelm` Python package) are thin layers over [`Helm`].
 //!
 //! - [`model`]: plain data types (ids, channels, agents, threads, memory…).
-//! - [`store`]: the [`Store`](store::Store) port and [`SqliteStore`](store::SqliteStore).
+//! - [`store`]: the [`Store`](store::Store) port (the sum of its area traits)
+//!   and [`SqliteStore`](store::SqliteStore); [`audit`]: the audit log's hash chain.
 //! - [`events`]: the ordered, durable [`Event`](events::Event) log frontends render.
 //! - [`world`]: each channel's tree on disk.
 //! - [`exec`]: each channel's computer: commands, files and terminals.
@@ -24,6 +25,7 @@
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod audit;
 pub mod auth;
 pub mod config;
 pub mod error;

@@ -16,6 +16,7 @@ use tempfile::TempDir;
 
 pub mod mock;
 pub mod postgres;
+pub mod store_conformance;
 
 /// A fresh, initialised workspace in a temporary data directory that is
 /// removed when this value is dropped.

@@ -244,7 +244,7 @@ pub struct Posted {
     pub escalation: Option<crate::model::Escalation>,
 }
 
-/// What [`Store::repair_after_stop`](super::Store::repair_after_stop) changed.
+/// What [`TurnStore::repair_after_stop`](super::TurnStore::repair_after_stop) changed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Repaired {
     /// Tool actions marked interrupted.

@@ -16,7 +16,7 @@ use crate::model::{
     Agent, AgentKind, Approval, ApprovalAction, ApprovalStatus, ChannelId, ThreadId, Turn, User,
 };
 use crate::runtime::Runtime;
-use crate::store::{ChannelRecord, NewApproval};
+use crate::store::{ChannelRecord, NewApproval, Store};
 
 use super::authority::Authority;
 use super::output::{ToolOutput, clip};
@@ -335,7 +335,7 @@ impl<'a> ToolContext<'a> {
                 "This thread's chain of agents calling agents reached its limit of {limit} hops, \
                  so it stops here; a person needs to step in."
             ))
-        } else if rt.store.agent_turns_since_human(self.thread_id()).await? >= burst {
+        } else if agent_turns_since_human(rt.store.as_ref(), self.thread_id()).await? >= burst {
             Some(format!(
                 "Agents have taken {burst} turns in this thread since a person last wrote in it, \
                  so no more are started; a person needs to step in."
@@ -351,6 +351,14 @@ impl<'a> ToolContext<'a> {
             }
         }
     }
+}
+
+/// Turns an agent woke (hop > 0) in a thread since a person last wrote
+/// there: the burst the rails limit, counted from the store's facts.
+async fn agent_turns_since_human(store: &dyn Store, thread: ThreadId) -> Result<u32> {
+    let since = store.last_human_post_at(thread).await?;
+    let hops = store.turn_hops_since(thread, since).await?;
+    Ok(u32::try_from(hops.iter().filter(|&&hop| hop > 0).count()).unwrap_or(u32::MAX))
 }
 
 /// Waits for an approval's decision (made here or in another process),

@@ -69,7 +69,7 @@ pub(super) fn messages(
     Ok(rows)
 }
 
-/// See [`crate::store::Store::thread_tail`].
+/// See [`crate::store::ThreadStore::thread_tail`].
 pub(super) fn tail(
     conn: &Connection,
     thread: ThreadId,

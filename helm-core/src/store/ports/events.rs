@@ -1,0 +1,35 @@
+//! The [`EventStore`] port: the durable records, that is the event log with
+//! its live feed, and the audit log.
+
+use async_trait::async_trait;
+use tokio::sync::broadcast;
+
+use crate::error::Result;
+use crate::events::Event;
+use crate::model::{AuditEntry, ChannelId};
+use crate::store::types::AuditRecord;
+
+/// The durable records: the event log with its live feed, and the audit log.
+#[async_trait]
+pub trait EventStore: Send + Sync + 'static {
+    /// Durable events with `seq > after`, oldest first, at most `limit`.
+    async fn events_after(&self, after: u64, limit: usize) -> Result<Vec<Event>>;
+
+    /// Live events as they are committed, in `seq` order. Subscribe before
+    /// reading [`EventStore::events_after`] to resume without a gap.
+    fn subscribe(&self) -> broadcast::Receiver<Event>;
+
+    /// Appends to the audit log.
+    async fn audit(&self, entry: AuditRecord) -> Result<()>;
+
+    /// The newest `limit` audit rows (of one channel, or all), oldest first.
+    async fn audit_log(&self, channel: Option<ChannelId>, limit: usize) -> Result<Vec<AuditEntry>>;
+
+    /// Up to `limit` audit rows with ids above `after`, in id order, as
+    /// stored: [`crate::audit::verify`] checks their hash chain.
+    async fn audit_chain(&self, after: i64, limit: usize) -> Result<Vec<AuditEntry>>;
+
+    /// The highest audit row id ever given out, even if that row is gone
+    /// (so rows removed from the end of the log can be told).
+    async fn audit_head(&self) -> Result<i64>;
+}

@@ -1,0 +1,94 @@
+//! The [`MemoryStore`] port: channel memory: records, imports, and what recall
+//! reads (word matches, vectors, filters).
+
+use async_trait::async_trait;
+
+use crate::error::Result;
+use crate::memory::import::{ImportPlan, ImportReport};
+use crate::memory::recall::{CandidateItem, ItemKey};
+use crate::model::{Actor, ChannelId, MemoryId, MemoryItem, ThreadId};
+use crate::store::types::{MemoryFilter, NewMemory};
+
+/// Channel memory: records, imports, and what recall reads (word matches,
+/// vectors, filters).
+#[async_trait]
+pub trait MemoryStore: Send + Sync + 'static {
+    /// Adds a memory record.
+    async fn add_memory(&self, memory: NewMemory) -> Result<MemoryItem>;
+
+    /// Replaces a current record with a new one that supersedes it.
+    async fn supersede_memory(&self, id: MemoryId, replacement: NewMemory) -> Result<MemoryItem>;
+
+    /// Marks a record forgotten: kept for provenance, never recalled.
+    async fn forget_memory(&self, id: MemoryId) -> Result<MemoryItem>;
+
+    /// Pins or unpins a current record.
+    async fn pin_memory(&self, id: MemoryId, pinned: bool) -> Result<MemoryItem>;
+
+    /// A memory record.
+    async fn memory(&self, id: MemoryId) -> Result<MemoryItem>;
+
+    /// A channel's memory records, pinned first, then newest first.
+    async fn list_memory(
+        &self,
+        channel: ChannelId,
+        filter: MemoryFilter,
+    ) -> Result<Vec<MemoryItem>>;
+
+    /// Writes a checked history into a channel in one transaction.
+    async fn import_history(
+        &self,
+        channel: ChannelId,
+        plan: ImportPlan,
+        actor: Actor,
+    ) -> Result<ImportReport>;
+
+    /// The best word matches of an FTS5 expression in a channel, best first.
+    async fn recall_lexical(
+        &self,
+        channel: ChannelId,
+        fts_query: &str,
+        depth: usize,
+    ) -> Result<Vec<(ItemKey, f64)>>;
+
+    /// Recall's view of the given items (unknown keys are left out).
+    async fn recall_items(&self, keys: Vec<ItemKey>) -> Result<Vec<CandidateItem>>;
+
+    /// The external ids of a thread's messages.
+    async fn thread_external_ids(&self, thread: ThreadId) -> Result<Vec<String>>;
+
+    /// Threads of a channel opened within `[from, to]` (Unix milliseconds).
+    async fn threads_opened_between(
+        &self,
+        channel: ChannelId,
+        from: i64,
+        to: i64,
+    ) -> Result<Vec<ThreadId>>;
+
+    /// The names that wrote in a channel (people, guests, agents).
+    async fn channel_authors(&self, channel: ChannelId) -> Result<Vec<String>>;
+
+    /// Items waiting to be embedded, with the text to embed.
+    async fn embed_backlog(
+        &self,
+        channel: Option<ChannelId>,
+        limit: usize,
+    ) -> Result<Vec<(ItemKey, ChannelId, String)>>;
+
+    /// How many items wait to be embedded.
+    async fn embed_backlog_len(&self, channel: Option<ChannelId>) -> Result<u64>;
+
+    /// Stores vectors for `model` and takes their items off the queue.
+    async fn put_embeddings(
+        &self,
+        model: &str,
+        vectors: Vec<(ItemKey, ChannelId, Vec<f32>)>,
+    ) -> Result<()>;
+
+    /// A channel's vectors for `model`.
+    async fn channel_vectors(
+        &self,
+        model: &str,
+        channel: ChannelId,
+    ) -> Result<Vec<(ItemKey, Vec<f32>)>>;
+}

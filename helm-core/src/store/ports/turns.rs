@@ -1,0 +1,96 @@
+//! The [`TurnStore`] port: turns and the work they do: the queue, claiming,
+//! streaming, ending, the tool journal and the artifacts tools leave.
+
+use async_trait::async_trait;
+use jiff::Timestamp;
+
+use crate::error::Result;
+use crate::model::{
+    Artifact, ArtifactKind, ChannelId, ModelChoice, ThreadId, ToolAction, ToolActionId, Turn,
+    TurnId, TurnState,
+};
+use crate::store::types::{NewToolAction, Repaired, ToolActionOutcome, TurnFinish};
+
+/// Turns and the work they do: the queue, claiming, streaming, ending, the tool
+/// journal and the artifacts tools leave.
+#[async_trait]
+pub trait TurnStore: Send + Sync + 'static {
+    /// A turn.
+    async fn turn(&self, id: TurnId) -> Result<Turn>;
+
+    /// A thread's turns, oldest first.
+    async fn thread_turns(&self, thread: ThreadId) -> Result<Vec<Turn>>;
+
+    /// Queued turns that may start now, oldest first (one per thread, within
+    /// each agent's `capacity` of running turns, never in an archived channel).
+    async fn runnable_turns(&self, capacity: u32) -> Result<Vec<Turn>>;
+
+    /// Running turns, oldest first.
+    async fn running_turns(&self) -> Result<Vec<Turn>>;
+
+    /// Claims a queued turn (it becomes running); `None` if it was not claimable.
+    async fn start_turn(
+        &self,
+        turn: TurnId,
+        served_by: Option<ModelChoice>,
+    ) -> Result<Option<Turn>>;
+
+    /// Appends streamed text to a running turn's reply; false once the reply is final.
+    async fn append_reply(&self, turn: TurnId, delta: String) -> Result<bool>;
+
+    /// Moves a live turn to its end state; `None` if it had already ended.
+    async fn finish_turn(&self, turn: TurnId, finish: TurnFinish) -> Result<Option<Turn>>;
+
+    /// How many turns are in each state.
+    async fn turn_counts(&self) -> Result<Vec<(TurnState, u64)>>;
+
+    /// Brings records a stopped process left behind in line with what
+    /// happened: tool actions still `running` whose turn has ended (or that
+    /// have none) end `interrupted`, and each thread's status follows its
+    /// latest ended turn. Run when a driver starts, after its running turns
+    /// were marked interrupted.
+    async fn repair_after_stop(&self) -> Result<Repaired>;
+
+    /// The hop of each of a thread's turns admitted at or after `since`
+    /// (of all its turns with `None`), oldest first. The rails count the
+    /// agent-woken ones (hop > 0) since a person last wrote.
+    async fn turn_hops_since(&self, thread: ThreadId, since: Option<Timestamp>)
+    -> Result<Vec<u32>>;
+
+    /// Journals the start of a tool call.
+    async fn start_tool_action(&self, action: NewToolAction) -> Result<ToolAction>;
+
+    /// Journals how a tool call ended.
+    async fn finish_tool_action(
+        &self,
+        id: ToolActionId,
+        outcome: ToolActionOutcome,
+    ) -> Result<ToolAction>;
+
+    /// The tool journal of a channel (or a thread), newest last.
+    async fn tool_actions(
+        &self,
+        channel: ChannelId,
+        thread: Option<ThreadId>,
+        limit: usize,
+    ) -> Result<Vec<ToolAction>>;
+
+    /// Records files as artifacts of a channel (and thread). New paths are
+    /// added; with `touch`, known ones are marked changed. Returns those added.
+    async fn record_artifacts(
+        &self,
+        channel: ChannelId,
+        thread: Option<ThreadId>,
+        kind: ArtifactKind,
+        created_by: &str,
+        paths: Vec<String>,
+        touch: bool,
+    ) -> Result<Vec<Artifact>>;
+
+    /// A channel's artifacts (or one thread's), oldest first.
+    async fn artifacts(
+        &self,
+        channel: ChannelId,
+        thread: Option<ThreadId>,
+    ) -> Result<Vec<Artifact>>;
+}

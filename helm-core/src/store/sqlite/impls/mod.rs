@@ -1,0 +1,11 @@
+//! `SqliteStore`'s implementation of each area trait, one file per area;
+//! the SQL itself lives in the area modules beside `impls`.
+
+mod auth;
+mod authority;
+mod channels;
+mod events;
+mod memory;
+mod threads;
+mod turns;
+mod workspace;

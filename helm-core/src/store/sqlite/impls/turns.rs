@@ -1,0 +1,144 @@
+//! [`TurnStore`] for [`SqliteStore`]: each method one read or one write
+//! transaction, delegated to the area module that holds its SQL.
+
+use async_trait::async_trait;
+use jiff::Timestamp;
+
+use super::super::codec::ms;
+use super::super::{SqliteStore, artifacts, lock, members, threads, tool_actions, turns};
+use crate::error::Result;
+use crate::model::{
+    Artifact, ArtifactKind, ChannelId, ModelChoice, ThreadId, ToolAction, ToolActionId, Turn,
+    TurnId, TurnState,
+};
+use crate::store::TurnStore;
+use crate::store::types::{NewToolAction, Repaired, ToolActionOutcome, TurnFinish};
+
+#[async_trait]
+impl TurnStore for SqliteStore {
+    async fn turn(&self, id: TurnId) -> Result<Turn> {
+        self.read(move |c| turns::get(c, id)).await
+    }
+
+    async fn thread_turns(&self, thread: ThreadId) -> Result<Vec<Turn>> {
+        self.read(move |c| turns::for_thread(c, thread)).await
+    }
+
+    async fn runnable_turns(&self, capacity: u32) -> Result<Vec<Turn>> {
+        self.read(move |c| turns::runnable(c, capacity)).await
+    }
+
+    async fn running_turns(&self) -> Result<Vec<Turn>> {
+        self.read(turns::running).await
+    }
+
+    async fn start_turn(
+        &self,
+        turn: TurnId,
+        served_by: Option<ModelChoice>,
+    ) -> Result<Option<Turn>> {
+        self.write(move |tx| turns::start(tx, turn, served_by))
+            .await
+    }
+
+    async fn append_reply(&self, turn: TurnId, delta: String) -> Result<bool> {
+        let seq = self
+            .write(move |tx| turns::append_reply(tx, turn, &delta))
+            .await?;
+        if let Some(seq) = seq {
+            lock(&self.inner.first_delta)?.entry(turn).or_insert(seq);
+        }
+        Ok(seq.is_some())
+    }
+
+    async fn finish_turn(&self, turn: TurnId, finish: TurnFinish) -> Result<Option<Turn>> {
+        let first_delta = lock(&self.inner.first_delta)?.get(&turn).copied();
+        let ended = self
+            .write(move |tx| turns::finish(tx, turn, finish, first_delta))
+            .await?;
+        if ended.is_some() {
+            lock(&self.inner.first_delta)?.remove(&turn);
+        }
+        Ok(ended)
+    }
+
+    async fn turn_counts(&self) -> Result<Vec<(TurnState, u64)>> {
+        self.read(members::turn_counts).await
+    }
+
+    async fn repair_after_stop(&self) -> Result<Repaired> {
+        self.write(|tx| {
+            Ok(Repaired {
+                tool_actions: tool_actions::interrupt_orphans(tx)?,
+                threads: threads::follow_latest_turns(tx)?,
+            })
+        })
+        .await
+    }
+
+    async fn turn_hops_since(
+        &self,
+        thread: ThreadId,
+        since: Option<Timestamp>,
+    ) -> Result<Vec<u32>> {
+        let since = since.map(ms).unwrap_or(0);
+        self.read(move |c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT hop FROM turns WHERE thread_id = ?1 AND queued_at >= ?2 ORDER BY id",
+            )?;
+            let hops = stmt
+                .query_map(rusqlite::params![thread, since], |r| r.get(0))?
+                .collect::<rusqlite::Result<Vec<u32>>>()?;
+            Ok(hops)
+        })
+        .await
+    }
+
+    async fn start_tool_action(&self, action: NewToolAction) -> Result<ToolAction> {
+        self.write(move |tx| tool_actions::start(tx, action)).await
+    }
+
+    async fn finish_tool_action(
+        &self,
+        id: ToolActionId,
+        outcome: ToolActionOutcome,
+    ) -> Result<ToolAction> {
+        self.write(move |tx| tool_actions::finish(tx, id, outcome))
+            .await
+    }
+
+    async fn tool_actions(
+        &self,
+        channel: ChannelId,
+        thread: Option<ThreadId>,
+        limit: usize,
+    ) -> Result<Vec<ToolAction>> {
+        self.read(move |c| tool_actions::list(c, channel, thread, limit))
+            .await
+    }
+
+    async fn record_artifacts(
+        &self,
+        channel: ChannelId,
+        thread: Option<ThreadId>,
+        kind: ArtifactKind,
+        created_by: &str,
+        paths: Vec<String>,
+        touch: bool,
+    ) -> Result<Vec<Artifact>> {
+        let created_by = created_by.to_string();
+        self.write(move |tx| {
+            artifacts::record(tx, channel, thread, kind, &created_by, &paths, touch)
+        })
+        .await
+    }
+
+    async fn artifacts(
+        &self,
+        channel: ChannelId,
+        thread: Option<ThreadId>,
+    ) -> Result<Vec<Artifact>> {
+        self.read(move |c| artifacts::list(c, channel, thread))
+            .await
+    }
+}

@@ -1,0 +1,690 @@
+//! The conformance cases. Each takes a fresh [`Subject`] and asserts what
+//! the port promises, through the port alone.
+
+use std::collections::HashSet;
+
+use anyhow::{Context, ensure};
+use helm_core::Error;
+use helm_core::memory::recall::ItemKey;
+use helm_core::model::{
+    AgentKind, ChannelName, ChannelRef, ChannelStatus, Handle, MemoryKind, MemoryScope,
+    MemorySource, MemoryStatus, ModelChoice, PolicyLevel, Role, TurnState,
+};
+use helm_core::model::{AuthorType, ThreadId};
+use helm_core::provider::Usage;
+use helm_core::store::{
+    AuditRecord, ChannelFilter, InviteAcceptance, MemoryFilter, NewAgent, NewApiToken, NewInvite,
+    NewMemory, PolicyScope, TurnFinish, message_tokens,
+};
+
+use super::fixtures::{Fixture, bootstrap_plan, failing_world, no_world};
+use super::{Subject, Tamper};
+
+/// Bootstrapping twice creates once and returns the same world both times.
+pub async fn bootstrap_is_idempotent(s: &Subject) -> anyhow::Result<()> {
+    let store = s.store.as_ref();
+    ensure!(
+        store.workspace().await?.is_none(),
+        "a fresh store has no workspace"
+    );
+    let first = store.bootstrap(bootstrap_plan(), no_world()).await?;
+    let second = store.bootstrap(bootstrap_plan(), no_world()).await?;
+    ensure!(
+        first.created && !second.created,
+        "only the first call creates"
+    );
+    ensure!(first.workspace.id == second.workspace.id);
+    ensure!(first.captain.id == second.captain.id);
+    ensure!(first.home.channel.id == second.home.channel.id);
+    ensure!(first.home.agent.kind == AgentKind::Skipper);
+    ensure!(store.list_users().await?.len() == 1, "one Captain");
+    ensure!(
+        store.list_channels(ChannelFilter::default()).await?.len() == 1,
+        "only #main"
+    );
+    Ok(())
+}
+
+/// A channel has one resident agent, and an agent one channel.
+pub async fn one_resident_agent_per_channel(s: &Subject) -> anyhow::Result<()> {
+    let f = Fixture::new(s.store.as_ref()).await?;
+    let research = f.channel("research").await?;
+    let ops = f.channel("ops").await?;
+    let spare = f
+        .store
+        .insert_agent(NewAgent {
+            kind: AgentKind::Channel,
+            handle: Handle::parse("spare")?,
+            display_name: "Spare".into(),
+        })
+        .await?;
+    let second_resident = f.store.bind_agent(spare.id, research.channel.id).await;
+    ensure!(
+        second_resident.is_err(),
+        "a second resident agent was bound: {second_resident:?}"
+    );
+    let second_channel = f.store.bind_agent(research.agent.id, ops.channel.id).await;
+    ensure!(
+        second_channel.is_err(),
+        "an agent was bound to a second channel: {second_channel:?}"
+    );
+    let again = f
+        .store
+        .channel(&ChannelRef::Id(research.channel.id))
+        .await?;
+    ensure!(again.agent.id == research.agent.id, "the resident stays");
+    Ok(())
+}
+
+/// There is one Skipper, and it is bound to no agent channel.
+pub async fn one_skipper_and_skipper_stays_home(s: &Subject) -> anyhow::Result<()> {
+    let f = Fixture::new(s.store.as_ref()).await?;
+    let second = f
+        .store
+        .insert_agent(NewAgent {
+            kind: AgentKind::Skipper,
+            handle: Handle::parse("skipper-two")?,
+            display_name: "Another Skipper".into(),
+        })
+        .await;
+    ensure!(
+        matches!(second, Err(Error::Conflict(_))),
+        "a second Skipper was added: {second:?}"
+    );
+    let research = f.channel("research").await?;
+    let bound = f
+        .store
+        .bind_agent(f.boot.home.agent.id, research.channel.id)
+        .await;
+    ensure!(bound.is_err(), "Skipper was bound to a channel: {bound:?}");
+    let archive_home = f
+        .store
+        .set_channel_status(f.boot.home.channel.id, ChannelStatus::Archived, f.actor())
+        .await;
+    ensure!(
+        archive_home.is_err(),
+        "#main was archived: {archive_home:?}"
+    );
+    Ok(())
+}
+
+/// Live (active or archived) channel names are unique; a deleted channel's
+/// name is free again.
+pub async fn live_channel_names_are_unique(s: &Subject) -> anyhow::Result<()> {
+    let f = Fixture::new(s.store.as_ref()).await?;
+    let first = f.channel("research").await?;
+    let twin = f
+        .store
+        .provision_channel(f.plan("research")?, no_world())
+        .await;
+    ensure!(
+        matches!(twin, Err(Error::Conflict(_))),
+        "a second live #research: {twin:?}"
+    );
+    f.store
+        .set_channel_status(first.channel.id, ChannelStatus::Archived, f.actor())
+        .await?;
+    let while_archived = f
+        .store
+        .provision_channel(f.plan("research")?, no_world())
+        .await;
+    ensure!(
+        matches!(while_archived, Err(Error::Conflict(_))),
+        "an archived channel's name was reused: {while_archived:?}"
+    );
+    f.store
+        .delete_channel(first.channel.id, f.actor(), no_world())
+        .await?;
+    let reused = f.channel("research").await?;
+    ensure!(reused.channel.id != first.channel.id, "a new channel");
+    ensure!(reused.channel.status == ChannelStatus::Active);
+    Ok(())
+}
+
+/// When the world hook fails, provisioning leaves no row and no event.
+pub async fn provisioning_is_all_or_nothing(s: &Subject) -> anyhow::Result<()> {
+    let f = Fixture::new(s.store.as_ref()).await?;
+    let before = f.store.stats().await?;
+    let users = f.store.list_users().await?.len();
+    let failed = f
+        .store
+        .provision_channel(f.plan("research")?, failing_world())
+        .await;
+    ensure!(failed.is_err(), "provisioning succeeded without its world");
+    let after = f.store.stats().await?;
+    ensure!(
+        after.last_event_seq == before.last_event_seq,
+        "no event kept"
+    );
+    ensure!(
+        after.channels_active == before.channels_active,
+        "no channel kept"
+    );
+    ensure!(after.agents == before.agents, "no agent kept");
+    ensure!(after.messages == before.messages, "no announcement kept");
+    ensure!(f.store.list_users().await?.len() == users);
+    ensure!(
+        f.store
+            .channel(&ChannelRef::Name(ChannelName::parse("research")?))
+            .await
+            .is_err(),
+        "the channel is not there"
+    );
+    // The name and the handle are still free.
+    let plan = f.plan("research")?;
+    let wanted = plan.handle.clone();
+    let made = f.store.provision_channel(plan, no_world()).await?;
+    ensure!(made.agent.handle == wanted, "{:?}", made.agent.handle);
+    Ok(())
+}
+
+/// Events get strictly increasing `seq`s, live in the order they are kept,
+/// and `events_after(seq)` catches up from any point without a gap.
+pub async fn events_follow_commit_order_and_catch_up(s: &Subject) -> anyhow::Result<()> {
+    let mut live = s.store.subscribe();
+    let f = Fixture::new(s.store.as_ref()).await?;
+    let research = f.channel("research").await?;
+    let posted = f.post(&research, None, "first", false).await?;
+    f.post(&research, Some(posted.thread.id), "second", false)
+        .await?;
+    let all = f.store.events_after(0, 10_000).await?;
+    ensure!(
+        all.len() >= 4,
+        "bootstrap, provisioning and posts emit events"
+    );
+    let seqs: Vec<u64> = all.iter().map(|e| e.seq).collect();
+    ensure!(
+        seqs.windows(2).all(|w| w[0] < w[1]),
+        "seq strictly increases: {seqs:?}"
+    );
+    ensure!(
+        f.store.stats().await?.last_event_seq == *seqs.last().context("events")?,
+        "stats knows the newest seq"
+    );
+    let mid = seqs[seqs.len() / 2];
+    let rest = f.store.events_after(mid, 10_000).await?;
+    let expected: Vec<u64> = seqs.iter().copied().filter(|&q| q > mid).collect();
+    ensure!(
+        rest.iter().map(|e| e.seq).collect::<Vec<_>>() == expected,
+        "catch-up from {mid} returns exactly what followed"
+    );
+    let limited = f.store.events_after(0, 2).await?;
+    ensure!(
+        limited.len() == 2 && limited[0].seq == seqs[0],
+        "the limit keeps the oldest"
+    );
+    let mut heard = Vec::new();
+    while let Ok(event) = live.try_recv() {
+        heard.push(event.seq);
+    }
+    ensure!(heard == seqs, "live: {heard:?}, kept: {seqs:?}");
+    Ok(())
+}
+
+/// A thread's tail is its first message and the newest that fit the budget,
+/// and it says how many were left out.
+pub async fn thread_tail_keeps_to_its_budget(s: &Subject) -> anyhow::Result<()> {
+    let f = Fixture::new(s.store.as_ref()).await?;
+    let research = f.channel("research").await?;
+    let opened = f
+        .post(&research, None, "What this thread is for.", false)
+        .await?;
+    let thread = opened.thread.id;
+    for i in 0..20 {
+        f.post(
+            &research,
+            Some(thread),
+            &format!("message {i} {}", "words ".repeat(20)),
+            false,
+        )
+        .await?;
+    }
+    let all = f.store.thread_messages(thread, None).await?;
+    ensure!(all.len() == 21, "{} messages", all.len());
+    let budget = message_tokens(&all[0]) + 3 * message_tokens(&all[20]);
+    let tail = f.store.thread_tail(thread, None, budget).await?;
+    ensure!(
+        tail.first.as_ref().map(|m| m.id) == Some(all[0].id),
+        "the first message leads"
+    );
+    let cost: usize = tail.messages().map(message_tokens).sum();
+    ensure!(cost <= budget, "{cost} tokens over a budget of {budget}");
+    ensure!(
+        tail.recent.len() == 3,
+        "{} recent messages",
+        tail.recent.len()
+    );
+    let newest: Vec<_> = all[18..].iter().map(|m| m.id).collect();
+    ensure!(
+        tail.recent.iter().map(|m| m.id).collect::<Vec<_>>() == newest,
+        "the newest, oldest first"
+    );
+    ensure!(tail.omitted == 17, "{} omitted", tail.omitted);
+    ensure!(tail.newest_omitted == Some(all[17].id));
+    let whole = f.store.thread_tail(thread, None, usize::MAX).await?;
+    ensure!(whole.omitted == 0 && whole.recent.len() == 20, "all fit");
+    Ok(())
+}
+
+/// Memory records are listed current-first and found by their words.
+pub async fn memory_records_are_listed_and_recalled(s: &Subject) -> anyhow::Result<()> {
+    let f = Fixture::new(s.store.as_ref()).await?;
+    let research = f.channel("research").await?;
+    let ops = f.channel("ops").await?;
+    let record = |channel, content: &str| NewMemory {
+        channel_id: channel,
+        thread_id: None,
+        kind: MemoryKind::Fact,
+        content: content.to_string(),
+        source: MemorySource::UserAction,
+        source_message_id: None,
+        author_type: AuthorType::Human,
+        author_name: Some("captain".into()),
+        scope: MemoryScope::Channel,
+        confidence: Some(0.9),
+        pinned: false,
+    };
+    let zebra = f
+        .store
+        .add_memory(record(
+            research.channel.id,
+            "The zebra database runs nightly.",
+        ))
+        .await?;
+    f.store
+        .add_memory(record(ops.channel.id, "Another zebra lives in ops."))
+        .await?;
+    let listed = f
+        .store
+        .list_memory(research.channel.id, MemoryFilter::default())
+        .await?;
+    ensure!(
+        listed.iter().any(|m| m.id == zebra.id),
+        "the record is listed"
+    );
+    ensure!(
+        listed.iter().all(|m| m.channel_id == research.channel.id),
+        "one channel's"
+    );
+    let hits = f
+        .store
+        .recall_lexical(research.channel.id, "\"zebra\"", 10)
+        .await?;
+    let keys: Vec<ItemKey> = hits.iter().map(|(k, _)| *k).collect();
+    ensure!(
+        keys.contains(&ItemKey::memory(zebra.id)),
+        "found by its word: {keys:?}"
+    );
+    let items = f.store.recall_items(keys).await?;
+    ensure!(
+        items.iter().all(|i| i.channel_id == research.channel.id),
+        "word search stays in its channel"
+    );
+    let newer = f
+        .store
+        .supersede_memory(
+            zebra.id,
+            record(research.channel.id, "The zebra database runs hourly."),
+        )
+        .await?;
+    ensure!(f.store.memory(zebra.id).await?.status == MemoryStatus::Superseded);
+    let current = f
+        .store
+        .list_memory(research.channel.id, MemoryFilter::default())
+        .await?;
+    ensure!(
+        current.iter().any(|m| m.id == newer.id) && !current.iter().any(|m| m.id == zebra.id),
+        "superseded records leave the current list"
+    );
+    let pinned = f.store.pin_memory(newer.id, true).await?;
+    ensure!(pinned.pinned);
+    let forgotten = f.store.forget_memory(newer.id).await?;
+    ensure!(forgotten.status == MemoryStatus::Forgotten);
+    Ok(())
+}
+
+/// The audit chain verifies intact, and an edit or a removed last row
+/// breaks it where it happened.
+pub async fn audit_chain_is_checked(s: &Subject) -> anyhow::Result<()> {
+    let f = Fixture::new(s.store.as_ref()).await?;
+    let start = helm_core::audit::verify(f.store).await?.rows;
+    for i in 0..3 {
+        f.store
+            .audit(AuditRecord {
+                channel_id: Some(f.boot.home.channel.id),
+                thread_id: None,
+                agent: Some("skipper".into()),
+                asker: Some("captain".into()),
+                action: format!("conformance.step{i}"),
+                input_summary: format!("step {i}"),
+                outcome: "ok".into(),
+            })
+            .await?;
+    }
+    let rows = f.store.audit_chain(0, 10_000).await?;
+    ensure!(rows.len() as u64 == start + 3, "{} rows", rows.len());
+    ensure!(
+        rows.windows(2)
+            .all(|w| w[0].id < w[1].id && w[1].prev_hash == w[0].hash),
+        "rows come in order, each linked to the one before"
+    );
+    let page = f.store.audit_chain(rows[0].id, 1).await?;
+    ensure!(page.len() == 1 && page[0].id == rows[1].id, "paged by id");
+    let intact = helm_core::audit::verify(f.store).await?;
+    ensure!(intact.intact() && intact.rows == start + 3, "{intact:?}");
+    let Some(tamper) = &s.tamper else {
+        return Ok(());
+    };
+    let last = rows.last().context("rows")?.id;
+    tamper(Tamper::RemoveLast)?;
+    let cut = helm_core::audit::verify(f.store).await?;
+    ensure!(cut.first_bad_row == Some(last), "{cut:?}");
+    let edited = rows[rows.len() - 2].id;
+    tamper(Tamper::EditOutcome(edited))?;
+    let changed = helm_core::audit::verify(f.store).await?;
+    ensure!(changed.first_bad_row == Some(edited), "{changed:?}");
+    ensure!(
+        changed.problem.unwrap_or_default().contains("edited"),
+        "the edit is named"
+    );
+    Ok(())
+}
+
+/// Queued turns start oldest first, one per thread and within the agent's
+/// capacity; each is claimed once and ends once.
+pub async fn turns_are_claimed_in_order_once(s: &Subject) -> anyhow::Result<()> {
+    let f = Fixture::new(s.store.as_ref()).await?;
+    let research = f.channel("research").await?;
+    let a = f.post(&research, None, "@research first", true).await?;
+    let a_next = f
+        .post(&research, Some(a.thread.id), "@research again", true)
+        .await?;
+    let b = f.post(&research, None, "@research other", true).await?;
+    let (ta, ta2, tb) = (
+        a.turn.context("a turn")?,
+        a_next.turn.context("a second turn")?,
+        b.turn.context("b turn")?,
+    );
+    ensure!(ta.state == TurnState::Queued && ta.id < ta2.id && ta2.id < tb.id);
+    ensure!(
+        a_next.ahead >= 1,
+        "the second turn of a thread waits: {}",
+        a_next.ahead
+    );
+    let runnable = f.store.runnable_turns(2).await?;
+    ensure!(
+        runnable.iter().map(|t| t.id).collect::<Vec<_>>() == vec![ta.id, tb.id],
+        "one per thread, oldest first: {runnable:?}"
+    );
+    let one = f.store.runnable_turns(1).await?;
+    ensure!(
+        one.len() == 1 && one[0].id == ta.id,
+        "capacity 1 gives the oldest"
+    );
+    let claimed = f
+        .store
+        .start_turn(ta.id, None)
+        .await?
+        .context("claimable")?;
+    ensure!(claimed.state == TurnState::Running);
+    ensure!(
+        f.store.start_turn(ta.id, None).await?.is_none(),
+        "claimed once"
+    );
+    ensure!(
+        f.store.runnable_turns(1).await?.is_empty(),
+        "the agent is at capacity"
+    );
+    ensure!(
+        f.store
+            .running_turns()
+            .await?
+            .iter()
+            .map(|t| t.id)
+            .collect::<Vec<_>>()
+            == vec![ta.id]
+    );
+    ensure!(f.store.append_reply(ta.id, "Hello".into()).await?);
+    let finish = || TurnFinish {
+        state: TurnState::Completed,
+        reply: "Hello there".into(),
+        error: None,
+        note: None,
+        steps: 1,
+        usage: Usage::default(),
+    };
+    let ended = f
+        .store
+        .finish_turn(ta.id, finish())
+        .await?
+        .context("ends")?;
+    ensure!(ended.state == TurnState::Completed);
+    ensure!(
+        f.store.finish_turn(ta.id, finish()).await?.is_none(),
+        "ends once"
+    );
+    ensure!(
+        !f.store.append_reply(ta.id, "late".into()).await?,
+        "a final reply stays"
+    );
+    let reply = f.store.message(ta.reply_message_id).await?;
+    ensure!(reply.content == "Hello there", "{:?}", reply.content);
+    let next = f.store.runnable_turns(1).await?;
+    ensure!(
+        next.first().map(|t| t.id) == Some(ta2.id),
+        "then the thread's next turn: {next:?}"
+    );
+    let counts = f.store.turn_counts().await?;
+    let count = |state| {
+        counts
+            .iter()
+            .find(|(s, _)| *s == state)
+            .map_or(0, |(_, n)| *n)
+    };
+    ensure!(
+        count(TurnState::Completed) == 1 && count(TurnState::Queued) == 2,
+        "{counts:?}"
+    );
+    Ok(())
+}
+
+/// An invitation is accepted once; an API token works until revoked.
+pub async fn invites_and_tokens_work_once(s: &Subject) -> anyhow::Result<()> {
+    let f = Fixture::new(s.store.as_ref()).await?;
+    let expires = jiff::Timestamp::now() + jiff::SignedDuration::from_hours(1);
+    let invite = f
+        .store
+        .insert_invite(NewInvite {
+            secret_hash: "invite-hash".into(),
+            role: Role::Member,
+            created_by: f.captain().id,
+            expires,
+        })
+        .await?;
+    ensure!(f.store.invites().await?.iter().any(|i| i.id == invite.id));
+    let accept = |name: &str| InviteAcceptance {
+        secret_hash: "invite-hash".into(),
+        name: name.into(),
+        display_name: name.into(),
+        password_hash: "$argon2id$not-checked-here".into(),
+    };
+    let newcomer = f.store.accept_invite(accept("newcomer")).await?;
+    ensure!(newcomer.role == Role::Member);
+    ensure!(f.store.user_by_name("newcomer").await?.id == newcomer.id);
+    let twice = f.store.accept_invite(accept("latecomer")).await;
+    ensure!(twice.is_err(), "an invitation was used twice: {twice:?}");
+    ensure!(
+        f.store.user_by_name("latecomer").await.is_err(),
+        "nobody added"
+    );
+    ensure!(
+        f.store.revoke_invite(invite.id).await.is_err(),
+        "a used invite stays used"
+    );
+
+    let token = f
+        .store
+        .insert_api_token(NewApiToken {
+            user_id: newcomer.id,
+            name: "ci".into(),
+            secret_hash: "token-hash".into(),
+            prefix: "hlm_abc".into(),
+            expires: None,
+        })
+        .await?;
+    let (found, user) = f
+        .store
+        .api_token_user("token-hash")
+        .await?
+        .context("the token works")?;
+    ensure!(found.id == token.id && user.id == newcomer.id);
+    ensure!(f.store.api_token_user("other-hash").await?.is_none());
+    ensure!(
+        f.store
+            .revoke_api_token(f.captain().id, token.id)
+            .await
+            .is_err(),
+        "only its owner revokes it"
+    );
+    let revoked = f.store.revoke_api_token(newcomer.id, token.id).await?;
+    ensure!(revoked.revoked.is_some());
+    ensure!(
+        f.store.api_token_user("token-hash").await?.is_none(),
+        "revoked tokens fail"
+    );
+    ensure!(
+        f.store.api_tokens(newcomer.id).await?.len() == 1,
+        "kept on the record"
+    );
+    Ok(())
+}
+
+/// The workspace, channel and session levels of the model policy are kept
+/// apart, each set and cleared on its own; the most specific wins.
+pub async fn model_policy_levels_are_kept_apart(s: &Subject) -> anyhow::Result<()> {
+    let f = Fixture::new(s.store.as_ref()).await?;
+    let research = f.channel("research").await?;
+    let ops = f.channel("ops").await?;
+    let thread = f.post(&research, None, "hello", false).await?.thread.id;
+    let choice = |p: &str| Some(ModelChoice::new(p, Some(format!("{p}-model"))));
+    f.store
+        .set_model_policy(PolicyScope::Workspace, choice("ws"), f.actor())
+        .await?;
+    let inherited = f
+        .store
+        .model_policy(research.channel.id, Some(thread))
+        .await?;
+    ensure!(inherited.workspace == choice("ws") && inherited.channel.is_none());
+    ensure!(inherited.resolve().map(|r| r.level) == Some(PolicyLevel::Workspace));
+    f.store
+        .set_model_policy(
+            PolicyScope::Channel(research.channel.id),
+            choice("ch"),
+            f.actor(),
+        )
+        .await?;
+    f.store
+        .set_model_policy(PolicyScope::Session(thread), choice("se"), f.actor())
+        .await?;
+    let all = f
+        .store
+        .model_policy(research.channel.id, Some(thread))
+        .await?;
+    ensure!(
+        all.session == choice("se") && all.channel == choice("ch") && all.workspace == choice("ws"),
+        "{all:?}"
+    );
+    ensure!(all.fallback.is_none(), "the fallback is the caller's");
+    ensure!(all.resolve().map(|r| r.level) == Some(PolicyLevel::Session));
+    let other = f.store.model_policy(ops.channel.id, None).await?;
+    ensure!(
+        other.channel.is_none() && other.session.is_none(),
+        "{other:?}"
+    );
+    f.store
+        .set_model_policy(PolicyScope::Channel(research.channel.id), None, f.actor())
+        .await?;
+    let cleared = f.store.model_policy(research.channel.id, None).await?;
+    ensure!(
+        cleared.channel.is_none() && cleared.workspace == choice("ws"),
+        "{cleared:?}"
+    );
+    Ok(())
+}
+
+/// Archiving a channel cancels its queued turns and none of its turns is
+/// runnable until it is restored.
+pub async fn archiving_a_channel_cancels_its_queued_turns(s: &Subject) -> anyhow::Result<()> {
+    let f = Fixture::new(s.store.as_ref()).await?;
+    let research = f.channel("research").await?;
+    let posted = f.post(&research, None, "@research please", true).await?;
+    let turn = posted.turn.context("a turn")?;
+    let archived = f
+        .store
+        .set_channel_status(research.channel.id, ChannelStatus::Archived, f.actor())
+        .await?;
+    ensure!(archived.channel.status == ChannelStatus::Archived);
+    ensure!(f.store.turn(turn.id).await?.state == TurnState::Cancelled);
+    ensure!(f.store.runnable_turns(4).await?.is_empty());
+    let listed = f.store.list_channels(ChannelFilter::default()).await?;
+    ensure!(
+        !listed.iter().any(|c| c.channel.id == research.channel.id),
+        "archived channels are left out by default"
+    );
+    let with_archived = f
+        .store
+        .list_channels(ChannelFilter {
+            include_archived: true,
+        })
+        .await?;
+    ensure!(
+        with_archived
+            .iter()
+            .any(|c| c.channel.id == research.channel.id)
+    );
+    Ok(())
+}
+
+/// The facts the rails count from: when a person last wrote in a thread,
+/// and the hops of the turns admitted since.
+pub async fn hop_facts_follow_the_last_human_post(s: &Subject) -> anyhow::Result<()> {
+    let f = Fixture::new(s.store.as_ref()).await?;
+    let research = f.channel("research").await?;
+    let empty = ThreadId(i64::MAX);
+    ensure!(f.store.last_human_post_at(empty).await?.is_none());
+    let posted = f.post(&research, None, "@research go", true).await?;
+    let thread = posted.thread.id;
+    let at = f
+        .store
+        .last_human_post_at(thread)
+        .await?
+        .context("a person wrote")?;
+    ensure!(
+        at == posted.message.created,
+        "{at} vs {}",
+        posted.message.created
+    );
+    let hops = f.store.turn_hops_since(thread, Some(at)).await?;
+    ensure!(
+        hops == vec![0],
+        "a person's post wakes a hop-0 turn: {hops:?}"
+    );
+    let all = f.store.turn_hops_since(thread, None).await?;
+    ensure!(all == vec![0]);
+    let later = at + jiff::SignedDuration::from_hours(1);
+    ensure!(
+        f.store
+            .turn_hops_since(thread, Some(later))
+            .await?
+            .is_empty()
+    );
+    let unique: HashSet<_> = f
+        .store
+        .thread_turns(thread)
+        .await?
+        .iter()
+        .map(|t| t.id)
+        .collect();
+    ensure!(unique.len() == 1);
+    Ok(())
+}

@@ -1,0 +1,70 @@
+//! The store conformance suite (`helm_tests::store_conformance`) against
+//! each store. Another store joins by adding its factory and one
+//! `store_conformance!` line.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use helm_core::store::{SqliteStore, Store};
+use helm_tests::store_conformance::{Subject, Tamper};
+
+/// A fresh SQLite store in a temporary directory; tampering goes straight
+/// at the database file, past the triggers that refuse it.
+async fn sqlite() -> anyhow::Result<Subject> {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("helm.db");
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&path).await?);
+    Ok(Subject {
+        store,
+        tamper: Some(Box::new(move |how| tamper_sqlite(&path, how))),
+        keep: Box::new(dir),
+    })
+}
+
+fn tamper_sqlite(path: &Path, how: Tamper) -> anyhow::Result<()> {
+    let db = rusqlite::Connection::open(path)?;
+    match how {
+        Tamper::EditOutcome(id) => db.execute_batch(&format!(
+            "DROP TRIGGER IF EXISTS audit_log_no_update; \
+             UPDATE audit_log SET outcome = 'nothing happened' WHERE id = {id};"
+        ))?,
+        Tamper::RemoveLast => db.execute_batch(
+            "DROP TRIGGER IF EXISTS audit_log_no_delete; \
+             DELETE FROM audit_log WHERE id = (SELECT max(id) FROM audit_log);",
+        )?,
+    }
+    Ok(())
+}
+
+mod sqlite {
+    helm_tests::store_conformance!(super::sqlite);
+}
+
+/// Code holding a concrete store reaches every area through the prelude.
+#[tokio::test]
+async fn the_prelude_reaches_every_area_of_a_concrete_store() -> anyhow::Result<()> {
+    use anyhow::ensure;
+    use helm_core::model::{MemoryId, MessageId};
+    use helm_core::store::prelude::*;
+    use helm_core::store::{BootstrapPlan, ChannelFilter};
+
+    let dir = tempfile::tempdir()?;
+    let store = SqliteStore::open(dir.path().join("helm.db")).await?;
+    let plan = BootstrapPlan {
+        workspace_name: "Prelude".into(),
+        captain_name: "captain".into(),
+        home_purpose: "Home.".into(),
+        skipper_instructions: "Steer.".into(),
+    };
+    let boot = store.bootstrap(plan, Box::new(|_| Ok(()))).await?;
+    ensure!(store.workspace().await?.is_some());
+    ensure!(store.list_channels(ChannelFilter::default()).await?.len() == 1);
+    ensure!(store.message(MessageId(i64::MAX)).await.is_err());
+    ensure!(store.running_turns().await?.is_empty());
+    ensure!(store.memory(MemoryId(i64::MAX)).await.is_err());
+    ensure!(store.invites().await?.is_empty());
+    ensure!(store.escalations(false).await?.is_empty());
+    ensure!(!store.events_after(0, 10).await?.is_empty());
+    ensure!(boot.home.channel.name.as_str() == "main");
+    Ok(())
+}
