@@ -8,7 +8,7 @@ use sha2::{Digest, Sha256};
 
 use crate::error::Result;
 use crate::model::{AuditEntry, ChannelId, ThreadId};
-use crate::store::{AuditVerification, Store};
+use crate::store::{AuditVerification, EventStore};
 
 /// The hash before the first row.
 pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
@@ -137,7 +137,7 @@ impl ChainCheck {
 /// Checks the store's whole audit log. The head is read first and rows after
 /// it are left out, so rows appended while checking are not mistaken for
 /// rows removed from the end.
-pub async fn verify(store: &dyn Store) -> Result<AuditVerification> {
+pub async fn verify(store: &(impl EventStore + ?Sized)) -> Result<AuditVerification> {
     let head = store.audit_head().await?;
     let mut check = ChainCheck::default();
     let mut after = 0;

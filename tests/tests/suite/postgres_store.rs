@@ -3,7 +3,7 @@
 //! itself refuses what the product forbids, and event numbers follow
 //! commit order and reach every node (the doorbell and the catch-up).
 
-use helm_core::store::PostgresStore;
+use helm_core::store::{AuditRecord, EventStore, PostgresStore};
 use helm_tests::postgres::fresh_database;
 use tokio_postgres::{Client, NoTls};
 
@@ -42,13 +42,13 @@ async fn nodes_starting_together_apply_the_schema_once() -> anyhow::Result<()> {
         PostgresStore::connect(&url)
     );
     for store in [a?, b?, c?] {
-        assert_eq!(store.schema_version().await?, 1);
+        assert_eq!(store.schema_version().await?, 2);
     }
     let client = connect(&url).await?;
     let rows = client
         .query("SELECT version FROM helm_migrations", &[])
         .await?;
-    assert_eq!(rows.len(), 1, "each migration is recorded once");
+    assert_eq!(rows.len(), 2, "each migration is recorded once");
     // Connecting again later changes nothing.
     PostgresStore::connect(&url).await?;
     let tables: i64 = client
@@ -319,5 +319,69 @@ async fn a_node_hears_what_another_committed_and_catches_up_after_losing_its_lis
         live.try_recv().is_err(),
         "nothing is delivered twice after a reconnect"
     );
+    Ok(())
+}
+
+fn record(node: &str, i: usize) -> AuditRecord {
+    AuditRecord {
+        channel_id: None,
+        thread_id: None,
+        agent: Some(format!("{node}-agent")),
+        asker: Some("ada".into()),
+        action: "tool:exec".into(),
+        input_summary: format!("{node} step {i}"),
+        outcome: "ok".into(),
+    }
+}
+
+#[tokio::test]
+async fn two_nodes_appending_at_once_keep_one_audit_chain_and_tampering_shows() -> anyhow::Result<()>
+{
+    let url = fresh_database().await?;
+    let a = PostgresStore::connect(&url).await?;
+    let b = PostgresStore::connect(&url).await?;
+    let write = |store: PostgresStore, node: &'static str| async move {
+        for i in 0..40 {
+            store.audit(record(node, i)).await?;
+        }
+        anyhow::Ok(())
+    };
+    let (wa, wb) = tokio::join!(write(a.clone(), "a"), write(b.clone(), "b"));
+    wa?;
+    wb?;
+    let checked = helm_core::audit::verify(&a).await?;
+    assert!(checked.intact(), "{checked:?}");
+    assert_eq!(checked.rows, 80);
+    assert_eq!(b.audit_head().await?, 80);
+    let newest = b.audit_log(None, 5).await?;
+    assert_eq!(newest.len(), 5);
+    assert!(newest.windows(2).all(|w| w[0].id < w[1].id), "oldest first");
+    assert_eq!(newest[4].id, 80);
+
+    // A rolled-back append leaves no gap that would look like a cut.
+    let mut raw = connect(&url).await?;
+    let tx = raw.transaction().await.map_err(pg)?;
+    tx.execute("UPDATE audit_counter SET last = last + 1 WHERE id = 1", &[])
+        .await
+        .map_err(pg)?;
+    tx.rollback().await.map_err(pg)?;
+    assert!(helm_core::audit::verify(&a).await?.intact());
+
+    // Edits and cuts made past the triggers are found.
+    raw.batch_execute(
+        "ALTER TABLE audit_log DISABLE TRIGGER audit_log_no_delete;
+         DELETE FROM audit_log WHERE id = 80;",
+    )
+    .await
+    .map_err(pg)?;
+    assert_eq!(helm_core::audit::verify(&a).await?.first_bad_row, Some(80));
+    raw.batch_execute(
+        "ALTER TABLE audit_log DISABLE TRIGGER audit_log_no_update;
+         UPDATE audit_log SET outcome = 'nothing happened' WHERE id = 12;",
+    )
+    .await
+    .map_err(pg)?;
+    let edited = helm_core::audit::verify(&a).await?;
+    assert_eq!(edited.first_bad_row, Some(12), "{edited:?}");
     Ok(())
 }

@@ -9,7 +9,10 @@ use super::failed;
 use crate::error::Result;
 
 /// Every migration, oldest first: (version, SQL).
-const MIGRATIONS: &[(i32, &str)] = &[(1, include_str!("migrations/001_foundation.sql"))];
+const MIGRATIONS: &[(i32, &str)] = &[
+    (1, include_str!("migrations/001_foundation.sql")),
+    (2, include_str!("migrations/002_audit_counter.sql")),
+];
 
 /// The advisory lock key migrations hold ("helm" in ASCII).
 const LOCK: i64 = 0x6865_6c6d;

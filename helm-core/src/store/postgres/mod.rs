@@ -3,13 +3,18 @@
 //!
 //! What is here so far: the connection pool, the schema (the same tables
 //! and database-enforced invariants as the SQLite store) and its
-//! migrations, applied once however many nodes start at the same time. The
-//! `Store` areas are implemented on top of this, area by area; until they
-//! all are, a `postgres://` store URL is refused where a store is chosen.
+//! migrations, applied once however many nodes start at the same time; the
+//! event log with each node's live feed; and of the `Store` areas,
+//! [`crate::store::EventStore`] (events and the audit log). The other areas
+//! follow one by one; until all are in, a `PostgresStore` is not yet a
+//! `dyn Store`, so a `postgres://` store URL is refused where a store is
+//! chosen.
 //!
 //! Requires PostgreSQL 15 or newer (`UNIQUE NULLS NOT DISTINCT`).
 
+mod audit;
 mod events;
+mod impls;
 mod migrations;
 
 use std::sync::Arc;
@@ -84,19 +89,6 @@ impl PostgresStore {
             live,
             _feed: Arc::new(stop.drop_guard()),
         })
-    }
-
-    /// Live events as they are committed, by any node, in `seq` order.
-    /// Subscribe before reading [`PostgresStore::events_after`] to resume
-    /// without a gap.
-    pub fn subscribe(&self) -> broadcast::Receiver<Event> {
-        self.live.subscribe()
-    }
-
-    /// Durable events with `seq > after`, oldest first, at most `limit`.
-    pub async fn events_after(&self, after: u64, limit: usize) -> Result<Vec<Event>> {
-        let client = self.client().await?;
-        events::after(&**client, after, limit.min(i64::MAX as usize) as i64).await
     }
 
     /// A pooled connection.
