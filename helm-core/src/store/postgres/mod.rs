@@ -13,6 +13,7 @@
 //! Requires PostgreSQL 15 or newer (`UNIQUE NULLS NOT DISTINCT`).
 
 mod audit;
+mod errors;
 mod events;
 mod impls;
 mod migrations;
@@ -26,6 +27,7 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 
 use crate::error::{Error, Result};
 use crate::events::Event;
+use errors::failed;
 
 /// How many live events a slow subscriber may fall behind before it lags
 /// (and resumes from the durable log).
@@ -119,27 +121,6 @@ fn redacted(url: &str) -> String {
             format!("{}{user}@{}", &url[..scheme + 3], &url[at + 1..])
         }
         _ => url.to_string(),
-    }
-}
-
-/// Maps a PostgreSQL error to a store error saying what was being done and,
-/// for an error the server raised, its own message (tokio-postgres's
-/// display is only "db error").
-pub(crate) fn failed(
-    context: impl std::fmt::Display,
-) -> impl FnOnce(tokio_postgres::Error) -> Error {
-    move |e| {
-        let message = match e.as_db_error() {
-            Some(db) => match db.detail() {
-                Some(detail) => format!("{context}: {} ({detail})", db.message()),
-                None => format!("{context}: {}", db.message()),
-            },
-            None => format!("{context}: {e}"),
-        };
-        Error::Store {
-            message,
-            source: Some(Box::new(e)),
-        }
     }
 }
 

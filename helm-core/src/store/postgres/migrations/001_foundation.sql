@@ -8,10 +8,11 @@
 -- append-only audit log) are partial unique indexes and triggers here as
 -- there, so a caller that goes around the store still cannot break them.
 
--- Triggers refuse a change with the message they are given.
+-- Triggers refuse a change with the message they are given (SQLSTATE
+-- P0001, which the store reads as a product rule's refusal).
 CREATE FUNCTION helm_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    RAISE EXCEPTION '%', TG_ARGV[0] USING ERRCODE = 'check_violation';
+    RAISE EXCEPTION '%', TG_ARGV[0];
 END $$;
 
 CREATE FUNCTION helm_json_valid(value TEXT) RETURNS BOOLEAN LANGUAGE plpgsql IMMUTABLE AS $$
@@ -107,8 +108,7 @@ CREATE FUNCTION agent_channels_residents_only() RETURNS trigger LANGUAGE plpgsql
 BEGIN
     IF (SELECT kind FROM agents WHERE id = NEW.agent_id) IS DISTINCT FROM 'channel'
        OR (SELECT kind FROM channels WHERE id = NEW.channel_id) IS DISTINCT FROM 'agent' THEN
-        RAISE EXCEPTION 'only a channel agent can be bound, and only to an agent channel'
-            USING ERRCODE = 'check_violation';
+        RAISE EXCEPTION 'only a channel agent can be bound, and only to an agent channel';
     END IF;
     RETURN NEW;
 END $$;
