@@ -385,3 +385,152 @@ async fn two_nodes_appending_at_once_keep_one_audit_chain_and_tampering_shows() 
     assert_eq!(edited.first_bad_row, Some(12), "{edited:?}");
     Ok(())
 }
+
+/// A workspace with its Captain (not yet set up) and one channel, written
+/// as rows (bootstrapping is not ported to PostgreSQL yet).
+async fn seeded(url: &str) -> anyhow::Result<Client> {
+    let db = connect(url).await?;
+    db.batch_execute(
+        "INSERT INTO workspaces (name, created) VALUES ('acme', 0);
+         INSERT INTO users (workspace_id, name, display_name, role, created)
+             VALUES (1, 'captain', 'Captain', 'captain', 0);
+         INSERT INTO channels (workspace_id, name, purpose, kind, status, created_by,
+                               created, status_changed)
+             VALUES (1, 'launch', 'ship it', 'agent', 'active', 1, 0, 0);",
+    )
+    .await
+    .map_err(pg)?;
+    Ok(db)
+}
+
+#[tokio::test]
+async fn sign_in_records_work_on_postgres() -> anyhow::Result<()> {
+    use helm_core::error::Error;
+    use helm_core::model::{ChannelId, Role, UserId};
+    use helm_core::store::{
+        AuthStore, CaptainSetup, InviteAcceptance, NewApiToken, NewInvite, NewOtKey,
+    };
+    let url = fresh_database().await?;
+    let store = PostgresStore::connect(&url).await?;
+    seeded(&url).await?;
+    let later = jiff::Timestamp::now() + jiff::SignedDuration::from_hours(1);
+
+    // First-run setup happens once.
+    assert!(!store.setup_done().await?);
+    let setup = CaptainSetup {
+        name: "ada".into(),
+        display_name: "Ada".into(),
+        password_hash: "argon2-hash".into(),
+    };
+    let ada = store.complete_setup(setup.clone()).await?;
+    assert_eq!((ada.name.as_str(), ada.role), ("ada", Role::Captain));
+    assert!(store.setup_done().await?);
+    assert!(matches!(
+        store.complete_setup(setup).await,
+        Err(Error::Conflict(_))
+    ));
+    let (user, hash) = store.user_credentials("ada").await?.expect("ada");
+    assert_eq!((user.id, hash.as_deref()), (ada.id, Some("argon2-hash")));
+    assert!(store.user_credentials("nobody").await?.is_none());
+
+    // Sessions: found while live, gone when ended.
+    let session = store.insert_session(ada.id, "s-hash".into(), later).await?;
+    let (found, who) = store.session_user("s-hash").await?.expect("session");
+    assert_eq!((found.id, who.id), (session.id, ada.id));
+    assert!(store.delete_session("s-hash").await?);
+    assert!(store.session_user("s-hash").await?.is_none());
+    let past = jiff::Timestamp::now() - jiff::SignedDuration::from_secs(1);
+    store.insert_session(ada.id, "old".into(), past).await?;
+    assert!(
+        store.session_user("old").await?.is_none(),
+        "an expired session is not live"
+    );
+
+    // API tokens: listed, found, revoked once, another person's is missing.
+    let token = store
+        .insert_api_token(NewApiToken {
+            user_id: ada.id,
+            name: "ci".into(),
+            secret_hash: "t-hash".into(),
+            prefix: "helm_ab".into(),
+            expires: None,
+        })
+        .await?;
+    assert_eq!(store.api_tokens(ada.id).await?.len(), 1);
+    let (seen, owner) = store.api_token_user("t-hash").await?.expect("token");
+    assert_eq!((seen.id, owner.id), (token.id, ada.id));
+    assert!(
+        store.api_tokens(ada.id).await?[0].last_used.is_some(),
+        "a use is recorded"
+    );
+    assert!(matches!(
+        store.revoke_api_token(UserId(999), token.id).await,
+        Err(Error::NotFound { .. })
+    ));
+    store.revoke_api_token(ada.id, token.id).await?;
+    assert!(matches!(
+        store.revoke_api_token(ada.id, token.id).await,
+        Err(Error::Conflict(_))
+    ));
+    assert!(store.api_token_user("t-hash").await?.is_none());
+
+    // Invitations: two people racing for one, one wins.
+    let invite = store
+        .insert_invite(NewInvite {
+            secret_hash: "i-hash".into(),
+            role: Role::Member,
+            created_by: ada.id,
+            expires: later,
+        })
+        .await?;
+    let accept = |name: &str| InviteAcceptance {
+        secret_hash: "i-hash".into(),
+        name: name.into(),
+        display_name: name.into(),
+        password_hash: "h".into(),
+    };
+    let (grace, linus) = tokio::join!(
+        store.accept_invite(accept("grace")),
+        store.accept_invite(accept("linus"))
+    );
+    let won: Vec<_> = [grace, linus].into_iter().filter_map(|r| r.ok()).collect();
+    assert_eq!(won.len(), 1, "one acceptance wins");
+    assert_eq!(won[0].role, Role::Member);
+    assert!(matches!(
+        store.accept_invite(accept("mira")).await,
+        Err(Error::Unauthenticated(_))
+    ));
+    assert!(matches!(
+        store.revoke_invite(invite.id).await,
+        Err(Error::Conflict(_))
+    ));
+    assert_eq!(store.invites().await?[0].accepted_by, Some(won[0].id));
+
+    // Open Terminal keys: one live key per channel; rotating replaces it.
+    let key = |hash: &str| NewOtKey {
+        channel_id: ChannelId(1),
+        secret_hash: hash.into(),
+        prefix: "ot_".into(),
+        created_by: ada.id,
+    };
+    let first = store.insert_ot_key(key("k1"), false).await?;
+    let again = store.insert_ot_key(key("k2"), false).await;
+    assert!(
+        matches!(&again, Err(Error::Conflict(m)) if m.contains("rotate")),
+        "{again:?}"
+    );
+    let second = store.insert_ot_key(key("k2"), true).await?;
+    assert!(store.ot_key_by_hash("k1").await?.is_none());
+    assert_eq!(
+        store.ot_key_by_hash("k2").await?.map(|k| k.id),
+        Some(second.id)
+    );
+    assert_ne!(first.id, second.id);
+    store.revoke_ot_key(ChannelId(1)).await?;
+    assert!(store.ot_key(ChannelId(1)).await?.is_none());
+    assert!(matches!(
+        store.revoke_ot_key(ChannelId(1)).await,
+        Err(Error::NotFound { .. })
+    ));
+    Ok(())
+}

@@ -30,7 +30,10 @@ const UNIQUE_MEANINGS: &[(&str, &str)] = &[
         "a user with this name already exists",
     ),
     ("users_one_captain", "a workspace has exactly one Captain"),
-    ("providers_name_key", "a provider with this name already exists"),
+    (
+        "providers_name_key",
+        "a provider with this name already exists",
+    ),
 ];
 
 /// Maps a PostgreSQL error to a store error saying what was being done;

@@ -48,9 +48,7 @@ pub(crate) async fn append(
     channel_id: Option<ChannelId>,
     body: EventBody,
 ) -> Result<Event> {
-    let at = Timestamp::now()
-        .round(jiff::Unit::Millisecond)
-        .unwrap_or_else(|_| Timestamp::now());
+    let at = super::codec::now();
     let payload = serde_json::to_string(&body)
         .map_err(|e| Error::Internal(format!("event does not serialise: {e}")))?;
     let seq: i64 = tx

@@ -5,7 +5,8 @@
 //! and database-enforced invariants as the SQLite store) and its
 //! migrations, applied once however many nodes start at the same time; the
 //! event log with each node's live feed; and of the `Store` areas,
-//! [`crate::store::EventStore`] (events and the audit log). The other areas
+//! [`crate::store::EventStore`] (events and the audit log) and
+//! [`crate::store::AuthStore`] (sign-in records). The other areas
 //! follow one by one; until all are in, a `PostgresStore` is not yet a
 //! `dyn Store`, so a `postgres://` store URL is refused where a store is
 //! chosen.
@@ -13,6 +14,8 @@
 //! Requires PostgreSQL 15 or newer (`UNIQUE NULLS NOT DISTINCT`).
 
 mod audit;
+mod auth;
+mod codec;
 mod errors;
 mod events;
 mod impls;
