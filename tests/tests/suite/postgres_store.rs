@@ -3,6 +3,7 @@
 //! itself refuses what the product forbids, and event numbers follow
 //! commit order and reach every node (the doorbell and the catch-up).
 
+use anyhow::Context;
 use helm_core::store::{AuditRecord, EventStore, PostgresStore};
 use helm_tests::postgres::fresh_database;
 use tokio_postgres::{Client, NoTls};
@@ -429,13 +430,13 @@ async fn sign_in_records_work_on_postgres() -> anyhow::Result<()> {
         store.complete_setup(setup).await,
         Err(Error::Conflict(_))
     ));
-    let (user, hash) = store.user_credentials("ada").await?.expect("ada");
+    let (user, hash) = store.user_credentials("ada").await?.context("ada")?;
     assert_eq!((user.id, hash.as_deref()), (ada.id, Some("argon2-hash")));
     assert!(store.user_credentials("nobody").await?.is_none());
 
     // Sessions: found while live, gone when ended.
     let session = store.insert_session(ada.id, "s-hash".into(), later).await?;
-    let (found, who) = store.session_user("s-hash").await?.expect("session");
+    let (found, who) = store.session_user("s-hash").await?.context("session")?;
     assert_eq!((found.id, who.id), (session.id, ada.id));
     assert!(store.delete_session("s-hash").await?);
     assert!(store.session_user("s-hash").await?.is_none());
@@ -457,7 +458,7 @@ async fn sign_in_records_work_on_postgres() -> anyhow::Result<()> {
         })
         .await?;
     assert_eq!(store.api_tokens(ada.id).await?.len(), 1);
-    let (seen, owner) = store.api_token_user("t-hash").await?.expect("token");
+    let (seen, owner) = store.api_token_user("t-hash").await?.context("token")?;
     assert_eq!((seen.id, owner.id), (token.id, ada.id));
     assert!(
         store.api_tokens(ada.id).await?[0].last_used.is_some(),
