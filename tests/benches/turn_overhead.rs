@@ -300,7 +300,12 @@ async fn first_messages(channels: usize) -> anyhow::Result<(f64, f64)> {
         for i in 0..5 {
             let at = Instant::now();
             t.helm
-                .post_message(&t.captain, &ch, &format!("note {i} on launch logistics"), None)
+                .post_message(
+                    &t.captain,
+                    &ch,
+                    &format!("note {i} on launch logistics"),
+                    None,
+                )
                 .await?;
             if i == 0 {
                 first.push(at.elapsed());
