@@ -13,38 +13,21 @@ mod word_index;
 type Step = fn(&Connection) -> rusqlite::Result<()>;
 
 /// The migrations, in order; `user_version` counts how many have run.
-const MIGRATIONS: &[(&str, &str, Option<Step>)] = &[
-    (
-        "foundation",
-        include_str!("migrations/001_foundation.sql"),
-        None,
-    ),
-    ("turns", include_str!("migrations/002_turns.sql"), None),
-    ("memory", include_str!("migrations/003_memory.sql"), None),
-    ("auth", include_str!("migrations/004_auth.sql"), None),
-    (
-        "authority",
-        include_str!("migrations/005_authority.sql"),
-        None,
-    ),
-    ("ot_keys", include_str!("migrations/006_ot_keys.sql"), None),
-    (
-        "lifecycle",
-        include_str!("migrations/007_lifecycle.sql"),
-        None,
-    ),
-    (
-        "mcp_pins",
-        include_str!("migrations/008_mcp_pins.sql"),
-        None,
-    ),
-    ("reading", include_str!("migrations/009_reading.sql"), None),
-    (
-        "word_index",
-        include_str!("migrations/010_word_index.sql"),
-        Some(word_index::merge_channel_tables),
-    ),
+const MIGRATIONS: &[(&str, &str)] = &[
+    ("foundation", include_str!("migrations/001_foundation.sql")),
+    ("turns", include_str!("migrations/002_turns.sql")),
+    ("memory", include_str!("migrations/003_memory.sql")),
+    ("auth", include_str!("migrations/004_auth.sql")),
+    ("authority", include_str!("migrations/005_authority.sql")),
+    ("ot_keys", include_str!("migrations/006_ot_keys.sql")),
+    ("lifecycle", include_str!("migrations/007_lifecycle.sql")),
+    ("mcp_pins", include_str!("migrations/008_mcp_pins.sql")),
+    ("reading", include_str!("migrations/009_reading.sql")),
+    ("word_index", include_str!("migrations/010_word_index.sql")),
 ];
+
+/// The steps in code, by the schema version whose SQL they follow.
+const STEPS: &[(i64, Step)] = &[(10, word_index::merge_channel_tables)];
 
 /// Applies every migration not yet applied.
 pub(super) fn migrate(conn: &mut Connection) -> Result<()> {
@@ -70,12 +53,12 @@ pub(super) fn migrate_to(conn: &mut Connection, target: usize) -> Result<()> {
         .enumerate()
         .take(target)
         .skip(current as usize);
-    for (index, (name, sql, step)) in pending {
+    for (index, (name, sql)) in pending {
         let version = index as i64 + 1;
         let tx = conn.transaction()?;
         let failed = |e| Error::store(format_args!("migration {version} ({name}) failed"), e);
         tx.execute_batch(sql).map_err(failed)?;
-        if let Some(step) = step {
+        for (_, step) in STEPS.iter().filter(|(v, _)| *v == version) {
             step(&tx).map_err(failed)?;
         }
         tx.pragma_update(None, "user_version", version)?;
