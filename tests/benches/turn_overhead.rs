@@ -92,14 +92,15 @@ fn fill_channel(
         let thread = tx.last_insert_rowid();
         let mut stmt = tx.prepare_cached(
             "INSERT INTO messages (channel_id, thread_id, author_kind, author_user_id, author_name, \
-             content, status, created, updated) VALUES (?1, ?2, 'human', ?3, 'captain', ?4, 'complete', 0, 0)",
+             content, status, created, updated, seq) VALUES (?1, ?2, 'human', ?3, 'captain', ?4, 'complete', 0, 0, ?5)",
         )?;
         for m in 0..per_thread {
             stmt.execute(rusqlite::params![
                 channel,
                 thread,
                 captain,
-                format!("historic message {m} of thread {t} about launch logistics and budgets")
+                format!("historic message {m} of thread {t} about launch logistics and budgets"),
+                m as i64 + 1
             ])?;
         }
     }
@@ -202,20 +203,22 @@ fn fill_thread(
     )?;
     let thread = tx.last_insert_rowid();
     {
+        // Each with its place in the thread (`seq`), as the store writes them.
         let mut human = tx.prepare_cached(
             "INSERT INTO messages (channel_id, thread_id, author_kind, author_user_id, author_name, \
-             content, status, created, updated) VALUES (?1, ?2, 'human', ?3, 'captain', ?4, 'complete', 0, 0)",
+             content, status, created, updated, seq) VALUES (?1, ?2, 'human', ?3, 'captain', ?4, 'complete', 0, 0, ?5)",
         )?;
         let mut reply = tx.prepare_cached(
             "INSERT INTO messages (channel_id, thread_id, author_kind, author_agent_id, author_name, \
-             content, status, created, updated) VALUES (?1, ?2, 'agent', ?3, 'launch-agent', ?4, 'complete', 0, 0)",
+             content, status, created, updated, seq) VALUES (?1, ?2, 'agent', ?3, 'launch-agent', ?4, 'complete', 0, 0, ?5)",
         )?;
         for m in 0..messages {
             let text = format!("message {m} of the long thread about launch logistics and budgets");
+            let place = m as i64 + 1;
             if m % 2 == 0 {
-                human.execute(rusqlite::params![channel, thread, captain, text])?;
+                human.execute(rusqlite::params![channel, thread, captain, text, place])?;
             } else {
-                reply.execute(rusqlite::params![channel, thread, agent, text])?;
+                reply.execute(rusqlite::params![channel, thread, agent, text, place])?;
             }
         }
     }

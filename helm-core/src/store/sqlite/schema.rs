@@ -24,6 +24,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("mcp_pins", include_str!("migrations/008_mcp_pins.sql")),
     ("reading", include_str!("migrations/009_reading.sql")),
     ("word_index", include_str!("migrations/010_word_index.sql")),
+    ("thread_seq", include_str!("migrations/011_thread_seq.sql")),
 ];
 
 /// The steps in code, by the schema version whose SQL they follow.

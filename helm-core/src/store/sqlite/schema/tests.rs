@@ -277,3 +277,35 @@ fn deleting_a_channel_takes_its_entries_and_only_its_own() -> anyhow::Result<()>
     assert!(!new_lexical(&conn, 1, "\"keynote\"")?.is_empty());
     Ok(())
 }
+
+#[test]
+fn thread_places_are_filled_in_for_existing_messages() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let mut conn = Connection::open(dir.path().join("helm.db"))?;
+    schema_9_with_words(&mut conn)?;
+    migrate_to(&mut conn, 10)?;
+    migrate(&mut conn)?;
+    let places: Vec<(i64, Option<i64>)> = conn
+        .prepare("SELECT id, seq FROM messages ORDER BY id")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    // Thread 1: messages 1–4 (its system message too); 5 is in no thread;
+    // thread 2: messages 6 and 7.
+    let expected = [
+        (1, Some(1)),
+        (2, Some(2)),
+        (3, Some(3)),
+        (4, Some(4)),
+        (5, None),
+        (6, Some(1)),
+        (7, Some(2)),
+    ];
+    assert_eq!(places, expected);
+
+    // The tail's figures from places agree with counting: a budget that
+    // holds the first message and the newest only.
+    let tail = super::super::threads::tail(&conn, crate::model::ThreadId(1), None, 60)?;
+    assert_eq!(tail.recent.len(), 1, "{tail:?}");
+    assert_eq!((tail.omitted, tail.uncovered), (2, 2));
+    Ok(())
+}
