@@ -4,7 +4,8 @@
 //! thread on a fresh channel, and with 100,000 messages already in the channel.
 //! Then a whole turn (posted → reply announced) inside one thread of 10,000
 //! messages against the same in an empty channel, and how many model calls a
-//! turn costs in that long thread (its summary refreshes included).
+//! turn costs in that long thread (its summary refreshes included). Last, the
+//! first plain message posted into a new channel against its later ones.
 //!
 //! `cargo bench -p helm-tests --bench turn_overhead` (`HELM_BENCH_TURNS` sets
 //! the number of turns per scenario). Prints medians and p99s.
@@ -91,14 +92,15 @@ fn fill_channel(
         let thread = tx.last_insert_rowid();
         let mut stmt = tx.prepare_cached(
             "INSERT INTO messages (channel_id, thread_id, author_kind, author_user_id, author_name, \
-             content, status, created, updated) VALUES (?1, ?2, 'human', ?3, 'captain', ?4, 'complete', 0, 0)",
+             content, status, created, updated, seq) VALUES (?1, ?2, 'human', ?3, 'captain', ?4, 'complete', 0, 0, ?5)",
         )?;
         for m in 0..per_thread {
             stmt.execute(rusqlite::params![
                 channel,
                 thread,
                 captain,
-                format!("historic message {m} of thread {t} about launch logistics and budgets")
+                format!("historic message {m} of thread {t} about launch logistics and budgets"),
+                m as i64 + 1
             ])?;
         }
     }
@@ -201,20 +203,22 @@ fn fill_thread(
     )?;
     let thread = tx.last_insert_rowid();
     {
+        // Each with its place in the thread (`seq`), as the store writes them.
         let mut human = tx.prepare_cached(
             "INSERT INTO messages (channel_id, thread_id, author_kind, author_user_id, author_name, \
-             content, status, created, updated) VALUES (?1, ?2, 'human', ?3, 'captain', ?4, 'complete', 0, 0)",
+             content, status, created, updated, seq) VALUES (?1, ?2, 'human', ?3, 'captain', ?4, 'complete', 0, 0, ?5)",
         )?;
         let mut reply = tx.prepare_cached(
             "INSERT INTO messages (channel_id, thread_id, author_kind, author_agent_id, author_name, \
-             content, status, created, updated) VALUES (?1, ?2, 'agent', ?3, 'launch-agent', ?4, 'complete', 0, 0)",
+             content, status, created, updated, seq) VALUES (?1, ?2, 'agent', ?3, 'launch-agent', ?4, 'complete', 0, 0, ?5)",
         )?;
         for m in 0..messages {
             let text = format!("message {m} of the long thread about launch logistics and budgets");
+            let place = m as i64 + 1;
             if m % 2 == 0 {
-                human.execute(rusqlite::params![channel, thread, captain, text])?;
+                human.execute(rusqlite::params![channel, thread, captain, text, place])?;
             } else {
-                reply.execute(rusqlite::params![channel, thread, agent, text])?;
+                reply.execute(rusqlite::params![channel, thread, agent, text, place])?;
             }
         }
     }
@@ -282,6 +286,42 @@ async fn whole_turns(history: usize, turns: usize) -> anyhow::Result<(f64, f64, 
     ))
 }
 
+/// Plain messages (no agent woken) posted into `channels` new channels, five
+/// each: the median of each channel's first post and of the later ones, in
+/// ms. The first message is where a channel's first indexed item lands.
+async fn first_messages(channels: usize) -> anyhow::Result<(f64, f64)> {
+    let (t, _timed, _record) = bench_channel().await?;
+    t.helm.start_runtime().await?;
+    let mut first = Vec::new();
+    let mut later = Vec::new();
+    for c in 0..channels {
+        let record = t
+            .helm
+            .create_channel(&t.captain, &format!("room-{c}"), "Bench channel.")
+            .await?;
+        let ch = ChannelRef::Id(record.channel.id);
+        for i in 0..5 {
+            let at = Instant::now();
+            t.helm
+                .post_message(
+                    &t.captain,
+                    &ch,
+                    &format!("note {i} on launch logistics"),
+                    None,
+                )
+                .await?;
+            if i == 0 {
+                first.push(at.elapsed());
+            } else {
+                later.push(at.elapsed());
+            }
+        }
+    }
+    first.sort();
+    later.sort();
+    Ok((pct(&first, 0.5), pct(&later, 0.5)))
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let turns: usize = std::env::var("HELM_BENCH_TURNS")
@@ -300,6 +340,11 @@ async fn main() -> anyhow::Result<()> {
     println!(
         "model calls per turn in the long thread: {:.2} ({calls:.2} turn calls + {summaries:.2} summary calls)",
         calls + summaries
+    );
+    let (first, later) = first_messages(turns).await?;
+    println!(
+        "plain post p50: first in a new channel {first:.2} ms | later {later:.2} ms | ratio {:.2}x",
+        first / later
     );
     Ok(())
 }

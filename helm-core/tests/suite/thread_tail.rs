@@ -7,9 +7,15 @@ use helm_core::store::message_tokens;
 
 use super::kit::{Fixture, LAUNCH_PURPOSE};
 
-/// A thread of `n` messages of the Captain's, written below the API; their
-/// ids, oldest first.
-fn fill(f: &Fixture, channel: i64, n: usize) -> anyhow::Result<(ThreadId, Vec<MessageId>)> {
+/// A thread of `n` messages of the Captain's, written below the API, with
+/// their places in the thread (`seq`) or, as a row from before them,
+/// without; their ids, oldest first.
+fn fill(
+    f: &Fixture,
+    channel: i64,
+    n: usize,
+    placed: bool,
+) -> anyhow::Result<(ThreadId, Vec<MessageId>)> {
     let db = f.raw_db()?;
     db.execute(
         "INSERT INTO threads (channel_id, title, status, opened_by, opened_at, updated_at) \
@@ -21,9 +27,15 @@ fn fill(f: &Fixture, channel: i64, n: usize) -> anyhow::Result<(ThreadId, Vec<Me
     for m in 0..n {
         db.execute(
             "INSERT INTO messages (channel_id, thread_id, author_kind, author_user_id, author_name, \
-             content, status, created, updated) \
-             VALUES (?1, ?2, 'human', ?3, 'captain', ?4, 'complete', 0, 0)",
-            rusqlite::params![channel, thread, f.captain.id.get(), format!("message {m:04}")],
+             content, status, created, updated, seq) \
+             VALUES (?1, ?2, 'human', ?3, 'captain', ?4, 'complete', 0, 0, ?5)",
+            rusqlite::params![
+                channel,
+                thread,
+                f.captain.id.get(),
+                format!("message {m:04}"),
+                placed.then_some(m as i64 + 1)
+            ],
         )?;
         ids.push(MessageId(db.last_insert_rowid()));
     }
@@ -32,12 +44,44 @@ fn fill(f: &Fixture, channel: i64, n: usize) -> anyhow::Result<(ThreadId, Vec<Me
 
 #[tokio::test]
 async fn the_tail_is_the_first_message_and_the_newest_that_fit() -> anyhow::Result<()> {
+    tail_of_a_long_thread(true).await
+}
+
+#[tokio::test]
+async fn a_thread_without_places_is_counted_the_same() -> anyhow::Result<()> {
+    tail_of_a_long_thread(false).await
+}
+
+#[tokio::test]
+async fn posted_messages_take_the_next_place_in_their_thread() -> anyhow::Result<()> {
     let f = Fixture::new().await?;
     let launch = f
         .helm
         .create_channel(&f.captain, "launch", LAUNCH_PURPOSE)
         .await?;
-    let (thread, ids) = fill(&f, launch.channel.id.get(), 1000)?;
+    let ch = helm_core::model::ChannelRef::Id(launch.channel.id);
+    let first = f.helm.post_message(&f.captain, &ch, "one", None).await?;
+    let thread = Some(first.thread.id);
+    f.helm.post_message(&f.captain, &ch, "two", thread).await?;
+    f.helm
+        .post_message(&f.captain, &ch, "three", thread)
+        .await?;
+    let places: Vec<Option<i64>> = f
+        .raw_db()?
+        .prepare("SELECT seq FROM messages WHERE thread_id = ?1 ORDER BY id")?
+        .query_map([first.thread.id.0], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    assert_eq!(places, [Some(1), Some(2), Some(3)]);
+    Ok(())
+}
+
+async fn tail_of_a_long_thread(placed: bool) -> anyhow::Result<()> {
+    let f = Fixture::new().await?;
+    let launch = f
+        .helm
+        .create_channel(&f.captain, "launch", LAUNCH_PURPOSE)
+        .await?;
+    let (thread, ids) = fill(&f, launch.channel.id.get(), 1000, placed)?;
     let store = f.helm.store();
 
     let whole = store.thread_tail(thread, None, usize::MAX).await?;

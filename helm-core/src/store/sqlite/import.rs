@@ -84,11 +84,12 @@ pub(super) fn import(
     // Messages, in file order; the first of each thread becomes its root.
     let mut message_ids: HashMap<&str, MessageId> = HashMap::new();
     {
-        let mut insert = conn.prepare_cached(
+        let mut insert = conn.prepare_cached(&format!(
             "INSERT INTO messages (channel_id, thread_id, author_kind, author_user_id, \
-             author_name, content, status, external_id, created, updated) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'complete', ?7, ?8, ?8)",
-        )?;
+             author_name, content, status, external_id, created, updated, seq) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'complete', ?7, ?8, ?8, {})",
+            super::messages::NEXT_SEQ
+        ))?;
         let mut root = conn.prepare_cached(
             "UPDATE threads SET root_message_id = ?1 WHERE id = ?2 AND root_message_id IS NULL",
         )?;

@@ -14,6 +14,13 @@ pub(super) const COLUMNS: &str = "m.id, m.channel_id, m.thread_id, m.author_kind
     m.model, m.external_id, m.created";
 
 /// A message to insert.
+/// SQL for a new message's `seq`, its place in thread `?2`: one past the
+/// thread's newest message; NULL outside a thread, and after a message
+/// without one (the thread tail then counts instead).
+pub(super) const NEXT_SEQ: &str = "CASE WHEN ?2 IS NULL THEN NULL ELSE nullif(coalesce(\
+     (SELECT coalesce(p.seq + 1, -1) FROM messages p WHERE p.thread_id = ?2 \
+     ORDER BY p.id DESC LIMIT 1), 1), -1) END";
+
 pub(super) struct NewMessage<'a> {
     pub channel_id: ChannelId,
     pub thread_id: Option<ThreadId>,
@@ -45,11 +52,12 @@ pub(super) fn insert(conn: &Connection, new: NewMessage<'_>) -> Result<Message> 
         Author::System => ("system", None, None, "helm".to_string()),
         Author::Guest { name } => ("guest", None, None, name.clone()),
     };
-    conn.prepare_cached(
+    conn.prepare_cached(&format!(
         "INSERT INTO messages (channel_id, thread_id, author_kind, author_user_id, \
-         author_agent_id, author_name, content, status, provider, model, external_id, created, \
-         updated) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12)",
-    )?
+             author_agent_id, author_name, content, status, provider, model, external_id, \
+             created, updated, seq) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, {NEXT_SEQ})"
+    ))?
     .execute(params![
         new.channel_id,
         new.thread_id,

@@ -69,6 +69,29 @@ pub(super) fn messages(
     Ok(rows)
 }
 
+/// How many messages of `thread` have ids in `(after, upto]`, where both are
+/// its messages: the difference of their places (`seq`), or counted on the
+/// (thread_id, id) index where a place is missing.
+fn between(conn: &Connection, thread: ThreadId, after: i64, upto: i64) -> Result<usize> {
+    let mut place =
+        conn.prepare_cached("SELECT seq FROM messages WHERE id = ?1 AND thread_id = ?2")?;
+    let mut seq = |id: i64| -> Result<Option<i64>> {
+        Ok(place
+            .query_row(params![id, thread], |r| r.get::<_, Option<i64>>(0))
+            .optional()?
+            .flatten())
+    };
+    if let (Some(a), Some(b)) = (seq(after)?, seq(upto)?) {
+        return Ok((b - a).max(0) as usize);
+    }
+    let counted: i64 = conn
+        .prepare_cached(
+            "SELECT count(*) FROM messages WHERE thread_id = ?1 AND id > ?2 AND id <= ?3",
+        )?
+        .query_row(params![thread, after, upto], |r| r.get(0))?;
+    Ok(counted as usize)
+}
+
 /// See [`crate::store::ThreadStore::thread_tail`].
 pub(super) fn tail(
     conn: &Connection,
@@ -114,20 +137,19 @@ pub(super) fn tail(
     let (omitted, uncovered) = match newest_omitted {
         None => (0, 0),
         Some(newest) => {
-            // Counted on the (thread_id, id) index alone.
-            let omitted: i64 = conn
+            let covered: i64 = conn
                 .prepare_cached(
-                    "SELECT count(*) FROM messages WHERE thread_id = ?1 AND id > ?2 AND id <= ?3",
+                    "SELECT coalesce(max(last_message_id), 0) FROM thread_summaries \
+                     WHERE thread_id = ?1",
                 )?
-                .query_row(params![thread, first.id, newest], |r| r.get(0))?;
-            let uncovered: i64 = conn
-                .prepare_cached(
-                    "SELECT count(*) FROM messages WHERE thread_id = ?1 AND id <= ?3 AND id > \
-                     max(?2, coalesce((SELECT max(last_message_id) FROM thread_summaries \
-                     WHERE thread_id = ?1), 0))",
-                )?
-                .query_row(params![thread, first.id, newest], |r| r.get(0))?;
-            (omitted as usize, uncovered as usize)
+                .query_row([thread], |r| r.get(0))?;
+            let omitted = between(conn, thread, first.id.0, newest.0)?;
+            let uncovered = match covered.max(first.id.0) {
+                from if from == first.id.0 => omitted,
+                from if from >= newest.0 => 0,
+                from => between(conn, thread, from, newest.0)?,
+            };
+            (omitted, uncovered)
         }
     };
     Ok(ThreadTail {

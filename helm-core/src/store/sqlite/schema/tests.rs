@@ -1,0 +1,311 @@
+//! Migration 010 on a database built by the real migrations 1–9 and filled
+//! with the per-channel word indexes the code of that schema wrote.
+
+use rusqlite::{Connection, params};
+
+use super::{migrate, migrate_to};
+use crate::memory::recall::ItemKey;
+use crate::model::{ChannelId, MemoryId, MessageId};
+use crate::store::sqlite::recall;
+
+/// The old layout's table, exactly as the schema-9 code created it.
+fn old_table(conn: &Connection, name: &str) -> anyhow::Result<()> {
+    conn.execute_batch(&format!(
+        "CREATE VIRTUAL TABLE {name} USING fts5(body, prev, content='', \
+         contentless_delete=1, tokenize='porter unicode61')"
+    ))?;
+    Ok(())
+}
+
+fn old_insert(
+    conn: &Connection,
+    table: &str,
+    key: ItemKey,
+    body: &str,
+    prev: &str,
+) -> anyhow::Result<()> {
+    conn.execute(
+        &format!("INSERT INTO {table} (rowid, body, prev) VALUES (?1, ?2, ?3)"),
+        params![key.0, body, prev],
+    )?;
+    Ok(())
+}
+
+/// Schema-9 recall by words: the channel's table, then the workspace's,
+/// merged by score.
+fn old_lexical(
+    conn: &Connection,
+    channel: i64,
+    query: &str,
+) -> anyhow::Result<Vec<(ItemKey, f64)>> {
+    let search = |name: &str| -> anyhow::Result<Vec<(ItemKey, f64)>> {
+        let sql = format!(
+            "SELECT rowid, -bm25({name}, 1.0, 1.0) FROM {name} WHERE {name} MATCH ?1 \
+             ORDER BY bm25({name}, 1.0, 1.0) LIMIT 50"
+        );
+        let mut stmt = conn.prepare(&sql)?;
+        let hits = stmt
+            .query_map([query], |r| Ok((ItemKey(r.get(0)?), r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(hits)
+    };
+    let mut hits = search(&format!("recall_c{channel}"))?;
+    let own: Vec<ItemKey> = hits.iter().map(|(k, _)| *k).collect();
+    hits.extend(
+        search("recall_workspace")?
+            .into_iter()
+            .filter(|(k, _)| !own.contains(k)),
+    );
+    hits.sort_by(|a, b| b.1.total_cmp(&a.1));
+    Ok(hits)
+}
+
+fn new_lexical(
+    conn: &Connection,
+    channel: i64,
+    query: &str,
+) -> anyhow::Result<Vec<(ItemKey, f64)>> {
+    Ok(recall::lexical(conn, ChannelId(channel), query, 50)?)
+}
+
+/// The keys found, in no particular order.
+fn found(hits: &[(ItemKey, f64)]) -> Vec<ItemKey> {
+    let mut keys: Vec<ItemKey> = hits.iter().map(|(k, _)| *k).collect();
+    keys.sort();
+    keys
+}
+
+/// Two channels with threads, a system message, a message outside any
+/// thread, channel and workspace memory records: indexed the schema-9 way.
+fn schema_9_with_words(conn: &mut Connection) -> anyhow::Result<()> {
+    migrate_to(conn, 9)?;
+    assert_eq!(
+        conn.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0))?,
+        9
+    );
+    conn.execute_batch(
+        "INSERT INTO workspaces (id, name, created) VALUES (1, 'w', 0);
+         INSERT INTO users (id, workspace_id, name, display_name, role, created)
+             VALUES (1, 1, 'captain', 'Captain', 'captain', 0);
+         INSERT INTO channels (id, workspace_id, name, purpose, kind, status, created_by, created, status_changed)
+             VALUES (1, 1, 'launch', 'Launch.', 'agent', 'active', 1, 0, 0),
+                    (2, 1, 'ops', 'Ops.', 'agent', 'active', 1, 0, 0);
+         INSERT INTO threads (id, channel_id, title, status, opened_at, updated_at)
+             VALUES (1, 1, 'budget', 'open', 0, 0), (2, 2, 'disk', 'open', 0, 0);",
+    )?;
+    let messages: &[(i64, Option<i64>, &str, &str)] = &[
+        (
+            1,
+            Some(1),
+            "human",
+            "What is the launch budget for the keynote venue?",
+        ),
+        (
+            1,
+            Some(1),
+            "guest",
+            "The venue budget is forty thousand, catering included.",
+        ),
+        (1, Some(1), "system", "Thread renamed to budget review."),
+        (
+            1,
+            Some(1),
+            "human",
+            "Book the venue and tell the keynote speakers about the budget.",
+        ),
+        (
+            1,
+            None,
+            "human",
+            "A loose note about the budget outside any thread.",
+        ),
+        (
+            2,
+            Some(2),
+            "human",
+            "The staging disk filled up again with launch logs.",
+        ),
+        (
+            2,
+            Some(2),
+            "guest",
+            "Rotate the logs daily and the disk stays under budget.",
+        ),
+    ];
+    for (channel, thread, kind, text) in messages {
+        let user = (*kind == "human").then_some(1);
+        conn.execute(
+            "INSERT INTO messages (channel_id, thread_id, author_kind, author_user_id, author_name, \
+             content, status, created, updated) VALUES (?1, ?2, ?3, ?4, 'someone', ?5, 'complete', 0, 0)",
+            params![channel, thread, kind, user, text],
+        )?;
+    }
+    let memories: &[(i64, &str, &str)] = &[
+        (1, "channel", "The keynote venue budget is forty thousand."),
+        (
+            2,
+            "workspace",
+            "Launch logs rotate daily to keep the disk under budget.",
+        ),
+        (2, "channel", "Staging disk alerts go to the ops rota."),
+    ];
+    for (channel, scope, text) in memories {
+        conn.execute(
+            "INSERT INTO memory_items (channel_id, kind, content, source_kind, author_type, scope, \
+             status, created) VALUES (?1, 'fact', ?2, 'user_action', 'human', ?3, 'current', 0)",
+            params![channel, text, scope],
+        )?;
+    }
+
+    // What the schema-9 code indexed: finished, non-system thread messages
+    // with the previous such message of their thread, and every record.
+    old_table(conn, "recall_c1")?;
+    old_table(conn, "recall_c2")?;
+    old_table(conn, "recall_workspace")?;
+    let rows: Vec<(i64, i64, Option<i64>, String, String)> = conn
+        .prepare(
+            "SELECT id, channel_id, thread_id, author_kind, content FROM messages ORDER BY id",
+        )?
+        .query_map([], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut prev: std::collections::HashMap<i64, String> = Default::default();
+    for (id, channel, thread, kind, content) in rows {
+        let (Some(thread), false) = (thread, kind == "system") else {
+            continue;
+        };
+        let before = prev.insert(thread, content.clone()).unwrap_or_default();
+        let key = ItemKey::message(MessageId(id));
+        old_insert(conn, &format!("recall_c{channel}"), key, &content, &before)?;
+    }
+    let records: Vec<(i64, i64, String, String)> = conn
+        .prepare("SELECT id, channel_id, scope, content FROM memory_items ORDER BY id")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    for (id, channel, scope, content) in records {
+        let key = ItemKey::memory(MemoryId(id));
+        old_insert(conn, &format!("recall_c{channel}"), key, &content, "")?;
+        if scope == "workspace" {
+            old_insert(conn, "recall_workspace", key, &content, "")?;
+        }
+    }
+    Ok(())
+}
+
+const QUERIES: &[&str] = &[
+    "\"budget\"",
+    "\"keynote\" OR \"venue\"",
+    "\"disk\" OR \"logs\"",
+    "\"launch\"",
+    "\"forty\" OR \"thousand\" OR \"catering\"",
+    "\"rota\"",
+    "\"nowhere\"",
+];
+
+#[test]
+fn word_indexes_move_into_one_table_and_search_finds_the_same() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let mut conn = Connection::open(dir.path().join("helm.db"))?;
+    schema_9_with_words(&mut conn)?;
+    let searches = || {
+        [1, 2]
+            .into_iter()
+            .flat_map(|c| QUERIES.iter().map(move |q| (c, *q)))
+    };
+    let before: Vec<Vec<ItemKey>> = searches()
+        .map(|(c, q)| old_lexical(&conn, c, q).map(|h| found(&h)))
+        .collect::<anyhow::Result<_>>()?;
+    // The fixture means something: the workspace record of #ops is found
+    // from #launch, and `prev` finds a reply by its question's words.
+    assert!(before[0].contains(&ItemKey::memory(MemoryId(2))));
+    assert!(before[1].contains(&ItemKey::message(MessageId(2))));
+
+    migrate(&mut conn)?;
+
+    // The same items are found. (Their order may differ: word statistics are
+    // now the workspace's, no longer each channel's.)
+    let after: Vec<Vec<ItemKey>> = searches()
+        .map(|(c, q)| new_lexical(&conn, c, q).map(|h| found(&h)))
+        .collect::<anyhow::Result<_>>()?;
+    assert_eq!(after, before);
+    let left: i64 = conn.query_row(
+        "SELECT count(*) FROM sqlite_schema WHERE name GLOB 'recall_c*' \
+             OR name GLOB 'recall_workspace*'",
+        [],
+        |r| r.get(0),
+    )?;
+    assert_eq!(left, 0, "the per-channel word indexes are gone");
+    assert_eq!(
+        conn.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0))?,
+        super::MIGRATIONS.len() as i64
+    );
+    Ok(())
+}
+
+#[test]
+fn a_single_channel_ranks_as_its_own_table_did() -> anyhow::Result<()> {
+    // With one channel (and nothing shared) the table's statistics are the
+    // channel's, so every search gives the old order and the old scores.
+    let dir = tempfile::tempdir()?;
+    let mut conn = Connection::open(dir.path().join("helm.db"))?;
+    schema_9_with_words(&mut conn)?;
+    conn.execute_batch("DROP TABLE recall_c2; DELETE FROM recall_workspace;")?;
+    let before: Vec<_> = QUERIES
+        .iter()
+        .map(|q| old_lexical(&conn, 1, q))
+        .collect::<anyhow::Result<_>>()?;
+    migrate(&mut conn)?;
+    let after: Vec<_> = QUERIES
+        .iter()
+        .map(|q| new_lexical(&conn, 1, q))
+        .collect::<anyhow::Result<_>>()?;
+    assert_eq!(after, before);
+    Ok(())
+}
+
+#[test]
+fn deleting_a_channel_takes_its_entries_and_only_its_own() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let mut conn = Connection::open(dir.path().join("helm.db"))?;
+    schema_9_with_words(&mut conn)?;
+    migrate(&mut conn)?;
+    assert!(!new_lexical(&conn, 2, "\"disk\"")?.is_empty());
+    recall::drop_index(&conn, ChannelId(2))?;
+    assert!(new_lexical(&conn, 2, "\"disk\"")?.is_empty());
+    assert!(new_lexical(&conn, 1, "\"disk\"")?.is_empty());
+    assert!(!new_lexical(&conn, 1, "\"keynote\"")?.is_empty());
+    Ok(())
+}
+
+#[test]
+fn thread_places_are_filled_in_for_existing_messages() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let mut conn = Connection::open(dir.path().join("helm.db"))?;
+    schema_9_with_words(&mut conn)?;
+    migrate_to(&mut conn, 10)?;
+    migrate(&mut conn)?;
+    let places: Vec<(i64, Option<i64>)> = conn
+        .prepare("SELECT id, seq FROM messages ORDER BY id")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    // Thread 1: messages 1–4 (its system message too); 5 is in no thread;
+    // thread 2: messages 6 and 7.
+    let expected = [
+        (1, Some(1)),
+        (2, Some(2)),
+        (3, Some(3)),
+        (4, Some(4)),
+        (5, None),
+        (6, Some(1)),
+        (7, Some(2)),
+    ];
+    assert_eq!(places, expected);
+
+    // The tail's figures from places agree with counting: a budget that
+    // holds the first message and the newest only.
+    let tail = super::super::threads::tail(&conn, crate::model::ThreadId(1), None, 60)?;
+    assert_eq!(tail.recent.len(), 1, "{tail:?}");
+    assert_eq!((tail.omitted, tail.uncovered), (2, 2));
+    Ok(())
+}
