@@ -33,6 +33,7 @@ pub use artifacts::RESCAN_AUTHOR;
 pub use auth::{AccountRequest, MAX_INVITE_TTL};
 pub use channels::NewChannel;
 pub(crate) use channels::{provision_channel, set_model_policy};
+pub use computer::ComputerPorts;
 pub use converse::{Conversation, ConversationUpdate};
 pub(crate) use lifecycle::{change_status, delete_channel};
 pub(crate) use mcp::{
@@ -90,6 +91,9 @@ pub struct HelmOptions {
     pub words_only_reason: Option<WordsOnlyReason>,
     /// How channel computers are isolated and limited.
     pub computer: ComputerOptions,
+    /// What runs channel computers' commands, files and terminals; this
+    /// host's implementations by default.
+    pub ports: ComputerPorts,
     /// Where the secrets that credential grants and MCP servers name are
     /// looked up (the server's environment by default).
     pub secrets: Arc<dyn crate::secrets::SecretStore>,
@@ -107,6 +111,7 @@ impl HelmOptions {
             memory: MemoryConfig::default(),
             words_only_reason: None,
             computer: ComputerOptions::default(),
+            ports: ComputerPorts::default(),
             secrets: Arc::new(crate::secrets::EnvSecrets),
         }
     }
@@ -228,7 +233,11 @@ impl Helm {
         // recall` beside its hits); the library only logs.
         tracing::info!("recall works {}", recall_mode.describe());
         let recall = Arc::new(RecallEngine::new(store.clone(), options.embedder.clone()));
-        let computer = Arc::new(computer::ComputerState::new(options.computer, root.clone()));
+        let computer = Arc::new(computer::ComputerState::new(
+            options.computer,
+            root.clone(),
+            options.ports.clone(),
+        ));
         let faults = Faults::default();
         // Skipper's tools act through a narrow authority service over the
         // same store and data root, not through the facade.
