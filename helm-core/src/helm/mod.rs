@@ -45,6 +45,7 @@ pub use reading::MAX_WORKSPACE_NAME;
 pub use status::Status;
 pub use threads::PostedMessage;
 
+use crate::config::StoreUrl;
 use crate::error::{Error, Result};
 use crate::events::Event;
 use crate::exec::ComputerOptions;
@@ -67,6 +68,17 @@ const SKIPPER_INSTRUCTIONS: &str = "You are Skipper, the workspace operator and 
     Channel agents call you into their threads when they need something outside their world. \
     Act visibly, record what you change, and ask the Captain when final authority is needed.";
 
+/// The SQLite file `store` names (a relative path from the data root), or
+/// the data root's own; a store this build cannot open is refused.
+fn sqlite_file(root: &DataRoot, store: Option<&StoreUrl>) -> Result<PathBuf> {
+    match store {
+        None => Ok(root.db_path()),
+        Some(url) => url
+            .sqlite_path(root.path())
+            .ok_or_else(|| Error::NotBuiltIn(format!("a Postgres store (store = {url})"))),
+    }
+}
+
 fn absolute(dir: &std::path::Path) -> Result<PathBuf> {
     std::path::absolute(dir).map_err(|e| Error::io("resolving", dir, e))
 }
@@ -76,6 +88,8 @@ fn absolute(dir: &std::path::Path) -> Result<PathBuf> {
 pub struct HelmOptions {
     /// The data root (`./helm-data` in the CLI by default).
     pub data_dir: PathBuf,
+    /// The store; `None`: `helm.db` in the data root.
+    pub store: Option<StoreUrl>,
     /// The model used when no session, channel or workspace choice is set.
     pub fallback_model: Option<ModelChoice>,
     /// Tunables of the turn engine.
@@ -104,6 +118,7 @@ impl HelmOptions {
     pub fn new(data_dir: impl Into<PathBuf>) -> Self {
         HelmOptions {
             data_dir: data_dir.into(),
+            store: None,
             fallback_model: None,
             runtime: RuntimeOptions::default(),
             provider_http: HttpOptions::default(),
@@ -186,19 +201,21 @@ impl Helm {
             return Err(Error::invalid("workspace name", "it must not be empty"));
         }
         let root = DataRoot::new(absolute(&options.data_dir)?);
+        let db = sqlite_file(&root, options.store.as_ref())?;
         root.create()?;
-        let store: Arc<dyn Store> = Arc::new(SqliteStore::open(root.db_path()).await?);
+        let store: Arc<dyn Store> = Arc::new(SqliteStore::open(db).await?);
         Self::bootstrap(root, store, init, options).await
     }
 
     /// Opens an initialised data root.
     pub async fn open(options: HelmOptions) -> Result<Helm> {
         let root = DataRoot::new(absolute(&options.data_dir)?);
-        if !root.is_initialized() {
+        let db = sqlite_file(&root, options.store.as_ref())?;
+        if !db.is_file() {
             return Err(Error::NotInitialized(options.data_dir));
         }
         root.close()?;
-        let store: Arc<dyn Store> = Arc::new(SqliteStore::open(root.db_path()).await?);
+        let store: Arc<dyn Store> = Arc::new(SqliteStore::open(db).await?);
         Self::with_store(root, store, options).await
     }
 
