@@ -43,7 +43,7 @@ pub enum Error {
 
     /// Something was chosen that this build of Helm does not have (a
     /// Postgres store, a remote computer).
-    #[error("this build has no {0}; choose what it has (an SQLite store, a local computer)")]
+    #[error("this build has no {0}")]
     NotBuiltIn(String),
 
     /// A channel was created without saying what it is for.

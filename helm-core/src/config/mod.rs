@@ -239,7 +239,8 @@ impl ResolvedConfig {
         let config = &self.config;
         if let Some(StoreUrl::Postgres(_)) = &config.store {
             return Err(Error::NotBuiltIn(format!(
-                "a Postgres store (store = {}, set by {})",
+                "Postgres store (store = {}, set by {}); use sqlite://PATH, or leave store unset for \
+                 the data directory's helm.db",
                 config
                     .store
                     .as_ref()
@@ -252,7 +253,8 @@ impl ResolvedConfig {
             Ok(ComputerLocation::Local) => {}
             Ok(ComputerLocation::Remote { url, .. }) => {
                 return Err(Error::NotBuiltIn(format!(
-                    "remote computers (computer.at = {url}, set by {})",
+                    "remote computers (computer.at = {url}, set by {}); leave computer.at unset or \
+                     \"local\"",
                     self.source_of("computer.at")
                 )));
             }

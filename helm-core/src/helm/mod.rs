@@ -73,9 +73,9 @@ const SKIPPER_INSTRUCTIONS: &str = "You are Skipper, the workspace operator and 
 fn sqlite_file(root: &DataRoot, store: Option<&StoreUrl>) -> Result<PathBuf> {
     match store {
         None => Ok(root.db_path()),
-        Some(url) => url
-            .sqlite_path(root.path())
-            .ok_or_else(|| Error::NotBuiltIn(format!("a Postgres store (store = {url})"))),
+        Some(url) => url.sqlite_path(root.path()).ok_or_else(|| {
+            Error::NotBuiltIn(format!("Postgres store (store = {url}); use an SQLite one"))
+        }),
     }
 }
 
