@@ -389,4 +389,29 @@ mod tests {
         assert!(ServerConfig::from_toml("[lsiten]\nx = 1\n").is_err());
         Ok(())
     }
+
+    /// The example in docs/operations.md is a config file both halves accept.
+    #[test]
+    fn the_documented_example_config_is_accepted() -> Result<(), ConfigError> {
+        let doc = include_str!("../../docs/operations.md");
+        let example = doc
+            .split("```toml\n# /var/lib/helm/helm.toml\n")
+            .nth(1)
+            .and_then(|rest| rest.split("```").next())
+            .ok_or_else(|| ConfigError("no example config in docs/operations.md".into()))?;
+        let server = ServerConfig::from_toml(example)?;
+        assert_eq!(server.public_url(), "https://helm.example.org");
+        let core = HelmConfig::resolve([helm_core::config::ConfigLayer::toml(
+            example,
+            helm_core::config::ConfigSource::Application,
+        )
+        .map_err(|e| ConfigError(e.to_string()))?])
+        .map_err(|e| ConfigError(e.to_string()))?;
+        assert_eq!(core.config.runtime.max_steps, 16);
+        assert_eq!(
+            core.config.store,
+            Some(helm_core::config::StoreUrl::Sqlite("helm.db".into()))
+        );
+        Ok(())
+    }
 }
