@@ -79,6 +79,18 @@ fn sqlite_file(root: &DataRoot, store: Option<&StoreUrl>) -> Result<PathBuf> {
     }
 }
 
+fn create_private_file(path: &std::path::Path) -> Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .open(path)
+        .map(|_| ())
+        .map_err(|e| Error::io("creating the database file", path, e))
+}
+
 fn absolute(dir: &std::path::Path) -> Result<PathBuf> {
     std::path::absolute(dir).map_err(|e| Error::io("resolving", dir, e))
 }
@@ -203,6 +215,11 @@ impl Helm {
         let root = DataRoot::new(absolute(&options.data_dir)?);
         let db = sqlite_file(&root, options.store.as_ref())?;
         root.create()?;
+        if db != root.db_path() {
+            // As the data root's own: made 0600 before SQLite opens it, so
+            // its -wal and -shm files are never readable by others either.
+            create_private_file(&db)?;
+        }
         let store: Arc<dyn Store> = Arc::new(SqliteStore::open(db).await?);
         Self::bootstrap(root, store, init, options).await
     }
