@@ -41,27 +41,17 @@ pub struct Global {
     #[arg(long = "as", global = true, value_name = "USER")]
     pub as_user: Option<String>,
 
-    /// How channel computers are isolated: auto (bubblewrap if it works
-    /// here), bubblewrap, or process.
-    #[arg(
-        long,
-        global = true,
-        env = "HELM_ISOLATION",
-        default_value = "auto",
-        value_name = "MODE"
-    )]
-    pub isolation: IsolationChoice,
+    /// How channel computers are isolated: auto (the default: bubblewrap if
+    /// it works here), bubblewrap, or process. Over HELM_ISOLATION and the
+    /// data directory's helm.toml (core resolves those).
+    #[arg(long, global = true, value_name = "MODE")]
+    pub isolation: Option<IsolationChoice>,
 
     /// Recall by meaning: required (refuse to work without the local
-    /// embedding model), auto (use it when found), or off (words only).
-    #[arg(
-        long,
-        global = true,
-        env = "HELM_EMBEDDER",
-        default_value = "auto",
-        value_name = "SETTING"
-    )]
-    pub embedder: EmbedderSetting,
+    /// embedding model), auto (the default: use it when found), or off
+    /// (words only). Over HELM_EMBEDDER and helm.toml.
+    #[arg(long, global = true, value_name = "SETTING")]
+    pub embedder: Option<EmbedderSetting>,
 
     /// Work through a running helm-http server instead of a data directory.
     #[arg(long, global = true, env = "HELM_SERVER", value_name = "URL")]

@@ -10,9 +10,7 @@ use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use helm_core::exec::{
-    CommandSpec, Computer, Executor, IsolationChoice, TerminalEvent, TerminalSize,
-};
+use helm_core::exec::{CommandSpec, Computer, IsolationChoice, TerminalEvent, TerminalSize};
 use helm_core::model::ChannelRef;
 use helm_core::{Helm, HelmOptions, InitOptions};
 

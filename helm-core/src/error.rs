@@ -29,6 +29,23 @@ pub enum Error {
         reason: String,
     },
 
+    /// A configuration value is wrong: its dotted key, where it was set
+    /// (a file, an environment variable, the command line) and why.
+    #[error("{key} (from {origin}): {reason}")]
+    Config {
+        /// The setting, such as `replies.max_tokens`.
+        key: String,
+        /// Where it was set, for people.
+        origin: String,
+        /// Why it is wrong, and what would be accepted.
+        reason: String,
+    },
+
+    /// Something was chosen that this build of Helm does not have (a
+    /// Postgres store, a remote computer).
+    #[error("this build has no {0}")]
+    NotBuiltIn(String),
+
     /// A channel was created without saying what it is for.
     #[error("What is this channel all about?")]
     MissingPurpose,
@@ -235,15 +252,18 @@ impl Error {
     /// The class of this error.
     pub fn kind(&self) -> ErrorKind {
         match self {
-            Error::Invalid { .. } | Error::MissingPurpose => ErrorKind::Invalid,
+            Error::Invalid { .. } | Error::MissingPurpose | Error::Config { .. } => {
+                ErrorKind::Invalid
+            }
             Error::NotFound { .. } => ErrorKind::NotFound,
             Error::Conflict(_) | Error::ModelUnavailable(_) => ErrorKind::Conflict,
             Error::Refused(_) | Error::ConfirmationRequired { .. } => ErrorKind::Refused,
             Error::Forbidden(_) => ErrorKind::Forbidden,
             Error::Unauthenticated(_) => ErrorKind::Unauthenticated,
-            Error::NotInitialized(_) | Error::Busy(_) | Error::ModelMissing { .. } => {
-                ErrorKind::Unavailable
-            }
+            Error::NotInitialized(_)
+            | Error::Busy(_)
+            | Error::ModelMissing { .. }
+            | Error::NotBuiltIn(_) => ErrorKind::Unavailable,
             Error::Provider { .. } => ErrorKind::Upstream,
             Error::Io { .. } | Error::Store { .. } | Error::Internal(_) => ErrorKind::Internal,
         }
@@ -254,6 +274,8 @@ impl Error {
         match self {
             Error::Invalid { .. } => "invalid",
             Error::MissingPurpose => "missing_purpose",
+            Error::Config { .. } => "config",
+            Error::NotBuiltIn(_) => "not_built_in",
             Error::NotFound { .. } => "not_found",
             Error::Conflict(_) => "conflict",
             Error::Refused(_) => "refused",

@@ -2,15 +2,18 @@
 //! variables, then command-line flags, each overriding the one before.
 //!
 //! The file is `--config FILE`, or `<data>/helm.toml` when it exists. Every
-//! key is optional; see `docs/operations.md` for the full list.
+//! key is optional; see `docs/operations.md` for the full list. Core's keys
+//! in it (`store`, `[computer]`, `[runtime]`, `[replies]`, `[memory]`,
+//! `fallback_model`) are resolved by core ([`helm_core::config`]); this
+//! module reads the server's own and keeps core's result in
+//! [`ServerConfig::core`].
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use helm_core::HelmConfig;
-use helm_core::config::{ComputerConfig, ReplyLimits};
-use helm_core::memory::config::MemoryConfig;
+use helm_core::config::{FILE_KEYS, ResolvedConfig};
 use serde::{Deserialize, Serialize};
 
 /// How fast a login rate limit refills and how many attempts it allows at once.
@@ -68,10 +71,6 @@ pub struct ServerConfig {
     pub log: String,
     /// Log as JSON lines instead of text.
     pub log_json: bool,
-    /// `[computer]`: how channel computers are isolated.
-    pub computer: ComputerConfig,
-    /// `[replies]`: bounds on what one model call may produce.
-    pub replies: ReplyLimits,
     /// The first-run setup code, preset (for automation); otherwise the
     /// server makes one at start, prints it and writes it to
     /// `<data>/setup-code` (0600).
@@ -83,11 +82,13 @@ pub struct ServerConfig {
     /// How long a kept-alive connection may stay idle between requests, in
     /// seconds.
     pub idle_timeout_secs: u64,
-    /// Memory: `[memory] embedder = "required" | "auto" | "off"`.
-    pub memory: MemoryConfig,
     /// Serve the web UI from this directory (a `npm run build` output)
     /// instead of the one built into the binary.
     pub ui_dir: Option<PathBuf>,
+    /// What core resolved from the same file, the environment and the
+    /// flags (store, computer, runtime, replies, memory, fallback model).
+    #[serde(skip)]
+    pub core: ResolvedConfig,
 }
 
 impl Default for ServerConfig {
@@ -118,14 +119,12 @@ impl Default for ServerConfig {
             },
             log: "info".to_string(),
             log_json: false,
-            computer: ComputerConfig::default(),
-            replies: ReplyLimits::default(),
             setup_code: None,
             header_timeout_secs: 10,
             body_timeout_secs: 60,
             idle_timeout_secs: 120,
-            memory: MemoryConfig::default(),
             ui_dir: None,
+            core: ResolvedConfig::default(),
         }
     }
 }
@@ -143,16 +142,27 @@ impl std::fmt::Display for ConfigError {
 impl std::error::Error for ConfigError {}
 
 impl ServerConfig {
-    /// Reads a TOML file.
+    /// Reads the server's keys of a TOML file (core reads its own).
     pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| ConfigError(format!("cannot read {}: {e}", path.display())))?;
-        toml::from_str(&text).map_err(|e| {
+        Self::from_toml(&text).map_err(|e| {
             ConfigError(format!(
-                "{} is not a valid config file: {e}",
-                path.display()
+                "{} is not a valid config file: {}",
+                path.display(),
+                e.0
             ))
         })
+    }
+
+    /// The server's keys of TOML text; core's keys are skipped here.
+    pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
+        let mut table: toml::Table =
+            toml::from_str(text).map_err(|e| ConfigError(e.to_string()))?;
+        table.retain(|key, _| !FILE_KEYS.contains(&key));
+        toml::Value::Table(table)
+            .try_into()
+            .map_err(|e: toml::de::Error| ConfigError(e.to_string()))
     }
 
     /// Applies `HELM_*` variables, read through `var`.
@@ -209,15 +219,15 @@ impl ServerConfig {
         if let Some(v) = var("HELM_SETUP_CODE") {
             self.setup_code = Some(v);
         }
-        // What core resolves: isolation, reply limits, public origins.
-        let mut core = self.helm_config();
-        core.public_origins.clear();
-        core.apply_env(&var)
-            .map_err(|e| ConfigError(e.to_string()))?;
-        self.computer = core.computer;
-        self.replies = core.replies;
-        self.memory = core.memory;
-        self.allowed_origins.extend(core.public_origins);
+        self.validate()
+    }
+
+    /// Takes core's resolved settings; origins core was given
+    /// (`HELM_PUBLIC_ORIGINS`, `public_origins`) are allowed here too.
+    pub fn set_core(&mut self, core: ResolvedConfig) -> Result<(), ConfigError> {
+        self.allowed_origins
+            .extend(core.config.public_origins.iter().cloned());
+        self.core = core;
         self.validate()
     }
 
@@ -244,13 +254,11 @@ impl ServerConfig {
             .map_err(|e| ConfigError(e.to_string()))
     }
 
-    /// What core is configured with.
+    /// What core is configured with, with the server's public origins.
     pub fn helm_config(&self) -> HelmConfig {
         HelmConfig {
-            computer: self.computer,
-            replies: self.replies,
-            memory: self.memory,
             public_origins: self.trusted_origins(),
+            ..self.core.config.clone()
         }
     }
 
@@ -364,25 +372,46 @@ mod tests {
     }
 
     #[test]
-    fn the_memory_section_and_helm_embedder() -> Result<(), ConfigError> {
-        use helm_core::memory::config::EmbedderSetting;
-        let mut config: ServerConfig = toml::from_str("[memory]\nembedder = \"required\"\n")
-            .map_err(|e| ConfigError(e.to_string()))?;
-        assert_eq!(config.memory.embedder, EmbedderSetting::Required);
+    fn core_keys_in_the_file_are_left_to_core() -> Result<(), ConfigError> {
+        let text = "listen = \"127.0.0.1:9002\"\n[memory]\nembedder = \"required\"\n";
+        let config = ServerConfig::from_toml(text)?;
+        assert_eq!(config.listen.port(), 9002);
+        let core = HelmConfig::resolve([helm_core::config::ConfigLayer::toml(
+            text,
+            helm_core::config::ConfigSource::Application,
+        )
+        .map_err(|e| ConfigError(e.to_string()))?])
+        .map_err(|e| ConfigError(e.to_string()))?;
         assert_eq!(
-            ServerConfig::default().memory.embedder,
-            EmbedderSetting::Auto
+            core.config.memory.embedder,
+            helm_core::memory::config::EmbedderSetting::Required
         );
-        assert!(toml::from_str::<ServerConfig>("[memory]\nembedder = \"maybe\"\n").is_err());
-        assert!(toml::from_str::<ServerConfig>("[memory]\nmodel = \"x\"\n").is_err());
-        config.apply_env(|k| (k == "HELM_EMBEDDER").then(|| "off".to_string()))?;
-        assert_eq!(config.memory.embedder, EmbedderSetting::Off);
-        let err = config
-            .apply_env(|k| (k == "HELM_EMBEDDER").then(|| "maybe".to_string()))
-            .err()
-            .map(|e| e.0)
-            .unwrap_or_default();
-        assert!(err.contains("required, auto or off"), "{err}");
+        assert!(ServerConfig::from_toml("[lsiten]\nx = 1\n").is_err());
+        Ok(())
+    }
+
+    /// The example in docs/operations.md is a config file both halves accept.
+    #[test]
+    fn the_documented_example_config_is_accepted() -> Result<(), ConfigError> {
+        let doc = include_str!("../../docs/operations.md");
+        let example = doc
+            .split("```toml\n# /var/lib/helm/helm.toml\n")
+            .nth(1)
+            .and_then(|rest| rest.split("```").next())
+            .ok_or_else(|| ConfigError("no example config in docs/operations.md".into()))?;
+        let server = ServerConfig::from_toml(example)?;
+        assert_eq!(server.public_url(), "https://helm.example.org");
+        let core = HelmConfig::resolve([helm_core::config::ConfigLayer::toml(
+            example,
+            helm_core::config::ConfigSource::Application,
+        )
+        .map_err(|e| ConfigError(e.to_string()))?])
+        .map_err(|e| ConfigError(e.to_string()))?;
+        assert_eq!(core.config.runtime.max_steps, 16);
+        assert_eq!(
+            core.config.store,
+            Some(helm_core::config::StoreUrl::Sqlite("helm.db".into()))
+        );
         Ok(())
     }
 }

@@ -11,9 +11,10 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
+use helm_core::config::ConfigLayer;
 use helm_core::lock::{DataLock, ServerInfo};
 use helm_core::memory::config::RecallMode;
-use helm_core::{Helm, HelmOptions, InitOptions};
+use helm_core::{Helm, HelmConfig, HelmOptions, InitOptions};
 use helm_http::{AppState, ServerConfig};
 
 /// Serve a Helm workspace over HTTP.
@@ -57,24 +58,24 @@ enum Command {
     Openapi,
 }
 
-/// Flags over env over the file over defaults.
+/// Flags over env over the file over defaults: the server's own keys here,
+/// core's by core's resolver, with the flags mapped onto core's keys.
 fn resolve(args: &Args) -> anyhow::Result<ServerConfig> {
     let env = |k: &str| std::env::var(k).ok();
-    let mut config = match &args.config {
-        Some(path) => ServerConfig::from_file(path)?,
+    let file = match &args.config {
+        Some(path) => Some(path.clone()),
         None => {
             let data = args
                 .data
                 .clone()
                 .or_else(|| env("HELM_DATA").map(PathBuf::from))
                 .unwrap_or_else(|| ServerConfig::default().data);
-            let file = data.join("helm.toml");
-            if file.is_file() {
-                ServerConfig::from_file(&file)?
-            } else {
-                ServerConfig::default()
-            }
+            Some(data.join("helm.toml")).filter(|f| f.is_file())
         }
+    };
+    let (mut config, file_layer) = match &file {
+        Some(path) => (ServerConfig::from_file(path)?, ConfigLayer::file(path)?),
+        None => (ServerConfig::default(), ConfigLayer::new()),
     };
     config.apply_env(env)?;
     if let Some(data) = &args.data {
@@ -86,13 +87,15 @@ fn resolve(args: &Args) -> anyhow::Result<ServerConfig> {
     if let Some(url) = &args.public_url {
         config.public_url = Some(url.clone());
     }
-    if let Some(isolation) = args.isolation {
-        config.computer.isolation = isolation;
-    }
     if let Some(code) = &args.setup_code {
         config.setup_code = Some(code.clone());
     }
-    config.validate()?;
+    let mut flags = ConfigLayer::new();
+    if let Some(isolation) = args.isolation {
+        flags.set_flag("computer.isolation", isolation)?;
+    }
+    let core = HelmConfig::resolve([file_layer, ConfigLayer::process_env()?, flags])?;
+    config.set_core(core)?;
     Ok(config)
 }
 
@@ -145,7 +148,7 @@ async fn main() -> anyhow::Result<()> {
         Duration::from_secs(10),
     )?;
     let mut options = HelmOptions::new(&data);
-    config.helm_config().apply(&mut options);
+    config.core.apply(&mut options)?;
     options
         .load_local_embedder()
         .context("loading the embedding model for recall by meaning")?;

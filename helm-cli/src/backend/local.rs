@@ -4,6 +4,7 @@ use std::io::BufRead;
 use std::time::Instant;
 
 use async_trait::async_trait;
+use helm_core::config::ConfigLayer;
 use helm_core::events::{Event, Follower};
 use helm_core::exec::{FileBytes, FileEntry, FileText, IsolationChoice};
 use helm_core::lock::DataLock;
@@ -30,23 +31,32 @@ pub struct Local {
 
 impl Local {
     /// Opens `data` (refusing while a server holds it) as `as_user`, or as
-    /// the Captain, with channel computers isolated as `isolation` says and
-    /// the local embedder loaded as `embedder` says.
+    /// the Captain, configured as core resolves `data/helm.toml` and
+    /// `HELM_*`, with `isolation` and `embedder` (the flags, when given)
+    /// over them.
     pub async fn open_with(
         data: &std::path::Path,
         as_user: Option<&str>,
-        isolation: IsolationChoice,
-        embedder: EmbedderSetting,
+        isolation: Option<IsolationChoice>,
+        embedder: Option<EmbedderSetting>,
     ) -> anyhow::Result<Self> {
         let lock = DataLock::command(data)?;
         let mut options = HelmOptions::new(data);
-        // Core resolves HELM_* (reply limits, HELM_EMBEDDER, …); the flags
-        // (or their HELM_ISOLATION / HELM_EMBEDDER) decide isolation and
-        // whether recall by meaning is required.
-        let mut config = helm_core::HelmConfig::from_env()?;
-        config.computer.isolation = isolation;
-        config.memory.embedder = embedder;
-        config.apply(&mut options);
+        // Core resolves the data root's helm.toml and HELM_*; the flags
+        // given go over them.
+        let mut flags = ConfigLayer::new();
+        if let Some(isolation) = isolation {
+            flags.set_flag("computer.isolation", isolation)?;
+        }
+        if let Some(embedder) = embedder {
+            flags.set_flag("memory.embedder", embedder)?;
+        }
+        let config = helm_core::HelmConfig::resolve([
+            ConfigLayer::file_if_present(&data.join("helm.toml"))?,
+            ConfigLayer::process_env()?,
+            flags,
+        ])?;
+        config.apply(&mut options)?;
         options.load_local_embedder()?;
         let helm = Helm::open(options).await?;
         let actor = match as_user {

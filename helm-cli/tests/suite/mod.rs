@@ -1,6 +1,7 @@
 mod authority;
 mod channels;
 mod computer;
+mod config;
 mod kit;
 mod lifetimes;
 mod recall_mode;

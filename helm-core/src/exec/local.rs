@@ -297,6 +297,18 @@ impl LocalExecutor {
 
 #[async_trait]
 impl Executor for LocalExecutor {
+    fn channel_isolation(&self) -> Isolation {
+        LocalExecutor::channel_isolation(self)
+    }
+
+    fn sandbox_user(&self, channel: crate::model::ChannelId) -> Result<Option<SandboxUser>> {
+        LocalExecutor::sandbox_user(self, channel)
+    }
+
+    async fn kill_leftovers(&self) -> usize {
+        LocalExecutor::kill_leftovers(self).await
+    }
+
     async fn start(
         &self,
         computer: &Computer,

@@ -14,10 +14,11 @@
 //!   bounded stdout/stderr tails, truncation and timeout flags, duration,
 //!   isolation); [`Executor::start`] returns a [`RunningCommand`] to poll,
 //!   feed, wait for or kill. Timeouts and kills end the whole process tree.
-//! - **Files**, through [`ConfinedFs`]: list, stat, read (line ranges),
+//! - **Files**, through the [`Files`] port ([`ConfinedFs`] here): list, stat, read (line ranges),
 //!   write, mkdir, move, delete, grep and glob, taking agent-visible paths and
 //!   never touching anything outside the workspace.
-//! - **Terminals**, through the [`TerminalManager`]: PTY shells in the same
+//! - **Terminals**, through the [`Terminals`] port ([`TerminalManager`]
+//!   here): PTY shells in the same
 //!   sandbox, with scrollback for viewers that attach later.
 //!
 //! ```no_run
@@ -44,7 +45,12 @@
 //! a crash ends what the crash left running, and only that
 //! ([`LocalExecutor::kill_leftovers`]).
 //!
-//! [`LocalExecutor`] is the implementation on this host. How each isolation
+//! Each is a port injected through
+//! [`HelmOptions::ports`](crate::HelmOptions::ports): a
+//! [`ComputerProvider`] chooses each channel's executor, a
+//! [`FilesProvider`] its files, and [`Terminals`] keeps the terminals.
+//! [`LocalExecutor`] (through [`LocalComputers`]), [`LocalFiles`] and
+//! [`LocalTerminals`] are the implementations on this host and the defaults. How each isolation
 //! mode works, and what it does and does not prevent, is in
 //! `docs/security.md`.
 
@@ -56,6 +62,7 @@ mod local;
 mod output;
 mod port;
 mod process_tree;
+mod provider;
 mod running;
 mod sandbox;
 mod stdio;
@@ -67,14 +74,15 @@ pub use computer::{
     ResourceLimits, SandboxUser, TerminalLimits,
 };
 pub use files::{
-    ConfinedFs, FileBytes, FileEntry, FileKind, FileText, GlobResult, GrepMatch, GrepQuery,
-    GrepResult, LineRange, MAX_READ_TEXT,
+    ConfinedFs, FileBytes, FileEntry, FileKind, FileText, Files, FilesProvider, GlobResult,
+    GrepMatch, GrepQuery, GrepResult, LineRange, LocalFiles, MAX_READ_TEXT,
 };
 pub use local::LocalExecutor;
 pub use port::{Executor, RunningCommand};
 pub use process_tree::raise_open_files_limit;
+pub use provider::{ComputerProvider, LocalComputers, OneExecutor};
 pub use stdio::{STDIO_STDERR_TAIL, StdioHandle, StdioProcess, StdioSpec};
 pub use terminal::{
-    Opener, TerminalEvent, TerminalInfo, TerminalManager, TerminalSession, TerminalSize,
-    TerminalSubscription,
+    LocalTerminals, Opener, TerminalEvent, TerminalInfo, TerminalManager, TerminalSession,
+    TerminalSize, TerminalSubscription, Terminals,
 };

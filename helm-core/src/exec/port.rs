@@ -1,19 +1,44 @@
 //! The executor port: what the agent turn and the frontends call to run
 //! commands in a computer. [`LocalExecutor`](super::LocalExecutor) is the
-//! implementation on this host; a remote computer would be another.
+//! implementation on this host; a remote computer would be another. Which
+//! executor a channel's computer uses is chosen by a
+//! [`ComputerProvider`](super::ComputerProvider).
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
 
 use super::command::{CommandPoll, CommandResult, CommandSpec};
-use super::computer::Computer;
+use super::computer::{Computer, Isolation, SandboxUser};
 use super::stdio::{StdioProcess, StdioSpec};
 use crate::error::{Error, Result};
+use crate::model::ChannelId;
 
-/// Runs commands in computers.
+/// Runs commands in computers, and says what those computers are like.
+///
+/// The facade describes a channel's [`Computer`] from what its executor
+/// reports ([`channel_isolation`](Executor::channel_isolation),
+/// [`sandbox_user`](Executor::sandbox_user)), so a wrapper or a remote
+/// executor decides those, not the host.
 #[async_trait]
 pub trait Executor: Send + Sync {
+    /// The isolation channel computers get from this executor.
+    fn channel_isolation(&self) -> Isolation;
+
+    /// The unprivileged identity `channel`'s commands run as, if they run
+    /// as another user than the server's. Default: none.
+    fn sandbox_user(&self, channel: ChannelId) -> Result<Option<SandboxUser>> {
+        let _ = channel;
+        Ok(None)
+    }
+
+    /// Kills what an earlier process started through this executor and
+    /// lost (a server at start calls it); returns how many processes were
+    /// killed. Default: nothing to kill.
+    async fn kill_leftovers(&self) -> usize {
+        0
+    }
+
     /// Starts a command and returns at once with a handle to poll it, feed
     /// its stdin, wait for it or kill it. The spec's timeout still applies.
     /// Dropping the last handle kills the command.

@@ -2,8 +2,9 @@
 //! [`Computer`], commands, file operations and terminals, with the actor's
 //! authority checked and archived channels paused.
 //!
-//! The local executor is created (and bubblewrap probed) on first use, not
-//! when Helm opens, so commands that never touch a computer pay nothing.
+//! Commands, files and terminals go through ports ([`ComputerProvider`],
+//! [`FilesProvider`], [`Terminals`]) chosen in [`ComputerPorts`]; nothing
+//! here names the local implementations except to make them the defaults.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -12,63 +13,130 @@ use tokio::sync::OnceCell;
 
 use crate::error::{Error, Result};
 use crate::exec::{
-    CommandResult, CommandSpec, Computer, ComputerOptions, ConfinedFs, Executor, Isolation,
-    LocalExecutor, RunningCommand, TerminalInfo, TerminalManager, TerminalSession, TerminalSize,
+    CommandResult, CommandSpec, Computer, ComputerOptions, ComputerProvider, Executor, Files,
+    FilesProvider, Isolation, LocalComputers, LocalFiles, LocalTerminals, RunningCommand,
+    TerminalInfo, TerminalSession, TerminalSize, Terminals,
 };
-use crate::model::{ChannelKind, ChannelRef, ChannelStatus, User};
+use crate::model::{ChannelId, ChannelKind, ChannelRef, ChannelStatus, User};
 use crate::store::ChannelRecord;
 use crate::world::DataRoot;
 
 use super::Helm;
 
-/// The computers of one data root: the executor, once probed, and the open
-/// terminals. Shared by the facade and the agent turn.
+/// The computer ports a Helm is built with; each left `None` is this
+/// host's implementation. Set through [`HelmOptions::ports`](super::HelmOptions::ports).
+#[derive(Clone, Default)]
+pub struct ComputerPorts {
+    /// Which executor each channel's computer runs on (default:
+    /// [`LocalComputers`], this host's [`LocalExecutor`](crate::exec::LocalExecutor)
+    /// for all).
+    pub computers: Option<Arc<dyn ComputerProvider>>,
+    /// The files of each computer (default: [`LocalFiles`], a
+    /// [`ConfinedFs`](crate::exec::ConfinedFs) per workspace).
+    pub files: Option<Arc<dyn FilesProvider>>,
+    /// The workspace's terminals (default: [`LocalTerminals`], PTYs here
+    /// with [`ComputerOptions::terminals`]' limits).
+    pub terminals: Option<Arc<dyn Terminals>>,
+}
+
+/// The computers of one data root, through their ports. Shared by the
+/// facade and the agent turn.
 pub(crate) struct ComputerState {
-    options: ComputerOptions,
     root: DataRoot,
-    executor: OnceCell<Arc<LocalExecutor>>,
-    pub(crate) terminals: TerminalManager,
+    computers: Arc<dyn ComputerProvider>,
+    files: Arc<dyn FilesProvider>,
+    pub(crate) terminals: Arc<dyn Terminals>,
+    /// Set once the data root is closed to the agents' uids (see
+    /// [`close_data_root`]), which the first executor that runs agents as
+    /// other users triggers.
+    closed: OnceCell<()>,
 }
 
 impl ComputerState {
-    pub(crate) fn new(options: ComputerOptions, root: DataRoot) -> Self {
+    pub(crate) fn new(options: ComputerOptions, root: DataRoot, ports: ComputerPorts) -> Self {
+        // The local computers are made (not probed) even when commands go
+        // elsewhere: the default terminals launch through them.
+        let local = Arc::new(LocalComputers::new(options, Some(root.procs_dir())));
+        let terminals = ports
+            .terminals
+            .unwrap_or_else(|| Arc::new(LocalTerminals::new(options.terminals, local.clone())));
         ComputerState {
-            options,
+            computers: ports.computers.unwrap_or(local),
+            files: ports.files.unwrap_or_else(|| Arc::new(LocalFiles)),
+            terminals,
             root,
-            executor: OnceCell::new(),
-            terminals: TerminalManager::new(options.terminals),
+            closed: OnceCell::new(),
         }
     }
 
-    /// The executor (probing bubblewrap the first time).
-    pub(crate) async fn executor(&self) -> Result<Arc<LocalExecutor>> {
-        self.executor
+    /// The host's executor (probing bubblewrap the first time, for the local one).
+    pub(crate) async fn host_executor(&self) -> Result<Arc<dyn Executor>> {
+        let executor = self.computers.host_executor().await?;
+        self.close_once(executor.as_ref()).await?;
+        Ok(executor)
+    }
+
+    /// The executor `channel`'s computer runs on.
+    pub(crate) async fn executor_for(&self, channel: ChannelId) -> Result<Arc<dyn Executor>> {
+        let executor = self.computers.executor_for(channel).await?;
+        self.close_once(executor.as_ref()).await?;
+        Ok(executor)
+    }
+
+    /// The executor that runs `computer`'s commands: its channel's, or the
+    /// host's for a bare host computer.
+    pub(crate) async fn executor_of(&self, computer: &Computer) -> Result<Arc<dyn Executor>> {
+        match computer.channel {
+            Some(channel) => self.executor_for(channel).await,
+            None => self.host_executor().await,
+        }
+    }
+
+    /// The files of `computer`'s workspace (read-only with a reason).
+    pub(crate) fn files_of(
+        &self,
+        computer: &Computer,
+        read_only: Option<String>,
+    ) -> Result<Arc<dyn Files>> {
+        self.files.files(computer, read_only)
+    }
+
+    /// The executor in use for the host, if made already.
+    fn host_executor_if_ready(&self) -> Option<Arc<dyn Executor>> {
+        self.computers.host_executor_if_ready()
+    }
+
+    /// When agents run as other uids of this host, only the server may read
+    /// the data root; done once, by whichever executor is asked first.
+    async fn close_once(&self, executor: &dyn Executor) -> Result<()> {
+        self.closed
             .get_or_try_init(|| async {
-                let executor = LocalExecutor::new(&self.options)
-                    .await?
-                    .recording_in(self.root.procs_dir())?;
-                if executor.sandbox_user(crate::model::ChannelId(1))?.is_some() {
+                if executor.sandbox_user(ChannelId(1))?.is_some() {
                     close_data_root(&self.root, executor.channel_isolation())?;
                     close_worlds(&self.root, executor.channel_isolation())?;
                 }
-                Ok(Arc::new(executor))
+                Ok::<(), Error>(())
             })
             .await
-            .cloned()
+            .map(|_| ())
     }
 
     /// The computer of a channel's agent (`#main`: the host, for Skipper).
     pub(crate) async fn computer_of(&self, record: &ChannelRecord) -> Result<Computer> {
-        let executor = self.executor().await?;
         let id = record.channel.id;
         let world = self.root.world(id);
         if record.channel.kind == ChannelKind::Home {
+            // Skipper's host computer still settles the host executor
+            // first, as every computer use did (it closes the data root).
+            self.host_executor().await?;
             let mut computer = Computer::host(world.workspace());
             computer.channel = Some(id);
             computer.hostname = record.channel.name.as_str().to_string();
             return Ok(computer);
         }
-        if executor.sandbox_user(id)?.is_some() {
+        let executor = self.executor_for(id).await?;
+        let user = executor.sandbox_user(id)?;
+        if user.is_some() {
             close_world(&world, executor.channel_isolation())?;
         }
         Ok(Computer::for_channel(
@@ -77,16 +145,23 @@ impl ComputerState {
             &world,
             executor.channel_isolation(),
             &record.profile.capability_policy,
-            executor.sandbox_user(id)?,
+            user,
         ))
     }
 }
 
 impl Helm {
     /// The executor of this host's computers (probing bubblewrap the first
-    /// time). Usable as an `Arc<dyn Executor>`.
-    pub async fn executor(&self) -> Result<Arc<LocalExecutor>> {
-        self.inner.computer.executor().await
+    /// time, for the local one): the one [`ComputerPorts::computers`] gives
+    /// for the host.
+    pub async fn executor(&self) -> Result<Arc<dyn Executor>> {
+        self.inner.computer.host_executor().await
+    }
+
+    /// The executor `channel`'s computer runs on.
+    pub async fn executor_for(&self, channel: &ChannelRef) -> Result<Arc<dyn Executor>> {
+        let record = self.channel(channel).await?;
+        self.inner.computer.executor_for(record.channel.id).await
     }
 
     /// The isolation channel computers get here.
@@ -95,7 +170,7 @@ impl Helm {
     }
 
     /// Kills the commands and terminals an earlier process on this data
-    /// root started and lost (see [`LocalExecutor::kill_leftovers`]); for a
+    /// root started and lost (see [`Executor::kill_leftovers`]); for a
     /// server at start. Returns how many processes were killed.
     pub async fn kill_leftover_commands(&self) -> Result<usize> {
         Ok(self.executor().await?.kill_leftovers().await)
@@ -106,8 +181,7 @@ impl Helm {
     pub fn isolation_in_use(&self) -> Option<Isolation> {
         self.inner
             .computer
-            .executor
-            .get()
+            .host_executor_if_ready()
             .map(|e| e.channel_isolation())
     }
 
@@ -136,7 +210,8 @@ impl Helm {
         let record = self.computer_channel(actor, channel).await?;
         refuse_archived(&record, "run commands")?;
         let computer = self.computer_of(&record).await?;
-        self.executor().await?.run(&computer, spec).await
+        let executor = self.inner.computer.executor_of(&computer).await?;
+        executor.run(&computer, spec).await
     }
 
     /// Starts a command in `channel`'s computer on behalf of `actor` and
@@ -151,20 +226,25 @@ impl Helm {
         let record = self.computer_channel(actor, channel).await?;
         refuse_archived(&record, "run commands")?;
         let computer = self.computer_of(&record).await?;
-        self.executor().await?.start(&computer, spec).await
+        let executor = self.inner.computer.executor_of(&computer).await?;
+        executor.start(&computer, spec).await
     }
 
     /// The file operations of `channel`'s workspace, on behalf of `actor`.
     /// An archived channel's workspace can be read but not changed. On
     /// `#main`, Skipper's host computer, paths are the host's.
-    pub async fn files(&self, actor: &User, channel: &ChannelRef) -> Result<ConfinedFs> {
+    pub async fn files(&self, actor: &User, channel: &ChannelRef) -> Result<Arc<dyn Files>> {
         self.files_of(actor, channel, false).await
     }
 
     /// Like [`Helm::files`], but confined to the channel's workspace even on
     /// `#main`: what frontends that serve people over a network use, so
     /// that no request names a host path.
-    pub async fn workspace_files(&self, actor: &User, channel: &ChannelRef) -> Result<ConfinedFs> {
+    pub async fn workspace_files(
+        &self,
+        actor: &User,
+        channel: &ChannelRef,
+    ) -> Result<Arc<dyn Files>> {
         self.files_of(actor, channel, true).await
     }
 
@@ -173,7 +253,7 @@ impl Helm {
         actor: &User,
         channel: &ChannelRef,
         confine: bool,
-    ) -> Result<ConfinedFs> {
+    ) -> Result<Arc<dyn Files>> {
         let record = self.computer_channel(actor, channel).await?;
         let mut computer = self.computer_of(&record).await?;
         if confine && !computer.is_confined() {
@@ -181,15 +261,13 @@ impl Helm {
             // the workspace as it does for any confined computer.
             computer.isolation = Isolation::Process;
         }
-        let files = ConfinedFs::new(&computer);
-        Ok(if record.channel.status == ChannelStatus::Archived {
-            files.read_only(format!(
+        let read_only = (record.channel.status == ChannelStatus::Archived).then(|| {
+            format!(
                 "{} is archived; restore it to change its workspace",
                 record.channel.name
-            ))
-        } else {
-            files
-        })
+            )
+        });
+        self.inner.computer.files_of(&computer, read_only)
     }
 
     /// Opens a terminal in `channel`'s computer on behalf of `actor`.
@@ -202,12 +280,10 @@ impl Helm {
         let record = self.computer_channel(actor, channel).await?;
         refuse_archived(&record, "open terminals")?;
         let computer = self.computer_of(&record).await?;
-        let executor = self.executor().await?;
         self.inner
             .computer
             .terminals
-            .open_as(
-                &executor,
+            .open(
                 &computer,
                 size,
                 Some(crate::exec::Opener {
@@ -219,8 +295,8 @@ impl Helm {
     }
 
     /// The open terminals: list, attach, close.
-    pub fn terminals(&self) -> &TerminalManager {
-        &self.inner.computer.terminals
+    pub fn terminals(&self) -> &dyn Terminals {
+        self.inner.computer.terminals.as_ref()
     }
 
     /// The running terminals of `channel`, for `actor`.

@@ -33,6 +33,7 @@ pub use artifacts::RESCAN_AUTHOR;
 pub use auth::{AccountRequest, MAX_INVITE_TTL};
 pub use channels::NewChannel;
 pub(crate) use channels::{provision_channel, set_model_policy};
+pub use computer::ComputerPorts;
 pub use converse::{Conversation, ConversationUpdate};
 pub(crate) use lifecycle::{change_status, delete_channel};
 pub(crate) use mcp::{
@@ -44,6 +45,7 @@ pub use reading::MAX_WORKSPACE_NAME;
 pub use status::Status;
 pub use threads::PostedMessage;
 
+use crate::config::StoreUrl;
 use crate::error::{Error, Result};
 use crate::events::Event;
 use crate::exec::ComputerOptions;
@@ -66,6 +68,29 @@ const SKIPPER_INSTRUCTIONS: &str = "You are Skipper, the workspace operator and 
     Channel agents call you into their threads when they need something outside their world. \
     Act visibly, record what you change, and ask the Captain when final authority is needed.";
 
+/// The SQLite file `store` names (a relative path from the data root), or
+/// the data root's own; a store this build cannot open is refused.
+fn sqlite_file(root: &DataRoot, store: Option<&StoreUrl>) -> Result<PathBuf> {
+    match store {
+        None => Ok(root.db_path()),
+        Some(url) => url.sqlite_path(root.path()).ok_or_else(|| {
+            Error::NotBuiltIn(format!("Postgres store (store = {url}); use an SQLite one"))
+        }),
+    }
+}
+
+fn create_private_file(path: &std::path::Path) -> Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .open(path)
+        .map(|_| ())
+        .map_err(|e| Error::io("creating the database file", path, e))
+}
+
 fn absolute(dir: &std::path::Path) -> Result<PathBuf> {
     std::path::absolute(dir).map_err(|e| Error::io("resolving", dir, e))
 }
@@ -75,6 +100,8 @@ fn absolute(dir: &std::path::Path) -> Result<PathBuf> {
 pub struct HelmOptions {
     /// The data root (`./helm-data` in the CLI by default).
     pub data_dir: PathBuf,
+    /// The store; `None`: `helm.db` in the data root.
+    pub store: Option<StoreUrl>,
     /// The model used when no session, channel or workspace choice is set.
     pub fallback_model: Option<ModelChoice>,
     /// Tunables of the turn engine.
@@ -90,6 +117,9 @@ pub struct HelmOptions {
     pub words_only_reason: Option<WordsOnlyReason>,
     /// How channel computers are isolated and limited.
     pub computer: ComputerOptions,
+    /// What runs channel computers' commands, files and terminals; this
+    /// host's implementations by default.
+    pub ports: ComputerPorts,
     /// Where the secrets that credential grants and MCP servers name are
     /// looked up (the server's environment by default).
     pub secrets: Arc<dyn crate::secrets::SecretStore>,
@@ -100,6 +130,7 @@ impl HelmOptions {
     pub fn new(data_dir: impl Into<PathBuf>) -> Self {
         HelmOptions {
             data_dir: data_dir.into(),
+            store: None,
             fallback_model: None,
             runtime: RuntimeOptions::default(),
             provider_http: HttpOptions::default(),
@@ -107,6 +138,7 @@ impl HelmOptions {
             memory: MemoryConfig::default(),
             words_only_reason: None,
             computer: ComputerOptions::default(),
+            ports: ComputerPorts::default(),
             secrets: Arc::new(crate::secrets::EnvSecrets),
         }
     }
@@ -181,19 +213,26 @@ impl Helm {
             return Err(Error::invalid("workspace name", "it must not be empty"));
         }
         let root = DataRoot::new(absolute(&options.data_dir)?);
+        let db = sqlite_file(&root, options.store.as_ref())?;
         root.create()?;
-        let store: Arc<dyn Store> = Arc::new(SqliteStore::open(root.db_path()).await?);
+        if db != root.db_path() {
+            // As the data root's own: made 0600 before SQLite opens it, so
+            // its -wal and -shm files are never readable by others either.
+            create_private_file(&db)?;
+        }
+        let store: Arc<dyn Store> = Arc::new(SqliteStore::open(db).await?);
         Self::bootstrap(root, store, init, options).await
     }
 
     /// Opens an initialised data root.
     pub async fn open(options: HelmOptions) -> Result<Helm> {
         let root = DataRoot::new(absolute(&options.data_dir)?);
-        if !root.is_initialized() {
+        let db = sqlite_file(&root, options.store.as_ref())?;
+        if !db.is_file() {
             return Err(Error::NotInitialized(options.data_dir));
         }
         root.close()?;
-        let store: Arc<dyn Store> = Arc::new(SqliteStore::open(root.db_path()).await?);
+        let store: Arc<dyn Store> = Arc::new(SqliteStore::open(db).await?);
         Self::with_store(root, store, options).await
     }
 
@@ -228,7 +267,11 @@ impl Helm {
         // recall` beside its hits); the library only logs.
         tracing::info!("recall works {}", recall_mode.describe());
         let recall = Arc::new(RecallEngine::new(store.clone(), options.embedder.clone()));
-        let computer = Arc::new(computer::ComputerState::new(options.computer, root.clone()));
+        let computer = Arc::new(computer::ComputerState::new(
+            options.computer,
+            root.clone(),
+            options.ports.clone(),
+        ));
         let faults = Faults::default();
         // Skipper's tools act through a narrow authority service over the
         // same store and data root, not through the facade.

@@ -220,7 +220,7 @@ impl Runtime {
         server: &McpServer,
     ) -> Result<Vec<((String, String, Value), Option<McpPin>)>> {
         let computer = self.computers.computer_of(record).await?;
-        let executor: Arc<dyn Executor> = self.computers.executor().await?;
+        let executor: Arc<dyn Executor> = self.computers.executor_of(&computer).await?;
         let listed = self
             .mcp
             .list_tools(record.channel.id, server, &computer, &executor)

@@ -193,7 +193,7 @@ pub(super) async fn drive(
     let specs = registry.functions();
     let mut conversation = transcript(&inputs);
     let computer = rt.computers.computer_of(&record).await?;
-    let executor: Arc<dyn crate::exec::Executor> = rt.computers.executor().await?;
+    let executor = rt.computers.executor_of(&computer).await?;
     let services = ToolServices::new(rt.clone(), executor);
     let acting = if skipper { &home.agent } else { &record.agent };
     let tool_context = ToolContext::new(

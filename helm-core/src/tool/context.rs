@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{Error, Result};
-use crate::exec::{CommandResult, CommandSpec, Computer, ConfinedFs, Executor};
+use crate::exec::{CommandResult, CommandSpec, Computer, Executor, Files};
 use crate::helm::Audience;
 use crate::memory::recall::{RecallHit, RecallQuery};
 use crate::model::{
@@ -176,9 +176,10 @@ impl<'a> ToolContext<'a> {
         self.computer
     }
 
-    /// The file operations of the channel's workspace, confined to it.
-    pub fn files(&self) -> ConfinedFs {
-        ConfinedFs::new(self.computer)
+    /// The file operations of the channel's workspace, confined to it,
+    /// through the files port.
+    pub fn files(&self) -> Result<Arc<dyn Files>> {
+        self.services.rt.computers.files_of(self.computer, None)
     }
 
     /// Runs a command in the channel's computer. If the turn is cancelled
@@ -195,7 +196,13 @@ impl<'a> ToolContext<'a> {
         computer: &Computer,
         spec: CommandSpec,
     ) -> Result<CommandResult> {
-        let running = self.services.executor.start(computer, spec).await?;
+        // Another channel's computer (Skipper's reach) may run elsewhere.
+        let executor = if computer.channel == self.computer.channel {
+            self.services.executor.clone()
+        } else {
+            self.services.rt.computers.executor_of(computer).await?
+        };
+        let running = executor.start(computer, spec).await?;
         tokio::select! {
             result = running.wait() => result,
             _ = self.cancelled() => running.kill().await,

@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use helm_core::ErrorKind;
-use helm_core::exec::{CommandSpec, Executor, Isolation, IsolationChoice};
+use helm_core::exec::{CommandSpec, Isolation, IsolationChoice};
 use helm_core::model::ChannelRef;
 
 use super::kit::{CONFINED_MODES, Fixture, LAUNCH_PURPOSE};
@@ -357,7 +357,7 @@ async fn an_archived_channel_keeps_its_files_but_runs_nothing() -> anyhow::Resul
     let f = Fixture::new().await?;
     let channel = launch(&f).await?;
     let files = f.helm.files(&f.captain, &channel).await?;
-    files.write("plan.md", "# Plan\n").await?;
+    files.write("plan.md", "# Plan\n".into()).await?;
     f.helm.archive_channel(&f.captain, &channel).await?;
 
     let exec = f
@@ -377,7 +377,7 @@ async fn an_archived_channel_keeps_its_files_but_runs_nothing() -> anyhow::Resul
 
     let files = f.helm.files(&f.captain, &channel).await?;
     assert_eq!(files.read("plan.md", None).await?.content, "# Plan\n");
-    let write = files.write("plan.md", "changed").await;
+    let write = files.write("plan.md", "changed".into()).await;
     let err = write.err();
     assert_eq!(err.as_ref().map(|e| e.kind()), Some(ErrorKind::Refused));
     assert!(

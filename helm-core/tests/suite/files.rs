@@ -6,7 +6,11 @@ use helm_core::model::ChannelRef;
 
 use super::kit::{Fixture, LAUNCH_PURPOSE};
 
-async fn setup() -> anyhow::Result<(Fixture, ChannelRef, helm_core::exec::ConfinedFs)> {
+async fn setup() -> anyhow::Result<(
+    Fixture,
+    ChannelRef,
+    std::sync::Arc<dyn helm_core::exec::Files>,
+)> {
     let f = Fixture::new().await?;
     let record = f
         .helm
@@ -20,7 +24,9 @@ async fn setup() -> anyhow::Result<(Fixture, ChannelRef, helm_core::exec::Confin
 #[tokio::test]
 async fn write_read_list_stat_with_agent_visible_paths() -> anyhow::Result<()> {
     let (f, channel, files) = setup().await?;
-    let written = files.write("notes/plan.md", "one\ntwo\nthree\n").await?;
+    let written = files
+        .write("notes/plan.md", "one\ntwo\nthree\n".into())
+        .await?;
     assert_eq!(written.path, "/workspace/notes/plan.md");
     assert_eq!(written.size, 14);
 
@@ -94,7 +100,7 @@ async fn mkdir_move_delete_behave_like_a_careful_shell() -> anyhow::Result<()> {
     let (_f, _channel, files) = setup().await?;
     files.mkdir("a/b/c").await?;
     files.mkdir("a/b").await?; // already there: fine
-    files.write("a/b/c/x.txt", "x").await?;
+    files.write("a/b/c/x.txt", "x".into()).await?;
 
     let moved = files.rename("a/b/c/x.txt", "done/y.txt").await?;
     assert_eq!(moved.path, "/workspace/done/y.txt");
@@ -103,7 +109,7 @@ async fn mkdir_move_delete_behave_like_a_careful_shell() -> anyhow::Result<()> {
         files.stat("a/b/c/x.txt").await.err().map(|e| e.kind()),
         Some(ErrorKind::NotFound)
     );
-    files.write("other.txt", "o").await?;
+    files.write("other.txt", "o".into()).await?;
     let clash = files.rename("other.txt", "done/y.txt").await;
     assert_eq!(clash.err().map(|e| e.kind()), Some(ErrorKind::Conflict));
 
@@ -123,11 +129,15 @@ async fn mkdir_move_delete_behave_like_a_careful_shell() -> anyhow::Result<()> {
 async fn grep_and_glob_search_the_workspace() -> anyhow::Result<()> {
     let (_f, _channel, files) = setup().await?;
     files
-        .write("src/main.rs", "fn main() {\n    launch();\n}\n")
+        .write("src/main.rs", "fn main() {\n    launch();\n}\n".into())
         .await?;
-    files.write("src/lib.rs", "pub fn launch() {}\n").await?;
-    files.write("README.md", "Launch notes\n").await?;
-    files.write(".git/config", "launch = secret-ish\n").await?;
+    files
+        .write("src/lib.rs", "pub fn launch() {}\n".into())
+        .await?;
+    files.write("README.md", "Launch notes\n".into()).await?;
+    files
+        .write(".git/config", "launch = secret-ish\n".into())
+        .await?;
 
     let found = files.grep(GrepQuery::new("launch\\(")).await?;
     let hits: Vec<(String, usize)> = found
@@ -166,7 +176,7 @@ async fn grep_and_glob_search_the_workspace() -> anyhow::Result<()> {
 #[tokio::test]
 async fn bad_paths_get_clear_errors_of_the_right_kind() -> anyhow::Result<()> {
     let (_f, _channel, files) = setup().await?;
-    files.write("f.txt", "f").await?;
+    files.write("f.txt", "f".into()).await?;
     let cases = [
         (
             "../x",

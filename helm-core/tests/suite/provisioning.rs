@@ -289,3 +289,26 @@ async fn a_new_channel_and_its_first_words_leave_the_schema_alone() -> anyhow::R
     );
     Ok(())
 }
+
+/// `store = "sqlite://…"` puts the workspace's state in that file (a
+/// relative path in the data directory), made private; reopening finds it.
+#[tokio::test]
+async fn a_store_url_names_the_sqlite_file() -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir()?;
+    let mut options = helm_core::HelmOptions::new(dir.path().join("data"));
+    options.store = Some("sqlite://state.db".parse()?);
+    let (helm, _) =
+        helm_core::Helm::init(options.clone(), helm_core::InitOptions::default()).await?;
+    let file = dir.path().join("data/state.db");
+    assert!(file.is_file());
+    assert_eq!(std::fs::metadata(&file)?.permissions().mode() & 0o077, 0);
+    // The data directory's own helm.db is only the empty placeholder.
+    let placeholder = std::fs::metadata(dir.path().join("data/helm.db"))?;
+    assert_eq!(placeholder.len(), 0);
+    let name = helm.workspace().name;
+    drop(helm);
+    let reopened = helm_core::Helm::open(options).await?;
+    assert_eq!(reopened.workspace().name, name);
+    Ok(())
+}

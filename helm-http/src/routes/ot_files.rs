@@ -7,7 +7,7 @@
 use axum::Json;
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
-use helm_core::exec::{ConfinedFs, FileKind, LineRange};
+use helm_core::exec::{FileKind, Files, LineRange};
 use helm_core::model::{ChannelRef, ChannelStatus};
 use serde_json::json;
 use utoipa_axum::router::OpenApiRouter;
@@ -41,7 +41,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(upload))
 }
 
-async fn files(state: &AppState, caller: &OtCaller) -> ApiResult<ConfinedFs> {
+async fn files(state: &AppState, caller: &OtCaller) -> ApiResult<std::sync::Arc<dyn Files>> {
     Ok(state
         .helm
         .workspace_files(&caller.user, &ChannelRef::Id(caller.channel.channel.id))

@@ -281,3 +281,25 @@ fn a_server_that_requires_bubblewrap_refuses_to_start_without_it() -> anyhow::Re
     assert!(stderr.contains("apt-get install bubblewrap"), "{stderr}");
     Ok(())
 }
+
+/// A store this build does not have stops the server at start, saying
+/// which setting chose it.
+#[test]
+fn a_postgres_store_is_refused_at_start_naming_where_it_was_chosen() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let output = Command::new(env!("CARGO_BIN_EXE_helm-http"))
+        .arg("--data")
+        .arg(dir.path().join("data"))
+        .args(["--listen", "127.0.0.1:0"])
+        .env("HELM_STORE", "postgres://helm@db.example/helm")
+        .env("HELM_LOG", "warn")
+        .stdin(Stdio::null())
+        .output()?;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "it started: {stderr}");
+    assert!(
+        stderr.contains("no Postgres store") && stderr.contains("HELM_STORE"),
+        "{stderr}"
+    );
+    Ok(())
+}

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use helm_core::config::ConfigLayer;
 use helm_core::events::{Event, Follower};
 use helm_core::exec::{CommandResult, CommandSpec, FileEntry};
 use helm_core::lock::DataLock;
@@ -54,6 +55,13 @@ impl Embedded {
     pub async fn open(options: OpenOptions) -> Result<Self> {
         let lock = DataLock::command(&options.path)?;
         let mut helm_options = HelmOptions::new(&options.path);
+        // The same settings the CLI and the server read: the data
+        // directory's helm.toml, then HELM_* (Python passes no flags).
+        helm_core::HelmConfig::resolve([
+            ConfigLayer::file_if_present(&options.path.join("helm.toml"))?,
+            ConfigLayer::process_env()?,
+        ])?
+        .apply(&mut helm_options)?;
         helm_options.embedder = embedder(&options.path)?;
         let (helm, lock) = if options.create {
             let helm = Helm::init(helm_options, InitOptions::default()).await?.0;

@@ -5,9 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use helm_core::ErrorKind;
-use helm_core::exec::{
-    CommandResult, CommandSpec, Computer, ConfinedFs, Executor, IsolationChoice,
-};
+use helm_core::exec::{CommandResult, CommandSpec, Computer, Files, IsolationChoice};
 use helm_core::model::ChannelRef;
 use helm_tests::{TestHelm, dir_names, running_as_root, unique};
 
@@ -15,7 +13,7 @@ use helm_tests::{TestHelm, dir_names, running_as_root, unique};
 struct World {
     t: TestHelm,
     a: Computer,
-    a_files: ConfinedFs,
+    a_files: std::sync::Arc<dyn Files>,
     b_workspace: PathBuf,
     secret: String,
 }
@@ -36,7 +34,7 @@ impl World {
         t.helm
             .files(&t.captain, &b_ref)
             .await?
-            .write("secret.txt", format!("{secret}\n"))
+            .write("secret.txt", format!("{secret}\n").into())
             .await?;
         let a_ref = ChannelRef::Id(a.channel.id);
         let a_files = t.helm.files(&t.captain, &a_ref).await?;
@@ -150,16 +148,16 @@ async fn file_tools_cannot_leave_the_workspace(w: &World) -> anyhow::Result<()> 
                 .as_ref()
                 .is_ok_and(|l| l.len() == 1 && l[0].name == "link-dir")
     );
-    let through = w.a_files.write("link-out", "pwned").await;
+    let through = w.a_files.write("link-out", "pwned".into()).await;
     assert!(refused_or_forbidden(through.err()));
-    let into_dir = w.a_files.write("link-dir/pwned.txt", "pwned").await;
+    let into_dir = w.a_files.write("link-dir/pwned.txt", "pwned".into()).await;
     assert!(refused_or_forbidden(into_dir.err()));
 
     // A hard link to B's secret, as only the host could make it.
     let a_ws = w.a.workspace_dir().to_path_buf();
     std::fs::hard_link(w.b_workspace.join("secret.txt"), a_ws.join("hard-link"))?;
     w.read_refused("hard link", "hard-link").await?;
-    let overwrite = w.a_files.write("hard-link", "pwned").await;
+    let overwrite = w.a_files.write("hard-link", "pwned".into()).await;
     assert_eq!(overwrite.err().map(|e| e.kind()), Some(ErrorKind::Refused));
     std::fs::remove_file(a_ws.join("hard-link"))?;
 
@@ -172,7 +170,7 @@ async fn file_tools_cannot_leave_the_workspace(w: &World) -> anyhow::Result<()> 
         w.data().join("pwned").display().to_string(),
         w.b_workspace.join("pwned").display().to_string(),
     ] {
-        let wrote = w.a_files.write(&path, "pwned").await;
+        let wrote = w.a_files.write(&path, "pwned".into()).await;
         assert!(refused_or_forbidden(wrote.err()), "{path}");
         let moved = w.a_files.rename("link-file", &path).await;
         assert!(refused_or_forbidden(moved.err()), "{path}");

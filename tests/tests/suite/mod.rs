@@ -3,6 +3,7 @@ mod escapes;
 mod journey;
 mod mcp_client;
 mod memory;
+mod ports;
 mod postgres_store;
 mod provider_kit;
 mod providers_anthropic;

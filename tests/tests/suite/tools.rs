@@ -47,7 +47,7 @@ enum Ledger {
 
 async fn fetch_invoice(cx: &ToolContext<'_>, args: InvoiceArgs) -> helm_core::Result<ToolOutput> {
     let who = cx.person().map(|u| u.name.clone()).unwrap_or_default();
-    cx.files()
+    cx.files()?
         .write("invoices/last.txt", args.number.clone().into_bytes())
         .await?;
     Ok(ToolOutput::ok(

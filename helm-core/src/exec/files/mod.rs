@@ -26,6 +26,7 @@
 mod change;
 mod open;
 mod path;
+mod port;
 mod search;
 pub(crate) mod walk;
 
@@ -38,6 +39,7 @@ use jiff::Timestamp;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, Stat};
 use serde::{Deserialize, Serialize};
 
+pub use port::{Files, FilesProvider, LocalFiles};
 pub use search::{GlobResult, GrepMatch, GrepQuery, GrepResult};
 
 use self::open::{Root, fs_error};

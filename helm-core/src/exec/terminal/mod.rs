@@ -8,6 +8,7 @@
 //! [`TerminalManager`] keeps the sessions, enforces the per-channel and
 //! per-workspace limits, and kills everything left when it goes away.
 
+mod port;
 mod session;
 
 use std::collections::BTreeMap;
@@ -15,6 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+pub use port::{LocalTerminals, Terminals};
 pub use session::{
     TerminalEvent, TerminalInfo, TerminalSession, TerminalSize, TerminalSubscription,
 };

@@ -9,7 +9,7 @@ use serde::Deserialize;
 
 use super::{COMMAND_TIMEOUT, MAX_TOOL_OUTPUT};
 use crate::error::Result;
-use crate::exec::{CommandSpec, Computer, ConfinedFs, FileKind};
+use crate::exec::{CommandSpec, Computer, FileKind, Files};
 use crate::model::{ArtifactKind, ChannelId, ToolStatus};
 use crate::tool::{ApprovalClass, Tool, ToolContext, ToolOutput, TypedTool, clip_bytes};
 
@@ -79,15 +79,26 @@ pub(super) fn tools() -> Vec<Arc<dyn Tool>> {
 }
 
 async fn read_file_tool(cx: &ToolContext<'_>, args: ReadArgs) -> Result<ToolOutput> {
-    read_file(&cx.files(), &args.path).await
+    read_file(cx.files()?.as_ref(), &args.path).await
 }
 
 async fn write_file_tool(cx: &ToolContext<'_>, args: WriteArgs) -> Result<ToolOutput> {
-    write_file(cx, cx.channel_id(), &cx.files(), &args.path, &args.content).await
+    write_file(
+        cx,
+        cx.channel_id(),
+        cx.files()?.as_ref(),
+        &args.path,
+        &args.content,
+    )
+    .await
 }
 
 async fn list_files_tool(cx: &ToolContext<'_>, args: ListArgs) -> Result<ToolOutput> {
-    list_files(&cx.files(), args.path.as_deref().unwrap_or("/workspace")).await
+    list_files(
+        cx.files()?.as_ref(),
+        args.path.as_deref().unwrap_or("/workspace"),
+    )
+    .await
 }
 
 async fn run_command_tool(cx: &ToolContext<'_>, args: CommandArgs) -> Result<ToolOutput> {
@@ -213,7 +224,7 @@ pub(crate) async fn run_command(
 }
 
 /// Reads a text file for the model, bounded.
-pub(crate) async fn read_file(files: &ConfinedFs, path: &str) -> Result<ToolOutput> {
+pub(crate) async fn read_file(files: &dyn Files, path: &str) -> Result<ToolOutput> {
     let text = files.read(path, None).await?;
     let mut content = clip_bytes(&text.content, MAX_TOOL_OUTPUT);
     if text.truncated {
@@ -229,7 +240,7 @@ pub(crate) async fn read_file(files: &ConfinedFs, path: &str) -> Result<ToolOutp
 pub(crate) async fn write_file(
     cx: &ToolContext<'_>,
     channel: ChannelId,
-    files: &ConfinedFs,
+    files: &dyn Files,
     path: &str,
     content: &str,
 ) -> Result<ToolOutput> {
@@ -250,7 +261,7 @@ pub(crate) async fn write_file(
 }
 
 /// Lists a folder for the model.
-pub(crate) async fn list_files(files: &ConfinedFs, path: &str) -> Result<ToolOutput> {
+pub(crate) async fn list_files(files: &dyn Files, path: &str) -> Result<ToolOutput> {
     let entries = files.list(path).await?;
     let lines: Vec<String> = entries
         .iter()

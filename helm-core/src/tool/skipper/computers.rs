@@ -10,7 +10,7 @@ use serde_json::json;
 
 use super::target;
 use crate::error::Result;
-use crate::exec::ConfinedFs;
+use crate::exec::Files;
 use crate::model::{ApprovalAction, ChannelKind, ToolStatus};
 use crate::store::{CapabilityChange, ChannelRecord};
 use crate::tool::builtin::computer::{list_files, read_file, run_command, write_file};
@@ -165,7 +165,7 @@ async fn files_for(
     record: &ChannelRecord,
     what: &str,
     path: &str,
-) -> Result<Result<ConfinedFs, ToolOutput>> {
+) -> Result<Result<std::sync::Arc<dyn Files>, ToolOutput>> {
     if record.channel.kind == ChannelKind::Home
         && let Some(refusal) = cx
             .approval_by_policy(
@@ -179,13 +179,13 @@ async fn files_for(
         return Ok(Err(refusal));
     }
     let computer = cx.rt().computers.computer_of(record).await?;
-    Ok(Ok(ConfinedFs::new(&computer)))
+    Ok(Ok(cx.rt().computers.files_of(&computer, None)?))
 }
 
 async fn read_in_channel(cx: &ToolContext<'_>, args: ReadArgs) -> Result<ToolOutput> {
     let record = target(cx, args.channel.as_deref()).await?;
     match files_for(cx, &record, "read_file", &args.path).await? {
-        Ok(files) => read_file(&files, &args.path).await,
+        Ok(files) => read_file(files.as_ref(), &args.path).await,
         Err(refusal) => Ok(refusal),
     }
 }
@@ -193,7 +193,16 @@ async fn read_in_channel(cx: &ToolContext<'_>, args: ReadArgs) -> Result<ToolOut
 async fn write_in_channel(cx: &ToolContext<'_>, args: WriteArgs) -> Result<ToolOutput> {
     let record = target(cx, args.channel.as_deref()).await?;
     match files_for(cx, &record, "write_file", &args.path).await? {
-        Ok(files) => write_file(cx, record.channel.id, &files, &args.path, &args.content).await,
+        Ok(files) => {
+            write_file(
+                cx,
+                record.channel.id,
+                files.as_ref(),
+                &args.path,
+                &args.content,
+            )
+            .await
+        }
         Err(refusal) => Ok(refusal),
     }
 }
@@ -202,7 +211,7 @@ async fn list_in_channel(cx: &ToolContext<'_>, args: ListArgs) -> Result<ToolOut
     let record = target(cx, args.channel.as_deref()).await?;
     let path = args.path.as_deref().unwrap_or("/workspace");
     match files_for(cx, &record, "list_files", path).await? {
-        Ok(files) => list_files(&files, path).await,
+        Ok(files) => list_files(files.as_ref(), path).await,
         Err(refusal) => Ok(refusal),
     }
 }

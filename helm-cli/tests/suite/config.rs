@@ -1,0 +1,57 @@
+//! `1helm` is configured as core resolves it: the data directory's
+//! helm.toml, then HELM_*, then the flags; a wrong value is named with its
+//! key and where it was set, and what this build lacks is refused.
+
+use super::kit::Cli;
+
+#[test]
+fn helm_toml_env_and_flags_layer_and_bad_values_name_their_source() -> anyhow::Result<()> {
+    let cli = Cli::init()?;
+    let file = cli.data().join("helm.toml");
+
+    // A value in the file that makes no sense: named with the file.
+    std::fs::write(
+        &file,
+        "listen = \"127.0.0.1:1\"\n[runtime]\nmax_steps = 0\n",
+    )?;
+    let bad = cli.run(&["status"])?;
+    assert_ne!(bad.code, 0, "{}", bad.stdout);
+    assert!(
+        bad.stderr.contains("runtime.max_steps") && bad.stderr.contains("helm.toml"),
+        "{}",
+        bad.stderr
+    );
+
+    // The environment overrides the file and is named when it is wrong.
+    let fixed = cli.run_with_env(&["status"], &[("HELM_MAX_STEPS", "8")])?;
+    assert_eq!(fixed.code, 0, "{}", fixed.stderr);
+    let env = cli.run_with_env(&["status"], &[("HELM_MAX_STEPS", "many")])?;
+    assert_ne!(env.code, 0);
+    assert!(env.stderr.contains("HELM_MAX_STEPS"), "{}", env.stderr);
+
+    // A flag overrides both: the file's embedder is required (and the
+    // model is missing here), `--embedder off` makes it words only.
+    std::fs::write(&file, "[memory]\nembedder = \"required\"\n")?;
+    let required = cli.run_with_env(&["status"], &[("HELM_EMBED_MODEL", "/nonexistent")])?;
+    assert_eq!(required.code, 6, "{}", required.stderr);
+    let off = cli.run_with_env(
+        &["--embedder", "off", "status"],
+        &[("HELM_EMBED_MODEL", "/nonexistent")],
+    )?;
+    assert_eq!(off.code, 0, "{}", off.stderr);
+    std::fs::remove_file(&file)?;
+
+    // A Postgres store is understood, and refused by this build, saying so.
+    let pg = cli.run_with_env(
+        &["status"],
+        &[("HELM_STORE", "postgres://helm:secret@db.example/helm")],
+    )?;
+    assert_ne!(pg.code, 0);
+    assert!(
+        pg.stderr.contains("no Postgres store") && pg.stderr.contains("HELM_STORE"),
+        "{}",
+        pg.stderr
+    );
+    assert!(!pg.stderr.contains("secret"), "{}", pg.stderr);
+    Ok(())
+}

@@ -1,0 +1,279 @@
+//! `HelmConfig`: the configuration core resolves, whichever frontend runs it.
+//!
+//! It is one serde type (a TOML file's tables map onto it), resolved here,
+//! in core, from layers ([`layers`]): defaults < config file < `HELM_*`
+//! environment variables < the frontend's command line. Frontends only map
+//! their flags onto a [`ConfigLayer`] and call [`HelmConfig::resolve`], so
+//! the CLI, the server and an embedding application mean the same thing by
+//! the same setting; [`ResolvedConfig::apply`] then fills [`HelmOptions`].
+//!
+//! ```toml
+//! store = "sqlite://helm.db"  # or postgres://… (not in this build); HELM_STORE
+//! fallback_model = "anthropic/claude-sonnet-4"  # HELM_FALLBACK_MODEL
+//!
+//! [computer]
+//! isolation = "bubblewrap"   # or "process", or "auto"; HELM_ISOLATION
+//! at = "local"               # or a remote computer's URL (not in this build); HELM_COMPUTER
+//! key_env = "HELM_COMPUTER_KEY"  # the variable holding a remote computer's key
+//!
+//! [runtime]
+//! max_steps = 16             # model calls in one turn; HELM_MAX_STEPS
+//! capacity_per_agent = 3     # threads one agent works on at once; HELM_AGENT_CAPACITY
+//!
+//! [replies]
+//! max_tokens = 8192          # sent to the provider with every call
+//! max_reply_bytes = 1048576  # a longer reply is cut and the turn says so
+//!
+//! [memory]
+//! embedder = "auto"          # or "required" (refuse to start without it), or "off"
+//!
+//! public_origins = ["https://helm.example.org"]
+//! ```
+
+pub mod layers;
+mod store_url;
+
+use serde::{Deserialize, Serialize};
+
+pub use layers::{ConfigLayer, ConfigSource, ENV_VARS, FILE_KEYS, ResolvedConfig};
+pub use store_url::{BadStoreUrl, StoreUrl};
+
+use crate::error::{Error, Result};
+use crate::exec::IsolationChoice;
+use crate::helm::HelmOptions;
+use crate::memory::config::MemoryConfig;
+use crate::model::ModelChoice;
+
+/// The variable a remote computer's key is read from unless
+/// `computer.key_env` names another.
+pub const DEFAULT_COMPUTER_KEY_ENV: &str = "HELM_COMPUTER_KEY";
+
+/// Everything core is configured with.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HelmConfig {
+    /// Where the workspace's state is kept; `None`: `helm.db` in the data
+    /// directory.
+    pub store: Option<StoreUrl>,
+    /// Channel computers.
+    pub computer: ComputerConfig,
+    /// Tunables of the turn engine.
+    pub runtime: RuntimeConfig,
+    /// Bounds on what one model call may produce.
+    pub replies: ReplyLimits,
+    /// Memory: whether recall by meaning is required, used when found, or off.
+    pub memory: MemoryConfig,
+    /// The model used when no session, channel or workspace choice is set:
+    /// `provider` or `provider/model`.
+    pub fallback_model: Option<String>,
+    /// The origins (`scheme://host[:port]`) people reach the workspace at.
+    /// Empty: loopback names only (a frontend adds its own port). A server
+    /// answers only for these hosts, and a browser page from anywhere else
+    /// cannot use a signed-in person's cookie.
+    pub public_origins: Vec<String>,
+}
+
+/// `[computer]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ComputerConfig {
+    /// `bubblewrap` (required: refuse to start without a working `bwrap`),
+    /// `process` (the weaker mode), or `auto` (bubblewrap if it works here,
+    /// else process with a loud warning).
+    pub isolation: IsolationChoice,
+    /// Where channel computers run: `local` (or unset), or the URL of a
+    /// computer server on another host.
+    pub at: Option<String>,
+    /// The environment variable holding a remote computer's key (default
+    /// [`DEFAULT_COMPUTER_KEY_ENV`]); the key itself is never in a file.
+    pub key_env: Option<String>,
+}
+
+/// Where channel computers run, as [`ComputerConfig::location`] reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ComputerLocation {
+    /// On this host.
+    Local,
+    /// On a computer server at `url`, authenticated with the key in the
+    /// environment variable `key_env`. This build cannot use one yet.
+    Remote {
+        /// The computer server's URL.
+        url: String,
+        /// The variable holding its key.
+        key_env: String,
+    },
+}
+
+impl ComputerConfig {
+    /// Where channel computers run; an `at` that is neither `local` nor an
+    /// http(s) URL is refused with the reason.
+    pub fn location(&self) -> std::result::Result<ComputerLocation, String> {
+        match self.at.as_deref().map(str::trim) {
+            None | Some("local") => Ok(ComputerLocation::Local),
+            Some(url) if url.starts_with("http://") || url.starts_with("https://") => {
+                let key_env = self
+                    .key_env
+                    .clone()
+                    .unwrap_or_else(|| DEFAULT_COMPUTER_KEY_ENV.to_string());
+                Ok(ComputerLocation::Remote {
+                    url: url.to_string(),
+                    key_env,
+                })
+            }
+            Some(other) => Err(format!(
+                "{other:?}: use \"local\" or a computer server's http(s):// URL"
+            )),
+        }
+    }
+}
+
+/// `[runtime]`: tunables of the turn engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RuntimeConfig {
+    /// The most model calls in one turn.
+    pub max_steps: u32,
+    /// How many threads one agent works on at once.
+    pub capacity_per_agent: u32,
+}
+
+impl Default for RuntimeConfig {
+    fn default() -> Self {
+        let defaults = crate::runtime::RuntimeOptions::default();
+        RuntimeConfig {
+            max_steps: defaults.max_steps,
+            capacity_per_agent: defaults.capacity_per_agent,
+        }
+    }
+}
+
+/// `[replies]`: bounds on a model's output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ReplyLimits {
+    /// The output token limit sent to the provider with every call.
+    pub max_tokens: u32,
+    /// The most bytes of text one model call may stream into a reply; the
+    /// rest is dropped, the stream closed, and the turn ends with a note.
+    pub max_reply_bytes: usize,
+}
+
+impl Default for ReplyLimits {
+    fn default() -> Self {
+        ReplyLimits {
+            max_tokens: 8192,
+            max_reply_bytes: 1024 * 1024,
+        }
+    }
+}
+
+impl HelmConfig {
+    /// The defaults with the `HELM_*` variables of this process applied.
+    pub fn from_env() -> Result<Self> {
+        Ok(Self::resolve([ConfigLayer::process_env()?])?.config)
+    }
+
+    /// Checks the values make sense together.
+    pub fn validate(&self) -> Result<()> {
+        self.check()
+            .map_err(|(key, reason)| Error::invalid(key, reason))
+    }
+
+    /// The first value that makes no sense: its dotted key and why.
+    fn check(&self) -> std::result::Result<(), (&'static str, String)> {
+        if self.replies.max_tokens == 0 {
+            return Err(("replies.max_tokens", "it must be at least 1".into()));
+        }
+        if self.replies.max_reply_bytes < 1024 {
+            return Err((
+                "replies.max_reply_bytes",
+                "it must be at least 1024 bytes".into(),
+            ));
+        }
+        if self.runtime.max_steps == 0 {
+            return Err(("runtime.max_steps", "it must be at least 1".into()));
+        }
+        if self.runtime.capacity_per_agent == 0 {
+            return Err(("runtime.capacity_per_agent", "it must be at least 1".into()));
+        }
+        for origin in &self.public_origins {
+            if !(origin.starts_with("http://") || origin.starts_with("https://")) {
+                return Err((
+                    "public_origins",
+                    format!("{origin:?} must start with http:// or https://"),
+                ));
+            }
+        }
+        self.computer.location().map_err(|e| ("computer.at", e))?;
+        if let Some(model) = &self.fallback_model {
+            parse_model(model).map_err(|e| ("fallback_model", e))?;
+        }
+        Ok(())
+    }
+
+    /// The fallback model, parsed.
+    pub fn fallback_model(&self) -> Option<ModelChoice> {
+        self.fallback_model
+            .as_deref()
+            .and_then(|m| parse_model(m).ok())
+    }
+}
+
+/// `provider` or `provider/model`.
+fn parse_model(text: &str) -> std::result::Result<ModelChoice, String> {
+    let (provider, model) = match text.trim().split_once('/') {
+        Some((provider, model)) => (provider.trim(), Some(model.trim().to_string())),
+        None => (text.trim(), None),
+    };
+    if provider.is_empty() || model.as_deref() == Some("") {
+        return Err(format!("{text:?}: write provider or provider/model"));
+    }
+    Ok(ModelChoice::new(provider, model))
+}
+
+impl ResolvedConfig {
+    /// Puts the settings into `options`. Refuses what this build cannot
+    /// run: a Postgres store, a remote computer, each naming where it was
+    /// chosen.
+    pub fn apply(&self, options: &mut HelmOptions) -> Result<()> {
+        let config = &self.config;
+        if let Some(StoreUrl::Postgres(_)) = &config.store {
+            return Err(Error::NotBuiltIn(format!(
+                "Postgres store that can run a workspace yet (store = {}, set by {}): it is being \
+                 built area by area; use sqlite://PATH, or leave store unset for the data \
+                 directory's helm.db",
+                config
+                    .store
+                    .as_ref()
+                    .map(|s| s.to_string())
+                    .unwrap_or_default(),
+                self.source_of("store")
+            )));
+        }
+        match config.computer.location() {
+            Ok(ComputerLocation::Local) => {}
+            Ok(ComputerLocation::Remote { url, .. }) => {
+                return Err(Error::NotBuiltIn(format!(
+                    "remote computers (computer.at = {url}, set by {}); leave computer.at unset or \
+                     \"local\"",
+                    self.source_of("computer.at")
+                )));
+            }
+            Err(reason) => return Err(self.error("computer.at", reason)),
+        }
+        options.store = config.store.clone();
+        options.computer.isolation = config.computer.isolation;
+        options.runtime.max_steps = config.runtime.max_steps;
+        options.runtime.capacity_per_agent = config.runtime.capacity_per_agent;
+        options.runtime.max_tokens = config.replies.max_tokens;
+        options.runtime.max_reply_bytes = config.replies.max_reply_bytes;
+        options.memory = config.memory;
+        if let Some(model) = config.fallback_model() {
+            options.fallback_model = Some(model);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,193 @@
+//! The layering of [`HelmConfig`] and its errors.
+
+use std::path::PathBuf;
+
+use super::*;
+
+fn file(text: &str) -> Result<ConfigLayer> {
+    ConfigLayer::toml(
+        text,
+        ConfigSource::File(PathBuf::from("/etc/helm/helm.toml")),
+    )
+}
+
+fn env(vars: &'static [(&'static str, &'static str)]) -> Result<ConfigLayer> {
+    ConfigLayer::env(|k| {
+        vars.iter()
+            .find(|(name, _)| *name == k)
+            .map(|(_, v)| v.to_string())
+    })
+}
+
+#[test]
+fn defaults_then_file_then_env_then_command_line() -> Result<()> {
+    let defaults = HelmConfig::resolve([])?;
+    assert_eq!(defaults.config, HelmConfig::default());
+    assert_eq!(defaults.source_of("store"), ConfigSource::Default);
+
+    let layered = HelmConfig::resolve([
+        file(
+            r#"
+            store = "sqlite://state/helm.db"
+            fallback_model = "anthropic/claude-sonnet-4"
+            listen = "0.0.0.0:80"        # the server's, not core's: left to it
+            [computer]
+            isolation = "bubblewrap"
+            [replies]
+            max_tokens = 100
+            [runtime]
+            max_steps = 4
+            "#,
+        )?,
+        env(&[("HELM_MAX_TOKENS", "200"), ("HELM_ISOLATION", "process")])?,
+        {
+            let mut flags = ConfigLayer::new();
+            flags.set_flag("computer.isolation", IsolationChoice::Auto)?;
+            flags
+        },
+    ])?;
+    let c = &layered.config;
+    assert_eq!(
+        c.store,
+        Some(StoreUrl::Sqlite(PathBuf::from("state/helm.db")))
+    );
+    assert_eq!(c.replies.max_tokens, 200, "env over file");
+    assert_eq!(
+        c.computer.isolation,
+        IsolationChoice::Auto,
+        "flags over env"
+    );
+    assert_eq!(c.runtime.max_steps, 4, "file over defaults");
+    assert_eq!(c.runtime.capacity_per_agent, 3, "untouched defaults stay");
+    assert_eq!(
+        c.fallback_model(),
+        Some(ModelChoice::new(
+            "anthropic",
+            Some("claude-sonnet-4".into())
+        ))
+    );
+    assert_eq!(
+        layered.source_of("replies.max_tokens"),
+        ConfigSource::Env("HELM_MAX_TOKENS")
+    );
+    assert_eq!(
+        layered.source_of("computer.isolation"),
+        ConfigSource::CommandLine
+    );
+    assert!(matches!(
+        layered.source_of("runtime.max_steps"),
+        ConfigSource::File(_)
+    ));
+
+    let mut options = HelmOptions::new("/data");
+    layered.apply(&mut options)?;
+    assert_eq!(options.runtime.max_steps, 4);
+    assert_eq!(options.runtime.max_tokens, 200);
+    assert_eq!(options.computer.isolation, IsolationChoice::Auto);
+    assert_eq!(options.store, c.store);
+    assert!(options.fallback_model.is_some());
+    Ok(())
+}
+
+/// The message of the error `result` ends in, or a failure.
+fn message<T: std::fmt::Debug>(result: Result<T>) -> String {
+    match result {
+        Ok(value) => panic!("expected an error, got {value:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn bad_values_name_their_key_and_where_they_came_from() -> Result<()> {
+    let bad_env = message(env(&[("HELM_MAX_TOKENS", "lots")]));
+    assert!(bad_env.contains("replies.max_tokens"), "{bad_env}");
+    assert!(bad_env.contains("HELM_MAX_TOKENS"), "{bad_env}");
+
+    let bad_choice = message(HelmConfig::resolve([env(&[("HELM_ISOLATION", "docker")])?]));
+    assert!(bad_choice.contains("computer.isolation"), "{bad_choice}");
+    assert!(bad_choice.contains("HELM_ISOLATION"), "{bad_choice}");
+
+    let bad_file = message(HelmConfig::resolve([file(
+        "[replies]\nmax_tokens = \"many\"",
+    )?]));
+    assert!(bad_file.contains("replies.max_tokens"), "{bad_file}");
+    assert!(bad_file.contains("/etc/helm/helm.toml"), "{bad_file}");
+
+    let unknown = message(HelmConfig::resolve([file(
+        "[computer]\nisolatoin = \"process\"",
+    )?]));
+    assert!(unknown.contains("computer.isolatoin"), "{unknown}");
+
+    let zero = message(HelmConfig::resolve([file("[runtime]\nmax_steps = 0")?]));
+    assert!(
+        zero.contains("runtime.max_steps") && zero.contains("helm.toml"),
+        "{zero}"
+    );
+
+    let mut flags = ConfigLayer::new();
+    flags.set_flag("store", "mysql://db/helm")?;
+    let store = message(HelmConfig::resolve([flags]));
+    assert!(
+        store.contains("store") && store.contains("the command line"),
+        "{store}"
+    );
+    assert!(!store.contains("--"), "core errors name no flags: {store}");
+
+    let model = message(HelmConfig::resolve([env(&[(
+        "HELM_FALLBACK_MODEL",
+        "openai/",
+    )])?]));
+    assert!(
+        model.contains("fallback_model") && model.contains("HELM_FALLBACK_MODEL"),
+        "{model}"
+    );
+
+    let not_toml = message(file("store = "));
+    assert!(not_toml.contains("/etc/helm/helm.toml"), "{not_toml}");
+    Ok(())
+}
+
+#[test]
+fn postgres_and_remote_computers_parse_but_this_build_refuses_them() -> Result<()> {
+    let pg = HelmConfig::resolve([env(&[("HELM_STORE", "postgres://helm:pw@db/helm")])?])?;
+    assert!(matches!(pg.config.store, Some(StoreUrl::Postgres(_))));
+    let refused = pg.apply(&mut HelmOptions::new("/data"));
+    let Err(e) = refused else {
+        panic!("a Postgres store was accepted");
+    };
+    assert!(matches!(e, Error::NotBuiltIn(_)), "{e:?}");
+    let text = e.to_string();
+    assert!(
+        text.contains("Postgres") && text.contains("HELM_STORE"),
+        "{text}"
+    );
+    assert!(!text.contains("pw"), "the password is hidden: {text}");
+
+    let remote = HelmConfig::resolve([file(
+        "[computer]\nat = \"https://box.example:7401\"\nkey_env = \"BOX_KEY\"",
+    )?])?;
+    assert_eq!(
+        remote.config.computer.location(),
+        Ok(ComputerLocation::Remote {
+            url: "https://box.example:7401".into(),
+            key_env: "BOX_KEY".into()
+        })
+    );
+    let Err(e) = remote.apply(&mut HelmOptions::new("/data")) else {
+        panic!("a remote computer was accepted");
+    };
+    assert!(matches!(e, Error::NotBuiltIn(_)), "{e:?}");
+    assert!(e.to_string().contains("remote computers"), "{e}");
+    // `local` from the environment overrides the file's remote computer.
+    let local = HelmConfig::resolve([
+        file("[computer]\nat = \"https://box.example:7401\"")?,
+        env(&[("HELM_COMPUTER", "local")])?,
+    ])?;
+    local.apply(&mut HelmOptions::new("/data"))?;
+    let bad = message(HelmConfig::resolve([env(&[("HELM_COMPUTER", "box")])?]));
+    assert!(
+        bad.contains("computer.at") && bad.contains("HELM_COMPUTER"),
+        "{bad}"
+    );
+    Ok(())
+}
