@@ -32,12 +32,9 @@ fn helm_toml_env_and_flags_layer_and_bad_values_name_their_source() -> anyhow::R
     // A flag overrides both: the file's embedder is required (and the
     // model is missing here), `--embedder off` makes it words only.
     std::fs::write(&file, "[memory]\nembedder = \"required\"\n")?;
-    let required = cli.run_with_env(&["status"], &[("HELM_EMBED_MODEL", "/nonexistent")])?;
+    let required = cli.run_without_model(&["status"], &[])?;
     assert_eq!(required.code, 6, "{}", required.stderr);
-    let off = cli.run_with_env(
-        &["--embedder", "off", "status"],
-        &[("HELM_EMBED_MODEL", "/nonexistent")],
-    )?;
+    let off = cli.run_without_model(&["--embedder", "off", "status"], &[])?;
     assert_eq!(off.code, 0, "{}", off.stderr);
     std::fs::remove_file(&file)?;
 
