@@ -228,68 +228,6 @@ async fn list_shows_active_channels_and_archived_on_request() -> anyhow::Result<
     Ok(())
 }
 
-/// The schema's version: SQLite bumps it on every schema change, and every
-/// prepared statement of every connection is re-prepared after one.
-fn schema_version(f: &Fixture) -> anyhow::Result<i64> {
-    Ok(f.raw_db()?
-        .pragma_query_value(None, "schema_version", |r| r.get(0))?)
-}
-
-#[tokio::test]
-async fn a_new_channel_and_its_first_words_leave_the_schema_alone() -> anyhow::Result<()> {
-    use helm_core::MemoryNote;
-    use helm_core::memory::recall::RecallQuery;
-    use helm_core::model::{MemoryKind, MemoryScope};
-
-    let f = Fixture::new().await?;
-    let before = schema_version(&f)?;
-    for name in ["launch", "ops"] {
-        let record = f
-            .helm
-            .create_channel(&f.captain, name, LAUNCH_PURPOSE)
-            .await?;
-        let ch = ChannelRef::Id(record.channel.id);
-        f.helm
-            .post_message(
-                &f.captain,
-                &ch,
-                &format!("The {name} budget is forty thousand."),
-                None,
-            )
-            .await?;
-        f.helm
-            .remember(
-                &f.captain,
-                &ch,
-                MemoryNote {
-                    kind: MemoryKind::Fact,
-                    content: format!("The {name} venue is booked."),
-                    thread: None,
-                    scope: MemoryScope::Workspace,
-                },
-            )
-            .await?;
-    }
-    assert_eq!(schema_version(&f)?, before, "no schema change per channel");
-
-    // Words are still found per channel, and shared records from anywhere.
-    let hits = f
-        .helm
-        .recall(&"ops".parse()?, RecallQuery::new("launch budget venue"))
-        .await?;
-    let texts: Vec<&str> = hits.iter().map(|h| h.content.as_str()).collect();
-    assert!(
-        texts.contains(&"The ops budget is forty thousand."),
-        "{texts:?}"
-    );
-    assert!(texts.contains(&"The launch venue is booked."), "{texts:?}");
-    assert!(
-        !texts.contains(&"The launch budget is forty thousand."),
-        "{texts:?}"
-    );
-    Ok(())
-}
-
 /// `store = "sqlite://…"` puts the workspace's state in that file (a
 /// relative path in the data directory), made private; reopening finds it.
 #[tokio::test]

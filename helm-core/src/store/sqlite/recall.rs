@@ -1,69 +1,46 @@
-//! The recall index in SQLite: one FTS5 table, `recall_words`, over the
-//! messages and memory records of every channel (`body`, plus `prev`: the
-//! previous message of the thread, which carries the question a reply
-//! answers), the queue of items to embed, and the stored vectors.
+//! The recall index in SQLite: one FTS5 table per channel over messages and
+//! memory records (`body`, plus `prev`: the previous message of the thread,
+//! which carries the question a reply answers), the queue of items to embed,
+//! and the stored vectors.
 //!
-//! FTS5 rowids hold a channel in their high bits and the item's key in the
-//! low ones, so a channel's entries are one rowid range: a search in it is a
-//! range the index seeks to, not a filter over every channel's matches, and
-//! it adds nothing to the rows (a channel token would count in BM25's
-//! document lengths and move scores). Records shared with the workspace are
-//! entered a second time in range 0 (channel ids start at 1), where every
-//! channel's recall looks too. One table means a new channel changes nothing
-//! in the schema, so no prepared statement is re-prepared.
-//!
-//! Item keys (and embedding keys) encode what an entry is: a message's id
+//! FTS rowids (and embedding keys) encode what an entry is: a message's id
 //! times two, a memory record's id times two plus one.
 
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::codec::{opt_ts, parsed, ts};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::memory::recall::{CandidateItem, ItemKey};
 use crate::model::{ChannelId, MemoryItem, MemoryScope, Message, MessageId, ThreadId};
 
-/// How many low bits of a rowid hold the item's key (messages and records
-/// up to 2^39 each; channels up to 2^23).
-const KEY_BITS: u32 = 40;
-/// The range of records shared with the whole workspace.
-const WORKSPACE_RANGE: i64 = 0;
+/// The word index of records shared with the whole workspace.
+const WORKSPACE_TABLE: &str = "recall_workspace";
 
-/// The first and last rowid of a range.
-fn range(space: i64) -> (i64, i64) {
-    (space << KEY_BITS, ((space + 1) << KEY_BITS) - 1)
+fn table(channel: ChannelId) -> String {
+    format!("recall_c{}", channel.get())
 }
 
-fn rowid(space: i64, key: ItemKey) -> Result<i64> {
-    if !(0..1 << KEY_BITS).contains(&key.0) || !(0..1 << (63 - KEY_BITS)).contains(&space) {
-        return Err(Error::Internal(format!(
-            "item {} of channel {space} is past what the word index can address",
-            key.0
-        )));
-    }
-    Ok((space << KEY_BITS) | key.0)
-}
-
-/// Takes a deleted channel's entries out of the word index, the copies of
-/// its shared records included.
-pub(super) fn drop_index(conn: &Connection, channel: ChannelId) -> Result<()> {
-    let (first, last) = range(channel.get());
-    let rowids = conn
-        .prepare_cached("SELECT rowid FROM recall_words WHERE rowid BETWEEN ?1 AND ?2")?
-        .query_map([first, last], |r| r.get::<_, i64>(0))?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    let mut delete = conn.prepare_cached("DELETE FROM recall_words WHERE rowid = ?1")?;
-    for id in rowids {
-        delete.execute([id])?;
-        let key = id - first;
-        if ItemKey(key).memory_id().is_some() {
-            delete.execute([rowid(WORKSPACE_RANGE, ItemKey(key))?])?;
-        }
+/// Creates a word index if it does not exist yet.
+fn ensure_table(conn: &Connection, name: &str) -> Result<()> {
+    let exists = conn
+        .prepare_cached("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1")?
+        .exists([&name])?;
+    if !exists {
+        conn.execute_batch(&format!(
+            "CREATE VIRTUAL TABLE {name} USING fts5(body, prev, content='', \
+             contentless_delete=1, tokenize='porter unicode61')"
+        ))?;
     }
     Ok(())
 }
 
-/// Adds an item to its channel's range of the word index and to the
-/// embedding queue.
+/// Drops a deleted channel's word index.
+pub(super) fn drop_index(conn: &Connection, channel: ChannelId) -> Result<()> {
+    conn.execute_batch(&format!("DROP TABLE IF EXISTS {}", table(channel)))?;
+    Ok(())
+}
+
+/// Adds an item to its channel's word index and to the embedding queue.
 pub(super) fn index(
     conn: &Connection,
     channel: ChannelId,
@@ -71,15 +48,14 @@ pub(super) fn index(
     body: &str,
     prev: &str,
 ) -> Result<()> {
-    insert(conn, rowid(channel.get(), key)?, body, prev)?;
+    let name = table(channel);
+    ensure_table(conn, &name)?;
+    conn.prepare_cached(&format!(
+        "INSERT INTO {name} (rowid, body, prev) VALUES (?1, ?2, ?3)"
+    ))?
+    .execute(params![key.0, body, prev])?;
     conn.prepare_cached("INSERT OR IGNORE INTO embed_queue (key, channel_id) VALUES (?1, ?2)")?
         .execute(params![key.0, channel])?;
-    Ok(())
-}
-
-fn insert(conn: &Connection, rowid: i64, body: &str, prev: &str) -> Result<()> {
-    conn.prepare_cached("INSERT INTO recall_words (rowid, body, prev) VALUES (?1, ?2, ?3)")?
-        .execute(params![rowid, body, prev])?;
     Ok(())
 }
 
@@ -109,13 +85,17 @@ pub(super) fn index_message(conn: &Connection, message: &Message) -> Result<()> 
     )
 }
 
-/// Indexes a memory record; one shared with the workspace is also entered
-/// in the range every channel's recall looks in.
+/// Indexes a memory record; one shared with the workspace is also indexed
+/// where every channel's recall looks.
 pub(super) fn index_memory(conn: &Connection, item: &MemoryItem) -> Result<()> {
     let key = ItemKey::memory(item.id);
     index(conn, item.channel_id, key, &item.content, "")?;
     if item.scope == MemoryScope::Workspace {
-        insert(conn, rowid(WORKSPACE_RANGE, key)?, &item.content, "")?;
+        ensure_table(conn, WORKSPACE_TABLE)?;
+        conn.prepare_cached(&format!(
+            "INSERT INTO {WORKSPACE_TABLE} (rowid, body, prev) VALUES (?1, ?2, '')"
+        ))?
+        .execute(params![key.0, item.content])?;
     }
     Ok(())
 }
@@ -128,8 +108,8 @@ pub(super) fn lexical(
     fts_query: &str,
     depth: usize,
 ) -> Result<Vec<(ItemKey, f64)>> {
-    let mut hits = search(conn, channel.get(), fts_query, depth)?;
-    let shared = search(conn, WORKSPACE_RANGE, fts_query, depth)?;
+    let mut hits = search(conn, &table(channel), fts_query, depth)?;
+    let shared = search(conn, WORKSPACE_TABLE, fts_query, depth)?;
     if !shared.is_empty() {
         let own: std::collections::HashSet<ItemKey> = hits.iter().map(|(k, _)| *k).collect();
         hits.extend(shared.into_iter().filter(|(k, _)| !own.contains(k)));
@@ -139,22 +119,25 @@ pub(super) fn lexical(
     Ok(hits)
 }
 
-/// The best matches in one rowid range.
 fn search(
     conn: &Connection,
-    space: i64,
+    name: &str,
     fts_query: &str,
     depth: usize,
 ) -> Result<Vec<(ItemKey, f64)>> {
-    let (first, last) = range(space);
-    let mut stmt = conn.prepare_cached(
-        "SELECT rowid, -bm25(recall_words, 1.0, 1.0) FROM recall_words \
-         WHERE recall_words MATCH ?1 AND rowid BETWEEN ?2 AND ?3 \
-         ORDER BY bm25(recall_words, 1.0, 1.0) LIMIT ?4",
-    )?;
+    let exists = conn
+        .prepare_cached("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1")?
+        .exists([&name])?;
+    if !exists {
+        return Ok(Vec::new());
+    }
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT rowid, -bm25({name}, 1.0, 1.0) FROM {name} WHERE {name} MATCH ?1 \
+         ORDER BY bm25({name}, 1.0, 1.0) LIMIT ?2"
+    ))?;
     let hits = stmt
-        .query_map(params![fts_query, first, last, depth as i64], |r| {
-            Ok((ItemKey(r.get::<_, i64>(0)? - first), r.get(1)?))
+        .query_map(params![fts_query, depth as i64], |r| {
+            Ok((ItemKey(r.get(0)?), r.get(1)?))
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     Ok(hits)

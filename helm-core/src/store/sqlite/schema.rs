@@ -1,16 +1,10 @@
 //! Versioned migrations, tracked in `PRAGMA user_version`. Each migration runs
 //! in its own transaction; a database newer than this build is refused rather
-//! than guessed at. A migration is SQL, optionally followed by a step in code
-//! (for moves SQL alone cannot express), both in that one transaction.
+//! than guessed at.
 
 use rusqlite::Connection;
 
 use crate::error::{Error, Result};
-
-mod word_index;
-
-/// A migration's step in code, run after its SQL.
-type Step = fn(&Connection) -> rusqlite::Result<()>;
 
 /// The migrations, in order; `user_version` counts how many have run.
 const MIGRATIONS: &[(&str, &str)] = &[
@@ -23,12 +17,8 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("lifecycle", include_str!("migrations/007_lifecycle.sql")),
     ("mcp_pins", include_str!("migrations/008_mcp_pins.sql")),
     ("reading", include_str!("migrations/009_reading.sql")),
-    ("word_index", include_str!("migrations/010_word_index.sql")),
-    ("thread_seq", include_str!("migrations/011_thread_seq.sql")),
+    ("thread_seq", include_str!("migrations/010_thread_seq.sql")),
 ];
-
-/// The steps in code, by the schema version whose SQL they follow.
-const STEPS: &[(i64, Step)] = &[(10, word_index::merge_channel_tables)];
 
 /// Applies every migration not yet applied.
 pub(super) fn migrate(conn: &mut Connection) -> Result<()> {
@@ -59,9 +49,6 @@ pub(super) fn migrate_to(conn: &mut Connection, target: usize) -> Result<()> {
         let tx = conn.transaction()?;
         let failed = |e| Error::store(format_args!("migration {version} ({name}) failed"), e);
         tx.execute_batch(sql).map_err(failed)?;
-        for (_, step) in STEPS.iter().filter(|(v, _)| *v == version) {
-            step(&tx).map_err(failed)?;
-        }
         tx.pragma_update(None, "user_version", version)?;
         tx.commit()?;
         tracing::info!(version, name, "applied migration");

@@ -1,12 +1,11 @@
-//! Migration 010 on a database built by the real migrations 1–9 and filled
-//! with the per-channel word indexes the code of that schema wrote.
+//! Migration 010 (thread places) on a database built by the real
+//! migrations 1–9 and filled as the code of that schema wrote it.
 
 use rusqlite::{Connection, params};
 
 use super::{migrate, migrate_to};
 use crate::memory::recall::ItemKey;
-use crate::model::{ChannelId, MemoryId, MessageId};
-use crate::store::sqlite::recall;
+use crate::model::{MemoryId, MessageId};
 
 /// The old layout's table, exactly as the schema-9 code created it.
 fn old_table(conn: &Connection, name: &str) -> anyhow::Result<()> {
@@ -29,50 +28,6 @@ fn old_insert(
         params![key.0, body, prev],
     )?;
     Ok(())
-}
-
-/// Schema-9 recall by words: the channel's table, then the workspace's,
-/// merged by score.
-fn old_lexical(
-    conn: &Connection,
-    channel: i64,
-    query: &str,
-) -> anyhow::Result<Vec<(ItemKey, f64)>> {
-    let search = |name: &str| -> anyhow::Result<Vec<(ItemKey, f64)>> {
-        let sql = format!(
-            "SELECT rowid, -bm25({name}, 1.0, 1.0) FROM {name} WHERE {name} MATCH ?1 \
-             ORDER BY bm25({name}, 1.0, 1.0) LIMIT 50"
-        );
-        let mut stmt = conn.prepare(&sql)?;
-        let hits = stmt
-            .query_map([query], |r| Ok((ItemKey(r.get(0)?), r.get(1)?)))?
-            .collect::<rusqlite::Result<_>>()?;
-        Ok(hits)
-    };
-    let mut hits = search(&format!("recall_c{channel}"))?;
-    let own: Vec<ItemKey> = hits.iter().map(|(k, _)| *k).collect();
-    hits.extend(
-        search("recall_workspace")?
-            .into_iter()
-            .filter(|(k, _)| !own.contains(k)),
-    );
-    hits.sort_by(|a, b| b.1.total_cmp(&a.1));
-    Ok(hits)
-}
-
-fn new_lexical(
-    conn: &Connection,
-    channel: i64,
-    query: &str,
-) -> anyhow::Result<Vec<(ItemKey, f64)>> {
-    Ok(recall::lexical(conn, ChannelId(channel), query, 50)?)
-}
-
-/// The keys found, in no particular order.
-fn found(hits: &[(ItemKey, f64)]) -> Vec<ItemKey> {
-    let mut keys: Vec<ItemKey> = hits.iter().map(|(k, _)| *k).collect();
-    keys.sort();
-    keys
 }
 
 /// Two channels with threads, a system message, a message outside any
@@ -190,91 +145,6 @@ fn schema_9_with_words(conn: &mut Connection) -> anyhow::Result<()> {
             old_insert(conn, "recall_workspace", key, &content, "")?;
         }
     }
-    Ok(())
-}
-
-const QUERIES: &[&str] = &[
-    "\"budget\"",
-    "\"keynote\" OR \"venue\"",
-    "\"disk\" OR \"logs\"",
-    "\"launch\"",
-    "\"forty\" OR \"thousand\" OR \"catering\"",
-    "\"rota\"",
-    "\"nowhere\"",
-];
-
-#[test]
-fn word_indexes_move_into_one_table_and_search_finds_the_same() -> anyhow::Result<()> {
-    let dir = tempfile::tempdir()?;
-    let mut conn = Connection::open(dir.path().join("helm.db"))?;
-    schema_9_with_words(&mut conn)?;
-    let searches = || {
-        [1, 2]
-            .into_iter()
-            .flat_map(|c| QUERIES.iter().map(move |q| (c, *q)))
-    };
-    let before: Vec<Vec<ItemKey>> = searches()
-        .map(|(c, q)| old_lexical(&conn, c, q).map(|h| found(&h)))
-        .collect::<anyhow::Result<_>>()?;
-    // The fixture means something: the workspace record of #ops is found
-    // from #launch, and `prev` finds a reply by its question's words.
-    assert!(before[0].contains(&ItemKey::memory(MemoryId(2))));
-    assert!(before[1].contains(&ItemKey::message(MessageId(2))));
-
-    migrate(&mut conn)?;
-
-    // The same items are found. (Their order may differ: word statistics are
-    // now the workspace's, no longer each channel's.)
-    let after: Vec<Vec<ItemKey>> = searches()
-        .map(|(c, q)| new_lexical(&conn, c, q).map(|h| found(&h)))
-        .collect::<anyhow::Result<_>>()?;
-    assert_eq!(after, before);
-    let left: i64 = conn.query_row(
-        "SELECT count(*) FROM sqlite_schema WHERE name GLOB 'recall_c*' \
-             OR name GLOB 'recall_workspace*'",
-        [],
-        |r| r.get(0),
-    )?;
-    assert_eq!(left, 0, "the per-channel word indexes are gone");
-    assert_eq!(
-        conn.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0))?,
-        super::MIGRATIONS.len() as i64
-    );
-    Ok(())
-}
-
-#[test]
-fn a_single_channel_ranks_as_its_own_table_did() -> anyhow::Result<()> {
-    // With one channel (and nothing shared) the table's statistics are the
-    // channel's, so every search gives the old order and the old scores.
-    let dir = tempfile::tempdir()?;
-    let mut conn = Connection::open(dir.path().join("helm.db"))?;
-    schema_9_with_words(&mut conn)?;
-    conn.execute_batch("DROP TABLE recall_c2; DELETE FROM recall_workspace;")?;
-    let before: Vec<_> = QUERIES
-        .iter()
-        .map(|q| old_lexical(&conn, 1, q))
-        .collect::<anyhow::Result<_>>()?;
-    migrate(&mut conn)?;
-    let after: Vec<_> = QUERIES
-        .iter()
-        .map(|q| new_lexical(&conn, 1, q))
-        .collect::<anyhow::Result<_>>()?;
-    assert_eq!(after, before);
-    Ok(())
-}
-
-#[test]
-fn deleting_a_channel_takes_its_entries_and_only_its_own() -> anyhow::Result<()> {
-    let dir = tempfile::tempdir()?;
-    let mut conn = Connection::open(dir.path().join("helm.db"))?;
-    schema_9_with_words(&mut conn)?;
-    migrate(&mut conn)?;
-    assert!(!new_lexical(&conn, 2, "\"disk\"")?.is_empty());
-    recall::drop_index(&conn, ChannelId(2))?;
-    assert!(new_lexical(&conn, 2, "\"disk\"")?.is_empty());
-    assert!(new_lexical(&conn, 1, "\"disk\"")?.is_empty());
-    assert!(!new_lexical(&conn, 1, "\"keynote\"")?.is_empty());
     Ok(())
 }
 
