@@ -91,8 +91,9 @@ pub struct AcceptInviteRequest {
 pub struct NewTokenRequest {
     /// What it is for.
     pub name: String,
-    /// Days until it stops working; never when absent.
+    /// Days until it stops working (1 to 3650); never when absent.
     #[serde(default)]
+    #[schema(minimum = 1, maximum = 3650)]
     pub expires_in_days: Option<u32>,
 }
 

@@ -11,7 +11,7 @@ use utoipa_axum::routes;
 use super::{ReadErrors, WriteErrors, created};
 use crate::api::{ApiToken, IssuedToken, NewTokenRequest};
 use crate::caller::Caller;
-use crate::error::ApiResult;
+use crate::error::{ApiError, ApiResult};
 use crate::extract::{Body, PathParams};
 use crate::state::AppState;
 
@@ -32,6 +32,9 @@ async fn list_tokens(
     Ok(Json(tokens.into_iter().map(Into::into).collect()))
 }
 
+/// The longest a token may be made to last, in days (ten years).
+const MAX_DAYS: u32 = 3650;
+
 /// Makes an API token acting as the caller. The secret is shown once.
 #[utoipa::path(post, path = "/api/tokens", tag = "auth", request_body = NewTokenRequest,
     responses((status = 201, description = "The token and its secret", body = IssuedToken), WriteErrors))]
@@ -40,9 +43,20 @@ async fn create_token(
     caller: Caller,
     Body(request): Body<NewTokenRequest>,
 ) -> ApiResult<(StatusCode, Json<IssuedToken>)> {
-    let expires = request
-        .expires_in_days
-        .map(|days| Duration::from_secs(u64::from(days.clamp(1, 3650)) * 24 * 3600));
+    let expires = match request.expires_in_days {
+        None => None,
+        Some(days @ 1..=MAX_DAYS) => Some(Duration::from_secs(u64::from(days) * 24 * 3600)),
+        Some(days) => {
+            return Err(ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid",
+                format!(
+                    "expires_in_days is {days}: give 1 to {MAX_DAYS} days, or leave it out for a \
+                     token that does not expire"
+                ),
+            ));
+        }
+    };
     let issued = state
         .helm
         .create_api_token(&caller.user, &request.name, expires)

@@ -363,3 +363,45 @@ async fn a_page_can_ask_who_is_signed_in_without_a_401() -> anyhow::Result<()> {
     assert_eq!(ada.body["user"]["name"], "ada");
     Ok(())
 }
+
+#[tokio::test]
+async fn a_token_lasts_one_to_3650_days_and_other_lifetimes_are_refused() -> anyhow::Result<()> {
+    let api = Api::new().await?;
+    let token = api.setup().await?;
+    let made = api
+        .post(
+            "/api/tokens",
+            Auth::Bearer(&token),
+            json!({"name": "month", "expires_in_days": 30}),
+        )
+        .await?;
+    assert_eq!(made.status, StatusCode::CREATED, "{}", made.body);
+    let expires = made.body["token"]["expires"].as_str().unwrap_or_default();
+    let expires: jiff::Timestamp = expires.parse()?;
+    let days = (expires - jiff::Timestamp::now()).get_seconds() / 86_400;
+    assert!((29..=30).contains(&days), "{days} days");
+    // Out of range is refused, not quietly changed, and nothing is made.
+    for days in [0_u64, 3651, 2_147_483_648] {
+        let refused = api
+            .post(
+                "/api/tokens",
+                Auth::Bearer(&token),
+                json!({"name": "odd", "expires_in_days": days}),
+            )
+            .await?;
+        assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY, "{days}");
+        assert!(
+            refused.body.to_string().contains("expires_in_days"),
+            "{}",
+            refused.body
+        );
+    }
+    let listed = api.get("/api/tokens", Auth::Bearer(&token)).await?;
+    assert_eq!(
+        listed.body.as_array().map(Vec::len),
+        Some(2),
+        "{}",
+        listed.body
+    );
+    Ok(())
+}
