@@ -81,24 +81,34 @@ impl Cli {
     /// the checkout, so the embedding model a checkout keeps in `models/`
     /// is not found (it is looked for from the current directory up).
     pub fn run_without_model(&self, args: &[&str], env: &[(&str, &str)]) -> anyhow::Result<Run> {
-        let data = self.data();
-        let out = Command::cargo_bin("1helm")?
-            .current_dir(self.dir.path())
-            .arg("--data")
-            .arg(&data)
-            .args(args)
-            .env_remove("HELM_DATA")
-            .env_remove("HELM_ISOLATION")
-            .env_remove("HELM_EMBED_MODEL")
-            .env_remove("HELM_EMBEDDER")
-            .envs(env.iter().copied())
-            .output()?;
-        Ok(Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8(out.stdout)?,
-            stderr: String::from_utf8(out.stderr)?,
-        })
+        run_outside(self.dir.path(), &self.data(), args, env)
     }
+}
+
+/// Runs `1helm --data DATA ARGS…` from `cwd` (a directory outside the
+/// repository), so the embedding model is found only where `env` points.
+pub fn run_outside(
+    cwd: &Path,
+    data: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> anyhow::Result<Run> {
+    let out = Command::cargo_bin("1helm")?
+        .current_dir(cwd)
+        .arg("--data")
+        .arg(data)
+        .args(args)
+        .env_remove("HELM_DATA")
+        .env_remove("HELM_ISOLATION")
+        .env_remove("HELM_EMBED_MODEL")
+        .env_remove("HELM_EMBEDDER")
+        .envs(env.iter().copied())
+        .output()?;
+    Ok(Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(out.stdout)?,
+        stderr: String::from_utf8(out.stderr)?,
+    })
 }
 
 /// Runs `1helm ARGS…` with no data dir flag (and no HELM_DATA).

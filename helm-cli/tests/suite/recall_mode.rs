@@ -3,38 +3,10 @@
 //! notes words-only beside its hits; `--embedder required` (or
 //! `HELM_EMBEDDER=required`) refuses to work without the model.
 
-use assert_cmd::Command;
-
-use super::kit::Run;
+use super::kit::run_outside;
 
 /// The model `scripts/test` fetches, at the repository root.
 const MODEL_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../models/all-MiniLM-L6-v2");
-
-/// Runs `1helm --data DATA ARGS…` from a directory outside the repository,
-/// so the model is found only where `env` points.
-fn run_outside(
-    cwd: &std::path::Path,
-    data: &std::path::Path,
-    args: &[&str],
-    env: &[(&str, &str)],
-) -> anyhow::Result<Run> {
-    let out = Command::cargo_bin("1helm")?
-        .current_dir(cwd)
-        .arg("--data")
-        .arg(data)
-        .args(args)
-        .env_remove("HELM_DATA")
-        .env_remove("HELM_ISOLATION")
-        .env_remove("HELM_EMBED_MODEL")
-        .env_remove("HELM_EMBEDDER")
-        .envs(env.iter().copied())
-        .output()?;
-    Ok(Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8(out.stdout)?,
-        stderr: String::from_utf8(out.stderr)?,
-    })
-}
 
 #[test]
 fn status_says_how_recall_works_and_a_required_model_refuses_to_start() -> anyhow::Result<()> {
