@@ -77,9 +77,15 @@ impl DataRoot {
     /// database's mode, never makes a readable one. A data root made
     /// before Helm closed it is closed here.
     pub fn create(&self) -> Result<()> {
-        create_private_dir(&self.root)?;
-        create_private_dir(&self.channels_dir())?;
+        self.create_dirs()?;
         self.close()
+    }
+
+    /// Creates the data root and `channels/` (0700), without a database
+    /// file: for a node whose store is elsewhere (Postgres).
+    pub fn create_dirs(&self) -> Result<()> {
+        create_private_dir(&self.root)?;
+        create_private_dir(&self.channels_dir())
     }
 
     /// Takes group and other users' read and write bits off the data root,

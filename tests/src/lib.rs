@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use helm_core::config::StoreUrl;
 use helm_core::exec::IsolationChoice;
 use helm_core::model::{ModelChoice, Role, Turn, TurnId, User};
 use helm_core::provider::Scripted;
@@ -41,6 +42,14 @@ impl TestHelm {
         Self::with_options(|o| o.computer.isolation = isolation).await
     }
 
+    /// Like [`TestHelm::new`], with the workspace's state in a fresh
+    /// database of the test PostgreSQL cluster ([`postgres`]) instead of
+    /// the data root's SQLite file.
+    pub async fn on_postgres() -> anyhow::Result<Self> {
+        let url = postgres::fresh_database().await?;
+        Self::with_options(|o| o.store = Some(StoreUrl::Postgres(url))).await
+    }
+
     /// Like [`TestHelm::new`], adjusting the options first.
     pub async fn with_options(adjust: impl FnOnce(&mut HelmOptions)) -> anyhow::Result<Self> {
         let dir = tempfile::tempdir()?;
@@ -52,6 +61,11 @@ impl TestHelm {
         )?;
         let mut options = HelmOptions::new(dir.path().join("data"));
         options.provider_http = mock::fast_http_options();
+        // The test command runs the HTTP promise suites a second time with
+        // every workspace on Postgres (`HELM_TEST_STORE=postgres`).
+        if std::env::var("HELM_TEST_STORE").is_ok_and(|s| s == "postgres") {
+            options.store = Some(StoreUrl::Postgres(postgres::fresh_database().await?));
+        }
         adjust(&mut options);
         let (helm, report) = Helm::init(options, InitOptions::default()).await?;
         Ok(TestHelm {

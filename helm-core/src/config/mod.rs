@@ -8,7 +8,7 @@
 //! the same setting; [`ResolvedConfig::apply`] then fills [`HelmOptions`].
 //!
 //! ```toml
-//! store = "sqlite://helm.db"  # or postgres://… (not in this build); HELM_STORE
+//! store = "sqlite://helm.db"  # or postgres://user@host/db; HELM_STORE
 //! fallback_model = "anthropic/claude-sonnet-4"  # HELM_FALLBACK_MODEL
 //!
 //! [computer]
@@ -233,20 +233,16 @@ fn parse_model(text: &str) -> std::result::Result<ModelChoice, String> {
 
 impl ResolvedConfig {
     /// Puts the settings into `options`. Refuses what this build cannot
-    /// run: a Postgres store, a remote computer, each naming where it was
-    /// chosen.
+    /// run (a remote computer; a Postgres store in a build without the
+    /// `postgres` feature), each naming where it was chosen.
     pub fn apply(&self, options: &mut HelmOptions) -> Result<()> {
         let config = &self.config;
-        if let Some(StoreUrl::Postgres(_)) = &config.store {
+        #[cfg(not(feature = "postgres"))]
+        if let Some(url @ StoreUrl::Postgres(_)) = &config.store {
             return Err(Error::NotBuiltIn(format!(
-                "Postgres store that can run a workspace yet (store = {}, set by {}): it is being \
-                 built area by area; use sqlite://PATH, or leave store unset for the data \
+                "Postgres store (store = {url}, set by {}): this build was made without the \
+                 `postgres` feature; use sqlite://PATH, or leave store unset for the data \
                  directory's helm.db",
-                config
-                    .store
-                    .as_ref()
-                    .map(|s| s.to_string())
-                    .unwrap_or_default(),
                 self.source_of("store")
             )));
         }

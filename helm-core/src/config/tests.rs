@@ -148,21 +148,31 @@ fn bad_values_name_their_key_and_where_they_came_from() -> Result<()> {
 }
 
 #[test]
-fn postgres_and_remote_computers_parse_but_this_build_refuses_them() -> Result<()> {
+fn a_postgres_store_is_taken_where_the_build_has_one() -> Result<()> {
     let pg = HelmConfig::resolve([env(&[("HELM_STORE", "postgres://helm:pw@db/helm")])?])?;
     assert!(matches!(pg.config.store, Some(StoreUrl::Postgres(_))));
-    let refused = pg.apply(&mut HelmOptions::new("/data"));
-    let Err(e) = refused else {
-        panic!("a Postgres store was accepted");
-    };
-    assert!(matches!(e, Error::NotBuiltIn(_)), "{e:?}");
-    let text = e.to_string();
-    assert!(
-        text.contains("Postgres") && text.contains("HELM_STORE"),
-        "{text}"
-    );
-    assert!(!text.contains("pw"), "the password is hidden: {text}");
+    let mut options = HelmOptions::new("/data");
+    let applied = pg.apply(&mut options);
+    if cfg!(feature = "postgres") {
+        applied?;
+        assert_eq!(options.store, pg.config.store);
+    } else {
+        let Err(e) = applied else {
+            panic!("a Postgres store was accepted without the postgres feature");
+        };
+        assert!(matches!(e, Error::NotBuiltIn(_)), "{e:?}");
+        let text = e.to_string();
+        assert!(
+            text.contains("Postgres") && text.contains("HELM_STORE"),
+            "{text}"
+        );
+        assert!(!text.contains("pw"), "the password is hidden: {text}");
+    }
+    Ok(())
+}
 
+#[test]
+fn remote_computers_parse_but_this_build_refuses_them() -> Result<()> {
     let remote = HelmConfig::resolve([file(
         "[computer]\nat = \"https://box.example:7401\"\nkey_env = \"BOX_KEY\"",
     )?])?;

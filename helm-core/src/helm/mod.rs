@@ -68,15 +68,42 @@ const SKIPPER_INSTRUCTIONS: &str = "You are Skipper, the workspace operator and 
     Channel agents call you into their threads when they need something outside their world. \
     Act visibly, record what you change, and ask the Captain when final authority is needed.";
 
-/// The SQLite file `store` names (a relative path from the data root), or
-/// the data root's own; a store this build cannot open is refused.
-fn sqlite_file(root: &DataRoot, store: Option<&StoreUrl>) -> Result<PathBuf> {
-    match store {
-        None => Ok(root.db_path()),
-        Some(url) => url.sqlite_path(root.path()).ok_or_else(|| {
-            Error::NotBuiltIn(format!("Postgres store (store = {url}); use an SQLite one"))
-        }),
+/// Where a workspace's state lives, as the options choose it.
+enum StoreChoice {
+    /// An SQLite file: the data root's `helm.db`, or the file `store` names
+    /// (a relative path from the data root).
+    Sqlite(PathBuf),
+    /// A PostgreSQL database, shared by every node that names it.
+    Postgres(String),
+}
+
+impl StoreChoice {
+    fn of(root: &DataRoot, store: Option<&StoreUrl>) -> StoreChoice {
+        match store {
+            None => StoreChoice::Sqlite(root.db_path()),
+            Some(StoreUrl::Postgres(url)) => StoreChoice::Postgres(url.clone()),
+            Some(url @ StoreUrl::Sqlite(_)) => StoreChoice::Sqlite(
+                url.sqlite_path(root.path())
+                    .unwrap_or_else(|| root.db_path()),
+            ),
+        }
     }
+}
+
+/// Connects to a Postgres store and brings its schema up to date.
+#[cfg(feature = "postgres")]
+async fn postgres_store(url: &str) -> Result<Arc<dyn Store>> {
+    Ok(Arc::new(crate::store::PostgresStore::connect(url).await?))
+}
+
+/// This build has no Postgres store.
+#[cfg(not(feature = "postgres"))]
+async fn postgres_store(url: &str) -> Result<Arc<dyn Store>> {
+    Err(Error::NotBuiltIn(format!(
+        "Postgres store (store = {}); this build was made without the `postgres` feature: use \
+         an SQLite store",
+        StoreUrl::Postgres(url.to_string())
+    )))
 }
 
 fn create_private_file(path: &std::path::Path) -> Result<()> {
@@ -213,26 +240,45 @@ impl Helm {
             return Err(Error::invalid("workspace name", "it must not be empty"));
         }
         let root = DataRoot::new(absolute(&options.data_dir)?);
-        let db = sqlite_file(&root, options.store.as_ref())?;
-        root.create()?;
-        if db != root.db_path() {
-            // As the data root's own: made 0600 before SQLite opens it, so
-            // its -wal and -shm files are never readable by others either.
-            create_private_file(&db)?;
-        }
-        let store: Arc<dyn Store> = Arc::new(SqliteStore::open(db).await?);
+        let store: Arc<dyn Store> = match StoreChoice::of(&root, options.store.as_ref()) {
+            StoreChoice::Sqlite(db) => {
+                root.create()?;
+                if db != root.db_path() {
+                    // As the data root's own: made 0600 before SQLite opens
+                    // it, so its -wal and -shm files are never readable by
+                    // others either.
+                    create_private_file(&db)?;
+                }
+                Arc::new(SqliteStore::open(db).await?)
+            }
+            StoreChoice::Postgres(url) => {
+                let store = postgres_store(&url).await?;
+                root.create_dirs()?;
+                store
+            }
+        };
         Self::bootstrap(root, store, init, options).await
     }
 
     /// Opens an initialised data root.
     pub async fn open(options: HelmOptions) -> Result<Helm> {
         let root = DataRoot::new(absolute(&options.data_dir)?);
-        let db = sqlite_file(&root, options.store.as_ref())?;
-        if !db.is_file() {
-            return Err(Error::NotInitialized(options.data_dir));
-        }
-        root.close()?;
-        let store: Arc<dyn Store> = Arc::new(SqliteStore::open(db).await?);
+        let store: Arc<dyn Store> = match StoreChoice::of(&root, options.store.as_ref()) {
+            StoreChoice::Sqlite(db) => {
+                if !db.is_file() {
+                    return Err(Error::NotInitialized(options.data_dir));
+                }
+                root.close()?;
+                Arc::new(SqliteStore::open(db).await?)
+            }
+            // A node joining a shared database brings its own data root
+            // (its channels' computers); the workspace is the database's.
+            StoreChoice::Postgres(url) => {
+                let store = postgres_store(&url).await?;
+                root.create_dirs()?;
+                store
+            }
+        };
         Self::with_store(root, store, options).await
     }
 

@@ -40,6 +40,11 @@ use tools::EmbedderTools;
 
 /// How often the driver looks for threads whose summary is due.
 const SUMMARY_SCAN_EVERY: Duration = Duration::from_secs(30);
+
+/// How often a driver renews the leases on its running turns and looks for
+/// turns whose node stopped: well inside the shortest lease a shared store
+/// gives (see `PostgresStore`'s lease), so a live node never loses one.
+const LEASE_TICK_EVERY: Duration = Duration::from_secs(1);
 /// How long a thread whose summary failed waits before another try.
 const SUMMARY_RETRY_AFTER: Duration = Duration::from_secs(15 * 60);
 
@@ -253,28 +258,7 @@ impl Runtime {
     /// unfinished tool calls with them), then repairs what else the stop
     /// left behind.
     async fn recover(&self) -> Result<()> {
-        for turn in self.store.running_turns().await? {
-            let reply = self.store.message(turn.reply_message_id).await?;
-            self.store
-                .finish_turn(
-                    turn.id,
-                    TurnFinish {
-                        state: TurnState::Interrupted,
-                        reply: reply.content,
-                        error: Some("Helm stopped while this turn was running".into()),
-                        note: Some(
-                            "This turn was interrupted: Helm stopped while it was running. It \
-                             was not restarted, because its actions may already have happened; \
-                             ask again to continue."
-                                .into(),
-                        ),
-                        steps: turn.steps,
-                        usage: Usage::default(),
-                    },
-                )
-                .await?;
-            tracing::warn!(turn = %turn.id, thread = %turn.thread_id, "marked an interrupted turn");
-        }
+        self.interrupt_orphans().await?;
         // An approval is waited for by its turn; once that turn has ended
         // (interrupted above, or earlier), approving it would do nothing, so
         // it is closed as expired rather than left open to be "approved".
@@ -313,6 +297,59 @@ impl Runtime {
         Ok(())
     }
 
+    /// Ends as interrupted the running turns no live node is running (see
+    /// [`crate::store::TurnStore::orphaned_turns`]), leaving out this
+    /// process's own. The live set is read after the store answers: a turn
+    /// is live here from before it starts until after it ends, so a running
+    /// turn missing from it is not this process's.
+    async fn interrupt_orphans(&self) -> Result<()> {
+        for turn in self.store.orphaned_turns().await? {
+            if self.lock_live().contains_key(&turn.id) {
+                continue;
+            }
+            let reply = self.store.message(turn.reply_message_id).await?;
+            let ended = self
+                .store
+                .finish_turn(
+                    turn.id,
+                    TurnFinish {
+                        state: TurnState::Interrupted,
+                        reply: reply.content,
+                        error: Some("Helm stopped while this turn was running".into()),
+                        note: Some(
+                            "This turn was interrupted: Helm stopped while it was running. It \
+                             was not restarted, because its actions may already have happened; \
+                             ask again to continue."
+                                .into(),
+                        ),
+                        steps: turn.steps,
+                        usage: Usage::default(),
+                    },
+                )
+                .await?;
+            if ended.is_some() {
+                tracing::warn!(turn = %turn.id, thread = %turn.thread_id, "marked an interrupted turn");
+            }
+        }
+        Ok(())
+    }
+
+    /// Renews this node's leases on its live turns and stops those another
+    /// node has taken over; then ends other nodes' orphaned turns, so the
+    /// turns queued behind them can start here.
+    async fn keep_leases(&self) -> Result<()> {
+        let live: Vec<TurnId> = self.lock_live().keys().copied().collect();
+        if !live.is_empty() {
+            for lost in self.store.renew_turn_leases(live).await? {
+                if let Some(t) = self.lock_live().get(&lost) {
+                    tracing::warn!(turn = %lost, "lost the lease on a running turn; stopping it");
+                    t.cancel.cancel();
+                }
+            }
+        }
+        self.interrupt_orphans().await
+    }
+
     /// Asks the scheduler to look for work.
     pub(crate) fn wake(&self) {
         self.wake.notify_one();
@@ -320,6 +357,7 @@ impl Runtime {
 
     async fn schedule_loop(self: Arc<Self>) {
         let mut last_summary_scan = std::time::Instant::now();
+        let mut last_lease_tick = std::time::Instant::now();
         let indexing = Arc::new(std::sync::atomic::AtomicBool::new(false));
         loop {
             let draining = matches!(*self.lock_driver(), Driver::Draining);
@@ -346,6 +384,12 @@ impl Runtime {
                         }
                         flag.store(false, std::sync::atomic::Ordering::Release);
                     });
+                }
+                if last_lease_tick.elapsed() >= LEASE_TICK_EVERY {
+                    last_lease_tick = std::time::Instant::now();
+                    if let Err(e) = self.keep_leases().await {
+                        tracing::error!(error = %e, "keeping turn leases failed");
+                    }
                 }
                 if last_summary_scan.elapsed() >= SUMMARY_SCAN_EVERY {
                     last_summary_scan = std::time::Instant::now();

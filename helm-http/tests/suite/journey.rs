@@ -77,7 +77,17 @@ where
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_product_journey_over_http() -> anyhow::Result<()> {
-    let served = Served::start(Api::new().await?).await?;
+    journey(Api::new().await?).await
+}
+
+/// The same journey with the server's state in PostgreSQL.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_product_journey_over_http_on_postgres() -> anyhow::Result<()> {
+    journey(Api::on_postgres().await?).await
+}
+
+async fn journey(api: Api) -> anyhow::Result<()> {
+    let served = Served::start(api).await?;
     served.api.t.helm.start_runtime().await?;
     let http = client()?;
     let base = served.url("");

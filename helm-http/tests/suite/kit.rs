@@ -62,7 +62,15 @@ impl Api {
     }
 
     pub async fn with_config(adjust: impl FnOnce(&mut ServerConfig)) -> anyhow::Result<Self> {
-        let t = TestHelm::new().await?;
+        Self::over(TestHelm::new().await?, adjust)
+    }
+
+    /// A server whose workspace keeps its state in a fresh Postgres database.
+    pub async fn on_postgres() -> anyhow::Result<Self> {
+        Self::over(TestHelm::on_postgres().await?, |_| {})
+    }
+
+    fn over(t: TestHelm, adjust: impl FnOnce(&mut ServerConfig)) -> anyhow::Result<Self> {
         // Router requests say `Host: localhost`: the server's loopback
         // origins on port 80 are http://localhost and its siblings.
         let mut config = ServerConfig {

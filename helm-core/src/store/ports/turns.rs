@@ -35,6 +35,22 @@ pub trait TurnStore: Send + Sync + 'static {
         served_by: Option<ModelChoice>,
     ) -> Result<Option<Turn>>;
 
+    /// Keeps this node's claim on `turns` (running turns it started) for
+    /// another lease period, and returns those among them it no longer
+    /// holds: another node found their lease lapsed and ended them, so this
+    /// node stops them and its writes to them are refused. A store that one
+    /// driver holds alone (SQLite, under the data root's driver lock) keeps
+    /// no leases and loses none.
+    async fn renew_turn_leases(&self, turns: Vec<TurnId>) -> Result<Vec<TurnId>>;
+
+    /// Running turns no live node is running, oldest first: those whose
+    /// lease lapsed (their node stopped renewing it: it died or lost the
+    /// database). In a store one driver holds alone, every running turn,
+    /// since a running turn the caller is not running was left by a
+    /// stopped process. The caller leaves out its own live turns and marks
+    /// the rest interrupted.
+    async fn orphaned_turns(&self) -> Result<Vec<Turn>>;
+
     /// Appends streamed text to a running turn's reply; false once the reply is final.
     async fn append_reply(&self, turn: TurnId, delta: String) -> Result<bool>;
 

@@ -32,6 +32,16 @@ impl TurnStore for SqliteStore {
         self.read(turns::running).await
     }
 
+    async fn renew_turn_leases(&self, _turns: Vec<TurnId>) -> Result<Vec<TurnId>> {
+        // One driver per database (the data root's driver lock): no node can
+        // take a turn over, so there is no lease to keep.
+        Ok(Vec::new())
+    }
+
+    async fn orphaned_turns(&self) -> Result<Vec<Turn>> {
+        self.read(turns::running).await
+    }
+
     async fn start_turn(
         &self,
         turn: TurnId,
