@@ -54,7 +54,7 @@ enum EnvKind {
 }
 
 /// The variables core reads: name, key, and how the text is read.
-const ENV: [(&str, &str, EnvKind); 11] = [
+const ENV: [(&str, &str, EnvKind); 12] = [
     ("HELM_STORE", "store", EnvKind::Text),
     ("HELM_ISOLATION", "computer.isolation", EnvKind::Text),
     ("HELM_COMPUTER", "computer.at", EnvKind::Text),
@@ -73,12 +73,17 @@ const ENV: [(&str, &str, EnvKind); 11] = [
         "runtime.capacity_per_agent",
         EnvKind::Number,
     ),
+    (
+        "HELM_TURN_LEASE_SECS",
+        "runtime.turn_lease_secs",
+        EnvKind::Number,
+    ),
     ("HELM_FALLBACK_MODEL", "fallback_model", EnvKind::Text),
 ];
 
 /// The environment variables [`ConfigLayer::env`] reads.
-pub const ENV_VARS: [&str; 11] = {
-    let mut names = [""; 11];
+pub const ENV_VARS: [&str; ENV.len()] = {
+    let mut names = [""; ENV.len()];
     let mut i = 0;
     while i < ENV.len() {
         names[i] = ENV[i].0;

@@ -19,6 +19,7 @@
 //! [runtime]
 //! max_steps = 16             # model calls in one turn; HELM_MAX_STEPS
 //! capacity_per_agent = 3     # threads one agent works on at once; HELM_AGENT_CAPACITY
+//! turn_lease_secs = 30       # a shared store: a dead node's turns are taken over after this; HELM_TURN_LEASE_SECS
 //!
 //! [replies]
 //! max_tokens = 8192          # sent to the provider with every call
@@ -135,6 +136,10 @@ pub struct RuntimeConfig {
     pub max_steps: u32,
     /// How many threads one agent works on at once.
     pub capacity_per_agent: u32,
+    /// With a store several nodes share: how long a node's claim on a
+    /// running turn lasts unrenewed, so how soon a dead node's turns end
+    /// interrupted and the turns queued behind them start on another node.
+    pub turn_lease_secs: u64,
 }
 
 impl Default for RuntimeConfig {
@@ -143,6 +148,7 @@ impl Default for RuntimeConfig {
         RuntimeConfig {
             max_steps: defaults.max_steps,
             capacity_per_agent: defaults.capacity_per_agent,
+            turn_lease_secs: defaults.turn_lease.as_secs(),
         }
     }
 }
@@ -195,6 +201,13 @@ impl HelmConfig {
         }
         if self.runtime.capacity_per_agent == 0 {
             return Err(("runtime.capacity_per_agent", "it must be at least 1".into()));
+        }
+        if !(2..=3600).contains(&self.runtime.turn_lease_secs) {
+            return Err((
+                "runtime.turn_lease_secs",
+                "it must be between 2 and 3600 seconds (a node renews its leases every second)"
+                    .into(),
+            ));
         }
         for origin in &self.public_origins {
             if !(origin.starts_with("http://") || origin.starts_with("https://")) {
@@ -261,6 +274,7 @@ impl ResolvedConfig {
         options.computer.isolation = config.computer.isolation;
         options.runtime.max_steps = config.runtime.max_steps;
         options.runtime.capacity_per_agent = config.runtime.capacity_per_agent;
+        options.runtime.turn_lease = std::time::Duration::from_secs(config.runtime.turn_lease_secs);
         options.runtime.max_tokens = config.replies.max_tokens;
         options.runtime.max_reply_bytes = config.replies.max_reply_bytes;
         options.memory = config.memory;

@@ -92,13 +92,15 @@ impl StoreChoice {
 
 /// Connects to a Postgres store and brings its schema up to date.
 #[cfg(feature = "postgres")]
-async fn postgres_store(url: &str) -> Result<Arc<dyn Store>> {
-    Ok(Arc::new(crate::store::PostgresStore::connect(url).await?))
+async fn postgres_store(url: &str, options: &HelmOptions) -> Result<Arc<dyn Store>> {
+    Ok(Arc::new(
+        crate::store::PostgresStore::connect_with(url, options.runtime.turn_lease).await?,
+    ))
 }
 
 /// This build has no Postgres store.
 #[cfg(not(feature = "postgres"))]
-async fn postgres_store(url: &str) -> Result<Arc<dyn Store>> {
+async fn postgres_store(url: &str, _options: &HelmOptions) -> Result<Arc<dyn Store>> {
     Err(Error::NotBuiltIn(format!(
         "Postgres store (store = {}); this build was made without the `postgres` feature: use \
          an SQLite store",
@@ -252,7 +254,7 @@ impl Helm {
                 Arc::new(SqliteStore::open(db).await?)
             }
             StoreChoice::Postgres(url) => {
-                let store = postgres_store(&url).await?;
+                let store = postgres_store(&url, &options).await?;
                 root.create_dirs()?;
                 store
             }
@@ -274,7 +276,7 @@ impl Helm {
             // A node joining a shared database brings its own data root
             // (its channels' computers); the workspace is the database's.
             StoreChoice::Postgres(url) => {
-                let store = postgres_store(&url).await?;
+                let store = postgres_store(&url, &options).await?;
                 root.create_dirs()?;
                 store
             }

@@ -81,6 +81,9 @@ pub struct RuntimeOptions {
     pub max_tokens: u32,
     /// The most bytes of text one model call may stream into a reply.
     pub max_reply_bytes: usize,
+    /// With a store several nodes share (Postgres): how long a node's claim
+    /// on a running turn lasts unless renewed (every second while it runs).
+    pub turn_lease: Duration,
 }
 
 impl Default for RuntimeOptions {
@@ -97,6 +100,7 @@ impl Default for RuntimeOptions {
             approval_timeout: Duration::from_secs(15 * 60),
             max_tokens: crate::config::ReplyLimits::default().max_tokens,
             max_reply_bytes: crate::config::ReplyLimits::default().max_reply_bytes,
+            turn_lease: Duration::from_secs(30),
         }
     }
 }

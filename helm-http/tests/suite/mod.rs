@@ -10,6 +10,7 @@ mod leftovers;
 mod matrix;
 mod matrix_areas;
 mod memory;
+mod nodes;
 mod open_terminal;
 mod openapi;
 mod people;

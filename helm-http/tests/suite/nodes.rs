@@ -1,0 +1,253 @@
+//! Two `helm-http` processes, each with its own data directory, on one
+//! PostgreSQL database: any node serves any request, a person connected to
+//! node B sees live what was posted on node A, each turn runs exactly once,
+//! and when the node running a turn is SIGKILLed the other ends that turn
+//! interrupted once its lease lapses and runs the turn queued behind it.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tokio_postgres::NoTls;
+
+use super::kit::{PASSWORD, client, events_ws, next_json};
+use super::process::Process;
+use helm_tests::mock::{Behaviour, MockOpenAi};
+
+/// The lease the nodes give their turns: short, so the takeover after a
+/// node dies is seen within the test's patience.
+const LEASE_SECS: &str = "3";
+
+/// A signed-in person's calls to one node or the other.
+struct Caller {
+    http: reqwest::Client,
+    token: String,
+}
+
+impl Caller {
+    async fn post(&self, node: &Process, path: &str, body: Value) -> anyhow::Result<Value> {
+        let response = self
+            .http
+            .post(format!("{}{path}", node.url))
+            .bearer_auth(&self.token)
+            .json(&body)
+            .send()
+            .await?;
+        let status = response.status();
+        let body: Value = response.json().await?;
+        anyhow::ensure!(status.is_success(), "POST {path}: {status} {body}");
+        Ok(body)
+    }
+
+    async fn get(&self, node: &Process, path: &str) -> anyhow::Result<Value> {
+        let response = self
+            .http
+            .get(format!("{}{path}", node.url))
+            .bearer_auth(&self.token)
+            .send()
+            .await?;
+        let status = response.status();
+        let body: Value = response.json().await?;
+        anyhow::ensure!(status.is_success(), "GET {path}: {status} {body}");
+        Ok(body)
+    }
+
+    /// Polls a thread on `node` until `done` holds for its detail (up to
+    /// 30 s, a guard against hangs).
+    async fn wait_thread(
+        &self,
+        node: &Process,
+        thread: i64,
+        what: &str,
+        done: impl Fn(&Value) -> bool,
+    ) -> anyhow::Result<Value> {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let detail = self.get(node, &format!("/api/threads/{thread}")).await?;
+            if done(&detail) {
+                return Ok(detail);
+            }
+            anyhow::ensure!(Instant::now() < deadline, "{what}: {detail}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+fn node(data: &std::path::Path, store: &str) -> anyhow::Result<Process> {
+    Process::spawn_env(
+        data,
+        &[],
+        &[("HELM_STORE", store), ("HELM_TURN_LEASE_SECS", LEASE_SECS)],
+    )
+}
+
+/// The Captain's setup on `node` with the code it wrote, and an API token.
+async fn captain(node: &Process, data: &std::path::Path) -> anyhow::Result<Caller> {
+    let http = client()?;
+    let code = std::fs::read_to_string(data.join("setup-code"))?;
+    let setup = http
+        .post(format!("{}/api/setup", node.url))
+        .json(&json!({"name": "ada", "password": PASSWORD, "setup_code": code.trim()}))
+        .send()
+        .await?;
+    anyhow::ensure!(setup.status().is_success(), "setup: {}", setup.status());
+    let cookie = setup
+        .headers()
+        .get("set-cookie")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|c| c.split(';').next())
+        .unwrap_or_default()
+        .to_string();
+    let token: Value = http
+        .post(format!("{}/api/tokens", node.url))
+        .header("cookie", cookie)
+        .header("origin", &node.url)
+        .json(&json!({"name": "nodes"}))
+        .send()
+        .await?
+        .json()
+        .await?;
+    Ok(Caller {
+        http,
+        token: token["secret"].as_str().unwrap_or_default().to_string(),
+    })
+}
+
+/// The process id of the node holding `turn`'s lease, from the database.
+async fn lease_holder(store: &str, turn: i64) -> anyhow::Result<u32> {
+    let (db, connection) = tokio_postgres::connect(store, NoTls).await?;
+    tokio::spawn(connection);
+    let row = db
+        .query_one("SELECT lease_owner FROM turns WHERE id = $1", &[&turn])
+        .await?;
+    let owner: Option<String> = row.get(0);
+    let owner = owner.ok_or_else(|| anyhow::anyhow!("turn {turn} has no lease"))?;
+    helm_core::store::PostgresStore::node_pid(&owner)
+        .ok_or_else(|| anyhow::anyhow!("a lease owner without a process id: {owner}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_nodes_share_one_workspace_and_take_over_a_dead_nodes_turns() -> anyhow::Result<()> {
+    let store = helm_tests::postgres::fresh_database().await?;
+    let dir = tempfile::tempdir()?;
+    let (a_data, b_data) = (dir.path().join("a"), dir.path().join("b"));
+    let mut a = node(&a_data, &store)?;
+    a.wait_ready().await?;
+    let mut b = node(&b_data, &store)?;
+    b.wait_ready().await?;
+
+    // Set up on A; the token A issued works on B: the state is the database's.
+    let ada = captain(&a, &a_data).await?;
+    let mock = MockOpenAi::start().await?;
+    ada.post(
+        &b,
+        "/api/providers",
+        json!({"name": "mock", "kind": "openai", "base_url": mock.base_url(),
+               "default_model": "mock-model", "make_default": true}),
+    )
+    .await?;
+    ada.post(
+        &a,
+        "/api/channels",
+        json!({"name": "launch", "purpose": "The launch."}),
+    )
+    .await?;
+    let on_b = ada.get(&b, "/api/channels/launch").await?;
+    assert_eq!(on_b["channel"]["name"], "launch", "{on_b}");
+
+    // Connected to B, Ada sees live what is posted on A.
+    let mut socket = events_ws(&format!("{}/api/events", b.ws_url()), &ada.token).await?;
+    let hello = next_json(&mut socket).await?;
+    assert_eq!(hello["type"], "stream.hello", "{hello}");
+    mock.set_fallback(Behaviour::text("Noted."));
+    let posted = ada
+        .post(
+            &a,
+            "/api/channels/launch/messages",
+            json!({"text": "@launch-agent the beta is on the 3rd"}),
+        )
+        .await?;
+    let message = posted["message"]["id"].clone();
+    loop {
+        let event = next_json(&mut socket).await?;
+        if event["type"] == "message.created" && event["message"]["id"] == message {
+            assert_eq!(
+                event["message"]["content"],
+                "@launch-agent the beta is on the 3rd"
+            );
+            break;
+        }
+    }
+
+    // Both nodes drive turns; the turn ran once: one model call, one reply.
+    let thread = posted["thread"]["id"].as_i64().unwrap_or_default();
+    let detail = ada
+        .wait_thread(&b, thread, "the first turn never completed", |d| {
+            d["turns"][0]["state"] == "completed"
+        })
+        .await?;
+    // Long enough for a second claim to have shown itself, had there been one.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(mock.requests().len(), 1, "the model was called once");
+    let detail_again = ada.get(&a, &format!("/api/threads/{thread}")).await?;
+    assert_eq!(detail_again["turns"], detail["turns"]);
+    assert_eq!(detail["turns"].as_array().map(Vec::len), Some(1));
+
+    // A turn that never finishes; a second message queues a turn behind it.
+    mock.set_fallback(Behaviour::text("Working on it, this will take").hang_after(2));
+    let long = ada
+        .post(
+            &b,
+            "/api/channels/launch/messages",
+            json!({"text": "@launch-agent draft the whole plan"}),
+        )
+        .await?;
+    let long_thread = long["thread"]["id"].as_i64().unwrap_or_default();
+    let running = ada
+        .wait_thread(&a, long_thread, "the long turn never started", |d| {
+            d["turns"][0]["state"] == "running"
+        })
+        .await?;
+    let first = running["turns"][0]["id"].as_i64().unwrap_or_default();
+    let queued = ada
+        .post(
+            &a,
+            &format!("/api/threads/{long_thread}/messages"),
+            json!({"text": "@launch-agent and then the budget"}),
+        )
+        .await?;
+    let second = queued["turn"]["id"].as_i64().unwrap_or_default();
+
+    // Kill whichever node runs the long turn, as a crash would.
+    let holder = lease_holder(&store, first).await?;
+    let (dead, survivor) = if holder == a.pid() {
+        (&mut a, &b)
+    } else {
+        anyhow::ensure!(holder == b.pid(), "the lease is held by process {holder}");
+        (&mut b, &a)
+    };
+    mock.set_fallback(Behaviour::text("The budget: see budget.md."));
+    dead.kill_hard()?;
+
+    // Once the lease lapses the survivor ends the turn interrupted, with the
+    // note people see, and runs the queued one.
+    let after = ada
+        .wait_thread(survivor, long_thread, "the queued turn never ran", |d| {
+            d["turns"][1]["state"] == "completed"
+        })
+        .await?;
+    assert_eq!(after["turns"][0]["id"], first);
+    assert_eq!(after["turns"][0]["state"], "interrupted", "{after}");
+    assert_eq!(after["turns"][1]["id"], second);
+    assert_eq!(
+        lease_holder(&store, second).await?,
+        survivor.pid(),
+        "the survivor ran the queued turn"
+    );
+    let messages = ada
+        .get(survivor, &format!("/api/threads/{long_thread}/messages"))
+        .await?;
+    let text = messages.to_string();
+    assert!(text.contains("interrupted"), "a visible note: {text}");
+    assert!(text.contains("The budget: see budget.md."), "{text}");
+    Ok(())
+}
