@@ -10,6 +10,11 @@
 //! `cargo bench -p helm-http --bench load`. `HELM_BENCH_POSTS` (default
 //! 2000), `HELM_BENCH_CLIENTS` (500) and `HELM_BENCH_FANOUT` (40 posts) tune
 //! it. Every loop is bounded; the server is stopped at the end.
+//!
+//! `HELM_BENCH_STORE=postgres` runs the same load with the server's state
+//! in a throwaway PostgreSQL cluster (the tests' kit starts it on
+//! 127.0.0.1), and then the fan-out across two nodes: the clients connect to
+//! a second server on the same database, the posts go to the first.
 
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -67,7 +72,7 @@ impl Server {
     }
 }
 
-async fn start() -> anyhow::Result<Server> {
+async fn start(store: Option<&str>) -> anyhow::Result<Server> {
     let dir = tempfile::tempdir()?;
     let port = std::net::TcpListener::bind("127.0.0.1:0")?
         .local_addr()?
@@ -81,6 +86,7 @@ async fn start() -> anyhow::Result<Server> {
         ])
         .env("HELM_LOG", "error")
         .env("HELM_SETUP_CODE", SETUP_CODE)
+        .envs(store.map(|url| ("HELM_STORE", url)))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()?;
@@ -132,7 +138,12 @@ async fn main() -> anyhow::Result<()> {
     let posts = env_usize("HELM_BENCH_POSTS", 2000);
     let clients = env_usize("HELM_BENCH_CLIENTS", 500);
     let fanout = env_usize("HELM_BENCH_FANOUT", 40);
-    let server = start().await?;
+    let store = match std::env::var("HELM_BENCH_STORE").as_deref() {
+        Ok("postgres") => Some(helm_tests::postgres::fresh_database().await?),
+        Ok("sqlite") | Err(_) => None,
+        Ok(other) => anyhow::bail!("HELM_BENCH_STORE={other}: say sqlite or postgres"),
+    };
+    let server = start(store.as_deref()).await?;
     let base = server.base.clone();
     let http = reqwest::Client::builder()
         .pool_max_idle_per_host(64)
@@ -166,7 +177,10 @@ async fn main() -> anyhow::Result<()> {
         .send()
         .await?;
 
-    println!("helm-http load (server and load tool on loopback, 2 cores shared)");
+    println!(
+        "helm-http load on {} (server and load tool on loopback, 2 cores shared)",
+        if store.is_some() { "PostgreSQL" } else { "SQLite" }
+    );
     // Posts per second: each post is one durable transaction with its events.
     for concurrency in [1usize, 8, 32] {
         let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
@@ -202,13 +216,24 @@ async fn main() -> anyhow::Result<()> {
         );
     }
 
-    // Idle connections: the server's resident set before and after.
+    // With Postgres the clients listen on a second node: each delivery
+    // crosses the database (commit, doorbell, catch-up) between nodes.
+    let second = match &store {
+        Some(url) => Some(start(Some(url)).await?),
+        None => None,
+    };
+    let listener = second.as_ref().unwrap_or(&server);
+
+    // Idle connections: the listening server's resident set before and after.
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let rss_before = server.rss_kib()?;
+    let rss_before = listener.rss_kib()?;
     let epoch = Instant::now();
     let latencies = Arc::new(Mutex::new(Vec::<f64>::with_capacity(clients * fanout)));
     let mut readers = Vec::new();
-    let ws_url = format!("{}/api/events", base.replacen("http://", "ws://", 1));
+    let ws_url = format!(
+        "{}/api/events",
+        listener.base.replacen("http://", "ws://", 1)
+    );
     for _ in 0..clients {
         let mut request = ws_url.as_str().into_client_request()?;
         request
@@ -244,7 +269,7 @@ async fn main() -> anyhow::Result<()> {
         }));
     }
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let rss_after = server.rss_kib()?;
+    let rss_after = listener.rss_kib()?;
     println!(
         "memory: {clients} idle WebSocket clients add {} KiB to the server ({:.1} KiB per connection)",
         rss_after.saturating_sub(rss_before),
@@ -263,7 +288,12 @@ async fn main() -> anyhow::Result<()> {
     let mut all = latencies.lock().await.clone();
     all.sort_by(f64::total_cmp);
     println!(
-        "fan-out: {} deliveries to {clients} clients ({fanout} posts): p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+        "fan-out{}: {} deliveries to {clients} clients ({fanout} posts): p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+        if second.is_some() {
+            " (posts on node A, clients on node B)"
+        } else {
+            ""
+        },
         all.len(),
         percentile(&all, 50.0),
         percentile(&all, 99.0),

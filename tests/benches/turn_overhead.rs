@@ -9,6 +9,9 @@
 //!
 //! `cargo bench -p helm-tests --bench turn_overhead` (`HELM_BENCH_TURNS` sets
 //! the number of turns per scenario). Prints medians and p99s.
+//! `HELM_BENCH_STORE=postgres` measures the empty-channel scenarios with the
+//! workspace in a throwaway PostgreSQL cluster (the long-history ones seed
+//! SQLite directly and are left out).
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -108,10 +111,19 @@ fn fill_channel(
     Ok(())
 }
 
+/// Whether this run measures the Postgres store (`HELM_BENCH_STORE=postgres`).
+fn on_postgres() -> bool {
+    std::env::var("HELM_BENCH_STORE").is_ok_and(|s| s == "postgres")
+}
+
 /// A test Helm whose default model is a fresh `Timed`, and its channel
 /// `#launch`.
 async fn bench_channel() -> anyhow::Result<(TestHelm, Arc<Timed>, ChannelRecord)> {
-    let t = TestHelm::new().await?;
+    let t = if on_postgres() {
+        TestHelm::on_postgres().await?
+    } else {
+        TestHelm::new().await?
+    };
     let timed = Arc::new(Timed {
         inner: Scripted::new(),
         requested: Mutex::new(Vec::new()),
@@ -328,8 +340,16 @@ async fn main() -> anyhow::Result<()> {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(300);
-    println!("turn engine overhead, {turns} turns per scenario, zero-latency scripted model");
+    let store = if on_postgres() { "PostgreSQL" } else { "SQLite" };
+    println!(
+        "turn engine overhead on {store}, {turns} turns per scenario, zero-latency scripted model"
+    );
     scenario("1 thread, empty channel", 0, turns).await?;
+    if on_postgres() {
+        let (empty, _, _) = whole_turns(0, turns).await?;
+        println!("turn finished p50: empty channel {empty:.2} ms");
+        return Ok(());
+    }
     scenario("1 thread, 100,000 messages in the channel", 100_000, turns).await?;
     let (empty, _, _) = whole_turns(0, turns).await?;
     let (long, calls, summaries) = whole_turns(10_000, turns).await?;
