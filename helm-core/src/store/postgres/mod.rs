@@ -20,6 +20,7 @@ mod errors;
 mod events;
 mod impls;
 mod migrations;
+mod turns;
 
 use std::sync::Arc;
 
