@@ -266,7 +266,7 @@ async fn change_capabilities(
     c.execute(
         "INSERT INTO agent_capabilities (agent_id, capability, detail, granted_by, granted_at,
              revoked_at)
-         VALUES ($1, $2, $3, $4, $5, CASE WHEN $6 THEN $5 END)",
+         VALUES ($1, $2, $3, $4, $5::BIGINT, CASE WHEN $6::BOOLEAN THEN $5::BIGINT END)",
         &[
             &record.agent.id.get(),
             &change.capability,

@@ -362,7 +362,7 @@ async fn start(
                 "UPDATE turns t SET state = 'running', started_at = $2,
                      provider = coalesce(t.provider, $3),
                      model = CASE WHEN t.provider IS NULL THEN $4 ELSE t.model END,
-                     lease_owner = $5, lease_expires = $2 + $6, lease_token = t.lease_token + 1
+                     lease_owner = $5, lease_expires = $2::BIGINT + $6::BIGINT, lease_token = t.lease_token + 1
                  WHERE t.id = $1 AND t.state = 'queued'
                  AND NOT EXISTS (SELECT 1 FROM turns r WHERE r.thread_id = t.thread_id
                      AND r.state = 'running')

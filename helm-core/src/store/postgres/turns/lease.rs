@@ -87,7 +87,7 @@ impl PostgresStore {
         let client = self.client().await?;
         let renewed = client
             .execute(
-                "UPDATE turns SET lease_expires = $3 + $4
+                "UPDATE turns SET lease_expires = $3::BIGINT + $4::BIGINT
                  WHERE id = $1 AND state = 'running' AND lease_token = $2",
                 &[&turn.get(), &token, &ms(now()), &LEASE_MS],
             )
