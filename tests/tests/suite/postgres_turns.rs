@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
+use anyhow::Context;
 use helm_core::Error;
 use helm_core::mcp::McpPin;
 use helm_core::model::{
@@ -267,8 +268,14 @@ async fn turn_script(s: &(impl TurnStore + EventStore)) -> anyhow::Result<Vec<(S
     );
     log("runnable 1 at capacity", shown(s.runnable_turns(1).await));
     log("running", shown(s.running_turns().await));
-    log("delta 1", shown(s.append_reply(TurnId(1), "Hel".into()).await));
-    log("delta 2", shown(s.append_reply(TurnId(1), "lo".into()).await));
+    log(
+        "delta 1",
+        shown(s.append_reply(TurnId(1), "Hel".into()).await),
+    );
+    log(
+        "delta 2",
+        shown(s.append_reply(TurnId(1), "lo".into()).await),
+    );
     log(
         "delta to a queued turn",
         shown(s.append_reply(TurnId(2), "no".into()).await),
@@ -285,7 +292,10 @@ async fn turn_script(s: &(impl TurnStore + EventStore)) -> anyhow::Result<Vec<(S
         tool: tool.into(),
         input_summary: format!("{tool} input"),
     };
-    log("tool start", shown(s.start_tool_action(tool(1, "run")).await));
+    log(
+        "tool start",
+        shown(s.start_tool_action(tool(1, "run")).await),
+    );
     log(
         "tool finish",
         shown(
@@ -348,7 +358,10 @@ async fn turn_script(s: &(impl TurnStore + EventStore)) -> anyhow::Result<Vec<(S
             .await,
         ),
     );
-    log("artifacts of channel", shown(s.artifacts(RESEARCH, None).await));
+    log(
+        "artifacts of channel",
+        shown(s.artifacts(RESEARCH, None).await),
+    );
     log(
         "artifacts of thread",
         shown(s.artifacts(RESEARCH, Some(ThreadId(1))).await),
@@ -381,10 +394,7 @@ async fn turn_script(s: &(impl TurnStore + EventStore)) -> anyhow::Result<Vec<(S
                 .await,
         ),
     );
-    log(
-        "journal",
-        shown(s.tool_actions(RESEARCH, None, 10).await),
-    );
+    log("journal", shown(s.tool_actions(RESEARCH, None, 10).await));
     log(
         "journal of thread, last 1",
         shown(s.tool_actions(RESEARCH, Some(ThreadId(1)), 1).await),
@@ -413,8 +423,14 @@ async fn turn_script(s: &(impl TurnStore + EventStore)) -> anyhow::Result<Vec<(S
             .await,
         ),
     );
-    log("tool of 2", shown(s.start_tool_action(tool(2, "run")).await));
-    log("orphan tool", shown(s.start_tool_action(tool(0, "run")).await));
+    log(
+        "tool of 2",
+        shown(s.start_tool_action(tool(2, "run")).await),
+    );
+    log(
+        "orphan tool",
+        shown(s.start_tool_action(tool(0, "run")).await),
+    );
     log("running before stop", shown(s.running_turns().await));
     for turn in s.running_turns().await? {
         log(
@@ -431,18 +447,29 @@ async fn turn_script(s: &(impl TurnStore + EventStore)) -> anyhow::Result<Vec<(S
             ),
         );
     }
-    log("repair", shown(s.repair_after_stop().await.map(|r| json!({ "tool_actions": r.tool_actions, "threads": r.threads }))));
-    log("repair again", shown(s.repair_after_stop().await.map(|r| json!({ "tool_actions": r.tool_actions, "threads": r.threads }))));
+    log(
+        "repair",
+        shown(
+            s.repair_after_stop()
+                .await
+                .map(|r| json!({ "tool_actions": r.tool_actions, "threads": r.threads })),
+        ),
+    );
+    log(
+        "repair again",
+        shown(
+            s.repair_after_stop()
+                .await
+                .map(|r| json!({ "tool_actions": r.tool_actions, "threads": r.threads })),
+        ),
+    );
     log("counts", shown(s.turn_counts().await));
     log("hops", shown(s.turn_hops_since(ThreadId(1), None).await));
     log(
         "hops since",
         shown(
-            s.turn_hops_since(
-                ThreadId(1),
-                Some(jiff::Timestamp::from_millisecond(1002)?),
-            )
-            .await,
+            s.turn_hops_since(ThreadId(1), Some(jiff::Timestamp::from_millisecond(1002)?))
+                .await,
         ),
     );
     log("thread 1 turns", shown(s.thread_turns(ThreadId(1)).await));
@@ -486,11 +513,12 @@ async fn the_turn_lifecycle_matches_sqlite() -> anyhow::Result<()> {
     assert_eq!(step("delta 2"), &json!(true));
     assert_eq!(step("late delta"), &json!(false));
     assert_eq!(step("repair"), &json!({ "tool_actions": 1, "threads": 1 }));
-    let events = step("written")["events"].as_array().cloned().unwrap_or_default();
+    let events = step("written")["events"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     assert!(
-        !events
-            .iter()
-            .any(|e| e["body"]["type"] == "message.delta"),
+        !events.iter().any(|e| e["body"]["type"] == "message.delta"),
         "a finished reply's deltas leave the log"
     );
     Ok(())
@@ -601,8 +629,13 @@ async fn authority_script(
     log(
         "settle missing",
         shown(
-            s.settle_escalation(EscalationId(9), EscalationStatus::Resolved, "x".into(), None)
-                .await,
+            s.settle_escalation(
+                EscalationId(9),
+                EscalationStatus::Resolved,
+                "x".into(),
+                None,
+            )
+            .await,
         ),
     );
     log(
@@ -622,7 +655,10 @@ async fn authority_script(
         ),
     );
     log("escalation 1", shown(s.escalation(EscalationId(1)).await));
-    log("escalation missing", shown(s.escalation(EscalationId(9)).await));
+    log(
+        "escalation missing",
+        shown(s.escalation(EscalationId(9)).await),
+    );
     log("all escalations", shown(s.escalations(false).await));
     log("open escalations", shown(s.escalations(true).await));
     log("thread 2 turns", shown(s.thread_turns(ThreadId(2)).await));
@@ -671,9 +707,15 @@ async fn authority_script(
     );
     log(
         "required elsewhere",
-        shown(s.approval_required(MAIN, ApprovalAction::InstallPackage).await),
+        shown(
+            s.approval_required(MAIN, ApprovalAction::InstallPackage)
+                .await,
+        ),
     );
-    log("request", shown(s.request_approval(approval(Some(1), None)).await));
+    log(
+        "request",
+        shown(s.request_approval(approval(Some(1), None)).await),
+    );
     log(
         "request self-approved",
         shown(s.request_approval(approval(None, Some(UserId(1)))).await),
@@ -705,7 +747,10 @@ async fn authority_script(
                 .await,
         ),
     );
-    log("request 3", shown(s.request_approval(approval(Some(3), None)).await));
+    log(
+        "request 3",
+        shown(s.request_approval(approval(Some(3), None)).await),
+    );
     log(
         "expire",
         shown(
@@ -731,8 +776,14 @@ async fn authority_script(
         asker: Some("ada".into()),
         announce_in: (!revoke).then_some((MAIN, ThreadId(1))),
     };
-    log("grant", shown(s.change_capabilities(change(false, RESEARCH)).await));
-    log("revoke", shown(s.change_capabilities(change(true, RESEARCH)).await));
+    log(
+        "grant",
+        shown(s.change_capabilities(change(false, RESEARCH)).await),
+    );
+    log(
+        "revoke",
+        shown(s.change_capabilities(change(true, RESEARCH)).await),
+    );
     log(
         "grant to #main",
         shown(s.change_capabilities(change(false, MAIN)).await),
@@ -742,13 +793,34 @@ async fn authority_script(
         shown(s.change_capabilities(change(false, ChannelId(9))).await),
     );
 
-    log("pin read", shown(s.put_mcp_pin(pin("read", "h1"), Some("captain".into())).await));
-    log("pin write", shown(s.put_mcp_pin(pin("write", "h2"), None).await));
-    log("repin read", shown(s.put_mcp_pin(pin("read", "h3"), Some("captain".into())).await));
+    log(
+        "pin read",
+        shown(
+            s.put_mcp_pin(pin("read", "h1"), Some("captain".into()))
+                .await,
+        ),
+    );
+    log(
+        "pin write",
+        shown(s.put_mcp_pin(pin("write", "h2"), None).await),
+    );
+    log(
+        "repin read",
+        shown(
+            s.put_mcp_pin(pin("read", "h3"), Some("captain".into()))
+                .await,
+        ),
+    );
     log("pins", shown(s.mcp_pins(RESEARCH, "files").await));
-    log("pins of another server", shown(s.mcp_pins(RESEARCH, "web").await));
+    log(
+        "pins of another server",
+        shown(s.mcp_pins(RESEARCH, "web").await),
+    );
     log("clear", shown(s.clear_mcp_pins(RESEARCH, "files").await));
-    log("clear again", shown(s.clear_mcp_pins(RESEARCH, "files").await));
+    log(
+        "clear again",
+        shown(s.clear_mcp_pins(RESEARCH, "files").await),
+    );
     // Last: a refused call rolls back, and PostgreSQL's sequences keep
     // the ids it took (SQLite gives them out again), so later ids would differ.
     log(
@@ -866,7 +938,10 @@ async fn two_nodes_racing_start_each_turn_once() -> anyhow::Result<()> {
         .count();
     assert_eq!(started, TURNS as usize);
     // Each claim leased the turn with token 1.
-    let lease = a.turn_lease(TurnId(2)).await?.expect("a running turn's lease");
+    let lease = a
+        .turn_lease(TurnId(2))
+        .await?
+        .context("a running turn's lease")?;
     assert_eq!(lease.token, 1);
     assert!(lease.expires > jiff::Timestamp::now());
     Ok(())
@@ -878,7 +953,7 @@ async fn a_stale_fencing_token_cannot_write_the_turn() -> anyhow::Result<()> {
     let (turn, token) = a
         .claim_turn(TurnId(1), None)
         .await?
-        .expect("the queued turn is claimed");
+        .context("the queued turn is claimed")?;
     assert_eq!(turn.state, TurnState::Running);
     assert!(a.renew_turn_lease(turn.id, token).await?);
     assert!(a.append_reply_fenced(turn.id, token, "mine".into()).await?);
@@ -889,7 +964,10 @@ async fn a_stale_fencing_token_cannot_write_the_turn() -> anyhow::Result<()> {
         .batch_execute("UPDATE turns SET lease_token = lease_token + 1 WHERE id = 1")
         .await?;
     assert!(!a.renew_turn_lease(turn.id, token).await?);
-    assert!(!a.append_reply_fenced(turn.id, token, "stale".into()).await?);
+    assert!(
+        !a.append_reply_fenced(turn.id, token, "stale".into())
+            .await?
+    );
     let ended = a
         .finish_turn_fenced(turn.id, token, finish(TurnState::Completed, "stale", None))
         .await?;
@@ -901,9 +979,12 @@ async fn a_stale_fencing_token_cannot_write_the_turn() -> anyhow::Result<()> {
             finish(TurnState::Completed, "the new owner's", None),
         )
         .await?
-        .expect("the current token ends it");
+        .context("the current token ends it")?;
     assert_eq!(ended.state, TurnState::Completed);
-    assert!(b.turn_lease(turn.id).await?.is_none(), "an ended turn has no lease");
+    assert!(
+        b.turn_lease(turn.id).await?.is_none(),
+        "an ended turn has no lease"
+    );
     Ok(())
 }
 
@@ -952,10 +1033,7 @@ async fn two_nodes_deciding_one_approval_decide_it_once() -> anyhow::Result<()> 
         settle(b.clone(), EscalationStatus::HandedToCaptain)
     );
     let (x, y) = (x?, y?);
-    assert!(
-        x.is_ok() != y.is_ok(),
-        "exactly one settles: {x:?} / {y:?}"
-    );
+    assert!(x.is_ok() != y.is_ok(), "exactly one settles: {x:?} / {y:?}");
     // Two calls in one thread at once are one call and an addition.
     let (x, y) = tokio::join!(
         a.escalate(escalation(1, "first")),

@@ -296,7 +296,11 @@ pub(crate) fn thread_status_after(state: TurnState, current: ThreadStatus) -> Op
 /// Sets an agent's status from its running turns. The agent's row is
 /// locked first, so two nodes ending two of its turns at once count each
 /// other's (the count is read after the lock, in a fresh snapshot).
-async fn set_agent_status(c: &impl GenericClient, agent: AgentId, channel: ChannelId) -> Result<()> {
+async fn set_agent_status(
+    c: &impl GenericClient,
+    agent: AgentId,
+    channel: ChannelId,
+) -> Result<()> {
     let row = c
         .query_one(
             "SELECT a.status, a.kind,
@@ -550,11 +554,7 @@ pub(crate) async fn finish(
         c.execute(
             "DELETE FROM events WHERE seq >= $1 AND channel_id = $2 AND type = 'message.delta'
              AND (payload::jsonb ->> 'message_id')::BIGINT = $3",
-            &[
-                &first,
-                &turn.channel_id.get(),
-                &turn.reply_message_id.get(),
-            ],
+            &[&first, &turn.channel_id.get(), &turn.reply_message_id.get()],
         )
         .await
         .map_err(failed("removing a reply's deltas from the log"))?;
@@ -604,13 +604,8 @@ pub(crate) async fn finish(
     } else {
         thread_status_after(finish.state, thread.status)
     };
-    let touched = rows::touch_thread(
-        c,
-        turn.thread_id,
-        next_status.map(|s| s.as_str()),
-        None,
-    )
-    .await?;
+    let touched =
+        rows::touch_thread(c, turn.thread_id, next_status.map(|s| s.as_str()), None).await?;
     if next_status.is_some_and(|s| s != thread.status)
         && let Some(thread) = touched
     {
@@ -622,7 +617,9 @@ pub(crate) async fn finish(
         .await?;
     }
     let body = match finish.state {
-        TurnState::Completed | TurnState::Waiting => EventBody::TurnCompleted { turn: turn.clone() },
+        TurnState::Completed | TurnState::Waiting => {
+            EventBody::TurnCompleted { turn: turn.clone() }
+        }
         TurnState::Failed => EventBody::TurnFailed { turn: turn.clone() },
         _ => EventBody::TurnCancelled { turn: turn.clone() },
     };
@@ -702,7 +699,12 @@ impl PostgresStore {
 
     /// [`TurnStore::append_reply`], accepted only while `token` is the
     /// turn's current fencing token.
-    pub async fn append_reply_fenced(&self, turn: TurnId, token: i64, delta: String) -> Result<bool> {
+    pub async fn append_reply_fenced(
+        &self,
+        turn: TurnId,
+        token: i64,
+        delta: String,
+    ) -> Result<bool> {
         self.in_tx("appending to a reply", move |tx| {
             Box::pin(async move { append_reply(tx, turn, &delta, Some(token)).await })
         })
@@ -743,7 +745,12 @@ impl TurnStore for PostgresStore {
 
     async fn running_turns(&self) -> Result<Vec<Turn>> {
         let client = self.client().await?;
-        list(&**client, "t.state = 'running' AND $1::BIGINT IS NULL", None).await
+        list(
+            &**client,
+            "t.state = 'running' AND $1::BIGINT IS NULL",
+            None,
+        )
+        .await
     }
 
     async fn start_turn(
@@ -762,8 +769,10 @@ impl TurnStore for PostgresStore {
     }
 
     async fn finish_turn(&self, turn: TurnId, end: TurnFinish) -> Result<Option<Turn>> {
-        self.in_tx("ending a turn", move |tx| Box::pin(finish(tx, turn, end, None)))
-            .await
+        self.in_tx("ending a turn", move |tx| {
+            Box::pin(finish(tx, turn, end, None))
+        })
+        .await
     }
 
     async fn turn_counts(&self) -> Result<Vec<(TurnState, u64)>> {

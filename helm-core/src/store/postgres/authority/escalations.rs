@@ -54,7 +54,10 @@ pub(super) async fn escalation(c: &impl GenericClient, id: EscalationId) -> Resu
 }
 
 /// Escalations, oldest first; only open ones if asked.
-pub(super) async fn escalations(c: &impl GenericClient, open_only: bool) -> Result<Vec<Escalation>> {
+pub(super) async fn escalations(
+    c: &impl GenericClient,
+    open_only: bool,
+) -> Result<Vec<Escalation>> {
     c.query(
         &format!("{SELECT} WHERE NOT $1 OR e.status = 'open' ORDER BY e.id"),
         &[&open_only],

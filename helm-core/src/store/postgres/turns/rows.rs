@@ -29,10 +29,7 @@ pub(crate) struct NewMessage<'a> {
 }
 
 /// Inserts a message and returns it as stored.
-pub(crate) async fn insert_message(
-    c: &impl GenericClient,
-    new: NewMessage<'_>,
-) -> Result<Message> {
+pub(crate) async fn insert_message(c: &impl GenericClient, new: NewMessage<'_>) -> Result<Message> {
     let created = now();
     let (kind, user_id, agent_id, name) = match new.author {
         Author::Human { user_id, name } => ("human", Some(user_id.0), None, name.clone()),
@@ -291,13 +288,17 @@ pub(crate) async fn home(c: &impl GenericClient) -> Result<ChannelRecord> {
 }
 
 /// A user's name, for the audit log.
-pub(crate) async fn user_name(c: &impl GenericClient, id: Option<UserId>) -> Result<Option<String>> {
+pub(crate) async fn user_name(
+    c: &impl GenericClient,
+    id: Option<UserId>,
+) -> Result<Option<String>> {
     let Some(id) = id else { return Ok(None) };
-    Ok(c
-        .query_opt("SELECT name FROM users WHERE id = $1", &[&id.get()])
-        .await
-        .map_err(failed("reading a user's name"))?
-        .map(|r| r.get(0)))
+    Ok(
+        c.query_opt("SELECT name FROM users WHERE id = $1", &[&id.get()])
+            .await
+            .map_err(failed("reading a user's name"))?
+            .map(|r| r.get(0)),
+    )
 }
 
 /// Queues a final message of a thread for embedding (word search needs
