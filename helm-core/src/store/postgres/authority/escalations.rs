@@ -1,0 +1,325 @@
+//! Calls for Skipper: opening one in a thread (or adding to the one open
+//! there; the database allows one), and settling it, each with a visible
+//! note in the thread, an event and an audit row, in one transaction.
+//!
+//! With several writers: opening takes the thread's row first, so two
+//! calls in one thread at once are one call and an addition (not a
+//! conflict on the one-open index); settling is one conditional update,
+//! so a call is settled once and the second writer gets the conflict the
+//! SQLite store gives for an already settled call.
+
+use tokio_postgres::{GenericClient, Row};
+
+use super::super::codec::{now, parsed, ts};
+use super::super::turns::rows::{self, ms};
+use super::super::turns::{self, Chain};
+use super::super::{audit, events, failed};
+use crate::audit::AuditFields;
+use crate::error::{Error, Result};
+use crate::events::EventBody;
+use crate::model::{
+    AgentId, AgentKind, ChannelId, Escalation, EscalationId, EscalationStatus, ThreadId, Turn,
+    UserId,
+};
+use crate::store::types::{Escalated, NewEscalation, Resume};
+
+/// An escalation with its thread's channel (`e` joined to `t`).
+const SELECT: &str = "SELECT e.id, e.thread_id, t.channel_id, e.from_agent_id, \
+    e.from_user_id, e.reason, e.status, e.resolved_by, e.outcome, e.created \
+    FROM escalations e JOIN threads t ON t.id = e.thread_id";
+
+fn escalation_at(row: &Row) -> Result<Escalation> {
+    Ok(Escalation {
+        id: EscalationId(row.get(0)),
+        thread_id: ThreadId(row.get(1)),
+        channel_id: ChannelId(row.get(2)),
+        from_agent_id: row.get::<_, Option<i64>>(3).map(AgentId),
+        from_user_id: row.get::<_, Option<i64>>(4).map(UserId),
+        reason: row.get(5),
+        status: parsed(row, 6)?,
+        resolved_by: row.get(7),
+        outcome: row.get(8),
+        created: ts(row, 9)?,
+    })
+}
+
+/// An escalation.
+pub(super) async fn escalation(c: &impl GenericClient, id: EscalationId) -> Result<Escalation> {
+    let row = c
+        .query_opt(&format!("{SELECT} WHERE e.id = $1"), &[&id.get()])
+        .await
+        .map_err(failed("reading an escalation"))?
+        .ok_or_else(|| Error::not_found("escalation", id))?;
+    escalation_at(&row)
+}
+
+/// Escalations, oldest first; only open ones if asked.
+pub(super) async fn escalations(
+    c: &impl GenericClient,
+    open_only: bool,
+) -> Result<Vec<Escalation>> {
+    c.query(
+        &format!("{SELECT} WHERE NOT $1 OR e.status = 'open' ORDER BY e.id"),
+        &[&open_only],
+    )
+    .await
+    .map_err(failed("listing escalations"))?
+    .iter()
+    .map(escalation_at)
+    .collect()
+}
+
+/// Calls Skipper into a thread. With no call open there, opens one: the
+/// record, a visible "Calling @skipper" note, and Skipper's turn (queued
+/// behind the thread's others). With one open, adds the reason to it and
+/// says so in the thread; Skipper gets another turn only if none of its
+/// turns for that call is still waiting to start.
+pub(super) async fn escalate(c: &impl GenericClient, new: NewEscalation) -> Result<Escalated> {
+    // The thread's row serializes calls in it across nodes.
+    c.query_opt(
+        "SELECT id FROM threads WHERE id = $1 FOR UPDATE",
+        &[&new.thread_id.get()],
+    )
+    .await
+    .map_err(failed("taking a thread"))?;
+    let thread = rows::thread(c, new.thread_id).await?;
+    let open: Option<i64> = c
+        .query_opt(
+            "SELECT id FROM escalations WHERE thread_id = $1 AND status = 'open'",
+            &[&new.thread_id.get()],
+        )
+        .await
+        .map_err(failed("reading the thread's open call"))?
+        .map(|r| r.get(0));
+    let asker = rows::user_name(c, new.requested_by).await?;
+    let skipper = rows::home(c).await?.agent;
+    if let Some(id) = open.map(EscalationId) {
+        c.execute(
+            "UPDATE escalations SET reason = reason || chr(10) || $2 WHERE id = $1",
+            &[&id.get(), &new.reason],
+        )
+        .await
+        .map_err(failed("adding to a call for Skipper"))?;
+        let escalation = escalation(c, id).await?;
+        let added = rows::note(
+            c,
+            thread.channel_id,
+            Some(thread.id),
+            &format!(
+                "Also for @skipper (the call already open here): {}",
+                new.reason
+            ),
+        )
+        .await?;
+        let waiting: bool = c
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM turns WHERE escalation_id = $1
+                 AND state = 'queued')",
+                &[&id.get()],
+            )
+            .await
+            .map_err(failed("reading Skipper's waiting turns"))?
+            .get(0);
+        let turn = if waiting {
+            None
+        } else {
+            Some(
+                turns::admit(
+                    c,
+                    &thread,
+                    &added,
+                    &skipper,
+                    Chain {
+                        requested_by: new.requested_by,
+                        hop: new.hop,
+                        escalation_id: Some(id),
+                        admission: &new.admission,
+                    },
+                )
+                .await?
+                .0,
+            )
+        };
+        events::append(
+            c,
+            Some(thread.channel_id),
+            EventBody::EscalationChanged {
+                escalation: escalation.clone(),
+            },
+        )
+        .await?;
+        audit::append(
+            c,
+            AuditFields {
+                channel_id: Some(thread.channel_id),
+                thread_id: Some(thread.id),
+                agent: new.from_agent_handle.as_deref(),
+                asker: asker.as_deref(),
+                action: "escalation.added",
+                input_summary: &new.reason,
+                outcome: &match &turn {
+                    Some(turn) => format!(
+                        "added to escalation {id}; turn {} queued for @skipper",
+                        turn.id
+                    ),
+                    None => format!("added to escalation {id}; @skipper's turn is still queued"),
+                },
+            },
+        )
+        .await?;
+        return Ok(Escalated {
+            escalation,
+            turn,
+            added: true,
+        });
+    }
+    let id: i64 = c
+        .query_one(
+            "INSERT INTO escalations (thread_id, from_agent_id, from_user_id, reason, status,
+                 created)
+             VALUES ($1, $2, $3, $4, 'open', $5) RETURNING id",
+            &[
+                &new.thread_id.get(),
+                &new.from_agent_id.map(AgentId::get),
+                &new.from_user_id.map(UserId::get),
+                &new.reason,
+                &ms(now()),
+            ],
+        )
+        .await
+        .map_err(failed("opening a call for Skipper"))?
+        .get(0);
+    let escalation = escalation(c, EscalationId(id)).await?;
+    let call = rows::note(
+        c,
+        thread.channel_id,
+        Some(thread.id),
+        &format!("Calling @skipper: {}", new.reason),
+    )
+    .await?;
+    let (turn, _) = turns::admit(
+        c,
+        &thread,
+        &call,
+        &skipper,
+        Chain {
+            requested_by: new.requested_by,
+            hop: new.hop,
+            escalation_id: Some(escalation.id),
+            admission: &new.admission,
+        },
+    )
+    .await?;
+    events::append(
+        c,
+        Some(thread.channel_id),
+        EventBody::EscalationChanged {
+            escalation: escalation.clone(),
+        },
+    )
+    .await?;
+    audit::append(
+        c,
+        AuditFields {
+            channel_id: Some(thread.channel_id),
+            thread_id: Some(thread.id),
+            agent: new.from_agent_handle.as_deref(),
+            asker: asker.as_deref(),
+            action: "escalation.opened",
+            input_summary: &new.reason,
+            outcome: &format!(
+                "escalation {} open; turn {} queued for @skipper",
+                escalation.id, turn.id
+            ),
+        },
+    )
+    .await?;
+    Ok(Escalated {
+        escalation,
+        turn: Some(turn),
+        added: false,
+    })
+}
+
+/// Closes a call for Skipper (resolved, or handed to the Captain) with a
+/// visible note; with `resume`, wakes the channel agent that called.
+pub(super) async fn settle(
+    c: &impl GenericClient,
+    id: EscalationId,
+    status: EscalationStatus,
+    outcome: &str,
+    resume: Option<Resume>,
+) -> Result<(Escalation, Option<Turn>)> {
+    // One conditional update: of two writers, the second finds it settled.
+    let settled = c
+        .query_opt(
+            "UPDATE escalations e SET status = $2, outcome = $3, resolved_by = '@skipper',
+                 resolved_at = $4
+             WHERE e.id = $1 AND e.status = 'open'
+             RETURNING e.reason",
+            &[&id.get(), &status.as_str(), &outcome, &ms(now())],
+        )
+        .await
+        .map_err(failed("settling a call for Skipper"))?;
+    let Some(settled) = settled else {
+        let current = escalation(c, id).await?;
+        return Err(Error::Conflict(format!(
+            "escalation {id} is already {}",
+            current.status
+        )));
+    };
+    let reason: String = settled.get(0);
+    let after = escalation(c, id).await?;
+    let thread = rows::thread(c, after.thread_id).await?;
+    let text = match status {
+        EscalationStatus::HandedToCaptain => format!("@skipper asks the Captain: {outcome}"),
+        _ => format!("@skipper resolved the call: {outcome}"),
+    };
+    let note = rows::note(c, thread.channel_id, Some(thread.id), &text).await?;
+    if status == EscalationStatus::HandedToCaptain
+        && let Some(thread) = rows::touch_thread(c, thread.id, Some("waiting"), None).await?
+    {
+        events::append(
+            c,
+            Some(thread.channel_id),
+            EventBody::ThreadUpdated { thread },
+        )
+        .await?;
+    }
+    let mut resumed = None;
+    if let Some(resume) = resume {
+        let record = rows::channel(c, thread.channel_id).await?;
+        if record.agent.kind == AgentKind::Channel {
+            let chain = Chain {
+                requested_by: resume.requested_by,
+                hop: resume.hop,
+                escalation_id: None,
+                admission: &resume.admission,
+            };
+            let (turn, _) = turns::admit(c, &thread, &note, &record.agent, chain).await?;
+            resumed = Some(turn);
+        }
+    }
+    events::append(
+        c,
+        Some(thread.channel_id),
+        EventBody::EscalationChanged {
+            escalation: after.clone(),
+        },
+    )
+    .await?;
+    audit::append(
+        c,
+        AuditFields {
+            channel_id: Some(thread.channel_id),
+            thread_id: Some(thread.id),
+            agent: Some("@skipper"),
+            asker: None,
+            action: &format!("escalation.{status}"),
+            input_summary: &reason,
+            outcome,
+        },
+    )
+    .await?;
+    Ok((after, resumed))
+}
