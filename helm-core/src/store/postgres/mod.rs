@@ -5,8 +5,11 @@
 //! and database-enforced invariants as the SQLite store) and its
 //! migrations, applied once however many nodes start at the same time; the
 //! event log with each node's live feed; and of the `Store` areas,
-//! [`crate::store::EventStore`] (events and the audit log) and
-//! [`crate::store::AuthStore`] (sign-in records). The other areas
+//! [`crate::store::EventStore`] (events and the audit log),
+//! [`crate::store::AuthStore`] (sign-in records),
+//! [`crate::store::ThreadStore`] (threads, messages, read markers,
+//! summaries) and [`crate::store::MemoryStore`] (memory records, imports,
+//! what recall reads). The other areas
 //! follow one by one; until all are in, a `PostgresStore` is not yet a
 //! `dyn Store`, so a `postgres://` store URL is refused where a store is
 //! chosen.
@@ -19,7 +22,9 @@ mod codec;
 mod errors;
 mod events;
 mod impls;
+mod memory;
 mod migrations;
+mod threads;
 
 use std::sync::Arc;
 
