@@ -318,9 +318,7 @@ mod tests {
 
     #[test]
     fn terms_are_quoted_and_joined_by_or() {
-        let terms: Vec<String> = ["caroline", "near", "agency"]
-            .map(String::from)
-            .to_vec();
+        let terms: Vec<String> = ["caroline", "near", "agency"].map(String::from).to_vec();
         assert_eq!(
             fts5_expression(&terms).as_deref(),
             Some("\"caroline\" OR \"near\" OR \"agency\"")

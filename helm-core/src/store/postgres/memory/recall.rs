@@ -16,7 +16,11 @@ use crate::memory::recall::{CandidateItem, ItemKey};
 use crate::model::{ChannelId, Message, MessageId, ThreadId};
 
 /// Queues an item to be embedded (once).
-pub(crate) async fn enqueue(c: &impl GenericClient, channel: ChannelId, key: ItemKey) -> Result<()> {
+pub(crate) async fn enqueue(
+    c: &impl GenericClient,
+    channel: ChannelId,
+    key: ItemKey,
+) -> Result<()> {
     c.execute(
         "INSERT INTO embed_queue (key, channel_id) VALUES ($1, $2) ON CONFLICT DO NOTHING",
         &[&key.0, &channel.get()],
@@ -89,10 +93,7 @@ pub(crate) async fn lexical(
         )
         .await
         .map_err(failed("searching memory by words"))?;
-    Ok(rows
-        .iter()
-        .map(|r| (ItemKey(r.get(0)), r.get(1)))
-        .collect())
+    Ok(rows.iter().map(|r| (ItemKey(r.get(0)), r.get(1))).collect())
 }
 
 /// Recall's view of each known item of `keys`, in their order.
@@ -183,17 +184,16 @@ pub(crate) async fn thread_external_ids(
     c: &impl GenericClient,
     thread: ThreadId,
 ) -> Result<Vec<String>> {
-    Ok(c
-        .query(
-            "SELECT external_id FROM messages WHERE thread_id = $1 AND external_id IS NOT NULL \
+    Ok(c.query(
+        "SELECT external_id FROM messages WHERE thread_id = $1 AND external_id IS NOT NULL \
              ORDER BY id",
-            &[&thread.get()],
-        )
-        .await
-        .map_err(failed("reading a thread's external ids"))?
-        .iter()
-        .map(|r| r.get(0))
-        .collect())
+        &[&thread.get()],
+    )
+    .await
+    .map_err(failed("reading a thread's external ids"))?
+    .iter()
+    .map(|r| r.get(0))
+    .collect())
 }
 
 /// Threads of a channel opened within `[from, to]` (Unix milliseconds).
@@ -203,32 +203,33 @@ pub(crate) async fn threads_opened_between(
     from: i64,
     to: i64,
 ) -> Result<Vec<ThreadId>> {
-    Ok(c
-        .query(
-            "SELECT id FROM threads WHERE channel_id = $1 AND opened_at BETWEEN $2 AND $3 \
+    Ok(c.query(
+        "SELECT id FROM threads WHERE channel_id = $1 AND opened_at BETWEEN $2 AND $3 \
              ORDER BY id",
-            &[&channel.get(), &from, &to],
-        )
-        .await
-        .map_err(failed("finding threads by when they opened"))?
-        .iter()
-        .map(|r| ThreadId(r.get(0)))
-        .collect())
+        &[&channel.get(), &from, &to],
+    )
+    .await
+    .map_err(failed("finding threads by when they opened"))?
+    .iter()
+    .map(|r| ThreadId(r.get(0)))
+    .collect())
 }
 
 /// The distinct names that wrote in a channel.
-pub(crate) async fn channel_authors(c: &impl GenericClient, channel: ChannelId) -> Result<Vec<String>> {
-    Ok(c
-        .query(
-            "SELECT DISTINCT author_name FROM messages WHERE channel_id = $1 \
+pub(crate) async fn channel_authors(
+    c: &impl GenericClient,
+    channel: ChannelId,
+) -> Result<Vec<String>> {
+    Ok(c.query(
+        "SELECT DISTINCT author_name FROM messages WHERE channel_id = $1 \
              AND author_kind IN ('human', 'guest', 'agent', 'skipper')",
-            &[&channel.get()],
-        )
-        .await
-        .map_err(failed("reading a channel's authors"))?
-        .iter()
-        .map(|r| r.get(0))
-        .collect())
+        &[&channel.get()],
+    )
+    .await
+    .map_err(failed("reading a channel's authors"))?
+    .iter()
+    .map(|r| r.get(0))
+    .collect())
 }
 
 /// Items waiting to be embedded (optionally of one channel), with the text
@@ -311,21 +312,20 @@ pub(crate) async fn vectors(
     model: &str,
     channel: ChannelId,
 ) -> Result<Vec<(ItemKey, Vec<f32>)>> {
-    Ok(c
-        .query(
-            "SELECT key, vector FROM embeddings WHERE model = $1 AND channel_id = $2 ORDER BY key",
-            &[&model, &channel.get()],
-        )
-        .await
-        .map_err(failed("reading a channel's vectors"))?
-        .iter()
-        .map(|r| {
-            let bytes: &[u8] = r.get(1);
-            let vector = bytes
-                .chunks_exact(4)
-                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                .collect();
-            (ItemKey(r.get(0)), vector)
-        })
-        .collect())
+    Ok(c.query(
+        "SELECT key, vector FROM embeddings WHERE model = $1 AND channel_id = $2 ORDER BY key",
+        &[&model, &channel.get()],
+    )
+    .await
+    .map_err(failed("reading a channel's vectors"))?
+    .iter()
+    .map(|r| {
+        let bytes: &[u8] = r.get(1);
+        let vector = bytes
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        (ItemKey(r.get(0)), vector)
+    })
+    .collect())
 }

@@ -7,9 +7,10 @@
 -- counter on the thread's row, whoever inserts: the row stays locked until
 -- the writer commits, so the places of one thread are consecutive (a
 -- rolled-back insert gives its place back), never shared, and follow the
--- order writers commit in. The message's id is drawn while that lock is
--- held too, so within a thread ids and places rise together; an id drawn
--- before the lock is simply skipped (ids were never dense).
+-- order writers commit in. Ids must rise with places (a thread's order is
+-- its ids' order): an id is drawn before the trigger runs, so a writer that
+-- waited for the lock behind one with a later id draws a new one then,
+-- larger than any drawn so far; without contention ids stay as drawn.
 
 ALTER TABLE threads ADD COLUMN last_seq BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE messages ADD COLUMN seq BIGINT;
@@ -32,7 +33,8 @@ BEGIN
     UPDATE threads SET last_seq = last_seq + 1 WHERE id = NEW.thread_id
         RETURNING last_seq INTO NEW.seq;
     -- No thread row: leave the foreign key to refuse the insert.
-    IF FOUND THEN
+    IF FOUND AND NEW.id < (SELECT max(m.id) FROM messages m WHERE m.thread_id = NEW.thread_id)
+    THEN
         NEW.id := nextval(pg_get_serial_sequence('messages', 'id'));
     END IF;
     RETURN NEW;

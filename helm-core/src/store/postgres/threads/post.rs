@@ -13,9 +13,7 @@ use super::rows::{NewMessage, insert_message, lock_thread, record_journal, threa
 use super::wake::{self, Chain};
 use crate::error::{Error, Result};
 use crate::events::EventBody;
-use crate::model::{
-    Actor, Author, ChannelStatus, MessageStatus, Thread, ThreadId, ThreadStatus,
-};
+use crate::model::{Actor, Author, ChannelStatus, MessageStatus, Thread, ThreadId, ThreadStatus};
 use crate::runtime::wake::{should_wake, thread_title, without_mentions};
 use crate::store::types::{NewEscalation, NewPost, Posted};
 
@@ -27,12 +25,13 @@ async fn touch(
 ) -> Result<Thread> {
     let at = now().as_millisecond();
     match status {
-        Some(status) => tx
-            .execute(
+        Some(status) => {
+            tx.execute(
                 "UPDATE threads SET status = $1, updated_at = $2 WHERE id = $3",
                 &[&status.as_str(), &at, &id.get()],
             )
-            .await,
+            .await
+        }
         None => {
             tx.execute(
                 "UPDATE threads SET updated_at = $1 WHERE id = $2",
@@ -283,4 +282,3 @@ pub(super) async fn last_human_post_at(
         .map_err(failed("reading a thread's last human post"))?;
     super::super::codec::opt_ts(&row, 0)
 }
-

@@ -3,8 +3,8 @@
 
 use tokio_postgres::GenericClient;
 
-use super::super::events::append;
 use super::super::codec::{now, ts};
+use super::super::events::append;
 use super::super::failed;
 use super::rows::{MESSAGE, MESSAGE_WIDTH, THREAD, message, message_at, thread, thread_at};
 use crate::error::{Error, Result};
@@ -306,11 +306,14 @@ pub(super) async fn mark_read(
     id: MessageId,
 ) -> Result<ReadMarker> {
     let channel = ChannelId(
-        tx.query_opt("SELECT channel_id FROM messages WHERE id = $1", &[&id.get()])
-            .await
-            .map_err(failed("reading a message's channel"))?
-            .ok_or_else(|| Error::not_found("message", id))?
-            .get(0),
+        tx.query_opt(
+            "SELECT channel_id FROM messages WHERE id = $1",
+            &[&id.get()],
+        )
+        .await
+        .map_err(failed("reading a message's channel"))?
+        .ok_or_else(|| Error::not_found("message", id))?
+        .get(0),
     );
     let at = now();
     let moved = tx

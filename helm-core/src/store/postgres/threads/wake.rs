@@ -58,7 +58,10 @@ fn turn_at(r: &Row) -> Result<Turn> {
 
 async fn agent_author(c: &impl GenericClient, agent: AgentId) -> Result<Author> {
     let row = c
-        .query_opt("SELECT kind, name FROM agents WHERE id = $1", &[&agent.get()])
+        .query_opt(
+            "SELECT kind, name FROM agents WHERE id = $1",
+            &[&agent.get()],
+        )
         .await
         .map_err(failed("reading an agent"))?
         .ok_or_else(|| Error::not_found("agent", agent))?;
@@ -191,7 +194,8 @@ async fn queue_position(tx: &impl GenericClient, turn: &Turn, capacity: u32) -> 
         )
         .await
         .map_err(failed("placing a turn in its queue"))?;
-    let (same_thread, running, queued_before): (i64, i64, i64) = (row.get(0), row.get(1), row.get(2));
+    let (same_thread, running, queued_before): (i64, i64, i64) =
+        (row.get(0), row.get(1), row.get(2));
     if same_thread > 0 {
         return Ok(same_thread as u32);
     }
