@@ -187,10 +187,12 @@ impl RecallEngine {
         channel: ChannelId,
         parsed: &ParsedQuery,
     ) -> Result<Vec<(ItemKey, f64)>> {
-        match &parsed.fts {
-            Some(fts) => self.store.recall_lexical(channel, fts, DEPTH).await,
-            None => Ok(Vec::new()),
+        if parsed.terms.is_empty() {
+            return Ok(Vec::new());
         }
+        self.store
+            .recall_lexical(channel, &parsed.terms, DEPTH)
+            .await
     }
 
     /// The meaning matches: the channel's vectors, the query's vector and

@@ -1,8 +1,9 @@
-//! Reading a recall query: the words worth matching (as a safe FTS5 `OR`
-//! query), and the times it names (read by [`when`]).
+//! Reading a recall query: the words worth matching, and the times it names
+//! (read by [`when`]).
 //!
-//! Every word is quoted, so punctuation and FTS5 operators (`AND`, `NEAR`,
-//! `*`, `"`) in a question are matched as words, never parsed as syntax.
+//! The words are runs of letters and digits only, so punctuation and any
+//! search engine's operators (`AND`, `NEAR`, `*`, `"`) in a question are
+//! kept out; each store turns them into its own query syntax.
 
 use jiff::civil::Date;
 
@@ -153,13 +154,14 @@ const STOPWORDS: &[&str] = &[
 ];
 
 /// The most distinct words used from one query.
-const MAX_TERMS: usize = 32;
+pub const MAX_TERMS: usize = 32;
 
 /// A query, read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParsedQuery {
-    /// The FTS5 expression (quoted words joined by `OR`), if any word is left.
-    pub fts: Option<String>,
+    /// The distinct words worth matching, lowercased, in query order (at
+    /// most [`MAX_TERMS`]); each is letters and digits only.
+    pub terms: Vec<String>,
     /// The times the query names (see [`when`]).
     pub dates: Vec<TimeSpan>,
 }
@@ -204,14 +206,10 @@ pub fn parse(query: &str, today: Date) -> ParsedQuery {
             break;
         }
     }
-    let fts = (!terms.is_empty()).then(|| {
-        terms
-            .iter()
-            .map(|t| format!("\"{t}\""))
-            .collect::<Vec<_>>()
-            .join(" OR ")
-    });
-    ParsedQuery { fts, dates }
+    ParsedQuery {
+        terms: terms.into_iter().map(str::to_string).collect(),
+        dates,
+    }
 }
 
 #[cfg(test)]
@@ -225,17 +223,14 @@ mod tests {
     }
 
     #[test]
-    fn words_are_quoted_and_operators_are_words() {
+    fn operators_and_punctuation_are_left_out_of_the_words() {
         let q = parse(
             "What did Caroline say about the \"adoption\" AND NEAR agency*?",
             TODAY,
         );
-        assert_eq!(
-            q.fts.as_deref(),
-            Some("\"caroline\" OR \"say\" OR \"adoption\" OR \"near\" OR \"agency\"")
-        );
-        assert_eq!(parse("?!... ***", TODAY).fts, None);
-        assert_eq!(parse("the of and", TODAY).fts, None);
+        assert_eq!(q.terms, ["caroline", "say", "adoption", "near", "agency"]);
+        assert!(parse("?!... ***", TODAY).terms.is_empty());
+        assert!(parse("the of and", TODAY).terms.is_empty());
     }
 
     #[test]
@@ -253,16 +248,13 @@ mod tests {
                 TimeSpan::Days(date(2023, 7, 1), date(2023, 7, 31)),
             ]
         );
-        assert_eq!(q.fts.as_deref(), Some("\"happened\""));
+        assert_eq!(q.terms, ["happened"]);
     }
 
     #[test]
     fn huge_queries_are_capped() {
         let text: String = (0..1000).map(|i| format!("word{i} ")).collect();
         let q = parse(&text, TODAY);
-        assert_eq!(
-            q.fts.map(|f| f.matches(" OR ").count() + 1),
-            Some(MAX_TERMS)
-        );
+        assert_eq!(q.terms.len(), MAX_TERMS);
     }
 }

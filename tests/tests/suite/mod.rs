@@ -5,6 +5,7 @@ mod mcp_client;
 mod memory;
 mod ports;
 mod postgres_store;
+mod postgres_threads;
 mod postgres_turns;
 mod provider_kit;
 mod providers_anthropic;

@@ -43,11 +43,15 @@ pub trait MemoryStore: Send + Sync + 'static {
         actor: Actor,
     ) -> Result<ImportReport>;
 
-    /// The best word matches of an FTS5 expression in a channel, best first.
+    /// The best matches in a channel (and among records shared with the
+    /// workspace) of any of `terms`, best first, at most `depth`, with
+    /// positive scores (higher is better). Each term is letters and digits
+    /// only (see [`crate::memory::query::ParsedQuery::terms`]); no terms, no
+    /// matches.
     async fn recall_lexical(
         &self,
         channel: ChannelId,
-        fts_query: &str,
+        terms: &[String],
         depth: usize,
     ) -> Result<Vec<(ItemKey, f64)>>;
 

@@ -12,6 +12,7 @@ use crate::error::Result;
 const MIGRATIONS: &[(i32, &str)] = &[
     (1, include_str!("migrations/001_foundation.sql")),
     (2, include_str!("migrations/002_audit_counter.sql")),
+    (3, include_str!("migrations/003_thread_seq.sql")),
     (4, include_str!("migrations/004_turn_lease.sql")),
 ];
 

@@ -9,7 +9,10 @@
 //! [`crate::store::AuthStore`] (sign-in records),
 //! [`crate::store::TurnStore`] (turns, leased to the node that claimed
 //! them, the tool journal, artifacts) and [`crate::store::AuthorityStore`]
-//! (calls for Skipper, approvals, capabilities, MCP pins). The other areas
+//! (calls for Skipper, approvals, capabilities, MCP pins). 
+//! [`crate::store::ThreadStore`] (threads, messages, read markers,
+//! summaries) and [`crate::store::MemoryStore`] (memory records, imports,
+//! what recall reads). The other areas
 //! follow one by one; until all are in, a `PostgresStore` is not yet a
 //! `dyn Store`, so a `postgres://` store URL is refused where a store is
 //! chosen.
@@ -23,7 +26,9 @@ mod codec;
 mod errors;
 mod events;
 mod impls;
+mod memory;
 mod migrations;
+mod threads;
 mod turns;
 
 use std::sync::Arc;

@@ -100,6 +100,19 @@ pub(super) fn index_memory(conn: &Connection, item: &MemoryItem) -> Result<()> {
     Ok(())
 }
 
+/// An FTS5 query matching any of `terms`: each quoted (a quote inside
+/// doubled), so nothing in a term is read as FTS5 syntax; `None` without
+/// terms.
+pub(super) fn fts5_expression(terms: &[String]) -> Option<String> {
+    (!terms.is_empty()).then(|| {
+        terms
+            .iter()
+            .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
+            .collect::<Vec<_>>()
+            .join(" OR ")
+    })
+}
+
 /// The best matches of an FTS5 query in one channel, and among records
 /// shared with the workspace, best first, with positive scores (negated BM25).
 pub(super) fn lexical(
@@ -297,4 +310,23 @@ pub(super) fn vectors(
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fts5_expression;
+
+    #[test]
+    fn terms_are_quoted_and_joined_by_or() {
+        let terms: Vec<String> = ["caroline", "near", "agency"].map(String::from).to_vec();
+        assert_eq!(
+            fts5_expression(&terms).as_deref(),
+            Some("\"caroline\" OR \"near\" OR \"agency\"")
+        );
+        assert_eq!(
+            fts5_expression(&["a\"b".to_string()]).as_deref(),
+            Some("\"a\"\"b\"")
+        );
+        assert_eq!(fts5_expression(&[]), None);
+    }
 }

@@ -55,10 +55,12 @@ impl MemoryStore for SqliteStore {
     async fn recall_lexical(
         &self,
         channel: ChannelId,
-        fts_query: &str,
+        terms: &[String],
         depth: usize,
     ) -> Result<Vec<(ItemKey, f64)>> {
-        let fts_query = fts_query.to_string();
+        let Some(fts_query) = recall::fts5_expression(terms) else {
+            return Ok(Vec::new());
+        };
         self.read(move |c| recall::lexical(c, channel, &fts_query, depth))
             .await
     }

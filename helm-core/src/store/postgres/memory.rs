@@ -1,0 +1,158 @@
+//! [`MemoryStore`] for [`PostgresStore`]: each method one pooled connection,
+//! and one transaction where it writes, with its events in that same
+//! transaction, as the SQLite store does.
+
+mod import;
+pub(crate) mod recall;
+pub(crate) mod records;
+
+use async_trait::async_trait;
+
+use super::{PostgresStore, failed};
+use crate::error::Result;
+use crate::memory::import::{ImportPlan, ImportReport};
+use crate::memory::recall::{CandidateItem, ItemKey};
+use crate::model::{Actor, ChannelId, MemoryId, MemoryItem, ThreadId};
+use crate::store::MemoryStore;
+use crate::store::types::{MemoryFilter, NewMemory};
+
+pub(crate) use recall::index_message;
+
+/// Runs `$body` (an expression using `tx`) in one transaction on a pooled
+/// connection, committing when it succeeds.
+macro_rules! in_transaction {
+    ($store:expr, $what:literal, |$tx:ident| $body:expr) => {{
+        let mut client = $store.client().await?;
+        let transaction = client
+            .transaction()
+            .await
+            .map_err(failed(concat!("starting ", $what)))?;
+        let $tx = &*transaction;
+        let out = $body.await?;
+        transaction
+            .commit()
+            .await
+            .map_err(failed(concat!("committing ", $what)))?;
+        Ok(out)
+    }};
+}
+
+#[async_trait]
+impl MemoryStore for PostgresStore {
+    async fn add_memory(&self, memory: NewMemory) -> Result<MemoryItem> {
+        in_transaction!(self, "a memory record", |tx| records::insert(tx, memory))
+    }
+
+    async fn supersede_memory(&self, id: MemoryId, replacement: NewMemory) -> Result<MemoryItem> {
+        in_transaction!(self, "a memory edit", |tx| records::supersede(
+            tx,
+            id,
+            replacement
+        ))
+    }
+
+    async fn forget_memory(&self, id: MemoryId) -> Result<MemoryItem> {
+        in_transaction!(self, "forgetting a memory record", |tx| records::forget(
+            tx, id
+        ))
+    }
+
+    async fn pin_memory(&self, id: MemoryId, pinned: bool) -> Result<MemoryItem> {
+        in_transaction!(self, "pinning a memory record", |tx| records::pin(
+            tx, id, pinned
+        ))
+    }
+
+    async fn memory(&self, id: MemoryId) -> Result<MemoryItem> {
+        let client = self.client().await?;
+        records::get(&**client, id).await
+    }
+
+    async fn list_memory(
+        &self,
+        channel: ChannelId,
+        filter: MemoryFilter,
+    ) -> Result<Vec<MemoryItem>> {
+        let client = self.client().await?;
+        records::list(&**client, channel, &filter).await
+    }
+
+    async fn import_history(
+        &self,
+        channel: ChannelId,
+        plan: ImportPlan,
+        actor: Actor,
+    ) -> Result<ImportReport> {
+        in_transaction!(self, "an import", |tx| import::import(
+            tx, channel, plan, &actor
+        ))
+    }
+
+    async fn recall_lexical(
+        &self,
+        channel: ChannelId,
+        terms: &[String],
+        depth: usize,
+    ) -> Result<Vec<(ItemKey, f64)>> {
+        let client = self.client().await?;
+        recall::lexical(&**client, channel, terms, depth).await
+    }
+
+    async fn recall_items(&self, keys: Vec<ItemKey>) -> Result<Vec<CandidateItem>> {
+        let client = self.client().await?;
+        recall::items(&**client, &keys).await
+    }
+
+    async fn thread_external_ids(&self, thread: ThreadId) -> Result<Vec<String>> {
+        let client = self.client().await?;
+        recall::thread_external_ids(&**client, thread).await
+    }
+
+    async fn threads_opened_between(
+        &self,
+        channel: ChannelId,
+        from: i64,
+        to: i64,
+    ) -> Result<Vec<ThreadId>> {
+        let client = self.client().await?;
+        recall::threads_opened_between(&**client, channel, from, to).await
+    }
+
+    async fn channel_authors(&self, channel: ChannelId) -> Result<Vec<String>> {
+        let client = self.client().await?;
+        recall::channel_authors(&**client, channel).await
+    }
+
+    async fn embed_backlog(
+        &self,
+        channel: Option<ChannelId>,
+        limit: usize,
+    ) -> Result<Vec<(ItemKey, ChannelId, String)>> {
+        let client = self.client().await?;
+        recall::backlog(&**client, channel, limit).await
+    }
+
+    async fn embed_backlog_len(&self, channel: Option<ChannelId>) -> Result<u64> {
+        let client = self.client().await?;
+        recall::backlog_len(&**client, channel).await
+    }
+
+    async fn put_embeddings(
+        &self,
+        model: &str,
+        vectors: Vec<(ItemKey, ChannelId, Vec<f32>)>,
+    ) -> Result<()> {
+        in_transaction!(self, "storing vectors", |tx| recall::put_embeddings(
+            tx, model, &vectors
+        ))
+    }
+
+    async fn channel_vectors(
+        &self,
+        model: &str,
+        channel: ChannelId,
+    ) -> Result<Vec<(ItemKey, Vec<f32>)>> {
+        let client = self.client().await?;
+        recall::vectors(&**client, model, channel).await
+    }
+}

@@ -1,0 +1,331 @@
+//! What recall reads on PostgreSQL: word matches from the schema's full-text
+//! indexes (SQLite keeps an FTS5 table per channel instead), recall's view
+//! of candidate items, the queue of items to embed, and stored vectors.
+//!
+//! Keys encode what an item is, as in SQLite: a message's id times two, a
+//! memory record's id times two plus one.
+
+use std::collections::HashMap;
+
+use tokio_postgres::GenericClient;
+
+use super::super::codec::{opt_ts, parsed, ts};
+use super::super::failed;
+use crate::error::Result;
+use crate::memory::recall::{CandidateItem, ItemKey};
+use crate::model::{ChannelId, Message, MessageId, ThreadId};
+
+/// Queues an item to be embedded (once).
+pub(crate) async fn enqueue(
+    c: &impl GenericClient,
+    channel: ChannelId,
+    key: ItemKey,
+) -> Result<()> {
+    c.execute(
+        "INSERT INTO embed_queue (key, channel_id) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+        &[&key.0, &channel.get()],
+    )
+    .await
+    .map_err(failed("queueing an item to embed"))?;
+    Ok(())
+}
+
+/// Makes a final message of a thread recallable: its words are indexed by
+/// the schema, so this only queues it to be embedded. Call it where SQLite
+/// calls `recall::index_message` (a person's post, a completed reply).
+pub(crate) async fn index_message(c: &impl GenericClient, message: &Message) -> Result<()> {
+    if message.thread_id.is_none() || message.content.trim().is_empty() {
+        return Ok(());
+    }
+    enqueue(c, message.channel_id, ItemKey::message(message.id)).await
+}
+
+/// The best word matches of any of `terms` in a channel, and among records
+/// shared with the workspace, best first, with positive scores.
+///
+/// What is searched is what SQLite indexes: a thread's final messages
+/// (complete, not Helm's notes) and every memory record. As SQLite pairs
+/// each message with the one before it in its thread (the question a reply
+/// answers), a message here also scores its predecessor's match. Each term
+/// becomes its own `plainto_tsquery`, joined by `|`, so no term is ever
+/// read as query syntax.
+pub(crate) async fn lexical(
+    c: &impl GenericClient,
+    channel: ChannelId,
+    terms: &[String],
+    depth: usize,
+) -> Result<Vec<(ItemKey, f64)>> {
+    if terms.is_empty() || depth == 0 {
+        return Ok(Vec::new());
+    }
+    let terms: Vec<&str> = terms.iter().map(String::as_str).collect();
+    let depth = i64::try_from(depth).unwrap_or(i64::MAX);
+    let rows = c
+        .query(
+            "WITH q AS ( \
+                 SELECT to_tsquery('simple', string_agg('(' || p::TEXT || ')', ' | ')) AS q \
+                 FROM unnest($2::TEXT[]) AS t(word), plainto_tsquery('simple', t.word) AS p \
+                 WHERE numnode(p) > 0 \
+             ), said AS ( \
+                 SELECT m.id, m.thread_id, ts_rank(to_tsvector('simple', m.content), q.q, 1) AS r \
+                 FROM messages m, q \
+                 WHERE m.channel_id = $1 AND to_tsvector('simple', m.content) @@ q.q \
+                   AND m.thread_id IS NOT NULL AND m.status = 'complete' \
+                   AND m.author_kind <> 'system' \
+             ), answered AS ( \
+                 SELECT n.id, s.r FROM said s, LATERAL ( \
+                     SELECT x.id FROM messages x WHERE x.thread_id = s.thread_id AND x.id > s.id \
+                       AND x.status = 'complete' AND x.author_kind <> 'system' \
+                     ORDER BY x.id LIMIT 1) AS n \
+                 WHERE (SELECT trim(y.content) <> '' FROM messages y WHERE y.id = n.id) \
+             ), hits AS ( \
+                 SELECT h.id * 2 AS key, sum(h.r)::FLOAT8 AS score \
+                 FROM (SELECT id, r FROM said UNION ALL SELECT id, r FROM answered) AS h \
+                 GROUP BY h.id \
+                 UNION ALL \
+                 SELECT i.id * 2 + 1, ts_rank(to_tsvector('simple', i.content), q.q, 1)::FLOAT8 \
+                 FROM memory_items i, q \
+                 WHERE (i.channel_id = $1 OR i.scope = 'workspace') \
+                   AND to_tsvector('simple', i.content) @@ q.q \
+             ) \
+             SELECT key, score FROM hits ORDER BY score DESC, key LIMIT $3",
+            &[&channel.get(), &terms, &depth],
+        )
+        .await
+        .map_err(failed("searching memory by words"))?;
+    Ok(rows.iter().map(|r| (ItemKey(r.get(0)), r.get(1))).collect())
+}
+
+/// Recall's view of each known item of `keys`, in their order.
+pub(crate) async fn items(c: &impl GenericClient, keys: &[ItemKey]) -> Result<Vec<CandidateItem>> {
+    let messages: Vec<i64> = keys
+        .iter()
+        .filter_map(|k| k.message_id().map(MessageId::get))
+        .collect();
+    let memories: Vec<i64> = keys
+        .iter()
+        .filter_map(|k| k.memory_id().map(|m| m.get()))
+        .collect();
+    let mut found: HashMap<ItemKey, CandidateItem> = HashMap::new();
+    if !messages.is_empty() {
+        let rows = c
+            .query(
+                "SELECT m.id, m.channel_id, m.thread_id, m.author_name, m.content, m.created, \
+                 m.external_id, t.opened_at FROM messages m \
+                 LEFT JOIN threads t ON t.id = m.thread_id WHERE m.id = ANY($1)",
+                &[&messages],
+            )
+            .await
+            .map_err(failed("reading recall's messages"))?;
+        for r in rows {
+            let id = MessageId(r.get(0));
+            let key = ItemKey::message(id);
+            found.insert(
+                key,
+                CandidateItem {
+                    key,
+                    channel_id: ChannelId(r.get(1)),
+                    thread_id: r.get::<_, Option<i64>>(2).map(ThreadId),
+                    kind: None,
+                    author: r.get(3),
+                    content: r.get(4),
+                    created: ts(&r, 5)?,
+                    said_at: ts(&r, 5)?,
+                    thread_opened: opt_ts(&r, 7)?,
+                    status: None,
+                    scope: None,
+                    turn: Some(id),
+                    source_external_id: r.get(6),
+                },
+            );
+        }
+    }
+    if !memories.is_empty() {
+        let rows = c
+            .query(
+                "SELECT i.id, i.channel_id, i.thread_id, i.kind, i.content, i.created, i.status, \
+                 i.scope, i.source_message_id, s.author_name, s.external_id, \
+                 coalesce(i.author_name, i.author_type), coalesce(s.created, i.created), \
+                 t.opened_at \
+                 FROM memory_items i LEFT JOIN messages s ON s.id = i.source_message_id \
+                 LEFT JOIN threads t ON t.id = i.thread_id WHERE i.id = ANY($1)",
+                &[&memories],
+            )
+            .await
+            .map_err(failed("reading recall's memory records"))?;
+        for r in rows {
+            let key = ItemKey::memory(crate::model::MemoryId(r.get(0)));
+            let source_author: Option<String> = r.get(9);
+            found.insert(
+                key,
+                CandidateItem {
+                    key,
+                    channel_id: ChannelId(r.get(1)),
+                    thread_id: r.get::<_, Option<i64>>(2).map(ThreadId),
+                    kind: Some(parsed(&r, 3)?),
+                    content: r.get(4),
+                    created: ts(&r, 5)?,
+                    said_at: ts(&r, 12)?,
+                    thread_opened: opt_ts(&r, 13)?,
+                    status: Some(parsed(&r, 6)?),
+                    scope: Some(parsed(&r, 7)?),
+                    turn: r.get::<_, Option<i64>>(8).map(MessageId),
+                    source_external_id: r.get(10),
+                    author: source_author.or(r.get(11)),
+                },
+            );
+        }
+    }
+    Ok(keys.iter().filter_map(|k| found.get(k).cloned()).collect())
+}
+
+/// The external ids of a thread's messages, in order.
+pub(crate) async fn thread_external_ids(
+    c: &impl GenericClient,
+    thread: ThreadId,
+) -> Result<Vec<String>> {
+    Ok(c.query(
+        "SELECT external_id FROM messages WHERE thread_id = $1 AND external_id IS NOT NULL \
+             ORDER BY id",
+        &[&thread.get()],
+    )
+    .await
+    .map_err(failed("reading a thread's external ids"))?
+    .iter()
+    .map(|r| r.get(0))
+    .collect())
+}
+
+/// Threads of a channel opened within `[from, to]` (Unix milliseconds).
+pub(crate) async fn threads_opened_between(
+    c: &impl GenericClient,
+    channel: ChannelId,
+    from: i64,
+    to: i64,
+) -> Result<Vec<ThreadId>> {
+    Ok(c.query(
+        "SELECT id FROM threads WHERE channel_id = $1 AND opened_at BETWEEN $2 AND $3 \
+             ORDER BY id",
+        &[&channel.get(), &from, &to],
+    )
+    .await
+    .map_err(failed("finding threads by when they opened"))?
+    .iter()
+    .map(|r| ThreadId(r.get(0)))
+    .collect())
+}
+
+/// The distinct names that wrote in a channel.
+pub(crate) async fn channel_authors(
+    c: &impl GenericClient,
+    channel: ChannelId,
+) -> Result<Vec<String>> {
+    Ok(c.query(
+        "SELECT DISTINCT author_name FROM messages WHERE channel_id = $1 \
+             AND author_kind IN ('human', 'guest', 'agent', 'skipper')",
+        &[&channel.get()],
+    )
+    .await
+    .map_err(failed("reading a channel's authors"))?
+    .iter()
+    .map(|r| r.get(0))
+    .collect())
+}
+
+/// Items waiting to be embedded (optionally of one channel), with the text
+/// to embed: `author: text` for messages, the content for memory records.
+pub(crate) async fn backlog(
+    c: &impl GenericClient,
+    channel: Option<ChannelId>,
+    limit: usize,
+) -> Result<Vec<(ItemKey, ChannelId, String)>> {
+    let rows = c
+        .query(
+            "SELECT q.key, q.channel_id, \
+             CASE WHEN q.key % 2 = 0 THEN \
+                 (SELECT m.author_name || ': ' || m.content FROM messages m WHERE m.id = q.key / 2) \
+             ELSE (SELECT i.content FROM memory_items i WHERE i.id = q.key / 2) END \
+             FROM embed_queue q WHERE $1::BIGINT IS NULL OR q.channel_id = $1 \
+             ORDER BY q.key LIMIT $2",
+            &[
+                &channel.map(ChannelId::get),
+                &i64::try_from(limit).unwrap_or(i64::MAX),
+            ],
+        )
+        .await
+        .map_err(failed("reading the embedding backlog"))?;
+    // An item deleted since it was queued has no text.
+    Ok(rows
+        .iter()
+        .map(|r| {
+            (
+                ItemKey(r.get(0)),
+                ChannelId(r.get(1)),
+                r.get::<_, Option<String>>(2).unwrap_or_default(),
+            )
+        })
+        .collect())
+}
+
+/// How many items wait to be embedded.
+pub(crate) async fn backlog_len(c: &impl GenericClient, channel: Option<ChannelId>) -> Result<u64> {
+    let n: i64 = c
+        .query_one(
+            "SELECT count(*) FROM embed_queue WHERE $1::BIGINT IS NULL OR channel_id = $1",
+            &[&channel.map(ChannelId::get)],
+        )
+        .await
+        .map_err(failed("counting the embedding backlog"))?
+        .get(0);
+    Ok(n as u64)
+}
+
+/// Stores vectors (little-endian `f32`s, as SQLite stores them) and takes
+/// their items off the queue.
+pub(crate) async fn put_embeddings(
+    tx: &impl GenericClient,
+    model: &str,
+    vectors: &[(ItemKey, ChannelId, Vec<f32>)],
+) -> Result<()> {
+    for (key, channel, vector) in vectors {
+        if !vector.is_empty() {
+            let bytes: Vec<u8> = vector.iter().flat_map(|x| x.to_le_bytes()).collect();
+            tx.execute(
+                "INSERT INTO embeddings (model, key, channel_id, vector) VALUES ($1, $2, $3, $4) \
+                 ON CONFLICT (model, key) DO UPDATE SET channel_id = excluded.channel_id, \
+                 vector = excluded.vector",
+                &[&model, &key.0, &channel.get(), &bytes],
+            )
+            .await
+            .map_err(failed("storing a vector"))?;
+        }
+        tx.execute("DELETE FROM embed_queue WHERE key = $1", &[&key.0])
+            .await
+            .map_err(failed("taking an item off the embedding queue"))?;
+    }
+    Ok(())
+}
+
+/// Every stored vector of a channel for `model`.
+pub(crate) async fn vectors(
+    c: &impl GenericClient,
+    model: &str,
+    channel: ChannelId,
+) -> Result<Vec<(ItemKey, Vec<f32>)>> {
+    Ok(c.query(
+        "SELECT key, vector FROM embeddings WHERE model = $1 AND channel_id = $2 ORDER BY key",
+        &[&model, &channel.get()],
+    )
+    .await
+    .map_err(failed("reading a channel's vectors"))?
+    .iter()
+    .map(|r| {
+        let bytes: &[u8] = r.get(1);
+        let vector = bytes
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        (ItemKey(r.get(0)), vector)
+    })
+    .collect())
+}

@@ -1,0 +1,218 @@
+//! Memory records as rows: adding, superseding (editing never overwrites),
+//! forgetting, pinning and listing. A change to a record first locks its
+//! row, so two nodes cannot both supersede (or forget) the same one.
+
+use tokio_postgres::{GenericClient, Row};
+
+use super::super::codec::{now, parsed, ts};
+use super::super::events::append;
+use super::super::failed;
+use super::recall::enqueue;
+use crate::error::{Error, Result};
+use crate::events::EventBody;
+use crate::memory::recall::ItemKey;
+use crate::model::{ChannelId, MemoryId, MemoryItem, MemoryStatus, MessageId, ThreadId};
+use crate::store::types::{MemoryFilter, NewMemory};
+
+const COLUMNS: &str = "m.id, m.channel_id, m.thread_id, m.kind, m.content, \
+    m.source_kind, m.source_message_id, m.author_type, m.author_name, m.scope, m.status, \
+    m.superseded_by, m.confidence, m.pinned, m.created";
+
+fn item_at(r: &Row) -> Result<MemoryItem> {
+    Ok(MemoryItem {
+        id: MemoryId(r.get(0)),
+        channel_id: ChannelId(r.get(1)),
+        thread_id: r.get::<_, Option<i64>>(2).map(ThreadId),
+        kind: parsed(r, 3)?,
+        content: r.get(4),
+        source: parsed(r, 5)?,
+        source_message_id: r.get::<_, Option<i64>>(6).map(MessageId),
+        author_type: parsed(r, 7)?,
+        author_name: r.get(8),
+        scope: parsed(r, 9)?,
+        status: parsed(r, 10)?,
+        superseded_by: r.get::<_, Option<i64>>(11).map(MemoryId),
+        confidence: r.get(12),
+        pinned: r.get::<_, i16>(13) != 0,
+        created: ts(r, 14)?,
+    })
+}
+
+/// A memory record.
+pub(crate) async fn get(c: &impl GenericClient, id: MemoryId) -> Result<MemoryItem> {
+    read(c, id, "").await
+}
+
+/// A memory record, locked until the caller's transaction ends.
+async fn lock(c: &impl GenericClient, id: MemoryId) -> Result<MemoryItem> {
+    read(c, id, " FOR UPDATE").await
+}
+
+async fn read(c: &impl GenericClient, id: MemoryId, suffix: &str) -> Result<MemoryItem> {
+    let row = c
+        .query_opt(
+            &format!("SELECT {COLUMNS} FROM memory_items m WHERE m.id = $1{suffix}"),
+            &[&id.get()],
+        )
+        .await
+        .map_err(failed("reading a memory record"))?
+        .ok_or_else(|| Error::not_found("memory", id))?;
+    item_at(&row)
+}
+
+/// Inserts a record without events (imports write many at once) and queues
+/// it to be embedded; its words are indexed by the schema.
+pub(crate) async fn insert_row(c: &impl GenericClient, new: &NewMemory) -> Result<MemoryId> {
+    let id = MemoryId(
+        c.query_one(
+            "INSERT INTO memory_items (channel_id, thread_id, kind, content, source_kind, \
+             source_message_id, author_type, author_name, scope, status, confidence, pinned, \
+             created) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'current', $10, $11, $12) \
+             RETURNING id",
+            &[
+                &new.channel_id.get(),
+                &new.thread_id.map(ThreadId::get),
+                &new.kind.as_str(),
+                &new.content,
+                &new.source.as_str(),
+                &new.source_message_id.map(MessageId::get),
+                &new.author_type.as_str(),
+                &new.author_name,
+                &new.scope.as_str(),
+                &new.confidence,
+                &i16::from(new.pinned),
+                &now().as_millisecond(),
+            ],
+        )
+        .await
+        .map_err(failed("storing a memory record"))?
+        .get(0),
+    );
+    enqueue(c, new.channel_id, ItemKey::memory(id)).await?;
+    Ok(id)
+}
+
+/// Adds a record, with its event.
+pub(crate) async fn insert(tx: &impl GenericClient, new: NewMemory) -> Result<MemoryItem> {
+    let id = insert_row(tx, &new).await?;
+    let item = get(tx, id).await?;
+    append(
+        tx,
+        Some(item.channel_id),
+        EventBody::MemoryChanged { item: item.clone() },
+    )
+    .await?;
+    Ok(item)
+}
+
+/// Replaces a current record's content with a new record that supersedes it.
+pub(crate) async fn supersede(
+    tx: &impl GenericClient,
+    id: MemoryId,
+    replacement: NewMemory,
+) -> Result<MemoryItem> {
+    let old = lock(tx, id).await?;
+    if old.status != MemoryStatus::Current {
+        return Err(Error::Conflict(format!(
+            "memory {id} is {}; edit the record that replaced it",
+            old.status
+        )));
+    }
+    let new_id = insert_row(tx, &replacement).await?;
+    tx.execute(
+        "UPDATE memory_items SET status = 'superseded', superseded_by = $2 WHERE id = $1",
+        &[&id.get(), &new_id.get()],
+    )
+    .await
+    .map_err(failed("superseding a memory record"))?;
+    let old = get(tx, id).await?;
+    let new = get(tx, new_id).await?;
+    append(
+        tx,
+        Some(old.channel_id),
+        EventBody::MemoryChanged { item: old },
+    )
+    .await?;
+    append(
+        tx,
+        Some(new.channel_id),
+        EventBody::MemoryChanged { item: new.clone() },
+    )
+    .await?;
+    Ok(new)
+}
+
+/// Marks a record forgotten (and unpinned).
+pub(crate) async fn forget(tx: &impl GenericClient, id: MemoryId) -> Result<MemoryItem> {
+    let item = lock(tx, id).await?;
+    if item.status == MemoryStatus::Forgotten {
+        return Err(Error::Conflict(format!("memory {id} is already forgotten")));
+    }
+    tx.execute(
+        "UPDATE memory_items SET status = 'forgotten', pinned = 0 WHERE id = $1",
+        &[&id.get()],
+    )
+    .await
+    .map_err(failed("forgetting a memory record"))?;
+    changed(tx, id).await
+}
+
+/// Pins or unpins a record; only a current one can be pinned.
+pub(crate) async fn pin(tx: &impl GenericClient, id: MemoryId, pinned: bool) -> Result<MemoryItem> {
+    let item = lock(tx, id).await?;
+    if item.status != MemoryStatus::Current && pinned {
+        return Err(Error::Conflict(format!(
+            "memory {id} is {}; only current records can be pinned",
+            item.status
+        )));
+    }
+    tx.execute(
+        "UPDATE memory_items SET pinned = $2 WHERE id = $1",
+        &[&id.get(), &i16::from(pinned)],
+    )
+    .await
+    .map_err(failed("pinning a memory record"))?;
+    changed(tx, id).await
+}
+
+/// The record as it is now, with its `memory.changed` event.
+async fn changed(tx: &impl GenericClient, id: MemoryId) -> Result<MemoryItem> {
+    let item = get(tx, id).await?;
+    append(
+        tx,
+        Some(item.channel_id),
+        EventBody::MemoryChanged { item: item.clone() },
+    )
+    .await?;
+    Ok(item)
+}
+
+/// A channel's records, pinned first, then newest first.
+pub(crate) async fn list(
+    c: &impl GenericClient,
+    channel: ChannelId,
+    filter: &MemoryFilter,
+) -> Result<Vec<MemoryItem>> {
+    // LIMIT NULL is no limit.
+    let n = (filter.limit > 0).then(|| i64::try_from(filter.limit).unwrap_or(i64::MAX));
+    c.query(
+        &format!(
+            "SELECT {COLUMNS} FROM memory_items m WHERE m.channel_id = $1 \
+             AND ($2::TEXT IS NULL OR m.kind = $2) AND ($3::BIGINT IS NULL OR m.thread_id = $3) \
+             AND ($4 OR m.status = 'current') \
+             ORDER BY m.pinned DESC, m.id DESC LIMIT $5"
+        ),
+        &[
+            &channel.get(),
+            &filter.kind.map(|k| k.as_str()),
+            &filter.thread.map(ThreadId::get),
+            &filter.include_inactive,
+            &n,
+        ],
+    )
+    .await
+    .map_err(failed("listing memory records"))?
+    .iter()
+    .map(item_at)
+    .collect()
+}

@@ -1,0 +1,192 @@
+//! [`ThreadStore`] for [`PostgresStore`]: each method one pooled connection,
+//! and one transaction where it writes, with its events in that same
+//! transaction, as the SQLite store does.
+
+mod post;
+mod reading;
+pub(crate) mod rows;
+mod summaries;
+mod wake;
+
+use async_trait::async_trait;
+use jiff::Timestamp;
+
+use super::{PostgresStore, failed};
+use crate::error::Result;
+use crate::model::{
+    Actor, ChannelId, ChannelUnread, FeedItem, MemoryId, Message, MessageId, ReadMarker, Thread,
+    ThreadId, ThreadStatus, User, UserId,
+};
+use crate::store::ThreadStore;
+use crate::store::types::{NewPost, NewThreadSummary, Posted, ThreadTail};
+
+#[async_trait]
+impl ThreadStore for PostgresStore {
+    async fn post_message(&self, post: NewPost) -> Result<Posted> {
+        let mut client = self.client().await?;
+        let tx = client
+            .transaction()
+            .await
+            .map_err(failed("starting a post"))?;
+        let posted = post::post(&*tx, post).await?;
+        tx.commit().await.map_err(failed("committing a post"))?;
+        Ok(posted)
+    }
+
+    async fn post_note(
+        &self,
+        channel: ChannelId,
+        thread: Option<ThreadId>,
+        text: String,
+    ) -> Result<Message> {
+        let mut client = self.client().await?;
+        let tx = client
+            .transaction()
+            .await
+            .map_err(failed("starting a note"))?;
+        let message = wake::note(&*tx, channel, thread, &text).await?;
+        tx.commit().await.map_err(failed("committing a note"))?;
+        Ok(message)
+    }
+
+    async fn thread(&self, id: ThreadId) -> Result<Thread> {
+        let client = self.client().await?;
+        rows::thread(&**client, id).await
+    }
+
+    async fn threads(&self, channel: ChannelId, limit: usize) -> Result<Vec<Thread>> {
+        let client = self.client().await?;
+        reading::threads(&**client, channel, limit).await
+    }
+
+    async fn set_thread_status(
+        &self,
+        thread: ThreadId,
+        status: ThreadStatus,
+        actor: Actor,
+    ) -> Result<Thread> {
+        let mut client = self.client().await?;
+        let tx = client
+            .transaction()
+            .await
+            .map_err(failed("starting a thread status change"))?;
+        let changed = post::set_status(&*tx, thread, status, &actor).await?;
+        tx.commit()
+            .await
+            .map_err(failed("committing a thread status change"))?;
+        Ok(changed)
+    }
+
+    async fn thread_messages(
+        &self,
+        thread: ThreadId,
+        up_to: Option<MessageId>,
+    ) -> Result<Vec<Message>> {
+        let client = self.client().await?;
+        reading::thread_messages(&**client, thread, up_to).await
+    }
+
+    async fn thread_tail(
+        &self,
+        thread: ThreadId,
+        up_to: Option<MessageId>,
+        budget_tokens: usize,
+    ) -> Result<ThreadTail> {
+        // One snapshot: the tail and the places it subtracts agree.
+        let mut client = self.client().await?;
+        let tx = client
+            .build_transaction()
+            .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .await
+            .map_err(failed("starting to read a thread's tail"))?;
+        let tail = reading::tail(&*tx, thread, up_to, budget_tokens).await?;
+        tx.commit()
+            .await
+            .map_err(failed("reading a thread's tail"))?;
+        Ok(tail)
+    }
+
+    async fn message(&self, id: MessageId) -> Result<Message> {
+        let client = self.client().await?;
+        rows::message(&**client, id).await
+    }
+
+    async fn messages_page(
+        &self,
+        channel: ChannelId,
+        thread: Option<ThreadId>,
+        after: Option<MessageId>,
+        limit: usize,
+    ) -> Result<Vec<Message>> {
+        let client = self.client().await?;
+        reading::messages_page(&**client, channel, thread, after, limit).await
+    }
+
+    async fn messages_before(
+        &self,
+        channel: ChannelId,
+        thread: Option<ThreadId>,
+        before: Option<MessageId>,
+        limit: usize,
+    ) -> Result<Vec<Message>> {
+        let client = self.client().await?;
+        reading::messages_before(&**client, channel, thread, before, limit).await
+    }
+
+    async fn feed(
+        &self,
+        channel: ChannelId,
+        before: Option<MessageId>,
+        limit: usize,
+    ) -> Result<Vec<FeedItem>> {
+        let client = self.client().await?;
+        reading::feed(&**client, channel, before, limit).await
+    }
+
+    async fn mark_read(&self, user: UserId, message: MessageId) -> Result<ReadMarker> {
+        let mut client = self.client().await?;
+        let tx = client
+            .transaction()
+            .await
+            .map_err(failed("starting to mark a message read"))?;
+        let marker = reading::mark_read(&*tx, user, message).await?;
+        tx.commit()
+            .await
+            .map_err(failed("committing a read marker"))?;
+        Ok(marker)
+    }
+
+    async fn unread(&self, user: User, channels: Vec<ChannelId>) -> Result<Vec<ChannelUnread>> {
+        let client = self.client().await?;
+        reading::unread(&**client, &user, &channels).await
+    }
+
+    async fn put_thread_summary(&self, summary: NewThreadSummary) -> Result<MemoryId> {
+        let mut client = self.client().await?;
+        let tx = client
+            .transaction()
+            .await
+            .map_err(failed("starting a session summary"))?;
+        let id = summaries::put(&*tx, summary).await?;
+        tx.commit()
+            .await
+            .map_err(failed("committing a session summary"))?;
+        Ok(id)
+    }
+
+    async fn threads_due_for_summary(
+        &self,
+        idle_before: i64,
+        limit: usize,
+    ) -> Result<Vec<ThreadId>> {
+        let client = self.client().await?;
+        summaries::due(&**client, idle_before, limit).await
+    }
+
+    async fn last_human_post_at(&self, thread: ThreadId) -> Result<Option<Timestamp>> {
+        let client = self.client().await?;
+        post::last_human_post_at(&**client, thread).await
+    }
+}

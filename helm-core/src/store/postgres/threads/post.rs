@@ -1,0 +1,284 @@
+//! Human posts and thread status changes, each one transaction that holds
+//! the thread's row lock: posts into one thread from several nodes take
+//! their turns, and a status change cannot cross a post that reopens or
+//! wakes the thread.
+
+use tokio_postgres::GenericClient;
+
+use super::super::codec::now;
+use super::super::events::append;
+use super::super::failed;
+use super::reading::record_mentions;
+use super::rows::{NewMessage, insert_message, lock_thread, record_journal, thread};
+use super::wake::{self, Chain};
+use crate::error::{Error, Result};
+use crate::events::EventBody;
+use crate::model::{Actor, Author, ChannelStatus, MessageStatus, Thread, ThreadId, ThreadStatus};
+use crate::runtime::wake::{should_wake, thread_title, without_mentions};
+use crate::store::types::{NewEscalation, NewPost, Posted};
+
+/// Marks a thread active now (and sets its status, if given).
+async fn touch(
+    tx: &impl GenericClient,
+    id: ThreadId,
+    status: Option<ThreadStatus>,
+) -> Result<Thread> {
+    let at = now().as_millisecond();
+    match status {
+        Some(status) => {
+            tx.execute(
+                "UPDATE threads SET status = $1, updated_at = $2 WHERE id = $3",
+                &[&status.as_str(), &at, &id.get()],
+            )
+            .await
+        }
+        None => {
+            tx.execute(
+                "UPDATE threads SET updated_at = $1 WHERE id = $2",
+                &[&at, &id.get()],
+            )
+            .await
+        }
+    }
+    .map_err(failed("updating a thread"))?;
+    thread(tx, id).await
+}
+
+/// See [`crate::store::ThreadStore::post_message`].
+pub(super) async fn post(tx: &impl GenericClient, post: NewPost) -> Result<Posted> {
+    // Shared: the channel cannot be archived while the post is written.
+    let status: String = tx
+        .query_opt(
+            "SELECT status FROM channels WHERE id = $1 FOR SHARE",
+            &[&post.channel_id.get()],
+        )
+        .await
+        .map_err(failed("reading a channel"))?
+        .ok_or_else(|| Error::not_found("channel", post.channel_id))?
+        .get(0);
+    if status.parse::<ChannelStatus>()? == ChannelStatus::Archived {
+        return Err(Error::Refused(
+            "the channel is archived; restore it to work there".into(),
+        ));
+    }
+    let author = Author::Human {
+        user_id: post.author.id,
+        name: post.author.name.clone(),
+    };
+
+    let (thread_row, thread_created) = match post.thread_id {
+        Some(id) => {
+            let found = lock_thread(tx, id).await?;
+            if found.channel_id != post.channel_id {
+                return Err(Error::not_found("thread", id));
+            }
+            if found.status == ThreadStatus::Archived {
+                return Err(Error::Refused(format!(
+                    "thread {id} is archived; reopen it to continue"
+                )));
+            }
+            (found, false)
+        }
+        None => {
+            let at = now().as_millisecond();
+            let id: i64 = tx
+                .query_one(
+                    "INSERT INTO threads (channel_id, title, status, opened_by, opened_at, \
+                     updated_at) VALUES ($1, $2, 'open', $3, $4, $4) RETURNING id",
+                    &[
+                        &post.channel_id.get(),
+                        &thread_title(&post.content),
+                        &post.author.id.get(),
+                        &at,
+                    ],
+                )
+                .await
+                .map_err(failed("opening a thread"))?
+                .get(0);
+            (thread(tx, ThreadId(id)).await?, true)
+        }
+    };
+
+    let message = insert_message(
+        tx,
+        NewMessage {
+            channel_id: post.channel_id,
+            thread_id: Some(thread_row.id),
+            author: &author,
+            content: &post.content,
+            status: MessageStatus::Complete,
+            served_by: None,
+            external_id: None,
+        },
+    )
+    .await?;
+
+    let thread_row = if thread_created {
+        tx.execute(
+            "UPDATE threads SET root_message_id = $1 WHERE id = $2",
+            &[&message.id.get(), &thread_row.id.get()],
+        )
+        .await
+        .map_err(failed("setting a thread's first message"))?;
+        let opened = thread(tx, thread_row.id).await?;
+        append(
+            tx,
+            Some(post.channel_id),
+            EventBody::ThreadCreated {
+                thread: opened.clone(),
+            },
+        )
+        .await?;
+        opened
+    } else {
+        // A new message reopens a resolved or failed session.
+        let reopen = matches!(
+            thread_row.status,
+            ThreadStatus::Resolved | ThreadStatus::Failed
+        )
+        .then_some(ThreadStatus::Open);
+        let touched = touch(tx, thread_row.id, reopen).await?;
+        if reopen.is_some() {
+            append(
+                tx,
+                Some(post.channel_id),
+                EventBody::ThreadUpdated {
+                    thread: touched.clone(),
+                },
+            )
+            .await?;
+        }
+        touched
+    };
+    super::super::memory::index_message(tx, &message).await?;
+    append(
+        tx,
+        Some(post.channel_id),
+        EventBody::MessageCreated {
+            message: message.clone(),
+        },
+    )
+    .await?;
+    record_mentions(tx, &message).await?;
+
+    let row = tx
+        .query_one(
+            "SELECT count(DISTINCT author_user_id) FILTER (WHERE author_kind = 'human'), \
+             count(*) FILTER (WHERE author_agent_id = $2 AND status = 'complete') > 0 \
+             FROM messages WHERE thread_id = $1",
+            &[&thread_row.id.get(), &post.resident.id.get()],
+        )
+        .await
+        .map_err(failed("reading who wrote in a thread"))?;
+    let (humans, agent_replied): (i64, bool) = (row.get(0), row.get(1));
+    let mut turn = None;
+    let mut ahead = 0;
+    if should_wake(
+        post.mentions_resident,
+        post.calls_skipper,
+        agent_replied,
+        humans as usize,
+    ) {
+        let (admitted, before) = wake::admit(
+            tx,
+            &thread_row,
+            &message,
+            &post.resident,
+            Chain {
+                requested_by: Some(post.author.id),
+                hop: 0,
+                escalation_id: None,
+                admission: &post.admission,
+            },
+        )
+        .await?;
+        turn = Some(admitted);
+        ahead = before;
+    }
+    let mut escalation = None;
+    if post.calls_skipper {
+        let escalated = wake::escalate(
+            tx,
+            NewEscalation {
+                thread_id: thread_row.id,
+                from_agent_id: None,
+                from_agent_handle: None,
+                from_user_id: Some(post.author.id),
+                reason: without_mentions(&post.content),
+                requested_by: Some(post.author.id),
+                hop: 0,
+                admission: post.admission.clone(),
+            },
+        )
+        .await?;
+        escalation = Some(escalated.escalation);
+    }
+    Ok(Posted {
+        escalation,
+        message,
+        thread: thread_row,
+        thread_created,
+        turn,
+        ahead,
+    })
+}
+
+/// See [`crate::store::ThreadStore::set_thread_status`].
+pub(super) async fn set_status(
+    tx: &impl GenericClient,
+    id: ThreadId,
+    status: ThreadStatus,
+    actor: &Actor,
+) -> Result<Thread> {
+    let before = lock_thread(tx, id).await?;
+    if before.status == status {
+        return Err(Error::Conflict(format!("thread {id} is already {status}")));
+    }
+    let live: i64 = tx
+        .query_one(
+            "SELECT count(*) FROM turns WHERE thread_id = $1 AND state IN ('queued', 'running')",
+            &[&id.get()],
+        )
+        .await
+        .map_err(failed("reading a thread's work in progress"))?
+        .get(0);
+    if live > 0 && matches!(status, ThreadStatus::Resolved | ThreadStatus::Archived) {
+        return Err(Error::Refused(format!(
+            "thread {id} has work in progress; stop it before marking it {status}"
+        )));
+    }
+    let after = touch(tx, id, Some(status)).await?;
+    record_journal(
+        tx,
+        Some(before.channel_id),
+        None,
+        actor,
+        &format!("thread.{status}"),
+        &format!("thread {id} ({}) marked {status}", before.title),
+    )
+    .await?;
+    append(
+        tx,
+        Some(before.channel_id),
+        EventBody::ThreadUpdated {
+            thread: after.clone(),
+        },
+    )
+    .await?;
+    Ok(after)
+}
+
+/// When a person last wrote in a thread.
+pub(super) async fn last_human_post_at(
+    c: &impl GenericClient,
+    id: ThreadId,
+) -> Result<Option<jiff::Timestamp>> {
+    let row = c
+        .query_one(
+            "SELECT max(created) FROM messages WHERE thread_id = $1 AND author_kind = 'human'",
+            &[&id.get()],
+        )
+        .await
+        .map_err(failed("reading a thread's last human post"))?;
+    super::super::codec::opt_ts(&row, 0)
+}
