@@ -40,9 +40,6 @@ const PAGE: i64 = 500;
 
 /// Appends one event inside the caller's transaction and rings the doorbell
 /// (delivered at commit). Holds the counter row until that commit.
-// Called by the store areas' writes as they land on PostgreSQL (issue 17,
-// stage 2); the feed's tests write events with this same SQL meanwhile.
-#[allow(dead_code)]
 pub(crate) async fn append(
     tx: &impl GenericClient,
     channel_id: Option<ChannelId>,

@@ -5,8 +5,10 @@
 //! and database-enforced invariants as the SQLite store) and its
 //! migrations, applied once however many nodes start at the same time; the
 //! event log with each node's live feed; and of the `Store` areas,
-//! [`crate::store::EventStore`] (events and the audit log) and
-//! [`crate::store::AuthStore`] (sign-in records). The other areas
+//! [`crate::store::EventStore`] (events and the audit log),
+//! [`crate::store::AuthStore`] (sign-in records),
+//! [`crate::store::WorkspaceStore`] (bootstrap, users, providers) and
+//! [`crate::store::ChannelStore`] (channels and their agent worlds). The other areas
 //! follow one by one; until all are in, a `PostgresStore` is not yet a
 //! `dyn Store`, so a `postgres://` store URL is refused where a store is
 //! chosen.
@@ -15,11 +17,13 @@
 
 mod audit;
 mod auth;
+mod channels;
 mod codec;
 mod errors;
 mod events;
 mod impls;
 mod migrations;
+mod workspace;
 
 use std::sync::Arc;
 
