@@ -4,6 +4,7 @@ mod journey;
 mod mcp_client;
 mod memory;
 mod ports;
+mod postgres_channels;
 mod postgres_store;
 mod provider_kit;
 mod providers_anthropic;

@@ -104,7 +104,7 @@ impl ChannelStore for PostgresStore {
 
     async fn bind_agent(&self, agent: AgentId, channel: ChannelId) -> Result<Binding> {
         let client = self.client().await?;
-        provision::bind(&**client, agent, channel).await
+        provision::bind_alone(&**client, agent, channel).await
     }
 
     async fn model_policy(

@@ -331,12 +331,18 @@ pub(crate) async fn delete(
     c.execute("DELETE FROM channels WHERE id = $1", &[&channel.get()])
         .await
         .map_err(failed("deleting a channel"))?;
-    c.execute("DELETE FROM agents WHERE id = $1", &[&record.agent.id.get()])
-        .await
-        .map_err(failed("deleting a channel's agent"))?;
-    c.execute("DELETE FROM events WHERE channel_id = $1", &[&channel.get()])
-        .await
-        .map_err(failed("deleting a channel's events"))?;
+    c.execute(
+        "DELETE FROM agents WHERE id = $1",
+        &[&record.agent.id.get()],
+    )
+    .await
+    .map_err(failed("deleting a channel's agent"))?;
+    c.execute(
+        "DELETE FROM events WHERE channel_id = $1",
+        &[&channel.get()],
+    )
+    .await
+    .map_err(failed("deleting a channel's events"))?;
     record_journal(
         c,
         Some(channel),

@@ -38,14 +38,7 @@ pub(crate) async fn get(
     thread: Option<ThreadId>,
 ) -> Result<ModelPolicy> {
     let session = match thread {
-        Some(t) => {
-            choice_at(
-                c,
-                "scope = 'session' AND thread_id = $1",
-                Some(t.get()),
-            )
-            .await?
-        }
+        Some(t) => choice_at(c, "scope = 'session' AND thread_id = $1", Some(t.get())).await?,
         None => None,
     };
     Ok(ModelPolicy {

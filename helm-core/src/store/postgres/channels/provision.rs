@@ -57,7 +57,10 @@ async fn insert_channel(
     } else {
         ""
     };
-    Err(Error::Conflict(format!("{} already exists{hint}", plan.name)))
+    Err(Error::Conflict(format!(
+        "{} already exists{hint}",
+        plan.name
+    )))
 }
 
 /// Inserts the channel's agent under the first free handle among `base`,
@@ -229,4 +232,38 @@ pub(crate) async fn bind(
         channel_id: channel,
         bound_at,
     })
+}
+
+/// What a second resident for a channel is told (the meaning of the
+/// channel's unique binding in `errors.rs`).
+const CHANNEL_HAS_RESIDENT: &str =
+    "this channel already has its resident agent; a channel has exactly one";
+
+/// [`bind`] on its own (outside a transaction). Binding an agent that is
+/// already bound to a channel that already has a resident breaks two rules
+/// at once; SQLite names the channel's, PostgreSQL would name the first
+/// index it checks, so the channel's is named here too.
+pub(crate) async fn bind_alone(
+    c: &impl GenericClient,
+    agent: AgentId,
+    channel: ChannelId,
+) -> Result<Binding> {
+    match bind(c, agent, channel).await {
+        Err(Error::Conflict(meaning)) => {
+            let resident = c
+                .query_opt(
+                    "SELECT 1 FROM agent_channels WHERE channel_id = $1",
+                    &[&channel.get()],
+                )
+                .await
+                .map_err(failed("reading a channel's binding"))?
+                .is_some();
+            Err(Error::Conflict(if resident {
+                CHANNEL_HAS_RESIDENT.to_string()
+            } else {
+                meaning
+            }))
+        }
+        other => other,
+    }
 }

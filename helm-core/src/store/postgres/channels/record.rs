@@ -127,7 +127,10 @@ pub(crate) async fn home(c: &impl GenericClient) -> Result<ChannelRecord> {
 }
 
 /// Live channels by name; archived ones only when asked for.
-pub(crate) async fn list(c: &impl GenericClient, filter: ChannelFilter) -> Result<Vec<ChannelRecord>> {
+pub(crate) async fn list(
+    c: &impl GenericClient,
+    filter: ChannelFilter,
+) -> Result<Vec<ChannelRecord>> {
     let ws = workspace_id(c).await?;
     let status = if filter.include_archived {
         ""
