@@ -3,6 +3,7 @@
 //! both (parity), and several nodes on one database racing for the same
 //! bootstrap or channel name end with exactly one winner.
 
+use anyhow::Context;
 use helm_core::Error;
 use helm_core::model::{
     Actor, AgentKind, CapabilityPolicy, ChannelName, ChannelRef, ChannelStatus, Handle, MemberRole,
@@ -57,7 +58,7 @@ impl Pair {
                         "seq": e.seq,
                         "channel": e.channel_id,
                         "type": e.body.type_name(),
-                        "body": timeless(serde_json::to_value(&e.body).unwrap()),
+                        "body": timeless_of(&e.body),
                     })
                 })
                 .collect::<Vec<_>>()
@@ -90,7 +91,7 @@ impl Pair {
             include_archived: true,
         };
         let (a, b) = (
-            self.sqlite.list_channels(filter.clone()).await?,
+            self.sqlite.list_channels(filter).await?,
             self.pg.list_channels(filter).await?,
         );
         same(&timeless_of(&a), &timeless_of(&b));
@@ -121,9 +122,13 @@ fn failing_world() -> WorldHook {
     Box::new(|_| Err(Error::Internal("the world could not be made".into())))
 }
 
-fn channel_plan(boot: &Bootstrap, name: &str, visibility: Visibility) -> ChannelPlan {
-    let name = ChannelName::parse(name).unwrap();
-    ChannelPlan {
+fn channel_plan(
+    boot: &Bootstrap,
+    name: &str,
+    visibility: Visibility,
+) -> anyhow::Result<ChannelPlan> {
+    let name = ChannelName::parse(name)?;
+    Ok(ChannelPlan {
         handle: Handle::for_channel(&name, None),
         display_name: format!("{name} agent"),
         announcement: "{handle} is ready.".into(),
@@ -133,7 +138,7 @@ fn channel_plan(boot: &Bootstrap, name: &str, visibility: Visibility) -> Channel
         created_by: boot.captain.clone(),
         instructions: String::new(),
         capability_policy: CapabilityPolicy::default(),
-    }
+    })
 }
 
 /// A value as JSON without the keys that hold a time of day.
@@ -162,7 +167,10 @@ fn timeless(value: Value) -> Value {
 }
 
 fn timeless_of<T: serde::Serialize>(value: &T) -> Value {
-    timeless(serde_json::to_value(value).unwrap())
+    timeless(
+        serde_json::to_value(value)
+            .unwrap_or_else(|e| Value::String(format!("does not serialise: {e}"))),
+    )
 }
 
 #[track_caller]
@@ -281,7 +289,7 @@ async fn postgres_provisioning_matches_sqlite_and_a_failing_world_leaves_nothing
 -> anyhow::Result<()> {
     let pair = Pair::new().await?;
     let boot = pair.bootstrap().await?;
-    let research = channel_plan(&boot, "research", Visibility::Public);
+    let research = channel_plan(&boot, "research", Visibility::Public)?;
     let (a, b) = (
         pair.sqlite
             .provision_channel(research.clone(), no_world())
@@ -291,7 +299,7 @@ async fn postgres_provisioning_matches_sqlite_and_a_failing_world_leaves_nothing
     same(&timeless_of(&a), &timeless_of(&b));
     let a_research = a.channel.id;
     let before = pair.pg.stats().await?;
-    let ops = channel_plan(&boot, "ops", Visibility::Public);
+    let ops = channel_plan(&boot, "ops", Visibility::Public)?;
     let (a, b) = (
         pair.sqlite
             .provision_channel(ops.clone(), failing_world())
@@ -345,7 +353,7 @@ async fn postgres_refuses_what_sqlite_refuses_with_the_same_errors() -> anyhow::
     let boot = pair.bootstrap().await?;
     let mut ids = Vec::new();
     for name in ["research", "ops"] {
-        let p = channel_plan(&boot, name, Visibility::Public);
+        let p = channel_plan(&boot, name, Visibility::Public)?;
         pair.sqlite.provision_channel(p.clone(), no_world()).await?;
         ids.push(pair.pg.provision_channel(p, no_world()).await?);
     }
@@ -382,7 +390,7 @@ async fn postgres_refuses_what_sqlite_refuses_with_the_same_errors() -> anyhow::
     let taken_handle = both!(insert_agent(spare.clone()));
     assert!(taken_handle.starts_with("Conflict"), "{taken_handle}");
     let twin = both!(provision_channel(
-        channel_plan(&boot, "research", Visibility::Public),
+        channel_plan(&boot, "research", Visibility::Public)?,
         no_world()
     ));
     assert!(twin.starts_with("Conflict"), "{twin}");
@@ -428,7 +436,7 @@ async fn postgres_refuses_what_sqlite_refuses_with_the_same_errors() -> anyhow::
     ));
     assert!(again.starts_with("Conflict"), "{again}");
     let while_archived = both!(provision_channel(
-        channel_plan(&boot, "research", Visibility::Public),
+        channel_plan(&boot, "research", Visibility::Public)?,
         no_world()
     ));
     assert!(while_archived.contains("archived"), "{while_archived}");
@@ -464,7 +472,7 @@ async fn postgres_refuses_what_sqlite_refuses_with_the_same_errors() -> anyhow::
     // A deleted channel's name is free again. (The refused inserts above
     // used up PostgreSQL identities, which are never handed out twice, so
     // the new rows' ids differ from SQLite's from here on.)
-    let plan = channel_plan(&boot, "research", Visibility::Public);
+    let plan = channel_plan(&boot, "research", Visibility::Public)?;
     let (a, b) = (
         pair.sqlite
             .provision_channel(plan.clone(), no_world())
@@ -495,7 +503,7 @@ async fn postgres_members_and_visible_channels_match_sqlite() -> anyhow::Result<
         ("secret", Visibility::Private),
         ("open", Visibility::Public),
     ] {
-        let p = channel_plan(&boot, name, visibility);
+        let p = channel_plan(&boot, name, visibility)?;
         pair.sqlite.provision_channel(p.clone(), no_world()).await?;
         made.push(pair.pg.provision_channel(p, no_world()).await?);
     }
@@ -638,7 +646,7 @@ async fn postgres_model_policy_levels_match_sqlite() -> anyhow::Result<()> {
     let boot = pair.bootstrap().await?;
     let mut made = Vec::new();
     for name in ["research", "ops"] {
-        let p = channel_plan(&boot, name, Visibility::Public);
+        let p = channel_plan(&boot, name, Visibility::Public)?;
         pair.sqlite.provision_channel(p.clone(), no_world()).await?;
         made.push(pair.pg.provision_channel(p, no_world()).await?);
     }
@@ -733,11 +741,11 @@ async fn postgres_model_policy_levels_match_sqlite() -> anyhow::Result<()> {
 async fn postgres_archiving_cancels_queued_turns_as_sqlite_does() -> anyhow::Result<()> {
     let pair = Pair::new().await?;
     let boot = pair.bootstrap().await?;
-    let p = channel_plan(&boot, "research", Visibility::Public);
+    let p = channel_plan(&boot, "research", Visibility::Public)?;
     pair.sqlite.provision_channel(p.clone(), no_world()).await?;
     let research = pair.pg.provision_channel(p, no_world()).await?;
     let posted = post_on_sqlite(&pair.sqlite, &boot, &research, true).await?;
-    let turn = posted.turn.expect("a queued turn");
+    let turn = posted.turn.context("a queued turn")?;
     let db = pair.sql().await?;
     seed_thread(&db, &research, boot.captain.id.get(), true).await?;
     let (sqlite_mark, pg_mark) = (
@@ -771,7 +779,7 @@ async fn postgres_archiving_cancels_queued_turns_as_sqlite_does() -> anyhow::Res
     let strip = |v: Vec<helm_core::events::Event>| {
         v.iter()
             .map(|e| {
-                let mut body = timeless(serde_json::to_value(&e.body).unwrap());
+                let mut body = timeless_of(&e.body);
                 if let Some(turn) = body.get_mut("turn") {
                     turn["hop"] = Value::Null;
                     turn["steps"] = Value::Null;
@@ -839,7 +847,7 @@ async fn postgres_two_nodes_provisioning_one_name_make_one_channel() -> anyhow::
     let (a, b) = tokio::try_join!(PostgresStore::connect(&url), PostgresStore::connect(&url))?;
     let boot = a.bootstrap(plan(), no_world()).await?;
     for name in ["research", "ops", "launch"] {
-        let p = channel_plan(&boot, name, Visibility::Public);
+        let p = channel_plan(&boot, name, Visibility::Public)?;
         let (x, y) = tokio::join!(
             a.provision_channel(p.clone(), no_world()),
             b.provision_channel(p, no_world())
