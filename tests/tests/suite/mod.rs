@@ -4,6 +4,7 @@ mod journey;
 mod mcp_client;
 mod memory;
 mod ports;
+mod postgres_channels;
 mod postgres_store;
 mod postgres_threads;
 mod postgres_turns;

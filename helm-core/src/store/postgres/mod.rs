@@ -1,27 +1,24 @@
 //! `PostgresStore`: Helm's state in PostgreSQL, for several helm-http nodes
 //! sharing one database (issue 17, stage 2).
 //!
-//! What is here so far: the connection pool, the schema (the same tables
-//! and database-enforced invariants as the SQLite store) and its
-//! migrations, applied once however many nodes start at the same time; the
-//! event log with each node's live feed; and of the `Store` areas,
-//! [`crate::store::EventStore`] (events and the audit log),
-//! [`crate::store::AuthStore`] (sign-in records),
-//! [`crate::store::TurnStore`] (turns, leased to the node that claimed
-//! them, the tool journal, artifacts) and [`crate::store::AuthorityStore`]
-//! (calls for Skipper, approvals, capabilities, MCP pins). 
-//! [`crate::store::ThreadStore`] (threads, messages, read markers,
-//! summaries) and [`crate::store::MemoryStore`] (memory records, imports,
-//! what recall reads). The other areas
-//! follow one by one; until all are in, a `PostgresStore` is not yet a
-//! `dyn Store`, so a `postgres://` store URL is refused where a store is
-//! chosen.
+//! It implements every area of [`crate::store::Store`], with the same
+//! semantics as the SQLite store (the conformance suite in `helm-tests`
+//! runs both): the schema (the same tables and database-enforced
+//! invariants) and its migrations, applied once however many nodes start at
+//! the same time; the event log, numbered in commit order, with each node's
+//! live feed ([`events`]); and the areas, each in its own module. Where
+//! SQLite relies on its single writer, these use one conditional statement,
+//! a row lock or a unique index, so several nodes may write at once:
+//! claiming a turn, settling a call for Skipper, deciding an approval and
+//! bootstrapping happen once. Running turns are leased to the node that
+//! claimed them, with a fencing token (`turns::lease`).
 //!
 //! Requires PostgreSQL 15 or newer (`UNIQUE NULLS NOT DISTINCT`).
 
 mod audit;
 mod auth;
 mod authority;
+mod channels;
 mod codec;
 mod errors;
 mod events;
@@ -30,6 +27,7 @@ mod memory;
 mod migrations;
 mod threads;
 mod turns;
+mod workspace;
 
 use std::sync::Arc;
 

@@ -1,0 +1,157 @@
+//! Who belongs to a channel, and which channels a person sees.
+
+use tokio_postgres::GenericClient;
+
+use super::super::codec::{USER, now, parsed, ts, user_at};
+use super::super::{events, failed};
+use super::record::{self, record_journal};
+use crate::error::{Error, Result};
+use crate::events::EventBody;
+use crate::model::{Actor, ChannelId, ChannelRef, Member, MemberRole, User, UserId};
+
+async fn user(c: &impl GenericClient, id: UserId) -> Result<User> {
+    let row = c
+        .query_opt(
+            &format!("SELECT {USER} FROM users u WHERE u.id = $1"),
+            &[&id.get()],
+        )
+        .await
+        .map_err(failed("reading a user"))?
+        .ok_or_else(|| Error::not_found("user", id))?;
+    user_at(&row, 0)
+}
+
+/// A channel's members, oldest first.
+pub(crate) async fn list(c: &impl GenericClient, channel: ChannelId) -> Result<Vec<Member>> {
+    record::get(c, &ChannelRef::Id(channel)).await?;
+    let rows = c
+        .query(
+            &format!(
+                "SELECT {USER}, m.role, m.joined \
+                 FROM channel_members m JOIN users u ON u.id = m.user_id \
+                 WHERE m.channel_id = $1 ORDER BY m.joined, u.id"
+            ),
+            &[&channel.get()],
+        )
+        .await
+        .map_err(failed("listing a channel's members"))?;
+    rows.iter()
+        .map(|r| {
+            Ok(Member {
+                user: user_at(r, 0)?,
+                role: parsed(r, 5)?,
+                joined: ts(r, 6)?,
+            })
+        })
+        .collect()
+}
+
+/// Makes a person a member of a channel; a member already is one.
+pub(crate) async fn add(
+    c: &impl GenericClient,
+    channel: ChannelId,
+    user_id: UserId,
+    role: MemberRole,
+    actor: &Actor,
+) -> Result<Member> {
+    let record = record::get(c, &ChannelRef::Id(channel)).await?;
+    let person = user(c, user_id).await?;
+    let joined = now();
+    let added = c
+        .execute(
+            "INSERT INTO channel_members (channel_id, user_id, role, joined) \
+             VALUES ($1, $2, $3, $4) ON CONFLICT (channel_id, user_id) DO NOTHING",
+            &[
+                &channel.get(),
+                &user_id.get(),
+                &role.as_str(),
+                &joined.as_millisecond(),
+            ],
+        )
+        .await
+        .map_err(failed("adding a channel member"))?;
+    if added == 0 {
+        return Err(Error::Conflict(format!(
+            "{} is already a member of {}",
+            person.name, record.channel.name
+        )));
+    }
+    record_journal(
+        c,
+        Some(channel),
+        Some(record.channel.name.as_str()),
+        actor,
+        "channel.member_added",
+        &format!("{} joined {} as {role}", person.name, record.channel.name),
+    )
+    .await?;
+    events::append(
+        c,
+        Some(channel),
+        EventBody::ChannelMemberAdded {
+            user_id: person.id,
+            name: person.name.clone(),
+            role,
+        },
+    )
+    .await?;
+    Ok(Member {
+        user: person,
+        role,
+        joined,
+    })
+}
+
+/// Removes a person from a channel.
+pub(crate) async fn remove(
+    c: &impl GenericClient,
+    channel: ChannelId,
+    user_id: UserId,
+    actor: &Actor,
+) -> Result<()> {
+    let record = record::get(c, &ChannelRef::Id(channel)).await?;
+    let person = user(c, user_id).await?;
+    let removed = c
+        .execute(
+            "DELETE FROM channel_members WHERE channel_id = $1 AND user_id = $2",
+            &[&channel.get(), &user_id.get()],
+        )
+        .await
+        .map_err(failed("removing a channel member"))?;
+    if removed == 0 {
+        return Err(Error::not_found("member", &person.name));
+    }
+    record_journal(
+        c,
+        Some(channel),
+        Some(record.channel.name.as_str()),
+        actor,
+        "channel.member_removed",
+        &format!("{} left {}", person.name, record.channel.name),
+    )
+    .await?;
+    events::append(
+        c,
+        Some(channel),
+        EventBody::ChannelMemberRemoved {
+            user_id: person.id,
+            name: person.name,
+        },
+    )
+    .await?;
+    Ok(())
+}
+
+/// The live channels `user` belongs to, and every public one, by id.
+pub(crate) async fn visible_ids(c: &impl GenericClient, user: UserId) -> Result<Vec<ChannelId>> {
+    let rows = c
+        .query(
+            "SELECT id FROM channels WHERE status IN ('active', 'archived') \
+             AND (visibility = 'public' \
+             OR id IN (SELECT channel_id FROM channel_members WHERE user_id = $1)) ORDER BY id",
+            &[&user.get()],
+        )
+        .await
+        .map_err(failed("listing the channels a person sees"))?;
+    Ok(rows.iter().map(|r| ChannelId(r.get(0))).collect())
+}
