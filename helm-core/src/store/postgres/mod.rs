@@ -53,6 +53,12 @@ const POOL_SIZE: usize = 16;
 pub struct PostgresStore {
     pool: Pool,
     live: broadcast::Sender<Event>,
+    /// How long a claim or a renewal holds a running turn, in milliseconds.
+    lease_ms: i64,
+    /// The fencing token of each running turn this store claimed: its
+    /// writes of that turn name it, so they fail once another node has
+    /// taken the turn over.
+    fences: Arc<std::sync::Mutex<std::collections::HashMap<crate::model::TurnId, i64>>>,
     /// Stops this node's event feed when the last clone of the store goes.
     _feed: Arc<DropGuard>,
 }
@@ -66,8 +72,18 @@ impl std::fmt::Debug for PostgresStore {
 impl PostgresStore {
     /// Connects to `url` (`postgres://user[:password]@host[:port]/database`)
     /// and brings its schema up to date. The database must exist; Helm's
-    /// tables are created in it on first connect.
+    /// tables are created in it on first connect. Running turns are leased
+    /// for 30 s (see [`PostgresStore::connect_with`]).
     pub async fn connect(url: &str) -> Result<Self> {
+        Self::connect_with(url, std::time::Duration::from_millis(turns::lease::LEASE_MS as u64))
+            .await
+    }
+
+    /// Like [`PostgresStore::connect`], leasing the turns this node runs for
+    /// `turn_lease` at a time: if the node dies, its running turns end
+    /// interrupted, and those queued behind them start elsewhere, once that
+    /// time has passed since its last renewal.
+    pub async fn connect_with(url: &str, turn_lease: std::time::Duration) -> Result<Self> {
         let config: tokio_postgres::Config = url.parse().map_err(|e| {
             Error::invalid(
                 "store URL",
@@ -100,8 +116,23 @@ impl PostgresStore {
         Ok(PostgresStore {
             pool,
             live,
+            lease_ms: i64::try_from(turn_lease.as_millis()).unwrap_or(i64::MAX),
+            fences: Arc::default(),
             _feed: Arc::new(stop.drop_guard()),
         })
+    }
+
+    /// This process's name as the owner of the turns it runs:
+    /// `HOST:PID:SALT`.
+    pub fn node() -> &'static str {
+        turns::lease::node()
+    }
+
+    /// The process id in a lease owner's name (see [`PostgresStore::node`]).
+    pub fn node_pid(owner: &str) -> Option<u32> {
+        let mut parts = owner.rsplitn(3, ':');
+        parts.next()?;
+        parts.next()?.parse().ok()
     }
 
     /// A pooled connection.
@@ -138,6 +169,15 @@ fn redacted(url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::redacted;
+
+    #[test]
+    fn a_lease_owner_names_its_process() {
+        use super::PostgresStore;
+        let me = PostgresStore::node();
+        assert_eq!(PostgresStore::node_pid(me), Some(std::process::id()));
+        assert_eq!(PostgresStore::node_pid("db:host:4242:0badcafe"), Some(4242));
+        assert_eq!(PostgresStore::node_pid("nonsense"), None);
+    }
 
     #[test]
     fn a_url_in_an_error_has_no_password() {

@@ -356,6 +356,7 @@ async fn start(
     c: &impl GenericClient,
     id: TurnId,
     served_by: Option<ModelChoice>,
+    lease_ms: i64,
 ) -> Result<Option<(Turn, i64)>> {
     let at = ms(now());
     let provider = served_by.as_ref().map(|m| m.provider.clone());
@@ -379,7 +380,7 @@ async fn start(
                 &provider,
                 &model,
                 &lease::node(),
-                &lease::LEASE_MS,
+                &lease_ms,
             ],
         )
         .await;
@@ -512,6 +513,8 @@ pub(crate) async fn finish(
                 "UPDATE turns t SET state = $2, error = $3, steps = $4, input_tokens = $5,
                      output_tokens = $6, finished_at = $7, lease_expires = NULL
                  WHERE t.id = $1 AND (t.state = 'queued' AND $8::BIGINT IS NULL OR {})
+                 AND ($8::BIGINT IS NOT NULL OR t.state = 'queued' OR t.lease_expires IS NULL
+                      OR t.lease_expires <= $7)
                  RETURNING {COLUMNS}, t.first_delta_seq",
                 live_and_fenced(8)
             ),
@@ -668,6 +671,15 @@ async fn follow_latest_turns(c: &impl GenericClient) -> Result<u64> {
 }
 
 impl PostgresStore {
+    fn lock_fences(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<TurnId, i64>> {
+        self.fences.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The fencing token this store holds `turn` with, if it claimed it.
+    fn fence_of(&self, turn: TurnId) -> Option<i64> {
+        self.lock_fences().get(&turn).copied()
+    }
+
     /// Runs `work` in one transaction on a pooled connection: committed
     /// when it returns `Ok`, rolled back otherwise.
     pub(crate) async fn in_tx<T, F>(&self, what: &'static str, work: F) -> Result<T>
@@ -691,10 +703,16 @@ impl PostgresStore {
         turn: TurnId,
         served_by: Option<ModelChoice>,
     ) -> Result<Option<(Turn, i64)>> {
-        self.in_tx("starting a turn", move |tx| {
-            Box::pin(start(tx, turn, served_by))
-        })
-        .await
+        let lease_ms = self.lease_ms;
+        let claimed = self
+            .in_tx("starting a turn", move |tx| {
+                Box::pin(start(tx, turn, served_by, lease_ms))
+            })
+            .await?;
+        if let Some((_, token)) = &claimed {
+            self.lock_fences().insert(turn, *token);
+        }
+        Ok(claimed)
     }
 
     /// [`TurnStore::append_reply`], accepted only while `token` is the
@@ -761,18 +779,85 @@ impl TurnStore for PostgresStore {
         Ok(self.claim_turn(turn, served_by).await?.map(|(t, _)| t))
     }
 
+    async fn renew_turn_leases(&self, turns: Vec<TurnId>) -> Result<Vec<TurnId>> {
+        // Only turns this store claimed have a lease to renew (a live turn
+        // not started yet has none).
+        let held: Vec<(i64, i64)> = {
+            let fences = self.lock_fences();
+            turns
+                .iter()
+                .filter_map(|t| fences.get(t).map(|token| (t.get(), *token)))
+                .collect()
+        };
+        if held.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (ids, tokens): (Vec<i64>, Vec<i64>) = held.iter().copied().unzip();
+        let client = self.client().await?;
+        let renewed: Vec<i64> = client
+            .query(
+                "UPDATE turns t SET lease_expires = $3::BIGINT + $4::BIGINT
+                 FROM unnest($1::BIGINT[], $2::BIGINT[]) AS l(id, token)
+                 WHERE t.id = l.id AND t.lease_token = l.token AND t.state = 'running'
+                 RETURNING t.id",
+                &[&ids, &tokens, &ms(now()), &self.lease_ms],
+            )
+            .await
+            .map_err(failed("renewing turn leases"))?
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        let lost: Vec<TurnId> = ids
+            .into_iter()
+            .filter(|id| !renewed.contains(id))
+            .map(TurnId)
+            .collect();
+        let mut fences = self.lock_fences();
+        for turn in &lost {
+            fences.remove(turn);
+        }
+        Ok(lost)
+    }
+
+    async fn orphaned_turns(&self) -> Result<Vec<Turn>> {
+        let client = self.client().await?;
+        client
+            .query(
+                &format!(
+                    "SELECT {COLUMNS} FROM turns t
+                     WHERE t.state = 'running' AND (t.lease_expires IS NULL OR t.lease_expires <= $1)
+                     ORDER BY t.id"
+                ),
+                &[&ms(now())],
+            )
+            .await
+            .map_err(failed("listing orphaned turns"))?
+            .iter()
+            .map(turn_at)
+            .collect()
+    }
+
     async fn append_reply(&self, turn: TurnId, delta: String) -> Result<bool> {
+        let fence = self.fence_of(turn);
         self.in_tx("appending to a reply", move |tx| {
-            Box::pin(async move { append_reply(tx, turn, &delta, None).await })
+            Box::pin(async move { append_reply(tx, turn, &delta, fence).await })
         })
         .await
     }
 
     async fn finish_turn(&self, turn: TurnId, end: TurnFinish) -> Result<Option<Turn>> {
-        self.in_tx("ending a turn", move |tx| {
-            Box::pin(finish(tx, turn, end, None))
-        })
-        .await
+        // This node's own turn is ended under its token; another's only
+        // once its lease lapsed (or while it is still queued).
+        let fence = self.fence_of(turn);
+        let ended = self
+            .in_tx("ending a turn", move |tx| {
+                Box::pin(finish(tx, turn, end, fence))
+            })
+            .await?;
+        if ended.is_some() {
+            self.lock_fences().remove(&turn);
+        }
+        Ok(ended)
     }
 
     async fn turn_counts(&self) -> Result<Vec<(TurnState, u64)>> {

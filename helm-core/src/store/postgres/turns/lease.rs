@@ -13,9 +13,13 @@
 //! node then ends or claims the turn again, which raises the token, so
 //! whatever the old owner writes after waking up is refused.
 //!
-//! Until stage 3, the port's own writes (`append_reply`, `finish_turn`)
-//! pass no token and are refused only once the turn is no longer running,
-//! as in SQLite.
+//! The port's own writes do this for the runtime: the store remembers the
+//! token of each turn it claimed, `append_reply`/`finish_turn` pass it, and
+//! `renew_turn_leases` renews the runtime's live turns every second (the
+//! lease is `runtime.turn_lease_secs`, 30 s by default). A write without a
+//! token (another node ending a turn it did not claim) is accepted only once
+//! the turn's lease has lapsed: `orphaned_turns` is how the runtime finds
+//! those.
 
 use std::sync::OnceLock;
 
@@ -27,7 +31,8 @@ use super::rows::ms;
 use crate::error::Result;
 use crate::model::TurnId;
 
-/// How long a claim or a renewal holds a running turn.
+/// How long a claim or a renewal holds a running turn unless the node was
+/// given another lease (`PostgresStore::connect_with`).
 pub const LEASE_MS: i64 = 30_000;
 
 /// This process's name as a lease owner: its host and process id, and a
@@ -80,7 +85,7 @@ impl PostgresStore {
         .transpose()
     }
 
-    /// Renews this node's lease of a running turn for another [`LEASE_MS`];
+    /// Renews this node's lease of a running turn for another lease period;
     /// `false` if the turn ended or `token` is no longer its token (another
     /// node took it over: stop running it).
     pub async fn renew_turn_lease(&self, turn: TurnId, token: i64) -> Result<bool> {
@@ -89,7 +94,7 @@ impl PostgresStore {
             .execute(
                 "UPDATE turns SET lease_expires = $3::BIGINT + $4::BIGINT
                  WHERE id = $1 AND state = 'running' AND lease_token = $2",
-                &[&turn.get(), &token, &ms(now()), &LEASE_MS],
+                &[&turn.get(), &token, &ms(now()), &self.lease_ms],
             )
             .await
             .map_err(failed("renewing a turn's lease"))?;
