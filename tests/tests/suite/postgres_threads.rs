@@ -981,3 +981,104 @@ async fn two_nodes_superseding_one_record_leave_one_replacement() -> anyhow::Res
     assert_eq!(current.len(), 1, "one current record");
     Ok(())
 }
+
+async fn import_scenario(store: &dyn Areas, s: &Seeded) -> anyhow::Result<Transcript> {
+    use helm_core::memory::import::{ImportMemory, ImportMessage, ImportPlan, ImportThread};
+    let at = |s: i64| jiff::Timestamp::from_second(1_700_000_000 + s).ok();
+    let plan = ImportPlan {
+        threads: vec![ImportThread {
+            id: "t-1".into(),
+            title: "Launch review".into(),
+            opened_at: None,
+        }],
+        messages: vec![
+            ImportMessage {
+                thread: "t-1".into(),
+                external_id: "m-1".into(),
+                author: "captain".into(),
+                text: "When is the launch?".into(),
+                at: at(0),
+            },
+            ImportMessage {
+                thread: "t-1".into(),
+                external_id: "m-2".into(),
+                author: "a guest".into(),
+                text: "Tuesday at noon.".into(),
+                at: at(60),
+            },
+        ],
+        memories: vec![ImportMemory {
+            kind: MemoryKind::Decision,
+            content: "The launch is on Tuesday.".into(),
+            thread: Some("t-1".into()),
+            source_external_id: Some("m-2".into()),
+            confidence: None,
+        }],
+    };
+    let mut out = Transcript::new();
+    let report = store
+        .import_history(s.channel, plan.clone(), Actor::user(&s.captain))
+        .await?;
+    out.push(format!("{report:?}"));
+    out.push(outcome(
+        store
+            .import_history(s.channel, plan, Actor::user(&s.captain))
+            .await,
+        |r| format!("{r:?}"),
+    ));
+    for t in store.threads(s.channel, 10).await? {
+        out.push(format!(
+            "{} opened {} updated {}",
+            thread_view(&t),
+            t.opened_at,
+            t.updated_at
+        ));
+        out.push(format!(
+            "external ids {:?}",
+            store.thread_external_ids(t.id).await?
+        ));
+        for m in store.thread_messages(t.id, None).await? {
+            out.push(format!("  {} at {}", message_view(&m), m.created));
+        }
+    }
+    let opened = store
+        .threads_opened_between(s.channel, 1_700_000_000_000, 1_700_000_000_000 + 1_000)
+        .await?;
+    out.push(format!("opened then {opened:?}"));
+    let hits = store
+        .recall_lexical(s.channel, &words(&["launch", "tuesday"]), 10)
+        .await?;
+    // The same items; their order is each engine's ranking.
+    let mut keys: Vec<ItemKey> = hits.iter().map(|(k, _)| *k).collect();
+    keys.sort();
+    out.push(format!(
+        "found {:?}",
+        keys.iter().map(|k| k.0).collect::<BTreeSet<_>>()
+    ));
+    for item in store.recall_items(keys).await? {
+        out.push(format!(
+            "item {} {:?} {:?} {:?} said {}",
+            item.key.0, item.author, item.turn, item.source_external_id, item.said_at
+        ));
+    }
+    out.push(format!(
+        "backlog {}",
+        store.embed_backlog_len(Some(s.channel)).await?
+    ));
+    Ok(out)
+}
+
+#[tokio::test]
+async fn imported_history_matches_sqlite() -> anyhow::Result<()> {
+    let (_dir, lite, ls) = sqlite().await?;
+    let (_url, pg, ps) = postgres().await?;
+    let a = import_scenario(&lite, &ls).await?;
+    let b = import_scenario(&pg, &ps).await?;
+    assert_same(&a, &b);
+    assert!(
+        a[1].starts_with("error:"),
+        "a second import is refused: {}",
+        a[1]
+    );
+    Ok(())
+}
