@@ -78,11 +78,22 @@ impl Pair {
 
     /// Asserts both stores hold the same journal and counts.
     async fn same_state(&self) -> anyhow::Result<()> {
-        let (a, b) = (
-            self.sqlite.journal(None).await?,
-            self.pg.journal(None).await?,
+        // Journal ids are left out: a PostgreSQL identity taken by a
+        // rolled-back write is not handed out again, as SQLite's rowid is.
+        let journal = |entries: Vec<helm_core::store::JournalEntry>| {
+            entries
+                .iter()
+                .map(|e| {
+                    let mut v = timeless_of(e);
+                    v["id"] = Value::Null;
+                    v
+                })
+                .collect::<Vec<_>>()
+        };
+        same(
+            &journal(self.sqlite.journal(None).await?),
+            &journal(self.pg.journal(None).await?),
         );
-        same(&timeless_of(&a), &timeless_of(&b));
         let (mut a, mut b) = (self.sqlite.stats().await?, self.pg.stats().await?);
         // Each store counts its own migrations.
         (a.schema_version, b.schema_version) = (0, 0);
@@ -440,6 +451,14 @@ async fn postgres_refuses_what_sqlite_refuses_with_the_same_errors() -> anyhow::
         no_world()
     ));
     assert!(while_archived.contains("archived"), "{while_archived}");
+    // A tree that cannot be moved aside keeps the channel.
+    let stuck = both!(delete_channel(
+        research.channel.id,
+        actor.clone(),
+        failing_world()
+    ));
+    assert!(stuck.contains("the world could not be made"), "{stuck}");
+    both!(channel(&ChannelRef::Id(research.channel.id)));
     both!(delete_channel(
         research.channel.id,
         actor.clone(),

@@ -207,6 +207,8 @@ async fn bootstrap(
         ),
     )
     .await?;
+    // The world is made before the events are numbered (see provisioning).
+    world(&home)?;
     events::append(
         c,
         Some(home_id),
@@ -222,7 +224,6 @@ async fn bootstrap(
         EventBody::MessageCreated { message: welcome },
     )
     .await?;
-    world(&home)?;
     let workspace = workspace(c)
         .await?
         .ok_or_else(|| Error::Internal("workspace vanished during bootstrap".into()))?;

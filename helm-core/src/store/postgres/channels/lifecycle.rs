@@ -355,6 +355,9 @@ pub(crate) async fn delete(
         ),
     )
     .await?;
+    // The tree is moved aside before the event is numbered (see
+    // provisioning); if that fails, nothing is removed.
+    world(&record)?;
     events::append(
         c,
         None,
@@ -364,7 +367,7 @@ pub(crate) async fn delete(
         },
     )
     .await?;
-    world(&record)
+    Ok(())
 }
 
 /// Renames a channel, or changes its purpose (and its agent's) or its

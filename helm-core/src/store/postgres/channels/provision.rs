@@ -163,6 +163,9 @@ pub(crate) async fn provision(
         &plan.announcement.replace("{handle}", &handle.to_string()),
     )
     .await?;
+    // The world is made before the events are numbered: numbering holds the
+    // one counter row every writer on every node waits for, until commit.
+    world(&record)?;
     events::append(
         c,
         Some(channel_id),
@@ -180,7 +183,6 @@ pub(crate) async fn provision(
         },
     )
     .await?;
-    world(&record)?;
     Ok(record)
 }
 
