@@ -667,22 +667,22 @@ async fn follow_latest_turns(c: &impl GenericClient) -> Result<u64> {
     Ok(changed)
 }
 
-impl PostgresStore {
-    /// Runs `work` in one transaction on a pooled connection: committed
-    /// when it returns `Ok`, rolled back otherwise.
-    pub(crate) async fn in_tx<T, F>(&self, what: &'static str, work: F) -> Result<T>
-    where
-        F: for<'t> FnOnce(
-            &'t tokio_postgres::Transaction<'t>,
-        ) -> futures_util::future::BoxFuture<'t, Result<T>>,
-    {
-        let mut client = self.client().await?;
-        let tx = client.transaction().await.map_err(failed(what))?;
-        let out = work(&tx).await?;
-        tx.commit().await.map_err(failed(what))?;
-        Ok(out)
-    }
+/// Runs `work` in one transaction on one of `store`'s pooled connections:
+/// committed when it returns `Ok`, rolled back otherwise.
+pub(crate) async fn in_tx<T, F>(store: &PostgresStore, what: &'static str, work: F) -> Result<T>
+where
+    F: for<'t> FnOnce(
+        &'t tokio_postgres::Transaction<'t>,
+    ) -> futures_util::future::BoxFuture<'t, Result<T>>,
+{
+    let mut client = store.client().await?;
+    let tx = client.transaction().await.map_err(failed(what))?;
+    let out = work(&tx).await?;
+    tx.commit().await.map_err(failed(what))?;
+    Ok(out)
+}
 
+impl PostgresStore {
     /// Claims a queued turn as [`TurnStore::start_turn`] does, and also
     /// returns the fencing token this node holds it with (stage 3 passes it
     /// to [`Self::append_reply_fenced`] and [`Self::finish_turn_fenced`]).
@@ -691,7 +691,7 @@ impl PostgresStore {
         turn: TurnId,
         served_by: Option<ModelChoice>,
     ) -> Result<Option<(Turn, i64)>> {
-        self.in_tx("starting a turn", move |tx| {
+        in_tx(self, "starting a turn", move |tx| {
             Box::pin(start(tx, turn, served_by))
         })
         .await
@@ -705,7 +705,7 @@ impl PostgresStore {
         token: i64,
         delta: String,
     ) -> Result<bool> {
-        self.in_tx("appending to a reply", move |tx| {
+        in_tx(self, "appending to a reply", move |tx| {
             Box::pin(async move { append_reply(tx, turn, &delta, Some(token)).await })
         })
         .await
@@ -719,7 +719,7 @@ impl PostgresStore {
         token: i64,
         end: TurnFinish,
     ) -> Result<Option<Turn>> {
-        self.in_tx("ending a turn", move |tx| {
+        in_tx(self, "ending a turn", move |tx| {
             Box::pin(finish(tx, turn, end, Some(token)))
         })
         .await
@@ -762,14 +762,14 @@ impl TurnStore for PostgresStore {
     }
 
     async fn append_reply(&self, turn: TurnId, delta: String) -> Result<bool> {
-        self.in_tx("appending to a reply", move |tx| {
+        in_tx(self, "appending to a reply", move |tx| {
             Box::pin(async move { append_reply(tx, turn, &delta, None).await })
         })
         .await
     }
 
     async fn finish_turn(&self, turn: TurnId, end: TurnFinish) -> Result<Option<Turn>> {
-        self.in_tx("ending a turn", move |tx| {
+        in_tx(self, "ending a turn", move |tx| {
             Box::pin(finish(tx, turn, end, None))
         })
         .await
@@ -790,7 +790,7 @@ impl TurnStore for PostgresStore {
     }
 
     async fn repair_after_stop(&self) -> Result<Repaired> {
-        self.in_tx("repairing after a stop", |tx| {
+        in_tx(self, "repairing after a stop", |tx| {
             Box::pin(async move {
                 Ok(Repaired {
                     tool_actions: tools::interrupt_orphans(tx).await?,
@@ -821,7 +821,7 @@ impl TurnStore for PostgresStore {
     }
 
     async fn start_tool_action(&self, action: NewToolAction) -> Result<ToolAction> {
-        self.in_tx("journaling a tool call", move |tx| {
+        in_tx(self, "journaling a tool call", move |tx| {
             Box::pin(tools::start(tx, action))
         })
         .await
@@ -832,7 +832,7 @@ impl TurnStore for PostgresStore {
         id: ToolActionId,
         outcome: ToolActionOutcome,
     ) -> Result<ToolAction> {
-        self.in_tx("journaling a tool call's end", move |tx| {
+        in_tx(self, "journaling a tool call's end", move |tx| {
             Box::pin(tools::finish(tx, id, outcome))
         })
         .await
@@ -858,7 +858,7 @@ impl TurnStore for PostgresStore {
         touch: bool,
     ) -> Result<Vec<Artifact>> {
         let created_by = created_by.to_string();
-        self.in_tx("recording artifacts", move |tx| {
+        in_tx(self, "recording artifacts", move |tx| {
             Box::pin(async move {
                 tools::record_artifacts(tx, channel, thread, kind, &created_by, &paths, touch).await
             })
