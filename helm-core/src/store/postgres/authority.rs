@@ -13,6 +13,7 @@ use async_trait::async_trait;
 use tokio_postgres::{GenericClient, Row};
 
 use super::codec::{now, parsed, ts};
+use super::turns::in_tx;
 use super::turns::rows::{self, ms};
 use super::{PostgresStore, audit, events, failed};
 use crate::audit::AuditFields;
@@ -387,7 +388,7 @@ async fn put_pin(c: &impl GenericClient, pin: &McpPin, by: Option<&str>) -> Resu
 #[async_trait]
 impl AuthorityStore for PostgresStore {
     async fn escalate(&self, escalation: NewEscalation) -> Result<Escalated> {
-        self.in_tx("calling Skipper", move |tx| {
+        in_tx(self, "calling Skipper", move |tx| {
             Box::pin(escalations::escalate(tx, escalation))
         })
         .await
@@ -400,7 +401,7 @@ impl AuthorityStore for PostgresStore {
         outcome: String,
         resume: Option<Resume>,
     ) -> Result<(Escalation, Option<Turn>)> {
-        self.in_tx("settling a call for Skipper", move |tx| {
+        in_tx(self, "settling a call for Skipper", move |tx| {
             Box::pin(async move { escalations::settle(tx, id, status, &outcome, resume).await })
         })
         .await
@@ -417,7 +418,7 @@ impl AuthorityStore for PostgresStore {
     }
 
     async fn request_approval(&self, new: NewApproval) -> Result<Approval> {
-        self.in_tx("asking for approval", move |tx| {
+        in_tx(self, "asking for approval", move |tx| {
             Box::pin(request_approval(tx, new))
         })
         .await
@@ -430,7 +431,7 @@ impl AuthorityStore for PostgresStore {
         by: Option<UserId>,
         note: Option<String>,
     ) -> Result<Approval> {
-        self.in_tx("deciding an approval", move |tx| {
+        in_tx(self, "deciding an approval", move |tx| {
             Box::pin(async move { decide_approval(tx, id, status, by, note.as_deref()).await })
         })
         .await
@@ -498,7 +499,7 @@ impl AuthorityStore for PostgresStore {
     }
 
     async fn change_capabilities(&self, change: CapabilityChange) -> Result<CapabilityPolicy> {
-        self.in_tx("changing capabilities", move |tx| {
+        in_tx(self, "changing capabilities", move |tx| {
             Box::pin(change_capabilities(tx, change))
         })
         .await
@@ -522,7 +523,7 @@ impl AuthorityStore for PostgresStore {
     }
 
     async fn put_mcp_pin(&self, pin: McpPin, by: Option<String>) -> Result<()> {
-        self.in_tx("pinning an MCP tool", move |tx| {
+        in_tx(self, "pinning an MCP tool", move |tx| {
             Box::pin(async move { put_pin(tx, &pin, by.as_deref()).await })
         })
         .await

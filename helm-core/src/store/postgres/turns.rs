@@ -680,21 +680,24 @@ impl PostgresStore {
         self.lock_fences().get(&turn).copied()
     }
 
-    /// Runs `work` in one transaction on a pooled connection: committed
-    /// when it returns `Ok`, rolled back otherwise.
-    pub(crate) async fn in_tx<T, F>(&self, what: &'static str, work: F) -> Result<T>
-    where
-        F: for<'t> FnOnce(
-            &'t tokio_postgres::Transaction<'t>,
-        ) -> futures_util::future::BoxFuture<'t, Result<T>>,
-    {
-        let mut client = self.client().await?;
-        let tx = client.transaction().await.map_err(failed(what))?;
-        let out = work(&tx).await?;
-        tx.commit().await.map_err(failed(what))?;
-        Ok(out)
-    }
+}
 
+/// Runs `work` in one transaction on one of `store`'s pooled connections:
+/// committed when it returns `Ok`, rolled back otherwise.
+pub(crate) async fn in_tx<T, F>(store: &PostgresStore, what: &'static str, work: F) -> Result<T>
+where
+    F: for<'t> FnOnce(
+        &'t tokio_postgres::Transaction<'t>,
+    ) -> futures_util::future::BoxFuture<'t, Result<T>>,
+{
+    let mut client = store.client().await?;
+    let tx = client.transaction().await.map_err(failed(what))?;
+    let out = work(&tx).await?;
+    tx.commit().await.map_err(failed(what))?;
+    Ok(out)
+}
+
+impl PostgresStore {
     /// Claims a queued turn as [`TurnStore::start_turn`] does, and also
     /// returns the fencing token this node holds it with (stage 3 passes it
     /// to [`Self::append_reply_fenced`] and [`Self::finish_turn_fenced`]).
@@ -704,8 +707,7 @@ impl PostgresStore {
         served_by: Option<ModelChoice>,
     ) -> Result<Option<(Turn, i64)>> {
         let lease_ms = self.lease_ms;
-        let claimed = self
-            .in_tx("starting a turn", move |tx| {
+        let claimed = in_tx(self, "starting a turn", move |tx| {
                 Box::pin(start(tx, turn, served_by, lease_ms))
             })
             .await?;
@@ -723,7 +725,7 @@ impl PostgresStore {
         token: i64,
         delta: String,
     ) -> Result<bool> {
-        self.in_tx("appending to a reply", move |tx| {
+        in_tx(self, "appending to a reply", move |tx| {
             Box::pin(async move { append_reply(tx, turn, &delta, Some(token)).await })
         })
         .await
@@ -737,7 +739,7 @@ impl PostgresStore {
         token: i64,
         end: TurnFinish,
     ) -> Result<Option<Turn>> {
-        self.in_tx("ending a turn", move |tx| {
+        in_tx(self, "ending a turn", move |tx| {
             Box::pin(finish(tx, turn, end, Some(token)))
         })
         .await
@@ -839,7 +841,7 @@ impl TurnStore for PostgresStore {
 
     async fn append_reply(&self, turn: TurnId, delta: String) -> Result<bool> {
         let fence = self.fence_of(turn);
-        self.in_tx("appending to a reply", move |tx| {
+        in_tx(self, "appending to a reply", move |tx| {
             Box::pin(async move { append_reply(tx, turn, &delta, fence).await })
         })
         .await
@@ -849,8 +851,7 @@ impl TurnStore for PostgresStore {
         // This node's own turn is ended under its token; another's only
         // once its lease lapsed (or while it is still queued).
         let fence = self.fence_of(turn);
-        let ended = self
-            .in_tx("ending a turn", move |tx| {
+        let ended = in_tx(self, "ending a turn", move |tx| {
                 Box::pin(finish(tx, turn, end, fence))
             })
             .await?;
@@ -875,7 +876,7 @@ impl TurnStore for PostgresStore {
     }
 
     async fn repair_after_stop(&self) -> Result<Repaired> {
-        self.in_tx("repairing after a stop", |tx| {
+        in_tx(self, "repairing after a stop", |tx| {
             Box::pin(async move {
                 Ok(Repaired {
                     tool_actions: tools::interrupt_orphans(tx).await?,
@@ -906,7 +907,7 @@ impl TurnStore for PostgresStore {
     }
 
     async fn start_tool_action(&self, action: NewToolAction) -> Result<ToolAction> {
-        self.in_tx("journaling a tool call", move |tx| {
+        in_tx(self, "journaling a tool call", move |tx| {
             Box::pin(tools::start(tx, action))
         })
         .await
@@ -917,7 +918,7 @@ impl TurnStore for PostgresStore {
         id: ToolActionId,
         outcome: ToolActionOutcome,
     ) -> Result<ToolAction> {
-        self.in_tx("journaling a tool call's end", move |tx| {
+        in_tx(self, "journaling a tool call's end", move |tx| {
             Box::pin(tools::finish(tx, id, outcome))
         })
         .await
@@ -943,7 +944,7 @@ impl TurnStore for PostgresStore {
         touch: bool,
     ) -> Result<Vec<Artifact>> {
         let created_by = created_by.to_string();
-        self.in_tx("recording artifacts", move |tx| {
+        in_tx(self, "recording artifacts", move |tx| {
             Box::pin(async move {
                 tools::record_artifacts(tx, channel, thread, kind, &created_by, &paths, touch).await
             })
