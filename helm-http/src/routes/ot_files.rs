@@ -22,7 +22,7 @@ use crate::api::{
 };
 use crate::caller::OtCaller;
 use crate::error::{ApiError, ApiResult};
-use crate::extract::{Body, QueryParams};
+use crate::extract::{Body, ProtocolQuery};
 use crate::state::AppState;
 
 /// The workspace, which is the protocol's home and working directory.
@@ -39,6 +39,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(delete))
         .routes(routes!(move_entry))
         .routes(routes!(upload))
+        .route_layer(axum::middleware::from_fn(super::ot_errors::protocol_errors))
 }
 
 async fn files(state: &AppState, caller: &OtCaller) -> ApiResult<std::sync::Arc<dyn Files>> {
@@ -69,7 +70,7 @@ async fn cwd(_caller: OtCaller) -> Json<serde_json::Value> {
 async fn list(
     State(state): State<AppState>,
     caller: OtCaller,
-    QueryParams(query): QueryParams<OtListQuery>,
+    ProtocolQuery(query): ProtocolQuery<OtListQuery>,
 ) -> ApiResult<Json<OtListing>> {
     let fs = files(&state, &caller).await?;
     let dir = query.directory.unwrap_or_else(|| HOME.to_string());
@@ -105,9 +106,14 @@ async fn list(
     }))
 }
 
-/// Whether the first bytes of a file look binary (a NUL among them).
-fn looks_binary(bytes: &[u8]) -> bool {
-    bytes[..bytes.len().min(8192)].contains(&0)
+/// Whether a file's first bytes are not UTF-8 text, as the protocol decides
+/// (it reads any file that decodes as UTF-8 as text, NULs and all). A
+/// character cut by the end of a `truncated` head does not count.
+fn looks_binary(bytes: &[u8], truncated: bool) -> bool {
+    match std::str::from_utf8(bytes) {
+        Ok(_) => false,
+        Err(e) => !(truncated && e.error_len().is_none()),
+    }
 }
 
 /// A text file (or a line range of it); an image comes back as its bytes;
@@ -121,11 +127,11 @@ fn looks_binary(bytes: &[u8]) -> bool {
 async fn read(
     State(state): State<AppState>,
     caller: OtCaller,
-    QueryParams(query): QueryParams<OtReadQuery>,
+    ProtocolQuery(query): ProtocolQuery<OtReadQuery>,
 ) -> ApiResult<Response> {
     let fs = files(&state, &caller).await?;
     let head = fs.read_bytes(&query.path, 8192).await?;
-    if looks_binary(&head.bytes) {
+    if looks_binary(&head.bytes, head.truncated) {
         let media = content_type_for(&head.path);
         if !media.starts_with("image/") {
             return Err(ApiError::new(
@@ -172,7 +178,7 @@ async fn read(
 async fn view(
     State(state): State<AppState>,
     caller: OtCaller,
-    QueryParams(query): QueryParams<OtPathQuery>,
+    ProtocolQuery(query): ProtocolQuery<OtPathQuery>,
 ) -> ApiResult<Response> {
     let fs = files(&state, &caller).await?;
     let limit = state.config.max_download_bytes;
@@ -233,7 +239,7 @@ async fn mkdir(
 async fn delete(
     State(state): State<AppState>,
     caller: OtCaller,
-    QueryParams(query): QueryParams<OtPathQuery>,
+    ProtocolQuery(query): ProtocolQuery<OtPathQuery>,
 ) -> ApiResult<Json<OtDeleted>> {
     let fs = files(&state, &caller).await?;
     let stat = fs.stat(&query.path).await?;
@@ -275,7 +281,7 @@ async fn move_entry(
 async fn upload(
     State(state): State<AppState>,
     caller: OtCaller,
-    QueryParams(query): QueryParams<OtUploadQuery>,
+    ProtocolQuery(query): ProtocolQuery<OtUploadQuery>,
     request: Request,
 ) -> ApiResult<Json<OtWritten>> {
     let fs = files(&state, &caller).await?;
