@@ -589,6 +589,24 @@ def exchanges(reference, helm):
             same=("status",),
         )
     )
+    # The protocol turns backslash escapes in input into the characters.
+    pair.escaped = []
+    for (url, secret), pid in zip(pair._clients(), cat_ids):
+        headers = {"authorization": f"Bearer {secret}"}
+        httpx.post(
+            f"{url}/execute/{pid}/input",
+            json={"input": "tab\\there\\n"},
+            headers=headers,
+            timeout=30,
+        ).raise_for_status()
+        text = ""
+        for _ in range(100):
+            body = httpx.get(f"{url}/execute/{pid}/status", headers=headers, timeout=30).json()
+            text = "".join(entry["data"] for entry in body["output"])
+            if "here" in text:
+                break
+            time.sleep(0.05)
+        pair.escaped.append(text)
     pair.exchanges.append(
         Exchange(
             "kill",
@@ -799,6 +817,11 @@ def test_terminals_echo_and_refuse_alike(exchanges):
     assert "OT-42" in reference_echo, reference_echo
     assert "OT-42" in helm_echo, helm_echo
     assert exchanges.refusals[0] == exchanges.refusals[1] == 4001, exchanges.refusals
+
+
+def test_input_escapes_are_read_alike(exchanges):
+    for text in exchanges.escaped:
+        assert "tab\there" in text and "\\t" not in text, exchanges.escaped
 
 
 def test_every_claimed_endpoint_was_exercised(helm, exchanges):

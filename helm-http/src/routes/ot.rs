@@ -259,10 +259,90 @@ async fn command_input(
             format!("command {id} has already exited"),
         ));
     }
-    tracked.write_stdin(request.input.as_bytes()).await?;
+    tracked
+        .write_stdin(unescape(&request.input).as_bytes())
+        .await?;
     Ok(Json(OtStatus {
         status: "ok".into(),
     }))
+}
+
+/// The input with its backslash escapes (`\\n`, `\\x03`, `\\u00e9`, ...)
+/// turned into the characters they name, as the protocol does with Python's
+/// `unicode_escape` (models often write control characters that way). An
+/// escape it does not know stays as it is.
+fn unescape(input: &str) -> String {
+    let mut out = String::with_capacity(input.len());
+    let mut chars = input.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let Some(&next) = chars.peek() else {
+            out.push('\\');
+            break;
+        };
+        let simple = match next {
+            '\\' => Some('\\'),
+            '\'' => Some('\''),
+            '"' => Some('"'),
+            'n' => Some('\n'),
+            'r' => Some('\r'),
+            't' => Some('\t'),
+            'a' => Some('\x07'),
+            'b' => Some('\x08'),
+            'f' => Some('\x0c'),
+            'v' => Some('\x0b'),
+            _ => None,
+        };
+        if let Some(simple) = simple {
+            chars.next();
+            out.push(simple);
+            continue;
+        }
+        if next == '\n' {
+            // A backslash before a line break joins the lines.
+            chars.next();
+            continue;
+        }
+        let (radix, digits) = match next {
+            'x' => (16, 2),
+            'u' => (16, 4),
+            'U' => (16, 8),
+            '0'..='7' => (8, 3),
+            _ => {
+                out.push('\\');
+                continue;
+            }
+        };
+        let mut lookahead = chars.clone();
+        if radix == 16 {
+            lookahead.next();
+        }
+        let mut code = String::new();
+        while code.len() < digits {
+            match lookahead.peek() {
+                Some(d) if d.is_digit(radix) => {
+                    code.push(*d);
+                    lookahead.next();
+                }
+                _ => break,
+            }
+        }
+        let complete = radix == 8 || code.len() == digits;
+        match u32::from_str_radix(&code, radix)
+            .ok()
+            .and_then(char::from_u32)
+        {
+            Some(decoded) if complete && !code.is_empty() => {
+                out.push(decoded);
+                chars = lookahead;
+            }
+            _ => out.push('\\'),
+        }
+    }
+    out
 }
 
 /// Kills a command and everything it started.
@@ -464,5 +544,27 @@ async fn terminal_socket(mut socket: WebSocket, state: AppState, channel: Channe
         && let Err(e) = state.helm.terminals().close(id).await
     {
         tracing::debug!(error = %e, id, "closing an Open Terminal terminal");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{unescape, workspace_path};
+
+    #[test]
+    fn input_escapes_become_the_characters_they_name() {
+        assert_eq!(unescape("ls\\n"), "ls\n");
+        assert_eq!(unescape("\\x03\\t\\u00e9\\101"), "\u{3}\té A");
+        assert_eq!(unescape("plain é\n"), "plain é\n");
+        assert_eq!(unescape("keep \\q and \\x4"), "keep \\q and \\x4");
+        assert_eq!(unescape("end\\"), "end\\");
+    }
+
+    #[test]
+    fn a_commands_cwd_is_answered_as_an_absolute_workspace_path() {
+        assert_eq!(workspace_path(None), "/workspace");
+        assert_eq!(workspace_path(Some("made")), "/workspace/made");
+        assert_eq!(workspace_path(Some("./a/../b/")), "/workspace/b");
+        assert_eq!(workspace_path(Some("/workspace/x")), "/workspace/x");
     }
 }

@@ -116,6 +116,22 @@ fn looks_binary(bytes: &[u8], truncated: bool) -> bool {
     }
 }
 
+/// Lines `start..=end` (1-based, each with its line break) of a text, and
+/// how many lines it has.
+fn line_slice(text: &str, start: Option<u32>, end: Option<u32>) -> (usize, String) {
+    let start = start.unwrap_or(1) as usize;
+    let end = end.map_or(usize::MAX, |e| e as usize);
+    let mut total = 0;
+    let mut content = String::new();
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        total = i + 1;
+        if (start..=end).contains(&total) {
+            content.push_str(line);
+        }
+    }
+    (total, content)
+}
+
 /// A text file (or a line range of it); an image comes back as its bytes;
 /// other binary files are refused with 415.
 #[utoipa::path(get, path = "/api/channels/{channel}/ot/files/read", tag = "open-terminal",
@@ -152,6 +168,21 @@ async fn read(
             axum::http::HeaderValue::from_static(media),
         );
         return Ok(response);
+    }
+    if head.bytes.contains(&0) {
+        // UTF-8 text with NULs in it: the protocol reads it as text, Helm's
+        // file reader refuses it as binary, so it is sliced here.
+        let whole = fs
+            .read_bytes(&query.path, state.config.max_download_bytes)
+            .await?;
+        let text = String::from_utf8_lossy(&whole.bytes);
+        let (total_lines, content) = line_slice(&text, query.start_line, query.end_line);
+        return Ok(Json(OtFileText {
+            path: whole.path,
+            total_lines,
+            content,
+        })
+        .into_response());
     }
     let lines = match (query.start_line, query.end_line) {
         (None, None) => None,
@@ -302,4 +333,25 @@ async fn upload(
     }
     last.map(Json)
         .ok_or_else(|| ApiError::invalid("the form has no files"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{line_slice, looks_binary};
+
+    #[test]
+    fn utf8_with_nuls_is_text_and_a_cut_character_is_not_binary() {
+        assert!(!looks_binary(b"\x00\x01 text", false));
+        assert!(looks_binary(b"\xff\xfe not text", false));
+        // "é" cut in half by the end of a head that was truncated.
+        assert!(!looks_binary(b"caf\xc3", true));
+        assert!(looks_binary(b"caf\xc3", false));
+    }
+
+    #[test]
+    fn lines_are_sliced_with_their_breaks() {
+        assert_eq!(line_slice("a\nb\nc", Some(2), Some(2)), (3, "b\n".into()));
+        assert_eq!(line_slice("a\nb\n", None, None), (2, "a\nb\n".into()));
+        assert_eq!(line_slice("", None, None), (0, String::new()));
+    }
 }
