@@ -554,7 +554,7 @@ mod tests {
     #[test]
     fn input_escapes_become_the_characters_they_name() {
         assert_eq!(unescape("ls\\n"), "ls\n");
-        assert_eq!(unescape("\\x03\\t\\u00e9\\101"), "\u{3}\té A");
+        assert_eq!(unescape("\\x03\\t\\u00e9\\101"), "\u{3}\téA");
         assert_eq!(unescape("plain é\n"), "plain é\n");
         assert_eq!(unescape("keep \\q and \\x4"), "keep \\q and \\x4");
         assert_eq!(unescape("end\\"), "end\\");
