@@ -82,3 +82,33 @@ pub struct PathParams<T>(pub T);
 #[derive(Debug, Clone, Copy, Default, FromRequestParts)]
 #[from_request(via(axum::extract::Query), rejection(ApiError))]
 pub struct QueryParams<T>(pub T);
+
+/// Query parameters for the Open Terminal protocol, which answers a missing
+/// or malformed parameter with 422 (a FastAPI validation error) rather than
+/// the 400 of [`QueryParams`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ProtocolQuery<T>(pub T);
+
+impl<S, T> FromRequestParts<S> for ProtocolQuery<T>
+where
+    S: Send + Sync,
+    T: DeserializeOwned,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &S,
+    ) -> Result<Self, ApiError> {
+        axum::extract::Query::<T>::from_request_parts(parts, state)
+            .await
+            .map(|q| ProtocolQuery(q.0))
+            .map_err(|e| {
+                ApiError::new(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    "invalid_query",
+                    e.body_text(),
+                )
+            })
+    }
+}

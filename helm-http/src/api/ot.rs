@@ -147,6 +147,9 @@ pub struct OtProcess {
     pub id: String,
     /// The command line.
     pub command: String,
+    /// The directory it started in (in the answer to starting it only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
     /// `running`, `done` or `killed`.
     pub status: String,
     /// The exit code once done.

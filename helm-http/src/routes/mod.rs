@@ -19,6 +19,7 @@ mod memory;
 mod messages;
 mod models;
 mod ot;
+mod ot_errors;
 mod ot_files;
 mod ot_keys;
 mod providers;

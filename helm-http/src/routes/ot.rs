@@ -33,9 +33,9 @@ use crate::api::{
     OtProcessInfo, OtStatus, OtStatusQuery, OtTerminal,
 };
 use crate::caller::OtCaller;
-use crate::commands::Tracked;
+use crate::commands::{CommandStatus, Tracked};
 use crate::error::{ApiError, ApiResult};
-use crate::extract::{Body, PathParams, QueryParams};
+use crate::extract::{Body, PathParams, ProtocolQuery};
 use crate::state::AppState;
 
 /// How long an Open Terminal command may run before it is killed.
@@ -44,6 +44,8 @@ const COMMAND_TIMEOUT: Duration = Duration::from_secs(3600);
 const COMMAND_OUTPUT: usize = 256 * 1024;
 /// How long a terminal WebSocket waits for its authentication message.
 const AUTH_WAIT: Duration = Duration::from_secs(10);
+/// The workspace: the protocol's home and working directory.
+const HOME: &str = "/workspace";
 /// Close code: no such terminal (as the protocol has it).
 const CLOSE_NOT_FOUND: u16 = 4004;
 
@@ -57,6 +59,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(kill_command))
         .routes(routes!(list_ot_terminals, create_terminal))
         .routes(routes!(terminal, delete_terminal))
+        .route_layer(axum::middleware::from_fn(super::ot_errors::protocol_errors))
 }
 
 /// Whether the server is up (no key needed; says nothing about the channel).
@@ -89,6 +92,7 @@ fn process(tracked: &Tracked, offset: u64, tail: Option<u32>) -> OtProcess {
     OtProcess {
         id: tracked.id.clone(),
         command: tracked.command.clone(),
+        cwd: None,
         status: page.status.as_str().to_string(),
         exit_code: page.exit_code,
         output: page
@@ -109,9 +113,10 @@ fn wait_for(wait: Option<f64>) -> ApiResult<Option<Duration>> {
     match wait {
         None => Ok(None),
         Some(w) if (0.0..=300.0).contains(&w) => Ok(Some(Duration::from_secs_f64(w))),
+        // 422, as the protocol answers a query out of its range.
         Some(_) => Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "bad_query",
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_query",
             "wait is a number of seconds from 0 to 300",
         )),
     }
@@ -153,7 +158,7 @@ async fn list_commands(
 async fn execute(
     State(state): State<AppState>,
     caller: OtCaller,
-    QueryParams(query): QueryParams<OtExecQuery>,
+    ProtocolQuery(query): ProtocolQuery<OtExecQuery>,
     Body(request): Body<OtExecRequest>,
 ) -> ApiResult<Json<OtProcess>> {
     let wait = wait_for(query.wait)?;
@@ -161,8 +166,10 @@ async fn execute(
     let mut spec = CommandSpec::new(request.command.clone())
         .timeout(Some(COMMAND_TIMEOUT))
         .output_limit(COMMAND_OUTPUT);
-    if let Some(cwd) = request.cwd.filter(|c| !c.trim().is_empty()) {
-        spec = spec.cwd(cwd);
+    let asked = request.cwd.filter(|c| !c.trim().is_empty());
+    let cwd = workspace_path(asked.as_deref());
+    if let Some(asked) = asked {
+        spec = spec.cwd(asked);
     }
     for (name, value) in request.env.unwrap_or_default() {
         spec = spec.env(name, value);
@@ -176,7 +183,33 @@ async fn execute(
     if let Some(wait) = wait {
         tracked.wait(wait).await;
     }
-    Ok(Json(process(&tracked, 0, query.tail)))
+    Ok(Json(OtProcess {
+        cwd: Some(cwd),
+        ..process(&tracked, 0, query.tail)
+    }))
+}
+
+/// The absolute path a command's `cwd` names, as the protocol answers it:
+/// relative to the workspace, `.` and `..` folded (the executor confines
+/// the real directory; this only says which one was asked for).
+fn workspace_path(asked: Option<&str>) -> String {
+    let asked = asked.unwrap_or(HOME);
+    let joined = if asked.starts_with('/') {
+        asked.to_string()
+    } else {
+        format!("{HOME}/{asked}")
+    };
+    let mut parts: Vec<&str> = Vec::new();
+    for part in joined.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            part => parts.push(part),
+        }
+    }
+    format!("/{}", parts.join("/"))
 }
 
 /// A command's status and its output after `offset` (reads do not consume
@@ -190,7 +223,7 @@ async fn command_status(
     State(state): State<AppState>,
     caller: OtCaller,
     PathParams((_, id)): PathParams<(String, String)>,
-    QueryParams(query): QueryParams<OtStatusQuery>,
+    ProtocolQuery(query): ProtocolQuery<OtStatusQuery>,
 ) -> ApiResult<Json<OtProcess>> {
     let wait = wait_for(query.wait)?;
     let tracked = state.commands.get(caller.channel.channel.id, &id)?;
@@ -218,10 +251,98 @@ async fn command_input(
     Body(request): Body<OtInputRequest>,
 ) -> ApiResult<Json<OtStatus>> {
     let tracked = state.commands.get(caller.channel.channel.id, &id)?;
-    tracked.write_stdin(request.input.as_bytes()).await?;
+    // The protocol answers input to an ended command with 400.
+    if tracked.status().0 != CommandStatus::Running {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "command_ended",
+            format!("command {id} has already exited"),
+        ));
+    }
+    tracked
+        .write_stdin(unescape(&request.input).as_bytes())
+        .await?;
     Ok(Json(OtStatus {
         status: "ok".into(),
     }))
+}
+
+/// The input with its backslash escapes (`\\n`, `\\x03`, `\\u00e9`, ...)
+/// turned into the characters they name, as the protocol does with Python's
+/// `unicode_escape` (models often write control characters that way). An
+/// escape it does not know stays as it is.
+fn unescape(input: &str) -> String {
+    let mut out = String::with_capacity(input.len());
+    let mut chars = input.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let Some(&next) = chars.peek() else {
+            out.push('\\');
+            break;
+        };
+        let simple = match next {
+            '\\' => Some('\\'),
+            '\'' => Some('\''),
+            '"' => Some('"'),
+            'n' => Some('\n'),
+            'r' => Some('\r'),
+            't' => Some('\t'),
+            'a' => Some('\x07'),
+            'b' => Some('\x08'),
+            'f' => Some('\x0c'),
+            'v' => Some('\x0b'),
+            _ => None,
+        };
+        if let Some(simple) = simple {
+            chars.next();
+            out.push(simple);
+            continue;
+        }
+        if next == '\n' {
+            // A backslash before a line break joins the lines.
+            chars.next();
+            continue;
+        }
+        let (radix, digits) = match next {
+            'x' => (16, 2),
+            'u' => (16, 4),
+            'U' => (16, 8),
+            '0'..='7' => (8, 3),
+            _ => {
+                out.push('\\');
+                continue;
+            }
+        };
+        let mut lookahead = chars.clone();
+        if radix == 16 {
+            lookahead.next();
+        }
+        let mut code = String::new();
+        while code.len() < digits {
+            match lookahead.peek() {
+                Some(d) if d.is_digit(radix) => {
+                    code.push(*d);
+                    lookahead.next();
+                }
+                _ => break,
+            }
+        }
+        let complete = radix == 8 || code.len() == digits;
+        match u32::from_str_radix(&code, radix)
+            .ok()
+            .and_then(char::from_u32)
+        {
+            Some(decoded) if complete && !code.is_empty() => {
+                out.push(decoded);
+                chars = lookahead;
+            }
+            _ => out.push('\\'),
+        }
+    }
+    out
 }
 
 /// Kills a command and everything it started.
@@ -234,7 +355,7 @@ async fn kill_command(
     State(state): State<AppState>,
     caller: OtCaller,
     PathParams((_, id)): PathParams<(String, String)>,
-    QueryParams(_query): QueryParams<OtKillQuery>,
+    ProtocolQuery(_query): ProtocolQuery<OtKillQuery>,
 ) -> ApiResult<Json<OtStatus>> {
     let tracked = state.commands.get(caller.channel.channel.id, &id)?;
     tracked.kill().await?;
@@ -423,5 +544,27 @@ async fn terminal_socket(mut socket: WebSocket, state: AppState, channel: Channe
         && let Err(e) = state.helm.terminals().close(id).await
     {
         tracing::debug!(error = %e, id, "closing an Open Terminal terminal");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{unescape, workspace_path};
+
+    #[test]
+    fn input_escapes_become_the_characters_they_name() {
+        assert_eq!(unescape("ls\\n"), "ls\n");
+        assert_eq!(unescape("\\x03\\t\\u00e9\\101"), "\u{3}\téA");
+        assert_eq!(unescape("plain é\n"), "plain é\n");
+        assert_eq!(unescape("keep \\q and \\x4"), "keep \\q and \\x4");
+        assert_eq!(unescape("end\\"), "end\\");
+    }
+
+    #[test]
+    fn a_commands_cwd_is_answered_as_an_absolute_workspace_path() {
+        assert_eq!(workspace_path(None), "/workspace");
+        assert_eq!(workspace_path(Some("made")), "/workspace/made");
+        assert_eq!(workspace_path(Some("./a/../b/")), "/workspace/b");
+        assert_eq!(workspace_path(Some("/workspace/x")), "/workspace/x");
     }
 }

@@ -22,7 +22,7 @@ use crate::api::{
 };
 use crate::caller::OtCaller;
 use crate::error::{ApiError, ApiResult};
-use crate::extract::{Body, QueryParams};
+use crate::extract::{Body, ProtocolQuery};
 use crate::state::AppState;
 
 /// The workspace, which is the protocol's home and working directory.
@@ -39,6 +39,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(delete))
         .routes(routes!(move_entry))
         .routes(routes!(upload))
+        .route_layer(axum::middleware::from_fn(super::ot_errors::protocol_errors))
 }
 
 async fn files(state: &AppState, caller: &OtCaller) -> ApiResult<std::sync::Arc<dyn Files>> {
@@ -69,7 +70,7 @@ async fn cwd(_caller: OtCaller) -> Json<serde_json::Value> {
 async fn list(
     State(state): State<AppState>,
     caller: OtCaller,
-    QueryParams(query): QueryParams<OtListQuery>,
+    ProtocolQuery(query): ProtocolQuery<OtListQuery>,
 ) -> ApiResult<Json<OtListing>> {
     let fs = files(&state, &caller).await?;
     let dir = query.directory.unwrap_or_else(|| HOME.to_string());
@@ -105,9 +106,30 @@ async fn list(
     }))
 }
 
-/// Whether the first bytes of a file look binary (a NUL among them).
-fn looks_binary(bytes: &[u8]) -> bool {
-    bytes[..bytes.len().min(8192)].contains(&0)
+/// Whether a file's first bytes are not UTF-8 text, as the protocol decides
+/// (it reads any file that decodes as UTF-8 as text, NULs and all). A
+/// character cut by the end of a `truncated` head does not count.
+fn looks_binary(bytes: &[u8], truncated: bool) -> bool {
+    match std::str::from_utf8(bytes) {
+        Ok(_) => false,
+        Err(e) => !(truncated && e.error_len().is_none()),
+    }
+}
+
+/// Lines `start..=end` (1-based, each with its line break) of a text, and
+/// how many lines it has.
+fn line_slice(text: &str, start: Option<u32>, end: Option<u32>) -> (usize, String) {
+    let start = start.unwrap_or(1) as usize;
+    let end = end.map_or(usize::MAX, |e| e as usize);
+    let mut total = 0;
+    let mut content = String::new();
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        total = i + 1;
+        if (start..=end).contains(&total) {
+            content.push_str(line);
+        }
+    }
+    (total, content)
 }
 
 /// A text file (or a line range of it); an image comes back as its bytes;
@@ -121,11 +143,11 @@ fn looks_binary(bytes: &[u8]) -> bool {
 async fn read(
     State(state): State<AppState>,
     caller: OtCaller,
-    QueryParams(query): QueryParams<OtReadQuery>,
+    ProtocolQuery(query): ProtocolQuery<OtReadQuery>,
 ) -> ApiResult<Response> {
     let fs = files(&state, &caller).await?;
     let head = fs.read_bytes(&query.path, 8192).await?;
-    if looks_binary(&head.bytes) {
+    if looks_binary(&head.bytes, head.truncated) {
         let media = content_type_for(&head.path);
         if !media.starts_with("image/") {
             return Err(ApiError::new(
@@ -146,6 +168,21 @@ async fn read(
             axum::http::HeaderValue::from_static(media),
         );
         return Ok(response);
+    }
+    if head.bytes.contains(&0) {
+        // UTF-8 text with NULs in it: the protocol reads it as text, Helm's
+        // file reader refuses it as binary, so it is sliced here.
+        let whole = fs
+            .read_bytes(&query.path, state.config.max_download_bytes)
+            .await?;
+        let text = String::from_utf8_lossy(&whole.bytes);
+        let (total_lines, content) = line_slice(&text, query.start_line, query.end_line);
+        return Ok(Json(OtFileText {
+            path: whole.path,
+            total_lines,
+            content,
+        })
+        .into_response());
     }
     let lines = match (query.start_line, query.end_line) {
         (None, None) => None,
@@ -172,7 +209,7 @@ async fn read(
 async fn view(
     State(state): State<AppState>,
     caller: OtCaller,
-    QueryParams(query): QueryParams<OtPathQuery>,
+    ProtocolQuery(query): ProtocolQuery<OtPathQuery>,
 ) -> ApiResult<Response> {
     let fs = files(&state, &caller).await?;
     let limit = state.config.max_download_bytes;
@@ -233,7 +270,7 @@ async fn mkdir(
 async fn delete(
     State(state): State<AppState>,
     caller: OtCaller,
-    QueryParams(query): QueryParams<OtPathQuery>,
+    ProtocolQuery(query): ProtocolQuery<OtPathQuery>,
 ) -> ApiResult<Json<OtDeleted>> {
     let fs = files(&state, &caller).await?;
     let stat = fs.stat(&query.path).await?;
@@ -275,7 +312,7 @@ async fn move_entry(
 async fn upload(
     State(state): State<AppState>,
     caller: OtCaller,
-    QueryParams(query): QueryParams<OtUploadQuery>,
+    ProtocolQuery(query): ProtocolQuery<OtUploadQuery>,
     request: Request,
 ) -> ApiResult<Json<OtWritten>> {
     let fs = files(&state, &caller).await?;
@@ -296,4 +333,25 @@ async fn upload(
     }
     last.map(Json)
         .ok_or_else(|| ApiError::invalid("the form has no files"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{line_slice, looks_binary};
+
+    #[test]
+    fn utf8_with_nuls_is_text_and_a_cut_character_is_not_binary() {
+        assert!(!looks_binary(b"\x00\x01 text", false));
+        assert!(looks_binary(b"\xff\xfe not text", false));
+        // "é" cut in half by the end of a head that was truncated.
+        assert!(!looks_binary(b"caf\xc3", true));
+        assert!(looks_binary(b"caf\xc3", false));
+    }
+
+    #[test]
+    fn lines_are_sliced_with_their_breaks() {
+        assert_eq!(line_slice("a\nb\nc", Some(2), Some(2)), (3, "b\n".into()));
+        assert_eq!(line_slice("a\nb\n", None, None), (2, "a\nb\n".into()));
+        assert_eq!(line_slice("", None, None), (0, String::new()));
+    }
 }

@@ -153,6 +153,26 @@ async fn an_open_terminal_client_works_a_channel_computer_with_its_key() -> anyh
         .json()
         .await?;
     assert_eq!(killed["status"], "killed");
+    // As the protocol answers: input to an ended command is 400, a missing
+    // query parameter 422, and errors carry its `detail` beside Helm's code.
+    let late = http
+        .post(ot(&format!("/execute/{cat_id}/input")))
+        .bearer_auth(alpha)
+        .json(&json!({"input": "late\n"}))
+        .send()
+        .await?;
+    assert_eq!(late.status(), StatusCode::BAD_REQUEST);
+    let late: Value = late.json().await?;
+    assert_eq!(late["detail"], late["message"], "{late}");
+    let unnamed = http
+        .get(ot("/files/read"))
+        .bearer_auth(alpha)
+        .send()
+        .await?;
+    assert_eq!(unnamed.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let unnamed: Value = unnamed.json().await?;
+    assert_eq!(unnamed["code"], "invalid_query");
+    assert!(unnamed["detail"][0]["msg"].is_string(), "{unnamed}");
 
     // Files.
     let wrote: Value = http
