@@ -125,6 +125,12 @@ impl ComputerState {
     pub(crate) async fn computer_of(&self, record: &ChannelRecord) -> Result<Computer> {
         let id = record.channel.id;
         let world = self.root.world(id);
+        if !world.is_complete() {
+            // With a store several nodes share, a channel made on another
+            // node has no world on this one yet: this node makes its own
+            // on first use (docs/operations.md, "Several nodes").
+            world.ensure(record)?;
+        }
         if record.channel.kind == ChannelKind::Home {
             // Skipper's host computer still settles the host executor
             // first, as every computer use did (it closes the data root).
