@@ -49,6 +49,14 @@ pub(crate) fn failed(
             };
         };
         let code = db.code();
+        // PostgreSQL's text cannot hold U+0000 (SQLite's can): the text is
+        // refused as the caller's, not failed as the store's.
+        if *code == SqlState::CHARACTER_NOT_IN_REPERTOIRE {
+            return Error::invalid(
+                "text",
+                "it contains a NUL character (U+0000), which this store cannot keep; remove it",
+            );
+        }
         if *code == SqlState::UNIQUE_VIOLATION {
             let constraint = db.constraint().unwrap_or_default();
             return Error::Conflict(
