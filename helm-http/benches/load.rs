@@ -179,7 +179,11 @@ async fn main() -> anyhow::Result<()> {
 
     println!(
         "helm-http load on {} (server and load tool on loopback, 2 cores shared)",
-        if store.is_some() { "PostgreSQL" } else { "SQLite" }
+        if store.is_some() {
+            "PostgreSQL"
+        } else {
+            "SQLite"
+        }
     );
     // Posts per second: each post is one durable transaction with its events.
     for concurrency in [1usize, 8, 32] {

@@ -340,7 +340,11 @@ async fn main() -> anyhow::Result<()> {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(300);
-    let store = if on_postgres() { "PostgreSQL" } else { "SQLite" };
+    let store = if on_postgres() {
+        "PostgreSQL"
+    } else {
+        "SQLite"
+    };
     println!(
         "turn engine overhead on {store}, {turns} turns per scenario, zero-latency scripted model"
     );

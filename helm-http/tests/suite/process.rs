@@ -325,6 +325,9 @@ fn an_unreachable_postgres_store_stops_the_server_at_start() -> anyhow::Result<(
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success(), "it started: {stderr}");
     assert!(stderr.contains("PostgreSQL"), "{stderr}");
-    assert!(!stderr.contains("s3cret"), "the password is hidden: {stderr}");
+    assert!(
+        !stderr.contains("s3cret"),
+        "the password is hidden: {stderr}"
+    );
     Ok(())
 }

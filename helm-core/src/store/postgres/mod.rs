@@ -75,8 +75,11 @@ impl PostgresStore {
     /// tables are created in it on first connect. Running turns are leased
     /// for 30 s (see [`PostgresStore::connect_with`]).
     pub async fn connect(url: &str) -> Result<Self> {
-        Self::connect_with(url, std::time::Duration::from_millis(turns::lease::LEASE_MS as u64))
-            .await
+        Self::connect_with(
+            url,
+            std::time::Duration::from_millis(turns::lease::LEASE_MS as u64),
+        )
+        .await
     }
 
     /// Like [`PostgresStore::connect`], leasing the turns this node runs for

@@ -679,7 +679,6 @@ impl PostgresStore {
     fn fence_of(&self, turn: TurnId) -> Option<i64> {
         self.lock_fences().get(&turn).copied()
     }
-
 }
 
 /// Runs `work` in one transaction on one of `store`'s pooled connections:
@@ -708,9 +707,9 @@ impl PostgresStore {
     ) -> Result<Option<(Turn, i64)>> {
         let lease_ms = self.lease_ms;
         let claimed = in_tx(self, "starting a turn", move |tx| {
-                Box::pin(start(tx, turn, served_by, lease_ms))
-            })
-            .await?;
+            Box::pin(start(tx, turn, served_by, lease_ms))
+        })
+        .await?;
         if let Some((_, token)) = &claimed {
             self.lock_fences().insert(turn, *token);
         }
@@ -852,9 +851,9 @@ impl TurnStore for PostgresStore {
         // once its lease lapsed (or while it is still queued).
         let fence = self.fence_of(turn);
         let ended = in_tx(self, "ending a turn", move |tx| {
-                Box::pin(finish(tx, turn, end, fence))
-            })
-            .await?;
+            Box::pin(finish(tx, turn, end, fence))
+        })
+        .await?;
         if ended.is_some() {
             self.lock_fences().remove(&turn);
         }
