@@ -11,7 +11,8 @@
 //! the number of turns per scenario). Prints medians and p99s.
 //! `HELM_BENCH_STORE=postgres` measures the empty-channel scenarios with the
 //! workspace in a throwaway PostgreSQL cluster (the long-history ones seed
-//! SQLite directly and are left out).
+//! SQLite directly and are left out); `HELM_BENCH_STORE=sqlite` measures
+//! the same two on SQLite, for the comparison.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -114,6 +115,11 @@ fn fill_channel(
 /// Whether this run measures the Postgres store (`HELM_BENCH_STORE=postgres`).
 fn on_postgres() -> bool {
     std::env::var("HELM_BENCH_STORE").is_ok_and(|s| s == "postgres")
+}
+
+/// Whether only the empty-channel scenarios run (any `HELM_BENCH_STORE`).
+fn comparing_stores() -> bool {
+    std::env::var("HELM_BENCH_STORE").is_ok()
 }
 
 /// A test Helm whose default model is a fresh `Timed`, and its channel
@@ -349,7 +355,7 @@ async fn main() -> anyhow::Result<()> {
         "turn engine overhead on {store}, {turns} turns per scenario, zero-latency scripted model"
     );
     scenario("1 thread, empty channel", 0, turns).await?;
-    if on_postgres() {
+    if comparing_stores() {
         let (empty, _, _) = whole_turns(0, turns).await?;
         println!("turn finished p50: empty channel {empty:.2} ms");
         return Ok(());
