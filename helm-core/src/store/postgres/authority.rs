@@ -7,14 +7,16 @@
 //! conditional update (`WHERE status = 'pending'`), and the second of two
 //! deciders gets the conflict SQLite gives for an already decided one.
 
-mod escalations;
+pub(crate) mod escalations;
 
 use async_trait::async_trait;
 use tokio_postgres::{GenericClient, Row};
 
+use super::channels::record::{self, record_journal};
+use super::codec::ms;
 use super::codec::{now, parsed, ts};
-use super::turns::in_tx;
-use super::turns::rows::{self, ms};
+use super::threads::rows;
+use super::workspace::user_name;
 use super::{PostgresStore, audit, events, failed};
 use crate::audit::AuditFields;
 use crate::error::{Error, Result};
@@ -22,8 +24,8 @@ use crate::events::EventBody;
 use crate::mcp::McpPin;
 use crate::model::{
     Actor, AgentId, AgentKind, Approval, ApprovalAction, ApprovalStatus, CapabilityPolicy,
-    ChannelId, Escalation, EscalationId, EscalationStatus, ThreadId, ThreadStatus, Turn, TurnId,
-    UserId,
+    ChannelId, ChannelRef, Escalation, EscalationId, EscalationStatus, ThreadId, ThreadStatus,
+    Turn, TurnId, UserId,
 };
 use crate::store::AuthorityStore;
 use crate::store::types::{CapabilityChange, Escalated, NewApproval, NewEscalation, Resume};
@@ -133,7 +135,7 @@ async fn request_approval(c: &impl GenericClient, new: NewApproval) -> Result<Ap
         },
     )
     .await?;
-    let asker = rows::user_name(c, approval.asker_id).await?;
+    let asker = user_name(c, approval.asker_id).await?;
     audit::append(
         c,
         AuditFields {
@@ -184,7 +186,7 @@ async fn decide_approval(
         )));
     };
     let after = approval_at(&row)?;
-    let who = rows::user_name(c, by).await?;
+    let who = user_name(c, by).await?;
     let text = match status {
         ApprovalStatus::Approved => format!(
             "Approval {id} approved by {}.",
@@ -247,7 +249,7 @@ async fn change_capabilities(
     c: &impl GenericClient,
     change: CapabilityChange,
 ) -> Result<CapabilityPolicy> {
-    let record = rows::channel(c, change.channel_id).await?;
+    let record = record::get(c, &ChannelRef::Id(change.channel_id)).await?;
     if record.agent.kind != AgentKind::Channel {
         return Err(Error::Refused(format!(
             "{} is Skipper's home; its authority is Skipper's own",
@@ -292,7 +294,7 @@ async fn change_capabilities(
     } else {
         rows::note(c, record.channel.id, None, &text).await?;
     }
-    rows::record_journal(
+    record_journal(
         c,
         Some(record.channel.id),
         Some(record.channel.name.as_str()),
@@ -301,7 +303,7 @@ async fn change_capabilities(
         &text,
     )
     .await?;
-    let after = rows::channel(c, record.channel.id).await?;
+    let after = record::get(c, &ChannelRef::Id(record.channel.id)).await?;
     events::append(
         c,
         Some(record.channel.id),
@@ -388,10 +390,9 @@ async fn put_pin(c: &impl GenericClient, pin: &McpPin, by: Option<&str>) -> Resu
 #[async_trait]
 impl AuthorityStore for PostgresStore {
     async fn escalate(&self, escalation: NewEscalation) -> Result<Escalated> {
-        in_tx(self, "calling Skipper", move |tx| {
-            Box::pin(escalations::escalate(tx, escalation))
-        })
-        .await
+        in_tx!(self, "calling Skipper", |tx| escalations::escalate(
+            tx, escalation
+        ))
     }
 
     async fn settle_escalation(
@@ -401,10 +402,9 @@ impl AuthorityStore for PostgresStore {
         outcome: String,
         resume: Option<Resume>,
     ) -> Result<(Escalation, Option<Turn>)> {
-        in_tx(self, "settling a call for Skipper", move |tx| {
-            Box::pin(async move { escalations::settle(tx, id, status, &outcome, resume).await })
+        in_tx!(self, "settling a call for Skipper", |tx| async move {
+            escalations::settle(tx, id, status, &outcome, resume).await
         })
-        .await
     }
 
     async fn escalation(&self, id: EscalationId) -> Result<Escalation> {
@@ -418,10 +418,7 @@ impl AuthorityStore for PostgresStore {
     }
 
     async fn request_approval(&self, new: NewApproval) -> Result<Approval> {
-        in_tx(self, "asking for approval", move |tx| {
-            Box::pin(request_approval(tx, new))
-        })
-        .await
+        in_tx!(self, "asking for approval", |tx| request_approval(tx, new))
     }
 
     async fn decide_approval(
@@ -431,10 +428,9 @@ impl AuthorityStore for PostgresStore {
         by: Option<UserId>,
         note: Option<String>,
     ) -> Result<Approval> {
-        in_tx(self, "deciding an approval", move |tx| {
-            Box::pin(async move { decide_approval(tx, id, status, by, note.as_deref()).await })
+        in_tx!(self, "deciding an approval", |tx| async move {
+            decide_approval(tx, id, status, by, note.as_deref()).await
         })
-        .await
     }
 
     async fn approval(&self, id: i64) -> Result<Approval> {
@@ -499,10 +495,9 @@ impl AuthorityStore for PostgresStore {
     }
 
     async fn change_capabilities(&self, change: CapabilityChange) -> Result<CapabilityPolicy> {
-        in_tx(self, "changing capabilities", move |tx| {
-            Box::pin(change_capabilities(tx, change))
-        })
-        .await
+        in_tx!(self, "changing capabilities", |tx| change_capabilities(
+            tx, change
+        ))
     }
 
     async fn mcp_pins(&self, channel: ChannelId, server: &str) -> Result<Vec<McpPin>> {
@@ -523,10 +518,9 @@ impl AuthorityStore for PostgresStore {
     }
 
     async fn put_mcp_pin(&self, pin: McpPin, by: Option<String>) -> Result<()> {
-        in_tx(self, "pinning an MCP tool", move |tx| {
-            Box::pin(async move { put_pin(tx, &pin, by.as_deref()).await })
+        in_tx!(self, "pinning an MCP tool", |tx| async move {
+            put_pin(tx, &pin, by.as_deref()).await
         })
-        .await
     }
 
     async fn clear_mcp_pins(&self, channel: ChannelId, server: &str) -> Result<u64> {

@@ -10,7 +10,7 @@ pub(crate) mod record;
 
 use async_trait::async_trait;
 
-use super::{PostgresStore, failed};
+use super::PostgresStore;
 use crate::error::Result;
 use crate::model::{
     Actor, Agent, AgentId, Binding, ChannelId, ChannelRef, ChannelStatus, Member, MemberRole,
@@ -21,26 +21,6 @@ use crate::store::types::{
     ChannelFilter, ChannelPlan, ChannelRecord, ChannelUpdate, JournalEntry, NewAgent, PolicyScope,
     WorldHook,
 };
-
-/// Runs `$body` (an expression using `$tx`) in one write transaction and
-/// commits it if the body succeeded; an error drops the transaction, which
-/// rolls it back.
-macro_rules! in_tx {
-    ($store:expr, $what:literal, |$tx:ident| $body:expr) => {{
-        let mut client = $store.client().await?;
-        let tx = client
-            .transaction()
-            .await
-            .map_err(failed(concat!("starting ", $what)))?;
-        let $tx = &*tx;
-        let out = $body.await?;
-        tx.commit()
-            .await
-            .map_err(failed(concat!("committing ", $what)))?;
-        Ok(out)
-    }};
-}
-pub(super) use in_tx;
 
 #[async_trait]
 impl ChannelStore for PostgresStore {

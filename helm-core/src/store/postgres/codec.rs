@@ -16,6 +16,11 @@ pub(crate) fn now() -> Timestamp {
         .unwrap_or_else(|_| Timestamp::now())
 }
 
+/// Milliseconds of a timestamp, for parameters.
+pub(crate) fn ms(t: Timestamp) -> i64 {
+    t.as_millisecond()
+}
+
 /// A stored Unix-milliseconds column.
 pub(crate) fn ts(row: &Row, idx: usize) -> Result<Timestamp> {
     let ms: i64 = row.get(idx);

@@ -8,7 +8,7 @@ pub(crate) mod records;
 
 use async_trait::async_trait;
 
-use super::{PostgresStore, failed};
+use super::PostgresStore;
 use crate::error::Result;
 use crate::memory::import::{ImportPlan, ImportReport};
 use crate::memory::recall::{CandidateItem, ItemKey};
@@ -18,33 +18,14 @@ use crate::store::types::{MemoryFilter, NewMemory};
 
 pub(crate) use recall::index_message;
 
-/// Runs `$body` (an expression using `tx`) in one transaction on a pooled
-/// connection, committing when it succeeds.
-macro_rules! in_transaction {
-    ($store:expr, $what:literal, |$tx:ident| $body:expr) => {{
-        let mut client = $store.client().await?;
-        let transaction = client
-            .transaction()
-            .await
-            .map_err(failed(concat!("starting ", $what)))?;
-        let $tx = &*transaction;
-        let out = $body.await?;
-        transaction
-            .commit()
-            .await
-            .map_err(failed(concat!("committing ", $what)))?;
-        Ok(out)
-    }};
-}
-
 #[async_trait]
 impl MemoryStore for PostgresStore {
     async fn add_memory(&self, memory: NewMemory) -> Result<MemoryItem> {
-        in_transaction!(self, "a memory record", |tx| records::insert(tx, memory))
+        in_tx!(self, "a memory record", |tx| records::insert(tx, memory))
     }
 
     async fn supersede_memory(&self, id: MemoryId, replacement: NewMemory) -> Result<MemoryItem> {
-        in_transaction!(self, "a memory edit", |tx| records::supersede(
+        in_tx!(self, "a memory edit", |tx| records::supersede(
             tx,
             id,
             replacement
@@ -52,13 +33,13 @@ impl MemoryStore for PostgresStore {
     }
 
     async fn forget_memory(&self, id: MemoryId) -> Result<MemoryItem> {
-        in_transaction!(self, "forgetting a memory record", |tx| records::forget(
+        in_tx!(self, "forgetting a memory record", |tx| records::forget(
             tx, id
         ))
     }
 
     async fn pin_memory(&self, id: MemoryId, pinned: bool) -> Result<MemoryItem> {
-        in_transaction!(self, "pinning a memory record", |tx| records::pin(
+        in_tx!(self, "pinning a memory record", |tx| records::pin(
             tx, id, pinned
         ))
     }
@@ -83,7 +64,7 @@ impl MemoryStore for PostgresStore {
         plan: ImportPlan,
         actor: Actor,
     ) -> Result<ImportReport> {
-        in_transaction!(self, "an import", |tx| import::import(
+        in_tx!(self, "an import", |tx| import::import(
             tx, channel, plan, &actor
         ))
     }
@@ -142,7 +123,7 @@ impl MemoryStore for PostgresStore {
         model: &str,
         vectors: Vec<(ItemKey, ChannelId, Vec<f32>)>,
     ) -> Result<()> {
-        in_transaction!(self, "storing vectors", |tx| recall::put_embeddings(
+        in_tx!(self, "storing vectors", |tx| recall::put_embeddings(
             tx, model, &vectors
         ))
     }

@@ -15,6 +15,34 @@
 //!
 //! Requires PostgreSQL 15 or newer (`UNIQUE NULLS NOT DISTINCT`).
 
+/// Runs `$body` (a future using `$tx`, the transaction) in one write
+/// transaction on a pooled connection of `$store`: committed when the body
+/// succeeds; an error drops the transaction, which rolls it back. The
+/// body's events are appended in the same transaction, as SQLite's are.
+macro_rules! in_tx {
+    ($store:expr, $what:literal, |$tx:ident| $body:expr) => {{
+        let mut client = $store.client().await?;
+        let transaction =
+            client
+                .transaction()
+                .await
+                .map_err($crate::store::postgres::errors::failed(concat!(
+                    "starting ",
+                    $what
+                )))?;
+        let $tx = &*transaction;
+        let out = $body.await?;
+        transaction
+            .commit()
+            .await
+            .map_err($crate::store::postgres::errors::failed(concat!(
+                "committing ",
+                $what
+            )))?;
+        ::std::result::Result::<_, $crate::error::Error>::Ok(out)
+    }};
+}
+
 mod audit;
 mod auth;
 mod authority;

@@ -3,10 +3,9 @@
 //! transaction, as the SQLite store does.
 
 mod post;
-mod reading;
+pub(crate) mod reading;
 pub(crate) mod rows;
 mod summaries;
-mod wake;
 
 use async_trait::async_trait;
 use jiff::Timestamp;
@@ -23,14 +22,7 @@ use crate::store::types::{NewPost, NewThreadSummary, Posted, ThreadTail};
 #[async_trait]
 impl ThreadStore for PostgresStore {
     async fn post_message(&self, post: NewPost) -> Result<Posted> {
-        let mut client = self.client().await?;
-        let tx = client
-            .transaction()
-            .await
-            .map_err(failed("starting a post"))?;
-        let posted = post::post(&*tx, post).await?;
-        tx.commit().await.map_err(failed("committing a post"))?;
-        Ok(posted)
+        in_tx!(self, "a post", |tx| post::post(tx, post))
     }
 
     async fn post_note(
@@ -39,14 +31,7 @@ impl ThreadStore for PostgresStore {
         thread: Option<ThreadId>,
         text: String,
     ) -> Result<Message> {
-        let mut client = self.client().await?;
-        let tx = client
-            .transaction()
-            .await
-            .map_err(failed("starting a note"))?;
-        let message = wake::note(&*tx, channel, thread, &text).await?;
-        tx.commit().await.map_err(failed("committing a note"))?;
-        Ok(message)
+        in_tx!(self, "a note", |tx| rows::note(tx, channel, thread, &text))
     }
 
     async fn thread(&self, id: ThreadId) -> Result<Thread> {
@@ -65,16 +50,9 @@ impl ThreadStore for PostgresStore {
         status: ThreadStatus,
         actor: Actor,
     ) -> Result<Thread> {
-        let mut client = self.client().await?;
-        let tx = client
-            .transaction()
-            .await
-            .map_err(failed("starting a thread status change"))?;
-        let changed = post::set_status(&*tx, thread, status, &actor).await?;
-        tx.commit()
-            .await
-            .map_err(failed("committing a thread status change"))?;
-        Ok(changed)
+        in_tx!(self, "a thread status change", |tx| post::set_status(
+            tx, thread, status, &actor
+        ))
     }
 
     async fn thread_messages(
@@ -146,16 +124,9 @@ impl ThreadStore for PostgresStore {
     }
 
     async fn mark_read(&self, user: UserId, message: MessageId) -> Result<ReadMarker> {
-        let mut client = self.client().await?;
-        let tx = client
-            .transaction()
-            .await
-            .map_err(failed("starting to mark a message read"))?;
-        let marker = reading::mark_read(&*tx, user, message).await?;
-        tx.commit()
-            .await
-            .map_err(failed("committing a read marker"))?;
-        Ok(marker)
+        in_tx!(self, "a read marker", |tx| reading::mark_read(
+            tx, user, message
+        ))
     }
 
     async fn unread(&self, user: User, channels: Vec<ChannelId>) -> Result<Vec<ChannelUnread>> {
@@ -164,16 +135,7 @@ impl ThreadStore for PostgresStore {
     }
 
     async fn put_thread_summary(&self, summary: NewThreadSummary) -> Result<MemoryId> {
-        let mut client = self.client().await?;
-        let tx = client
-            .transaction()
-            .await
-            .map_err(failed("starting a session summary"))?;
-        let id = summaries::put(&*tx, summary).await?;
-        tx.commit()
-            .await
-            .map_err(failed("committing a session summary"))?;
-        Ok(id)
+        in_tx!(self, "a session summary", |tx| summaries::put(tx, summary))
     }
 
     async fn threads_due_for_summary(

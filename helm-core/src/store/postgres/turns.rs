@@ -11,7 +11,6 @@
 //! a turn cannot interleave.
 
 pub(crate) mod lease;
-pub(crate) mod rows;
 mod tools;
 
 use std::collections::HashMap;
@@ -20,7 +19,11 @@ use async_trait::async_trait;
 use jiff::Timestamp;
 use tokio_postgres::{GenericClient, Row};
 
+use super::codec::ms;
 use super::codec::{now, opt_ts, parsed, ts};
+use super::memory::index_message;
+use super::threads::reading::record_mentions;
+use super::threads::rows::{self, NewMessage};
 use super::{PostgresStore, events, failed};
 use crate::error::{Error, Result};
 use crate::events::EventBody;
@@ -33,7 +36,6 @@ use crate::store::TurnStore;
 use crate::store::types::{
     Admission, AdmissionModel, NewToolAction, Repaired, ToolActionOutcome, TurnFinish,
 };
-use rows::{NewMessage, ms};
 
 /// The turn columns (of `t`), in [`turn_at`] order.
 pub(crate) const COLUMNS: &str = "t.id, t.channel_id, t.thread_id, t.agent_id, \
@@ -165,6 +167,8 @@ pub(crate) async fn admit(
             author: &author,
             content: "",
             status: MessageStatus::Pending,
+            served_by: None,
+            external_id: None,
         },
     )
     .await?;
@@ -564,7 +568,7 @@ pub(crate) async fn finish(
     }
     let reply = rows::message(c, turn.reply_message_id).await?;
     if reply.status == MessageStatus::Complete {
-        rows::index_message(c, &reply).await?;
+        index_message(c, &reply).await?;
     }
     events::append(
         c,
@@ -574,7 +578,7 @@ pub(crate) async fn finish(
         },
     )
     .await?;
-    rows::record_mentions(c, &reply).await?;
+    record_mentions(c, &reply).await?;
     if let Some(note) = &finish.note {
         rows::note(c, turn.channel_id, Some(turn.thread_id), note).await?;
     }
@@ -681,21 +685,6 @@ impl PostgresStore {
     }
 }
 
-/// Runs `work` in one transaction on one of `store`'s pooled connections:
-/// committed when it returns `Ok`, rolled back otherwise.
-pub(crate) async fn in_tx<T, F>(store: &PostgresStore, what: &'static str, work: F) -> Result<T>
-where
-    F: for<'t> FnOnce(
-        &'t tokio_postgres::Transaction<'t>,
-    ) -> futures_util::future::BoxFuture<'t, Result<T>>,
-{
-    let mut client = store.client().await?;
-    let tx = client.transaction().await.map_err(failed(what))?;
-    let out = work(&tx).await?;
-    tx.commit().await.map_err(failed(what))?;
-    Ok(out)
-}
-
 impl PostgresStore {
     /// Claims a queued turn as [`TurnStore::start_turn`] does, and also
     /// returns the fencing token this node holds it with (stage 3 passes it
@@ -706,10 +695,9 @@ impl PostgresStore {
         served_by: Option<ModelChoice>,
     ) -> Result<Option<(Turn, i64)>> {
         let lease_ms = self.lease_ms;
-        let claimed = in_tx(self, "starting a turn", move |tx| {
-            Box::pin(start(tx, turn, served_by, lease_ms))
-        })
-        .await?;
+        let claimed = in_tx!(self, "starting a turn", |tx| start(
+            tx, turn, served_by, lease_ms
+        ))?;
         if let Some((_, token)) = &claimed {
             self.lock_fences().insert(turn, *token);
         }
@@ -724,10 +712,9 @@ impl PostgresStore {
         token: i64,
         delta: String,
     ) -> Result<bool> {
-        in_tx(self, "appending to a reply", move |tx| {
-            Box::pin(async move { append_reply(tx, turn, &delta, Some(token)).await })
+        in_tx!(self, "appending to a reply", |tx| async move {
+            append_reply(tx, turn, &delta, Some(token)).await
         })
-        .await
     }
 
     /// [`TurnStore::finish_turn`], accepted only while `token` is the turn's
@@ -738,10 +725,12 @@ impl PostgresStore {
         token: i64,
         end: TurnFinish,
     ) -> Result<Option<Turn>> {
-        in_tx(self, "ending a turn", move |tx| {
-            Box::pin(finish(tx, turn, end, Some(token)))
-        })
-        .await
+        in_tx!(self, "ending a turn", |tx| finish(
+            tx,
+            turn,
+            end,
+            Some(token)
+        ))
     }
 }
 
@@ -840,20 +829,16 @@ impl TurnStore for PostgresStore {
 
     async fn append_reply(&self, turn: TurnId, delta: String) -> Result<bool> {
         let fence = self.fence_of(turn);
-        in_tx(self, "appending to a reply", move |tx| {
-            Box::pin(async move { append_reply(tx, turn, &delta, fence).await })
+        in_tx!(self, "appending to a reply", |tx| async move {
+            append_reply(tx, turn, &delta, fence).await
         })
-        .await
     }
 
     async fn finish_turn(&self, turn: TurnId, end: TurnFinish) -> Result<Option<Turn>> {
         // This node's own turn is ended under its token; another's only
         // once its lease lapsed (or while it is still queued).
         let fence = self.fence_of(turn);
-        let ended = in_tx(self, "ending a turn", move |tx| {
-            Box::pin(finish(tx, turn, end, fence))
-        })
-        .await?;
+        let ended = in_tx!(self, "ending a turn", |tx| finish(tx, turn, end, fence))?;
         if ended.is_some() {
             self.lock_fences().remove(&turn);
         }
@@ -875,15 +860,12 @@ impl TurnStore for PostgresStore {
     }
 
     async fn repair_after_stop(&self) -> Result<Repaired> {
-        in_tx(self, "repairing after a stop", |tx| {
-            Box::pin(async move {
-                Ok(Repaired {
-                    tool_actions: tools::interrupt_orphans(tx).await?,
-                    threads: follow_latest_turns(tx).await?,
-                })
+        in_tx!(self, "repairing after a stop", |tx| async move {
+            Ok::<_, Error>(Repaired {
+                tool_actions: tools::interrupt_orphans(tx).await?,
+                threads: follow_latest_turns(tx).await?,
             })
         })
-        .await
     }
 
     async fn turn_hops_since(
@@ -906,10 +888,9 @@ impl TurnStore for PostgresStore {
     }
 
     async fn start_tool_action(&self, action: NewToolAction) -> Result<ToolAction> {
-        in_tx(self, "journaling a tool call", move |tx| {
-            Box::pin(tools::start(tx, action))
-        })
-        .await
+        in_tx!(self, "journaling a tool call", |tx| tools::start(
+            tx, action
+        ))
     }
 
     async fn finish_tool_action(
@@ -917,10 +898,9 @@ impl TurnStore for PostgresStore {
         id: ToolActionId,
         outcome: ToolActionOutcome,
     ) -> Result<ToolAction> {
-        in_tx(self, "journaling a tool call's end", move |tx| {
-            Box::pin(tools::finish(tx, id, outcome))
-        })
-        .await
+        in_tx!(self, "journaling a tool call's end", |tx| tools::finish(
+            tx, id, outcome
+        ))
     }
 
     async fn tool_actions(
@@ -943,12 +923,9 @@ impl TurnStore for PostgresStore {
         touch: bool,
     ) -> Result<Vec<Artifact>> {
         let created_by = created_by.to_string();
-        in_tx(self, "recording artifacts", move |tx| {
-            Box::pin(async move {
-                tools::record_artifacts(tx, channel, thread, kind, &created_by, &paths, touch).await
-            })
+        in_tx!(self, "recording artifacts", |tx| async move {
+            tools::record_artifacts(tx, channel, thread, kind, &created_by, &paths, touch).await
         })
-        .await
     }
 
     async fn artifacts(

@@ -4,7 +4,6 @@
 use async_trait::async_trait;
 use tokio_postgres::{GenericClient, Row};
 
-use super::channels::in_tx;
 use super::channels::record::{self, add_member, json, record_journal, workspace_id};
 use super::codec::{USER, now, parsed, ts, user_at};
 use super::{PostgresStore, events, failed};
@@ -410,4 +409,18 @@ impl WorkspaceStore for PostgresStore {
             last_event_seq: count(7),
         })
     }
+}
+
+/// A user's name (for the audit log); `None` for no user.
+pub(crate) async fn user_name(
+    c: &impl GenericClient,
+    id: Option<UserId>,
+) -> Result<Option<String>> {
+    let Some(id) = id else { return Ok(None) };
+    Ok(
+        c.query_opt("SELECT name FROM users WHERE id = $1", &[&id.get()])
+            .await
+            .map_err(failed("reading a user's name"))?
+            .map(|r| r.get(0)),
+    )
 }

@@ -10,16 +10,19 @@
 
 use tokio_postgres::{GenericClient, Row};
 
+use super::super::channels::record;
+use super::super::codec::ms;
 use super::super::codec::{now, parsed, ts};
-use super::super::turns::rows::{self, ms};
+use super::super::threads::rows;
 use super::super::turns::{self, Chain};
+use super::super::workspace::user_name;
 use super::super::{audit, events, failed};
 use crate::audit::AuditFields;
 use crate::error::{Error, Result};
 use crate::events::EventBody;
 use crate::model::{
-    AgentId, AgentKind, ChannelId, Escalation, EscalationId, EscalationStatus, ThreadId, Turn,
-    UserId,
+    AgentId, AgentKind, ChannelId, ChannelRef, Escalation, EscalationId, EscalationStatus,
+    ThreadId, Turn, UserId,
 };
 use crate::store::types::{Escalated, NewEscalation, Resume};
 
@@ -74,7 +77,7 @@ pub(super) async fn escalations(
 /// behind the thread's others). With one open, adds the reason to it and
 /// says so in the thread; Skipper gets another turn only if none of its
 /// turns for that call is still waiting to start.
-pub(super) async fn escalate(c: &impl GenericClient, new: NewEscalation) -> Result<Escalated> {
+pub(crate) async fn escalate(c: &impl GenericClient, new: NewEscalation) -> Result<Escalated> {
     // The thread's row serializes calls in it across nodes.
     c.query_opt(
         "SELECT id FROM threads WHERE id = $1 FOR UPDATE",
@@ -91,8 +94,8 @@ pub(super) async fn escalate(c: &impl GenericClient, new: NewEscalation) -> Resu
         .await
         .map_err(failed("reading the thread's open call"))?
         .map(|r| r.get(0));
-    let asker = rows::user_name(c, new.requested_by).await?;
-    let skipper = rows::home(c).await?.agent;
+    let asker = user_name(c, new.requested_by).await?;
+    let skipper = record::skipper(c).await?;
     if let Some(id) = open.map(EscalationId) {
         c.execute(
             "UPDATE escalations SET reason = reason || chr(10) || $2 WHERE id = $1",
@@ -288,7 +291,7 @@ pub(super) async fn settle(
     }
     let mut resumed = None;
     if let Some(resume) = resume {
-        let record = rows::channel(c, thread.channel_id).await?;
+        let record = record::get(c, &ChannelRef::Id(thread.channel_id)).await?;
         if record.agent.kind == AgentKind::Channel {
             let chain = Chain {
                 requested_by: resume.requested_by,

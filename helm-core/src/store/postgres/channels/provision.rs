@@ -150,7 +150,7 @@ pub(crate) async fn provision(
     .await?;
 
     let record = record::get(c, &ChannelRef::Id(channel_id)).await?;
-    let skipper = record::home(c).await?.agent;
+    let skipper = record::skipper(c).await?;
     let announcement = record::post(
         c,
         channel_id,

@@ -7,10 +7,11 @@ use tokio_postgres::{GenericClient, Row};
 
 use super::super::codec::{now, parsed, ts};
 use super::super::failed;
+use super::super::threads::rows::{NewMessage, insert_message};
 use crate::error::{Error, Result};
 use crate::model::{
-    Actor, Agent, AgentId, AgentKind, AgentProfile, Author, Channel, ChannelId, ChannelName,
-    ChannelRef, Handle, Message, MessageId, MessageStatus, ThreadId, UserId, WorkspaceId,
+    Actor, Agent, AgentId, AgentProfile, Author, Channel, ChannelId, ChannelName, ChannelRef,
+    Handle, Message, MessageStatus, ThreadId, UserId, WorkspaceId,
 };
 use crate::store::types::{ChannelFilter, ChannelRecord, JournalEntry};
 
@@ -126,6 +127,29 @@ pub(crate) async fn home(c: &impl GenericClient) -> Result<ChannelRecord> {
     record_at(&row)
 }
 
+/// The workspace's Skipper (its agent row alone: what a call for Skipper
+/// needs, without `#main`'s record).
+pub(crate) async fn skipper(c: &impl GenericClient) -> Result<Agent> {
+    let ws = workspace_id(c).await?;
+    let row = c
+        .query_opt(
+            "SELECT id, kind, name, display_name, status, created FROM agents \
+             WHERE workspace_id = $1 AND kind = 'skipper'",
+            &[&ws.get()],
+        )
+        .await
+        .map_err(failed("reading Skipper"))?
+        .ok_or_else(|| Error::Internal("the workspace has no Skipper".into()))?;
+    Ok(Agent {
+        id: AgentId(row.get(0)),
+        kind: parsed(&row, 1)?,
+        handle: Handle::from_stored(row.get::<_, String>(2)),
+        display_name: row.get(3),
+        status: parsed(&row, 4)?,
+        created: ts(&row, 5)?,
+    })
+}
+
 /// Live channels by name; archived ones only when asked for.
 pub(crate) async fn list(
     c: &impl GenericClient,
@@ -233,55 +257,22 @@ pub(crate) async fn post(
     author: &Author,
     content: &str,
 ) -> Result<Message> {
-    let created = now();
-    let (kind, agent_id, name) = match author {
-        Author::Agent {
-            agent_id,
-            handle,
-            agent_kind,
-        } => (
-            match agent_kind {
-                AgentKind::Skipper => "skipper",
-                AgentKind::Channel => "agent",
-            },
-            Some(agent_id.get()),
-            handle.as_str().to_string(),
-        ),
-        Author::System => ("system", None, "helm".to_string()),
-        Author::Human { .. } | Author::Guest { .. } => {
-            return Err(Error::Internal(
-                "only Skipper, a channel agent or Helm posts outside a turn".into(),
-            ));
-        }
-    };
-    let id: i64 = c
-        .query_one(
-            "INSERT INTO messages (channel_id, thread_id, author_kind, author_user_id, \
-             author_agent_id, author_name, content, status, created, updated) \
-             VALUES ($1, $2, $3, NULL, $4, $5, $6, $7, $8, $8) RETURNING id",
-            &[
-                &channel.get(),
-                &thread.map(ThreadId::get),
-                &kind,
-                &agent_id,
-                &name,
-                &content,
-                &MessageStatus::Complete.as_str(),
-                &created.as_millisecond(),
-            ],
-        )
-        .await
-        .map_err(failed("posting a message"))?
-        .get(0);
-    Ok(Message {
-        id: MessageId(id),
-        channel_id: channel,
-        thread_id: thread,
-        author: author.clone(),
-        content: content.to_string(),
-        status: MessageStatus::Complete,
-        served_by: None,
-        external_id: None,
-        created,
-    })
+    if matches!(author, Author::Human { .. } | Author::Guest { .. }) {
+        return Err(Error::Internal(
+            "only Skipper, a channel agent or Helm posts outside a turn".into(),
+        ));
+    }
+    insert_message(
+        c,
+        NewMessage {
+            channel_id: channel,
+            thread_id: thread,
+            author,
+            content,
+            status: MessageStatus::Complete,
+            served_by: None,
+            external_id: None,
+        },
+    )
+    .await
 }

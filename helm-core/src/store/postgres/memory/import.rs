@@ -4,10 +4,10 @@ use std::collections::HashMap;
 
 use tokio_postgres::GenericClient;
 
+use super::super::channels::record::record_journal;
 use super::super::codec::now;
 use super::super::events::append;
 use super::super::failed;
-use super::super::threads::rows::record_journal;
 use super::recall::enqueue;
 use super::records::insert_row;
 use crate::error::{Error, Result};

@@ -5,12 +5,14 @@
 
 use tokio_postgres::GenericClient;
 
+use super::super::authority::escalations;
+use super::super::channels::record::record_journal;
 use super::super::codec::now;
 use super::super::events::append;
 use super::super::failed;
+use super::super::turns::{self, Chain};
 use super::reading::record_mentions;
-use super::rows::{NewMessage, insert_message, lock_thread, record_journal, thread};
-use super::wake::{self, Chain};
+use super::rows::{NewMessage, insert_message, lock_thread, thread};
 use crate::error::{Error, Result};
 use crate::events::EventBody;
 use crate::model::{Actor, Author, ChannelStatus, MessageStatus, Thread, ThreadId, ThreadStatus};
@@ -179,7 +181,7 @@ pub(super) async fn post(tx: &impl GenericClient, post: NewPost) -> Result<Poste
         agent_replied,
         humans as usize,
     ) {
-        let (admitted, before) = wake::admit(
+        let (admitted, before) = turns::admit(
             tx,
             &thread_row,
             &message,
@@ -197,7 +199,7 @@ pub(super) async fn post(tx: &impl GenericClient, post: NewPost) -> Result<Poste
     }
     let mut escalation = None;
     if post.calls_skipper {
-        let escalated = wake::escalate(
+        let escalated = escalations::escalate(
             tx,
             NewEscalation {
                 thread_id: thread_row.id,

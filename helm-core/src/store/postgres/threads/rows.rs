@@ -1,14 +1,16 @@
-//! Threads and messages as rows: reading them, inserting a message, and the
-//! journal line a thread's status change leaves.
+//! Threads and messages as rows: reading them, inserting a message or a
+//! note from Helm, and touching a thread. Every area that writes a message
+//! or a thread inside its own transaction uses these.
 
 use tokio_postgres::{GenericClient, Row};
 
 use super::super::codec::{now, parsed, ts};
-use super::super::failed;
+use super::super::{events, failed};
 use crate::error::{Error, Result};
+use crate::events::EventBody;
 use crate::model::{
-    Actor, AgentId, AgentKind, Author, ChannelId, Handle, Message, MessageId, MessageStatus,
-    ModelChoice, Thread, ThreadId, UserId,
+    AgentId, AgentKind, Author, ChannelId, Handle, Message, MessageId, MessageStatus, ModelChoice,
+    Thread, ThreadId, UserId,
 };
 
 /// The thread columns, prefixed with `t.`, in [`thread_at`] order.
@@ -191,30 +193,55 @@ pub(crate) async fn insert_message(c: &impl GenericClient, new: NewMessage<'_>) 
     })
 }
 
-/// Records an operation in the journal.
-pub(crate) async fn record_journal(
+/// Posts a note from Helm in a thread (or the channel), with its event.
+pub(crate) async fn note(
     c: &impl GenericClient,
-    channel: Option<ChannelId>,
-    channel_name: Option<&str>,
-    actor: &Actor,
-    action: &str,
-    detail: &str,
-) -> Result<()> {
-    let actor = serde_json::to_string(actor)
-        .map_err(|e| Error::Internal(format!("actor does not serialise: {e}")))?;
-    c.execute(
-        "INSERT INTO journal (channel_id, channel_name, actor, action, detail, created) \
-         VALUES ($1, $2, $3, $4, $5, $6)",
-        &[
-            &channel.map(ChannelId::get),
-            &channel_name,
-            &actor,
-            &action,
-            &detail,
-            &now().as_millisecond(),
-        ],
+    channel: ChannelId,
+    thread: Option<ThreadId>,
+    text: &str,
+) -> Result<Message> {
+    let message = insert_message(
+        c,
+        NewMessage {
+            channel_id: channel,
+            thread_id: thread,
+            author: &Author::System,
+            content: text,
+            status: MessageStatus::Complete,
+            served_by: None,
+            external_id: None,
+        },
     )
-    .await
-    .map_err(failed("writing the journal"))?;
-    Ok(())
+    .await?;
+    events::append(
+        c,
+        Some(channel),
+        EventBody::MessageCreated {
+            message: message.clone(),
+        },
+    )
+    .await?;
+    Ok(message)
+}
+
+/// Sets a thread's status (if `status`; only while it is `only_if`, if
+/// given) and its time of change, and returns it (`None`: not changed).
+pub(crate) async fn touch_thread(
+    c: &impl GenericClient,
+    id: ThreadId,
+    status: Option<&str>,
+    only_if: Option<&str>,
+) -> Result<Option<Thread>> {
+    let row = c
+        .query_opt(
+            &format!(
+                "UPDATE threads t SET status = coalesce($2, t.status), updated_at = $3
+                 WHERE t.id = $1 AND ($4::text IS NULL OR t.status = $4)
+                 RETURNING {THREAD}"
+            ),
+            &[&id.get(), &status, &now().as_millisecond(), &only_if],
+        )
+        .await
+        .map_err(failed("updating a thread"))?;
+    row.map(|r| thread_at(&r)).transpose()
 }

@@ -25,9 +25,9 @@ use std::sync::OnceLock;
 
 use jiff::Timestamp;
 
+use super::super::codec::ms;
 use super::super::codec::now;
 use super::super::{PostgresStore, failed};
-use super::rows::ms;
 use crate::error::Result;
 use crate::model::TurnId;
 

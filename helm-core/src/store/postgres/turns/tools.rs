@@ -3,9 +3,9 @@
 
 use tokio_postgres::{GenericClient, Row};
 
+use super::super::codec::ms;
 use super::super::codec::{now, parsed, ts};
 use super::super::{audit, events, failed};
-use super::rows::ms;
 use crate::audit::AuditFields;
 use crate::error::{Error, Result};
 use crate::events::EventBody;
