@@ -20,6 +20,7 @@ mod ports;
 #[cfg(feature = "postgres")]
 mod postgres;
 pub mod prelude;
+mod rules;
 mod sqlite;
 mod types;
 

@@ -101,20 +101,7 @@ async fn request_approval(c: &impl GenericClient, new: NewApproval) -> Result<Ap
         .await
         .map_err(failed("asking for approval"))?;
     let approval = approval_at(&row)?;
-    let card = match status {
-        ApprovalStatus::Approved => format!(
-            "Approval {}: {} ({}) — approved, since the person who asked may approve it.",
-            approval.id, approval.summary, approval.action
-        ),
-        _ => format!(
-            "Approval needed ({id}): {summary}\nWhy: {reason}\nThe Captain or an admin approves \
-             or denies approval {id}. Undecided, it is denied at {expires}.",
-            id = approval.id,
-            summary = approval.summary,
-            reason = approval.reason,
-            expires = approval.expires.strftime("%H:%M UTC"),
-        ),
-    };
+    let card = crate::store::rules::approval_card(&approval);
     rows::note(c, approval.channel_id, approval.thread_id, &card).await?;
     if status == ApprovalStatus::Pending
         && let Some(thread) = approval.thread_id
@@ -187,20 +174,7 @@ async fn decide_approval(
     };
     let after = approval_at(&row)?;
     let who = user_name(c, by).await?;
-    let text = match status {
-        ApprovalStatus::Approved => format!(
-            "Approval {id} approved by {}.",
-            who.as_deref().unwrap_or("?")
-        ),
-        ApprovalStatus::Denied => {
-            format!("Approval {id} denied by {}.", who.as_deref().unwrap_or("?"))
-        }
-        _ => format!("Approval {id} expired undecided, so it is denied."),
-    };
-    let text = match note_text {
-        Some(n) if !n.trim().is_empty() => format!("{text} Note: {n}"),
-        _ => text,
-    };
+    let text = crate::store::rules::approval_decided_note(id, status, who.as_deref(), note_text);
     rows::note(c, after.channel_id, after.thread_id, &text).await?;
     if let Some(thread) = after.thread_id {
         // Waiting on this approval ends; an open thread is announced as
@@ -282,10 +256,7 @@ async fn change_capabilities(
     .await
     .map_err(failed("recording a capability change"))?;
     let verb = if change.revoke { "revoked" } else { "granted" };
-    let text = format!(
-        "{} {verb} {} for {} ({}).",
-        change.by, change.description, record.channel.name, record.agent.handle
-    );
+    let text = crate::store::rules::capability_note(&change, &record);
     if let Some((channel, thread)) = change.announce_in {
         rows::note(c, channel, Some(thread), &text).await?;
         if channel != record.channel.id {

@@ -13,6 +13,7 @@
 pub(crate) mod lease;
 mod tools;
 
+use crate::store::rules::thread_status_after;
 use std::collections::HashMap;
 
 use async_trait::async_trait;
@@ -280,21 +281,6 @@ async fn runnable(c: &impl GenericClient, capacity: u32) -> Result<Vec<Turn>> {
         }
     }
     Ok(out)
-}
-
-/// What a thread's status becomes when its latest turn ends in `state`
-/// (as the SQLite store decides it).
-pub(crate) fn thread_status_after(state: TurnState, current: ThreadStatus) -> Option<ThreadStatus> {
-    if matches!(current, ThreadStatus::Resolved | ThreadStatus::Archived) {
-        return None;
-    }
-    let next = match state {
-        TurnState::Failed | TurnState::Interrupted => ThreadStatus::Failed,
-        TurnState::Waiting => ThreadStatus::Waiting,
-        TurnState::Completed | TurnState::Stopped => ThreadStatus::Open,
-        _ => return None,
-    };
-    (next != current).then_some(next)
 }
 
 /// Sets an agent's status from its running turns. The agent's row is

@@ -168,20 +168,7 @@ pub(super) fn request_approval(tx: &mut Tx<'_>, new: NewApproval) -> Result<Appr
         ],
     )?;
     let approval = approval(tx.conn(), tx.conn().last_insert_rowid())?;
-    let card = match status {
-        ApprovalStatus::Approved => format!(
-            "Approval {}: {} ({}) — approved, since the person who asked may approve it.",
-            approval.id, approval.summary, approval.action
-        ),
-        _ => format!(
-            "Approval needed ({id}): {summary}\nWhy: {reason}\nThe Captain or an admin approves \
-             or denies approval {id}. Undecided, it is denied at {expires}.",
-            id = approval.id,
-            summary = approval.summary,
-            reason = approval.reason,
-            expires = approval.expires.strftime("%H:%M UTC"),
-        ),
-    };
+    let card = crate::store::rules::approval_card(&approval);
     note(tx, approval.channel_id, approval.thread_id, &card)?;
     if status == ApprovalStatus::Pending
         && let Some(thread) = approval.thread_id
@@ -237,20 +224,7 @@ pub(super) fn decide_approval(
     )?;
     let after = approval(tx.conn(), id)?;
     let who = user_name(tx.conn(), by)?;
-    let text = match status {
-        ApprovalStatus::Approved => format!(
-            "Approval {id} approved by {}.",
-            who.as_deref().unwrap_or("?")
-        ),
-        ApprovalStatus::Denied => {
-            format!("Approval {id} denied by {}.", who.as_deref().unwrap_or("?"))
-        }
-        _ => format!("Approval {id} expired undecided, so it is denied."),
-    };
-    let text = match note_text {
-        Some(n) if !n.trim().is_empty() => format!("{text} Note: {n}"),
-        _ => text,
-    };
+    let text = crate::store::rules::approval_decided_note(id, status, who.as_deref(), note_text);
     note(tx, after.channel_id, after.thread_id, &text)?;
     if let Some(thread) = after.thread_id {
         tx.conn().execute(
@@ -319,10 +293,7 @@ pub(super) fn change_capabilities(
         )?;
     }
     let verb = if change.revoke { "revoked" } else { "granted" };
-    let text = format!(
-        "{} {verb} {} for {} ({}).",
-        change.by, change.description, record.channel.name, record.agent.handle
-    );
+    let text = crate::store::rules::capability_note(&change, &record);
     if let Some((channel, thread)) = change.announce_in {
         note(tx, channel, Some(thread), &text)?;
         if channel != record.channel.id {

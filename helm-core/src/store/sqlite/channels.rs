@@ -333,10 +333,9 @@ pub(super) fn set_status(
                     state: TurnState::Cancelled,
                     reply: String::new(),
                     error: None,
-                    note: Some(format!(
-                        "This turn was cancelled before it started: {} was archived by {actor}. \
-                         Restoring the channel does not run it; ask again then.",
-                        before.channel.name
+                    note: Some(crate::store::rules::archived_turn_note(
+                        &before.channel.name,
+                        actor,
                     )),
                     steps: 0,
                     usage: Usage::default(),

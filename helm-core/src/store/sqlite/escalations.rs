@@ -2,6 +2,7 @@
 //! there; the database allows one), and settling it, each with a visible
 //! note in the thread, an event and an audit row, in one transaction.
 
+use crate::store::rules;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::Tx;
@@ -78,10 +79,7 @@ pub(super) fn escalate(tx: &mut Tx<'_>, new: NewEscalation) -> Result<Escalated>
             tx,
             thread.channel_id,
             Some(thread.id),
-            &format!(
-                "Also for @skipper (the call already open here): {}",
-                new.reason
-            ),
+            &rules::call_added_note(&new.reason),
         )?;
         let waiting: bool = tx
             .conn()
@@ -124,13 +122,7 @@ pub(super) fn escalate(tx: &mut Tx<'_>, new: NewEscalation) -> Result<Escalated>
                 asker: asker.as_deref(),
                 action: "escalation.added",
                 input_summary: &new.reason,
-                outcome: &match &turn {
-                    Some(turn) => format!(
-                        "added to escalation {id}; turn {} queued for @skipper",
-                        turn.id
-                    ),
-                    None => format!("added to escalation {id}; @skipper's turn is still queued"),
-                },
+                outcome: &rules::call_added_outcome(id, turn.as_ref().map(|t| t.id)),
             },
         )?;
         return Ok(Escalated {
@@ -155,7 +147,7 @@ pub(super) fn escalate(tx: &mut Tx<'_>, new: NewEscalation) -> Result<Escalated>
         tx,
         thread.channel_id,
         Some(thread.id),
-        &format!("Calling @skipper: {}", new.reason),
+        &rules::call_opened_note(&new.reason),
     )?;
     let (turn, _) = turns::admit(
         tx,
@@ -184,10 +176,7 @@ pub(super) fn escalate(tx: &mut Tx<'_>, new: NewEscalation) -> Result<Escalated>
             asker: asker.as_deref(),
             action: "escalation.opened",
             input_summary: &new.reason,
-            outcome: &format!(
-                "escalation {} open; turn {} queued for @skipper",
-                escalation.id, turn.id
-            ),
+            outcome: &rules::call_opened_outcome(escalation.id, turn.id),
         },
     )?;
     Ok(Escalated {
@@ -220,10 +209,7 @@ pub(super) fn settle_escalation(
     )?;
     let after = escalation(tx.conn(), id)?;
     let thread = threads::get(tx.conn(), after.thread_id)?;
-    let text = match status {
-        EscalationStatus::HandedToCaptain => format!("@skipper asks the Captain: {outcome}"),
-        _ => format!("@skipper resolved the call: {outcome}"),
-    };
+    let text = rules::call_settled_note(status, outcome);
     let settled = note(tx, thread.channel_id, Some(thread.id), &text)?;
     if status == EscalationStatus::HandedToCaptain {
         tx.conn().execute(

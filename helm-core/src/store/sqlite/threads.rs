@@ -401,7 +401,7 @@ pub(super) fn follow_latest_turns(tx: &mut Tx<'_>) -> Result<u64> {
     for (id, status, latest) in rows {
         let Some(latest) = latest else { continue };
         let current: ThreadStatus = status.parse()?;
-        let Some(next) = turns::thread_status_after(latest.parse()?, current) else {
+        let Some(next) = crate::store::rules::thread_status_after(latest.parse()?, current) else {
             continue;
         };
         let thread = touch(tx, id, Some(next))?;

@@ -1,6 +1,7 @@
 //! Turns as rows: admission, claiming, streaming text into the reply, and the
 //! single finalizer that moves a turn to its end state.
 
+use crate::store::rules::thread_status_after;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::Tx;
@@ -11,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::events::EventBody;
 use crate::model::{
     Agent, AgentId, AgentKind, AgentStatus, Author, Message, MessageStatus, ModelChoice, Thread,
-    ThreadStatus, ToolStatus, Turn, TurnId, TurnState, UserId,
+    ToolStatus, Turn, TurnId, TurnState, UserId,
 };
 use crate::store::types::{Admission, AdmissionModel, TurnFinish};
 
@@ -247,23 +248,6 @@ pub(super) fn running(conn: &Connection) -> Result<Vec<Turn>> {
         .query_map([], from_row)?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     Ok(turns)
-}
-
-/// What a thread's status becomes when its latest turn ends in `state`:
-/// failed after a failure or an interruption, waiting when the agent waits
-/// on a person, open again after an answer or a stop. A thread resolved or
-/// archived by hand stays so.
-pub(super) fn thread_status_after(state: TurnState, current: ThreadStatus) -> Option<ThreadStatus> {
-    if matches!(current, ThreadStatus::Resolved | ThreadStatus::Archived) {
-        return None;
-    }
-    let next = match state {
-        TurnState::Failed | TurnState::Interrupted => ThreadStatus::Failed,
-        TurnState::Waiting => ThreadStatus::Waiting,
-        TurnState::Completed | TurnState::Stopped => ThreadStatus::Open,
-        _ => return None,
-    };
-    (next != current).then_some(next)
 }
 
 fn set_agent_status(

@@ -8,6 +8,7 @@
 //! so a call is settled once and the second writer gets the conflict the
 //! SQLite store gives for an already settled call.
 
+use crate::store::rules;
 use tokio_postgres::{GenericClient, Row};
 
 use super::super::channels::record;
@@ -108,10 +109,7 @@ pub(crate) async fn escalate(c: &impl GenericClient, new: NewEscalation) -> Resu
             c,
             thread.channel_id,
             Some(thread.id),
-            &format!(
-                "Also for @skipper (the call already open here): {}",
-                new.reason
-            ),
+            &rules::call_added_note(&new.reason),
         )
         .await?;
         let waiting: bool = c
@@ -160,13 +158,7 @@ pub(crate) async fn escalate(c: &impl GenericClient, new: NewEscalation) -> Resu
                 asker: asker.as_deref(),
                 action: "escalation.added",
                 input_summary: &new.reason,
-                outcome: &match &turn {
-                    Some(turn) => format!(
-                        "added to escalation {id}; turn {} queued for @skipper",
-                        turn.id
-                    ),
-                    None => format!("added to escalation {id}; @skipper's turn is still queued"),
-                },
+                outcome: &rules::call_added_outcome(id, turn.as_ref().map(|t| t.id)),
             },
         )
         .await?;
@@ -197,7 +189,7 @@ pub(crate) async fn escalate(c: &impl GenericClient, new: NewEscalation) -> Resu
         c,
         thread.channel_id,
         Some(thread.id),
-        &format!("Calling @skipper: {}", new.reason),
+        &rules::call_opened_note(&new.reason),
     )
     .await?;
     let (turn, _) = turns::admit(
@@ -230,10 +222,7 @@ pub(crate) async fn escalate(c: &impl GenericClient, new: NewEscalation) -> Resu
             asker: asker.as_deref(),
             action: "escalation.opened",
             input_summary: &new.reason,
-            outcome: &format!(
-                "escalation {} open; turn {} queued for @skipper",
-                escalation.id, turn.id
-            ),
+            outcome: &rules::call_opened_outcome(escalation.id, turn.id),
         },
     )
     .await?;
@@ -274,10 +263,7 @@ pub(super) async fn settle(
     let reason: String = settled.get(0);
     let after = escalation(c, id).await?;
     let thread = rows::thread(c, after.thread_id).await?;
-    let text = match status {
-        EscalationStatus::HandedToCaptain => format!("@skipper asks the Captain: {outcome}"),
-        _ => format!("@skipper resolved the call: {outcome}"),
-    };
+    let text = rules::call_settled_note(status, outcome);
     let note = rows::note(c, thread.channel_id, Some(thread.id), &text).await?;
     if status == EscalationStatus::HandedToCaptain
         && let Some(thread) = rows::touch_thread(c, thread.id, Some("waiting"), None).await?

@@ -136,10 +136,7 @@ async fn cancel_queued(
                 state: TurnState::Cancelled,
                 reply: String::new(),
                 error: None,
-                note: Some(format!(
-                    "This turn was cancelled before it started: {name} was archived by {actor}. \
-                     Restoring the channel does not run it; ask again then."
-                )),
+                note: Some(crate::store::rules::archived_turn_note(name, actor)),
                 steps: 0,
                 usage: Usage::default(),
             },

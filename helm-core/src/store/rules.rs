@@ -1,0 +1,114 @@
+//! What every store decides and says the same way, whatever its database:
+//! the status a thread takes when a turn ends, and the visible notes and
+//! audit outcomes the stores' transactions write. Both stores call these,
+//! so what people read cannot drift apart between SQLite and Postgres.
+
+use crate::model::{
+    Actor, Approval, ApprovalStatus, ChannelName, EscalationId, EscalationStatus, ThreadStatus,
+    TurnId, TurnState,
+};
+use crate::store::types::{CapabilityChange, ChannelRecord};
+
+/// What a thread's status becomes when its latest turn ends in `state`:
+/// failed after a failure or an interruption, waiting when the agent waits
+/// on a person, open again after an answer or a stop. A thread resolved or
+/// archived by hand stays so.
+pub(crate) fn thread_status_after(state: TurnState, current: ThreadStatus) -> Option<ThreadStatus> {
+    if matches!(current, ThreadStatus::Resolved | ThreadStatus::Archived) {
+        return None;
+    }
+    let next = match state {
+        TurnState::Failed | TurnState::Interrupted => ThreadStatus::Failed,
+        TurnState::Waiting => ThreadStatus::Waiting,
+        TurnState::Completed | TurnState::Stopped => ThreadStatus::Open,
+        _ => return None,
+    };
+    (next != current).then_some(next)
+}
+
+/// The note a queued turn leaves when archiving its channel cancels it.
+pub(crate) fn archived_turn_note(channel: &ChannelName, actor: &Actor) -> String {
+    format!(
+        "This turn was cancelled before it started: {channel} was archived by {actor}. \
+         Restoring the channel does not run it; ask again then."
+    )
+}
+
+/// The card an approval request posts: approved at once when the asker may
+/// approve it, otherwise what is asked, why, and when it lapses.
+pub(crate) fn approval_card(approval: &Approval) -> String {
+    match approval.status {
+        ApprovalStatus::Approved => format!(
+            "Approval {}: {} ({}) — approved, since the person who asked may approve it.",
+            approval.id, approval.summary, approval.action
+        ),
+        _ => format!(
+            "Approval needed ({id}): {summary}\nWhy: {reason}\nThe Captain or an admin approves \
+             or denies approval {id}. Undecided, it is denied at {expires}.",
+            id = approval.id,
+            summary = approval.summary,
+            reason = approval.reason,
+            expires = approval.expires.strftime("%H:%M UTC"),
+        ),
+    }
+}
+
+/// The note a decided approval posts, with the decider's note if any.
+pub(crate) fn approval_decided_note(
+    id: i64,
+    status: ApprovalStatus,
+    who: Option<&str>,
+    note: Option<&str>,
+) -> String {
+    let who = who.unwrap_or("?");
+    let text = match status {
+        ApprovalStatus::Approved => format!("Approval {id} approved by {who}."),
+        ApprovalStatus::Denied => format!("Approval {id} denied by {who}."),
+        _ => format!("Approval {id} expired undecided, so it is denied."),
+    };
+    match note {
+        Some(n) if !n.trim().is_empty() => format!("{text} Note: {n}"),
+        _ => text,
+    }
+}
+
+/// The note that opens a call for Skipper.
+pub(crate) fn call_opened_note(reason: &str) -> String {
+    format!("Calling @skipper: {reason}")
+}
+
+/// The note that adds to the call already open in a thread.
+pub(crate) fn call_added_note(reason: &str) -> String {
+    format!("Also for @skipper (the call already open here): {reason}")
+}
+
+/// The audit outcome of opening a call.
+pub(crate) fn call_opened_outcome(id: EscalationId, turn: TurnId) -> String {
+    format!("escalation {id} open; turn {turn} queued for @skipper")
+}
+
+/// The audit outcome of adding to a call (`turn`: Skipper's new turn, or
+/// none while its earlier one still waits).
+pub(crate) fn call_added_outcome(id: EscalationId, turn: Option<TurnId>) -> String {
+    match turn {
+        Some(turn) => format!("added to escalation {id}; turn {turn} queued for @skipper"),
+        None => format!("added to escalation {id}; @skipper's turn is still queued"),
+    }
+}
+
+/// The note a settled call posts.
+pub(crate) fn call_settled_note(status: EscalationStatus, outcome: &str) -> String {
+    match status {
+        EscalationStatus::HandedToCaptain => format!("@skipper asks the Captain: {outcome}"),
+        _ => format!("@skipper resolved the call: {outcome}"),
+    }
+}
+
+/// The note a capability grant or revocation posts.
+pub(crate) fn capability_note(change: &CapabilityChange, record: &ChannelRecord) -> String {
+    let verb = if change.revoke { "revoked" } else { "granted" };
+    format!(
+        "{} {verb} {} for {} ({}).",
+        change.by, change.description, record.channel.name, record.agent.handle
+    )
+}
