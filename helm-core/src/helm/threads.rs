@@ -163,9 +163,11 @@ impl Helm {
 
     /// Stops a thread's work: its running turn ends `stopped` (with what it
     /// had written) and its queued turns are withdrawn. Other threads go on.
-    /// Stopping is only possible in the process that drives turns. Returns
-    /// once the running turn has ended (at most a few seconds), so what is
-    /// read next shows the thread stopped.
+    /// Stopping is only possible in a process that drives turns; when
+    /// several nodes share a database, the node running the turn stops it
+    /// within a second of being asked. Returns once the running turn has
+    /// ended (at most a few seconds), so what is read next shows the thread
+    /// stopped.
     pub async fn stop_thread(&self, actor: &User, id: ThreadId) -> Result<Vec<TurnId>> {
         self.inner.store.thread(id).await?;
         self.inner.runtime.stop_thread(id, &actor.name).await

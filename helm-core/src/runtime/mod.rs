@@ -338,15 +338,26 @@ impl Runtime {
         Ok(())
     }
 
-    /// Renews this node's leases on its live turns and stops those another
-    /// node has taken over; then ends other nodes' orphaned turns, so the
-    /// turns queued behind them can start here.
+    /// Renews this node's leases on its live turns, stops those another
+    /// node has taken over and those someone asked another node to stop;
+    /// then ends other nodes' orphaned turns, so the turns queued behind
+    /// them can start here.
     async fn keep_leases(&self) -> Result<()> {
         let live: Vec<TurnId> = self.lock_live().keys().copied().collect();
         if !live.is_empty() {
-            for lost in self.store.renew_turn_leases(live).await? {
-                if let Some(t) = self.lock_live().get(&lost) {
+            let renewal = self.store.renew_turn_leases(live).await?;
+            let live = self.lock_live();
+            for lost in renewal.lost {
+                if let Some(t) = live.get(&lost) {
                     tracing::warn!(turn = %lost, "lost the lease on a running turn; stopping it");
+                    t.cancel.cancel();
+                }
+            }
+            for (turn, by) in renewal.stop {
+                if let Some(t) = live.get(&turn) {
+                    if let Ok(mut r) = t.reason.lock() {
+                        r.get_or_insert(StopReason::Stopped(by));
+                    }
                     t.cancel.cancel();
                 }
             }
@@ -470,10 +481,11 @@ impl Runtime {
         }
     }
 
-    /// Stops the work of one thread: cancels its running turn and withdraws
-    /// its queued ones. Returns the turns affected, once the running turn
-    /// has ended `stopped` (or after `STOP_WAIT`), so a caller that reads the
-    /// thread next sees it stopped, not still streaming.
+    /// Stops the work of one thread: cancels its running turn (or, when
+    /// another node runs it, asks that node to) and withdraws its queued
+    /// ones. Returns the turns affected, once the running turn has ended
+    /// `stopped` (or after `STOP_WAIT`), so a caller that reads the thread
+    /// next sees it stopped, not still streaming.
     pub(crate) async fn stop_thread(&self, thread: ThreadId, by: &str) -> Result<Vec<TurnId>> {
         let mut affected = Vec::new();
         {
@@ -487,7 +499,15 @@ impl Runtime {
             }
         }
         let running = affected.clone();
+        let mut elsewhere = Vec::new();
         for turn in self.store.thread_turns(thread).await? {
+            if turn.state == TurnState::Running
+                && !affected.contains(&turn.id)
+                && self.store.request_turn_stop(turn.id, by).await?
+            {
+                elsewhere.push(turn.id);
+                affected.push(turn.id);
+            }
             if turn.state == TurnState::Queued && !affected.contains(&turn.id) {
                 let ended = self
                     .store
@@ -509,7 +529,23 @@ impl Runtime {
             }
         }
         self.wait_ended(&running, STOP_WAIT).await;
+        self.wait_ended_elsewhere(&elsewhere, STOP_WAIT).await?;
         Ok(affected)
+    }
+
+    /// Waits (up to `wait`) until none of `turns`, run by other nodes, is
+    /// running any more in the store: they stop at their node's next lease
+    /// tick (`LEASE_TICK_EVERY`).
+    async fn wait_ended_elsewhere(&self, turns: &[TurnId], wait: Duration) -> Result<()> {
+        let deadline = tokio::time::Instant::now() + wait;
+        for turn in turns {
+            while self.store.turn(*turn).await?.state == TurnState::Running
+                && tokio::time::Instant::now() < deadline
+            {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+        Ok(())
     }
 
     /// Waits (up to `wait`) until none of `turns` is live any more.

@@ -34,10 +34,10 @@ pub use sqlite::SqliteStore;
 pub use types::{
     Admission, AdmissionModel, AuditRecord, AuditVerification, Bootstrap, BootstrapPlan,
     CapabilityChange, CaptainSetup, ChannelFilter, ChannelPlan, ChannelRecord, ChannelUpdate,
-    Escalated, InviteAcceptance, JournalEntry, MemoryFilter, NewAgent, NewApiToken, NewApproval,
-    NewEscalation, NewInvite, NewMemory, NewOtKey, NewPost, NewThreadSummary, NewToolAction,
-    NewUser, PolicyScope, Posted, Repaired, Resume, StoreStats, ThreadTail, ToolActionOutcome,
-    TurnFinish, WorldHook, message_tokens,
+    Escalated, InviteAcceptance, JournalEntry, LeaseRenewal, MemoryFilter, NewAgent, NewApiToken,
+    NewApproval, NewEscalation, NewInvite, NewMemory, NewOtKey, NewPost, NewThreadSummary,
+    NewToolAction, NewUser, PolicyScope, Posted, Repaired, Resume, StoreStats, ThreadTail,
+    ToolActionOutcome, TurnFinish, WorldHook, message_tokens,
 };
 
 /// Durable state of one workspace, and its event log: every area trait at

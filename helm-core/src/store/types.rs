@@ -253,6 +253,18 @@ pub struct Repaired {
     pub threads: u64,
 }
 
+/// What [`TurnStore::renew_turn_leases`](super::TurnStore::renew_turn_leases)
+/// found among the turns this node runs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LeaseRenewal {
+    /// Turns this node no longer holds: another node found their lease
+    /// lapsed and ended them. Stop running them.
+    pub lost: Vec<TurnId>,
+    /// Turns someone asked (on another node) to stop, with the name of who
+    /// asked: stop them as if asked here.
+    pub stop: Vec<(TurnId, String)>,
+}
+
 /// How a turn ends, as its finalizer records it.
 #[derive(Debug, Clone)]
 pub struct TurnFinish {

@@ -1,8 +1,9 @@
 //! Two `helm-http` processes, each with its own data directory, on one
 //! PostgreSQL database: any node serves any request, a person connected to
 //! node B sees live what was posted on node A, each turn runs exactly once,
-//! and when the node running a turn is SIGKILLed the other ends that turn
-//! interrupted once its lease lapses and runs the turn queued behind it.
+//! a stop asked on one node stops the turn the other runs, and when the node
+//! running a turn is SIGKILLed the other ends that turn interrupted once its
+//! lease lapses and runs the turn queued behind it.
 
 use std::time::{Duration, Instant};
 
@@ -191,6 +192,46 @@ async fn two_nodes_share_one_workspace_and_take_over_a_dead_nodes_turns() -> any
     let detail_again = ada.get(&a, &format!("/api/threads/{thread}")).await?;
     assert_eq!(detail_again["turns"], detail["turns"]);
     assert_eq!(detail["turns"].as_array().map(Vec::len), Some(1));
+
+    // Stop asked on the node that is not running the turn: the node that is
+    // stops it at its next lease tick, and the answer waits for that.
+    mock.set_fallback(Behaviour::text("Reading every file, one by one").hang_after(2));
+    let slow = ada
+        .post(
+            &a,
+            "/api/channels/launch/messages",
+            json!({"text": "@launch-agent read every file"}),
+        )
+        .await?;
+    let slow_thread = slow["thread"]["id"].as_i64().unwrap_or_default();
+    let running = ada
+        .wait_thread(&b, slow_thread, "the slow turn never started", |d| {
+            d["turns"][0]["state"] == "running"
+        })
+        .await?;
+    let slow_turn = running["turns"][0]["id"].as_i64().unwrap_or_default();
+    let holder = lease_holder(&store, slow_turn).await?;
+    let other = if holder == a.pid() { &b } else { &a };
+    let stopped = ada
+        .post(
+            other,
+            &format!("/api/threads/{slow_thread}/stop"),
+            json!({}),
+        )
+        .await?;
+    assert_eq!(stopped["turns"], json!([slow_turn]), "{stopped}");
+    let detail = ada
+        .get(other, &format!("/api/threads/{slow_thread}"))
+        .await?;
+    assert_eq!(detail["turns"][0]["state"], "stopped", "{detail}");
+    let messages = ada
+        .get(other, &format!("/api/threads/{slow_thread}/messages"))
+        .await?
+        .to_string();
+    assert!(
+        messages.contains("Stopped by ada."),
+        "the note names who stopped it: {messages}"
+    );
 
     // A turn that never finishes; a second message queues a turn behind it.
     mock.set_fallback(Behaviour::text("Working on it, this will take").hang_after(2));

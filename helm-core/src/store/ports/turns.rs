@@ -9,7 +9,7 @@ use crate::model::{
     Artifact, ArtifactKind, ChannelId, ModelChoice, ThreadId, ToolAction, ToolActionId, Turn,
     TurnId, TurnState,
 };
-use crate::store::types::{NewToolAction, Repaired, ToolActionOutcome, TurnFinish};
+use crate::store::types::{LeaseRenewal, NewToolAction, Repaired, ToolActionOutcome, TurnFinish};
 
 /// Turns and the work they do: the queue, claiming, streaming, ending, the tool
 /// journal and the artifacts tools leave.
@@ -36,12 +36,20 @@ pub trait TurnStore: Send + Sync + 'static {
     ) -> Result<Option<Turn>>;
 
     /// Keeps this node's claim on `turns` (running turns it started) for
-    /// another lease period, and returns those among them it no longer
-    /// holds: another node found their lease lapsed and ended them, so this
-    /// node stops them and its writes to them are refused. A store that one
-    /// driver holds alone (SQLite, under the data root's driver lock) keeps
-    /// no leases and loses none.
-    async fn renew_turn_leases(&self, turns: Vec<TurnId>) -> Result<Vec<TurnId>>;
+    /// another lease period, and says which among them it no longer holds
+    /// (another node found their lease lapsed and ended them, so this node
+    /// stops them and its writes to them are refused) and which someone
+    /// asked another node to stop ([`TurnStore::request_turn_stop`]). A
+    /// store that one driver holds alone (SQLite, under the data root's
+    /// driver lock) keeps no leases and finds nothing.
+    async fn renew_turn_leases(&self, turns: Vec<TurnId>) -> Result<LeaseRenewal>;
+
+    /// Asks whichever node runs `turn` to stop it, on behalf of `by`; the
+    /// node sees the request when it next renews its lease. True if the
+    /// turn is running and leased (the request is recorded), false if not.
+    /// A store that one driver holds alone has no other node to ask: its
+    /// running turns are the caller's own, and this is always false.
+    async fn request_turn_stop(&self, turn: TurnId, by: &str) -> Result<bool>;
 
     /// Running turns no live node is running, oldest first: those whose
     /// lease lapsed (their node stopped renewing it: it died or lost the

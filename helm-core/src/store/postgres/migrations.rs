@@ -14,6 +14,7 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (2, include_str!("migrations/002_audit_counter.sql")),
     (3, include_str!("migrations/003_thread_seq.sql")),
     (4, include_str!("migrations/004_turn_lease.sql")),
+    (5, include_str!("migrations/005_turn_stop.sql")),
 ];
 
 /// The advisory lock key migrations hold ("helm" in ASCII).

@@ -35,7 +35,7 @@ use crate::model::{
 };
 use crate::store::TurnStore;
 use crate::store::types::{
-    Admission, AdmissionModel, NewToolAction, Repaired, ToolActionOutcome, TurnFinish,
+    Admission, AdmissionModel, LeaseRenewal, NewToolAction, Repaired, ToolActionOutcome, TurnFinish,
 };
 
 /// The turn columns (of `t`), in [`turn_at`] order.
@@ -755,7 +755,7 @@ impl TurnStore for PostgresStore {
         Ok(self.claim_turn(turn, served_by).await?.map(|(t, _)| t))
     }
 
-    async fn renew_turn_leases(&self, turns: Vec<TurnId>) -> Result<Vec<TurnId>> {
+    async fn renew_turn_leases(&self, turns: Vec<TurnId>) -> Result<LeaseRenewal> {
         // Only turns this store claimed have a lease to renew (a live turn
         // not started yet has none).
         let held: Vec<(i64, i64)> = {
@@ -766,33 +766,51 @@ impl TurnStore for PostgresStore {
                 .collect()
         };
         if held.is_empty() {
-            return Ok(Vec::new());
+            return Ok(LeaseRenewal::default());
         }
         let (ids, tokens): (Vec<i64>, Vec<i64>) = held.iter().copied().unzip();
         let client = self.client().await?;
-        let renewed: Vec<i64> = client
+        let renewed: Vec<(i64, Option<String>)> = client
             .query(
                 "UPDATE turns t SET lease_expires = $3::BIGINT + $4::BIGINT
                  FROM unnest($1::BIGINT[], $2::BIGINT[]) AS l(id, token)
                  WHERE t.id = l.id AND t.lease_token = l.token AND t.state = 'running'
-                 RETURNING t.id",
+                 RETURNING t.id, t.stop_requested_by",
                 &[&ids, &tokens, &ms(now()), &self.lease_ms],
             )
             .await
             .map_err(failed("renewing turn leases"))?
             .iter()
-            .map(|r| r.get(0))
+            .map(|r| (r.get(0), r.get(1)))
             .collect();
         let lost: Vec<TurnId> = ids
             .into_iter()
-            .filter(|id| !renewed.contains(id))
+            .filter(|id| !renewed.iter().any(|(r, _)| r == id))
             .map(TurnId)
+            .collect();
+        let stop = renewed
+            .into_iter()
+            .filter_map(|(id, by)| by.map(|by| (TurnId(id), by)))
             .collect();
         let mut fences = self.lock_fences();
         for turn in &lost {
             fences.remove(turn);
         }
-        Ok(lost)
+        Ok(LeaseRenewal { lost, stop })
+    }
+
+    async fn request_turn_stop(&self, turn: TurnId, by: &str) -> Result<bool> {
+        // The first to ask is the one the stopped turn names.
+        let client = self.client().await?;
+        let asked = client
+            .execute(
+                "UPDATE turns SET stop_requested_by = COALESCE(stop_requested_by, $2)
+                 WHERE id = $1 AND state = 'running' AND lease_owner IS NOT NULL",
+                &[&turn.get(), &by],
+            )
+            .await
+            .map_err(failed("asking for a turn to stop"))?;
+        Ok(asked > 0)
     }
 
     async fn orphaned_turns(&self) -> Result<Vec<Turn>> {

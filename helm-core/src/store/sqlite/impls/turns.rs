@@ -12,7 +12,7 @@ use crate::model::{
     TurnId, TurnState,
 };
 use crate::store::TurnStore;
-use crate::store::types::{NewToolAction, Repaired, ToolActionOutcome, TurnFinish};
+use crate::store::types::{LeaseRenewal, NewToolAction, Repaired, ToolActionOutcome, TurnFinish};
 
 #[async_trait]
 impl TurnStore for SqliteStore {
@@ -32,10 +32,15 @@ impl TurnStore for SqliteStore {
         self.read(turns::running).await
     }
 
-    async fn renew_turn_leases(&self, _turns: Vec<TurnId>) -> Result<Vec<TurnId>> {
+    async fn renew_turn_leases(&self, _turns: Vec<TurnId>) -> Result<LeaseRenewal> {
         // One driver per database (the data root's driver lock): no node can
-        // take a turn over, so there is no lease to keep.
-        Ok(Vec::new())
+        // take a turn over or ask for a stop, so there is no lease to keep.
+        Ok(LeaseRenewal::default())
+    }
+
+    async fn request_turn_stop(&self, _turn: TurnId, _by: &str) -> Result<bool> {
+        // Every running turn is the one driver's own, stopped in-process.
+        Ok(false)
     }
 
     async fn orphaned_turns(&self) -> Result<Vec<Turn>> {
