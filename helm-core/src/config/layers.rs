@@ -54,7 +54,7 @@ enum EnvKind {
 }
 
 /// The variables core reads: name, key, and how the text is read.
-const ENV: [(&str, &str, EnvKind); 12] = [
+const ENV: [(&str, &str, EnvKind); 13] = [
     ("HELM_STORE", "store", EnvKind::Text),
     ("HELM_ISOLATION", "computer.isolation", EnvKind::Text),
     ("HELM_COMPUTER", "computer.at", EnvKind::Text),
@@ -66,6 +66,11 @@ const ENV: [(&str, &str, EnvKind); 12] = [
         EnvKind::Number,
     ),
     ("HELM_EMBEDDER", "memory.embedder", EnvKind::Text),
+    (
+        "HELM_VECTOR_CACHE_MB",
+        "memory.vector_cache_mb",
+        EnvKind::Number,
+    ),
     ("HELM_PUBLIC_ORIGINS", "public_origins", EnvKind::List),
     ("HELM_MAX_STEPS", "runtime.max_steps", EnvKind::Number),
     (

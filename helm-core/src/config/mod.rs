@@ -27,6 +27,7 @@
 //!
 //! [memory]
 //! embedder = "auto"          # or "required" (refuse to start without it), or "off"
+//! vector_cache_mb = 256      # searched channels' vectors kept in memory; HELM_VECTOR_CACHE_MB
 //!
 //! public_origins = ["https://helm.example.org"]
 //! ```
@@ -207,6 +208,12 @@ impl HelmConfig {
                 "runtime.turn_lease_secs",
                 "it must be between 2 and 3600 seconds (a node renews its leases every second)"
                     .into(),
+            ));
+        }
+        if self.memory.vector_cache_mb == 0 {
+            return Err((
+                "memory.vector_cache_mb",
+                "it must be at least 1 (MiB of vectors kept in memory)".into(),
             ));
         }
         for origin in &self.public_origins {

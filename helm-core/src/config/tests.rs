@@ -124,6 +124,17 @@ fn bad_values_name_their_key_and_where_they_came_from() -> Result<()> {
         "{zero}"
     );
 
+    let no_cache = message(HelmConfig::resolve([env(&[(
+        "HELM_VECTOR_CACHE_MB",
+        "0",
+    )])?]));
+    assert!(
+        no_cache.contains("memory.vector_cache_mb") && no_cache.contains("HELM_VECTOR_CACHE_MB"),
+        "{no_cache}"
+    );
+    let cache = HelmConfig::resolve([env(&[("HELM_VECTOR_CACHE_MB", "64")])?])?;
+    assert_eq!(cache.config.memory.vector_cache_bytes(), 64 << 20);
+
     let mut flags = ConfigLayer::new();
     flags.set_flag("store", "mysql://db/helm")?;
     let store = message(HelmConfig::resolve([flags]));

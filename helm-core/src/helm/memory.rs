@@ -294,6 +294,11 @@ impl Helm {
         &self.inner.recall_mode
     }
 
+    /// How much of recall's vector cache is in use (`memory.vector_cache_mb`).
+    pub fn vector_cache(&self) -> Option<crate::memory::vector_cache::VectorCacheUse> {
+        self.inner.recall.vector_cache()
+    }
+
     /// The embedding model recall uses, if any.
     pub fn embedding_model(&self) -> Option<&str> {
         self.inner.recall.embedding_model()

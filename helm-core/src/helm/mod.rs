@@ -314,7 +314,10 @@ impl Helm {
         // Frontends warn in their own way (the server at start, `1helm
         // recall` beside its hits); the library only logs.
         tracing::info!("recall works {}", recall_mode.describe());
-        let recall = Arc::new(RecallEngine::new(store.clone(), options.embedder.clone()));
+        let recall = Arc::new(
+            RecallEngine::new(store.clone(), options.embedder.clone())
+                .with_vector_cache(options.memory.vector_cache_bytes()),
+        );
         let computer = Arc::new(computer::ComputerState::new(
             options.computer,
             root.clone(),

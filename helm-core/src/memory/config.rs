@@ -54,11 +54,31 @@ impl std::fmt::Display for EmbedderSetting {
 }
 
 /// The `memory` section of the configuration.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct MemoryConfig {
     /// Whether the embedding model is required, used when found, or off.
     pub embedder: EmbedderSetting,
+    /// How many MiB of searched channels' vectors recall keeps in memory;
+    /// past it the least recently searched channels' are dropped (and read
+    /// from the store again when next searched).
+    pub vector_cache_mb: u64,
+}
+
+impl Default for MemoryConfig {
+    fn default() -> Self {
+        MemoryConfig {
+            embedder: EmbedderSetting::default(),
+            vector_cache_mb: (super::vector_cache::DEFAULT_VECTOR_CACHE_BYTES >> 20) as u64,
+        }
+    }
+}
+
+impl MemoryConfig {
+    /// The vector cache's budget in bytes.
+    pub fn vector_cache_bytes(&self) -> usize {
+        usize::try_from(self.vector_cache_mb.saturating_mul(1 << 20)).unwrap_or(usize::MAX)
+    }
 }
 
 /// Why recall works by words only.
@@ -199,6 +219,7 @@ mod tests {
             tmp.path(),
             &MemoryConfig {
                 embedder: EmbedderSetting::Off,
+                ..MemoryConfig::default()
             },
         )?;
         assert!(embedder.is_none());

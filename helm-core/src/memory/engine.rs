@@ -12,6 +12,7 @@ use super::embed::{Embedder, normalize};
 use super::fusion::{Candidates, Ranked, RecallTuning, fuse};
 use super::query::{self, ParsedQuery};
 use super::recall::{CandidateItem, DEPTH, HitThread, ItemKey, RecallHit, RecallQuery};
+use super::vector_cache::{DEFAULT_VECTOR_CACHE_BYTES, VectorCache, VectorCacheUse};
 use super::vectors::ChannelVectors;
 use crate::error::{Error, Result};
 use crate::helm::Audience;
@@ -33,7 +34,7 @@ const EXPANSION_PULL: f32 = 1.0;
 pub struct RecallEngine {
     store: Arc<dyn Store>,
     embedder: Option<Arc<dyn Embedder>>,
-    vectors: Mutex<HashMap<ChannelId, Arc<ChannelVectors>>>,
+    vectors: Mutex<VectorCache>,
     authors: Mutex<HashMap<ChannelId, CachedAuthors>>,
 }
 
@@ -41,14 +42,27 @@ pub struct RecallEngine {
 type CachedAuthors = (Instant, Arc<Vec<String>>);
 
 impl RecallEngine {
-    /// An engine; without an embedder, recall works by words only.
+    /// An engine; without an embedder, recall works by words only. It
+    /// keeps searched channels' vectors within the default budget
+    /// ([`DEFAULT_VECTOR_CACHE_BYTES`]).
     pub fn new(store: Arc<dyn Store>, embedder: Option<Arc<dyn Embedder>>) -> Self {
         RecallEngine {
             store,
             embedder,
-            vectors: Mutex::new(HashMap::new()),
+            vectors: Mutex::new(VectorCache::new(DEFAULT_VECTOR_CACHE_BYTES)),
             authors: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The same engine keeping at most `bytes` of channels' vectors.
+    pub fn with_vector_cache(mut self, bytes: usize) -> Self {
+        self.vectors = Mutex::new(VectorCache::new(bytes));
+        self
+    }
+
+    /// How much of the vector cache is in use.
+    pub fn vector_cache(&self) -> Option<VectorCacheUse> {
+        self.vectors.lock().ok().map(|c| c.usage())
     }
 
     /// The embedder's model, if meaning-based recall is on.
@@ -226,18 +240,13 @@ impl RecallEngine {
         channel: ChannelId,
         model: &str,
     ) -> Result<Arc<ChannelVectors>> {
-        if let Some(v) = self
-            .vectors
-            .lock()
-            .ok()
-            .and_then(|m| m.get(&channel).cloned())
-        {
+        if let Some(v) = self.vectors.lock().ok().and_then(|mut c| c.get(channel)) {
             return Ok(v);
         }
         let rows = self.store.channel_vectors(model, channel).await?;
         let loaded = Arc::new(ChannelVectors::new(rows));
-        if let Ok(mut map) = self.vectors.lock() {
-            map.insert(channel, loaded.clone());
+        if let Ok(mut cache) = self.vectors.lock() {
+            cache.insert(channel, loaded.clone());
         }
         Ok(loaded)
     }
@@ -362,7 +371,7 @@ impl RecallEngine {
             self.store.put_embeddings(embedder.model(), rows).await?;
             if let Ok(mut cache) = self.vectors.lock() {
                 for c in touched {
-                    cache.remove(&c);
+                    cache.remove(c);
                 }
             }
             done += batch.len() as u64;

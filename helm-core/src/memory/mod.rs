@@ -5,7 +5,8 @@
 //! superseded rather than overwritten. [`recall`] searches a channel's records
 //! and its message history together, by words and (with an [`embed::Embedder`])
 //! by meaning: the [`engine`] gathers candidates, [`fusion`] ranks them, and
-//! [`vectors`] holds what the meaning search scans. Histories from elsewhere
+//! [`vectors`] holds what the meaning search scans, [`vector_cache`] keeps
+//! those of recently searched channels within a budget. Histories from elsewhere
 //! come in through [`import`].
 
 pub mod config;
@@ -15,5 +16,6 @@ pub mod fusion;
 pub mod import;
 pub mod query;
 pub mod recall;
+pub mod vector_cache;
 pub mod vectors;
 pub mod when;

@@ -31,6 +31,12 @@ impl ChannelVectors {
         ChannelVectors { keys, data, dim }
     }
 
+    /// The memory its rows take, in bytes.
+    pub fn bytes(&self) -> usize {
+        self.data.len() * std::mem::size_of::<f32>()
+            + self.keys.len() * std::mem::size_of::<ItemKey>()
+    }
+
     /// Whether it holds no vector.
     pub fn is_empty(&self) -> bool {
         self.keys.is_empty()

@@ -547,3 +547,119 @@ async fn recall_reads_times_and_people_in_a_question() -> anyhow::Result<()> {
     assert_eq!(first(&hits), "D3:1", "{hits:?}");
     Ok(())
 }
+
+/// A small real embedder for tests: each word hashed into one of 1,024
+/// dimensions, the vector normalised. Texts that share words are near.
+struct WordHashEmbedder;
+
+#[async_trait::async_trait]
+impl helm_core::memory::embed::Embedder for WordHashEmbedder {
+    fn model(&self) -> &str {
+        "word-hash-1024"
+    }
+
+    fn dimensions(&self) -> usize {
+        1024
+    }
+
+    async fn embed(&self, texts: &[String]) -> helm_core::Result<Vec<Vec<f32>>> {
+        use std::hash::{DefaultHasher, Hash, Hasher};
+        Ok(texts
+            .iter()
+            .map(|text| {
+                let mut v = vec![0f32; 1024];
+                for word in text.to_lowercase().split(|c: char| !c.is_alphanumeric()) {
+                    if word.is_empty() {
+                        continue;
+                    }
+                    let mut h = DefaultHasher::new();
+                    word.hash(&mut h);
+                    v[(h.finish() % 1024) as usize] += 1.0;
+                }
+                let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
+                v.iter().map(|x| x / norm).collect()
+            })
+            .collect())
+    }
+}
+
+#[tokio::test]
+async fn the_vector_cache_stays_within_its_budget_and_recall_still_finds_evicted_channels()
+-> anyhow::Result<()> {
+    let t = TestHelm::with_options(|o| {
+        o.embedder = Some(Arc::new(WordHashEmbedder));
+        o.memory.vector_cache_mb = 1;
+    })
+    .await?;
+    // Three channels of 100 messages: about 410 KiB of vectors each, so two
+    // fit in the 1 MiB budget and the third does not.
+    for name in ["north", "south", "east"] {
+        t.helm.create_channel(&t.captain, name, "Stores.").await?;
+        let mut history = format!(
+            r#"{{"type":"thread","id":"s1","title":"Stock","opened_at":"2024-01-01T09:00:00Z"}}"#
+        );
+        for i in 0..100 {
+            history.push_str(&format!(
+                "\n{{\"type\":\"message\",\"thread\":\"s1\",\"external_id\":\"{name}-{i}\",\"author\":\"clerk\",\"text\":\"shelf {i} in {name} holds crate{i} of apples\",\"at\":\"2024-01-01T09:{:02}:00Z\"}}",
+                i % 60
+            ));
+        }
+        t.helm
+            .import_history(
+                &t.captain,
+                &name.parse()?,
+                std::io::Cursor::new(history.into_bytes()),
+            )
+            .await?;
+    }
+    assert_eq!(t.helm.embed_backlog(None, |_, _| {}).await?, 300);
+
+    let search = |name: &'static str| {
+        let helm = t.helm.clone();
+        async move {
+            let hits = helm
+                .recall(
+                    &name.parse()?,
+                    RecallQuery::new("which shelf holds crate42"),
+                )
+                .await?;
+            anyhow::Ok(hits.first().map(|h| h.content.clone()).unwrap_or_default())
+        }
+    };
+    assert_eq!(
+        search("north").await?,
+        "shelf 42 in north holds crate42 of apples"
+    );
+    assert_eq!(
+        search("south").await?,
+        "shelf 42 in south holds crate42 of apples"
+    );
+    let use_ = t
+        .helm
+        .vector_cache()
+        .ok_or_else(|| anyhow::anyhow!("no cache"))?;
+    assert_eq!((use_.channels, use_.budget), (2, 1 << 20));
+
+    // The third channel pushes out the least recently searched (north) ...
+    assert_eq!(
+        search("east").await?,
+        "shelf 42 in east holds crate42 of apples"
+    );
+    let use_ = t
+        .helm
+        .vector_cache()
+        .ok_or_else(|| anyhow::anyhow!("no cache"))?;
+    assert_eq!(use_.channels, 2);
+    assert!(use_.bytes <= use_.budget, "{use_:?}");
+    // ... and north, read again from the store, is searched the same.
+    assert_eq!(
+        search("north").await?,
+        "shelf 42 in north holds crate42 of apples"
+    );
+    let use_ = t
+        .helm
+        .vector_cache()
+        .ok_or_else(|| anyhow::anyhow!("no cache"))?;
+    assert!(use_.bytes <= use_.budget && use_.channels == 2, "{use_:?}");
+    Ok(())
+}
