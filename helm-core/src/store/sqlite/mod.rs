@@ -226,7 +226,10 @@ fn configure(conn: &Connection, read_only: bool) -> Result<()> {
     // turn's CPU (issue 15; 937 in 30 turns under gdb, 14 with this, all
     // from a new channel's word index changing the schema). Plans here never
     // need a bound value: partial indexes are met by literals in the SQL.
-    conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
+    conn.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+        true,
+    )?;
     Ok(())
 }
 
