@@ -12,7 +12,8 @@
 //! `HELM_BENCH_STORE=postgres` measures the empty-channel scenarios with the
 //! workspace in a throwaway PostgreSQL cluster (the long-history ones seed
 //! SQLite directly and are left out); `HELM_BENCH_STORE=sqlite` measures
-//! the same two on SQLite, for the comparison.
+//! the same two on SQLite, for the comparison. `HELM_BENCH_ONLY=long` runs
+//! only the long-thread turns, for a profiler.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -354,6 +355,11 @@ async fn main() -> anyhow::Result<()> {
     println!(
         "turn engine overhead on {store}, {turns} turns per scenario, zero-latency scripted model"
     );
+    if std::env::var("HELM_BENCH_ONLY").is_ok_and(|s| s == "long") {
+        let (long, _, _) = whole_turns(10_000, turns).await?;
+        println!("turn finished p50: thread of 10,000 messages {long:.2} ms");
+        return Ok(());
+    }
     scenario("1 thread, empty channel", 0, turns).await?;
     if comparing_stores() {
         let (empty, _, _) = whole_turns(0, turns).await?;

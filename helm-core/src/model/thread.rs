@@ -88,6 +88,16 @@ impl Author {
             Author::System => "helm".to_string(),
         }
     }
+
+    /// The length of [`Author::display`], without building it (context
+    /// budgets count it for every message read).
+    pub fn display_len(&self) -> usize {
+        match self {
+            Author::Human { name, .. } | Author::Guest { name } => name.len(),
+            Author::Agent { handle, .. } => handle.as_str().len() + 1,
+            Author::System => "helm".len(),
+        }
+    }
 }
 
 string_enum! {
@@ -210,4 +220,32 @@ pub struct Turn {
     /// When it reached its end state.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finished_at: Option<Timestamp>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{AgentId, AgentKind, Handle, UserId};
+
+    #[test]
+    fn display_len_is_the_length_of_display() {
+        let authors = [
+            Author::Human {
+                user_id: UserId(1),
+                name: "mira".into(),
+            },
+            Author::Guest {
+                name: "Ünsal".into(),
+            },
+            Author::Agent {
+                agent_id: AgentId(2),
+                handle: Handle::from_stored("launch-agent".into()),
+                agent_kind: AgentKind::Channel,
+            },
+            Author::System,
+        ];
+        for author in authors {
+            assert_eq!(author.display_len(), author.display().len(), "{author:?}");
+        }
+    }
 }

@@ -130,33 +130,39 @@ fn as_chat(message: &Message, own_agent: crate::model::AgentId) -> Option<ChatMe
 /// messages were left out.
 pub fn transcript(inputs: &ContextInputs<'_>) -> Vec<ChatMessage> {
     let own = inputs.own_agent;
-    let all: Vec<ChatMessage> = inputs
-        .transcript
-        .iter()
-        .filter_map(|m| as_chat(m, own))
-        .collect();
     let cost = |m: &ChatMessage| match m {
         ChatMessage::User { content } | ChatMessage::Assistant { content, .. } => {
             estimate_tokens(content)
         }
         ChatMessage::Tool { content, .. } => estimate_tokens(content),
     };
-    let Some((first, rest)) = all.split_first() else {
+    // Only what fits is converted: the first message, then the newest ones
+    // back to where the budget runs out.
+    let Some((at, first)) = inputs
+        .transcript
+        .iter()
+        .enumerate()
+        .find_map(|(i, m)| as_chat(m, own).map(|c| (i, c)))
+    else {
         return Vec::new();
     };
-    let mut budget = inputs.budget_tokens.saturating_sub(cost(first));
+    let rest: Vec<&Message> = inputs.transcript[at + 1..]
+        .iter()
+        .filter(|m| !m.content.trim().is_empty())
+        .collect();
+    let mut budget = inputs.budget_tokens.saturating_sub(cost(&first));
     let mut kept: Vec<ChatMessage> = Vec::new();
-    for message in rest.iter().rev() {
-        let c = cost(message);
+    for message in rest.iter().rev().filter_map(|m| as_chat(m, own)) {
+        let c = cost(&message);
         if c > budget {
             break;
         }
         budget -= c;
-        kept.push(message.clone());
+        kept.push(message);
     }
     kept.reverse();
     let omitted = inputs.omitted + rest.len() - kept.len();
-    let mut out = vec![first.clone()];
+    let mut out = vec![first];
     if omitted > 0 {
         out.push(ChatMessage::User {
             content: format!(

@@ -19,6 +19,13 @@ pub fn should_wake(
     mentions_agent || (!calls_skipper && agent_replied && humans_in_thread <= 1)
 }
 
+/// Whether [`should_wake`] needs the thread's facts (has the agent replied,
+/// has a second human spoken) for a message: only when it neither mentions
+/// the agent nor calls @skipper, so the store reads them only then.
+pub fn thread_decides(mentions_agent: bool, calls_skipper: bool) -> bool {
+    !mentions_agent && !calls_skipper
+}
+
 /// The handles mentioned in `text` (`@launch-agent`), lowercased, in order,
 /// without duplicates. A mention must start the text or follow a character
 /// that cannot be part of an e-mail address (`bob@launch-agent.io` is not one).

@@ -419,7 +419,7 @@ pub fn message_tokens(message: &Message) -> usize {
     if message.content.trim().is_empty() {
         return 0;
     }
-    (message.content.len() + message.author.display().len() + 2).div_ceil(4) + 12
+    (message.content.len() + message.author.display_len() + 2).div_ceil(4) + 12
 }
 
 /// First-run setup: the Captain's chosen name, display name and password.

@@ -14,7 +14,7 @@ use helm_core::model::{AuthorType, ThreadId};
 use helm_core::provider::Usage;
 use helm_core::store::{
     AuditRecord, ChannelFilter, InviteAcceptance, MemoryFilter, NewAgent, NewApiToken, NewInvite,
-    NewMemory, PolicyScope, TurnFinish, message_tokens,
+    NewMemory, NewPost, PolicyScope, TurnFinish, message_tokens,
 };
 
 use super::fixtures::{Fixture, bootstrap_plan, failing_world, no_world};
@@ -213,9 +213,16 @@ pub async fn events_follow_commit_order_and_catch_up(s: &Subject) -> anyhow::Res
         limited.len() == 2 && limited[0].seq == seqs[0],
         "the limit keeps the oldest"
     );
+    // A store may deliver its own events through its feed a moment after
+    // the commit (Postgres reads them back from the log), so wait for as
+    // many as were kept, then compare.
     let mut heard = Vec::new();
-    while let Ok(event) = live.try_recv() {
-        heard.push(event.seq);
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    while heard.len() < seqs.len() {
+        match tokio::time::timeout_at(deadline, live.recv()).await {
+            Ok(Ok(event)) => heard.push(event.seq),
+            _ => break,
+        }
     }
     ensure!(heard == seqs, "live: {heard:?}, kept: {seqs:?}");
     Ok(())
@@ -263,6 +270,84 @@ pub async fn thread_tail_keeps_to_its_budget(s: &Subject) -> anyhow::Result<()> 
     ensure!(tail.newest_omitted == Some(all[17].id));
     let whole = f.store.thread_tail(thread, None, usize::MAX).await?;
     ensure!(whole.omitted == 0 && whole.recent.len() == 20, "all fit");
+    Ok(())
+}
+
+/// A message that mentions nobody wakes the resident agent only in a thread
+/// it has replied in and where one human speaks; the store reads both facts
+/// from who wrote there before (either side of the poster's id).
+pub async fn follow_ups_wake_the_agent_while_one_human_speaks(s: &Subject) -> anyhow::Result<()> {
+    let f = Fixture::new(s.store.as_ref()).await?;
+    let research = f.channel("research").await?;
+    let quiet = f.post(&research, None, "Notes for later.", false).await?;
+    let unanswered = f
+        .post(&research, Some(quiet.thread.id), "More notes.", false)
+        .await?;
+    ensure!(unanswered.turn.is_none(), "the agent never replied here");
+
+    let asked = f.post(&research, None, "@research hello", true).await?;
+    let thread = asked.thread.id;
+    let turn = asked.turn.context("a mention wakes")?;
+    f.store.start_turn(turn.id, None).await?.context("claim")?;
+    let finish = TurnFinish {
+        state: TurnState::Completed,
+        reply: "Hello".into(),
+        error: None,
+        note: None,
+        steps: 1,
+        usage: Usage::default(),
+    };
+    f.store
+        .finish_turn(turn.id, finish)
+        .await?
+        .context("ends")?;
+    let follow_up = f.post(&research, Some(thread), "And then?", false).await?;
+    ensure!(follow_up.turn.is_some(), "a follow-up with one human wakes");
+
+    let expires = jiff::Timestamp::now() + jiff::SignedDuration::from_hours(1);
+    f.store
+        .insert_invite(NewInvite {
+            secret_hash: "second-human".into(),
+            role: Role::Member,
+            created_by: f.captain().id,
+            expires,
+        })
+        .await?;
+    let mira = f
+        .store
+        .accept_invite(InviteAcceptance {
+            secret_hash: "second-human".into(),
+            name: "mira".into(),
+            display_name: "Mira".into(),
+            password_hash: "$argon2id$not-checked-here".into(),
+        })
+        .await?;
+    let by_mira = f
+        .store
+        .post_message(NewPost {
+            channel_id: research.channel.id,
+            thread_id: Some(thread),
+            author: mira,
+            content: "I think so too.".into(),
+            resident: research.agent.clone(),
+            mentions_resident: false,
+            calls_skipper: false,
+            admission: super::fixtures::admission(),
+        })
+        .await?;
+    ensure!(
+        by_mira.turn.is_none(),
+        "a second human's line does not wake"
+    );
+    let captain_again = f.post(&research, Some(thread), "Agreed.", false).await?;
+    ensure!(
+        captain_again.turn.is_none(),
+        "with two humans only mentions wake"
+    );
+    let mentioned = f
+        .post(&research, Some(thread), "@research summarise", true)
+        .await?;
+    ensure!(mentioned.turn.is_some(), "a mention still wakes");
     Ok(())
 }
 

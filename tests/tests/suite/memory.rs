@@ -595,8 +595,8 @@ async fn the_vector_cache_stays_within_its_budget_and_recall_still_finds_evicted
     // fit in the 1 MiB budget and the third does not.
     for name in ["north", "south", "east"] {
         t.helm.create_channel(&t.captain, name, "Stores.").await?;
-        let mut history = format!(
-            r#"{{"type":"thread","id":"s1","title":"Stock","opened_at":"2024-01-01T09:00:00Z"}}"#
+        let mut history = String::from(
+            r#"{"type":"thread","id":"s1","title":"Stock","opened_at":"2024-01-01T09:00:00Z"}"#,
         );
         for i in 0..100 {
             history.push_str(&format!(

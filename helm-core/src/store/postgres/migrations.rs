@@ -15,6 +15,7 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (3, include_str!("migrations/003_thread_seq.sql")),
     (4, include_str!("migrations/004_turn_lease.sql")),
     (5, include_str!("migrations/005_turn_stop.sql")),
+    (6, include_str!("migrations/006_thread_authors.sql")),
 ];
 
 /// The advisory lock key migrations hold ("helm" in ASCII).

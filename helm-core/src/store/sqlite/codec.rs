@@ -73,7 +73,8 @@ where
     T: FromStr,
     T::Err: std::error::Error + Send + Sync + 'static,
 {
-    let text: String = row.get(idx)?;
+    // Borrowed, not copied: this runs for every row of every listing.
+    let text = row.get_ref(idx)?.as_str()?;
     text.parse().map_err(|e| conversion(idx, e))
 }
 

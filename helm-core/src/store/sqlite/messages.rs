@@ -95,9 +95,9 @@ pub(super) fn get(conn: &Connection, id: MessageId) -> Result<Message> {
 
 /// Maps a row selected with [`COLUMNS`] starting at `at`.
 pub(super) fn from_row(row: &Row<'_>, at: usize) -> rusqlite::Result<Message> {
-    let kind: String = row.get(at + 3)?;
+    let kind = row.get_ref(at + 3)?.as_str()?;
     let name: String = row.get(at + 6)?;
-    let author = match kind.as_str() {
+    let author = match kind {
         "human" => Author::Human {
             user_id: row.get(at + 4)?,
             name,

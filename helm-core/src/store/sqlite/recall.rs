@@ -22,16 +22,27 @@ fn table(channel: ChannelId) -> String {
 
 /// Creates a word index if it does not exist yet.
 fn ensure_table(conn: &Connection, name: &str) -> Result<()> {
-    let exists = conn
-        .prepare_cached("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1")?
-        .exists([&name])?;
-    if !exists {
+    if !has_table(conn, name)? {
         conn.execute_batch(&format!(
-            "CREATE VIRTUAL TABLE {name} USING fts5(body, prev, content='', \
+            "CREATE VIRTUAL TABLE IF NOT EXISTS {name} USING fts5(body, prev, content='', \
              contentless_delete=1, tokenize='porter unicode61')"
         ))?;
     }
     Ok(())
+}
+
+/// Whether the word index `name` exists. First a lookup in the connection's
+/// parsed schema (`sqlite_schema` has no index on names, so a query there
+/// reads every channel's tables); only when that says no, the query, which
+/// also sees a table another connection created since this one last read
+/// the schema.
+fn has_table(conn: &Connection, name: &str) -> Result<bool> {
+    if conn.table_exists(None, name)? {
+        return Ok(true);
+    }
+    Ok(conn
+        .prepare_cached("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1")?
+        .exists([&name])?)
 }
 
 /// Drops a deleted channel's word index.
@@ -138,10 +149,7 @@ fn search(
     fts_query: &str,
     depth: usize,
 ) -> Result<Vec<(ItemKey, f64)>> {
-    let exists = conn
-        .prepare_cached("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1")?
-        .exists([&name])?;
-    if !exists {
+    if !has_table(conn, name)? {
         return Ok(Vec::new());
     }
     let mut stmt = conn.prepare_cached(&format!(

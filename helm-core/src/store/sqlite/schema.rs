@@ -18,6 +18,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("mcp_pins", include_str!("migrations/008_mcp_pins.sql")),
     ("reading", include_str!("migrations/009_reading.sql")),
     ("thread_seq", include_str!("migrations/010_thread_seq.sql")),
+    (
+        "thread_authors",
+        include_str!("migrations/011_thread_authors.sql"),
+    ),
 ];
 
 /// Applies every migration not yet applied.

@@ -13,7 +13,7 @@ use crate::model::{
     Actor, Author, ChannelId, ChannelStatus, Message, MessageId, MessageStatus, Thread, ThreadId,
     ThreadStatus,
 };
-use crate::runtime::wake::{should_wake, thread_title};
+use crate::runtime::wake::{should_wake, thread_decides, thread_title};
 use crate::store::types::{NewPost, Posted, ThreadTail, message_tokens};
 
 const COLUMNS: &str = "t.id, t.channel_id, t.root_message_id, t.title, t.status, t.summary, \
@@ -273,24 +273,28 @@ pub(super) fn post(tx: &mut Tx<'_>, post: NewPost) -> Result<Posted> {
     )?;
     super::reading::record_mentions(tx, &message)?;
 
-    let (humans, agent_replied): (i64, bool) = tx
-        .conn()
-        .prepare_cached(
-            "SELECT count(DISTINCT author_user_id) FILTER (WHERE author_kind = 'human'), \
-             count(*) FILTER (WHERE author_agent_id = ?2 AND status = 'complete') > 0 \
-             FROM messages WHERE thread_id = ?1",
-        )?
-        .query_row(params![thread.id, post.resident.id], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })?;
+    // The thread's facts are read only when the message alone does not
+    // decide, and each is an index seek, not a pass over the thread.
+    let wake = if thread_decides(post.mentions_resident, post.calls_skipper) {
+        let (other_humans, agent_replied): (bool, bool) = tx
+            .conn()
+            .prepare_cached(
+                "SELECT EXISTS (SELECT 1 FROM messages WHERE thread_id = ?1 \
+                   AND author_user_id > ?3) \
+                 OR EXISTS (SELECT 1 FROM messages WHERE thread_id = ?1 AND author_user_id < ?3), \
+                 EXISTS (SELECT 1 FROM messages WHERE thread_id = ?1 AND author_agent_id = ?2 \
+                   AND status = 'complete')",
+            )?
+            .query_row(params![thread.id, post.resident.id, post.author.id], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })?;
+        should_wake(false, false, agent_replied, 1 + usize::from(other_humans))
+    } else {
+        should_wake(post.mentions_resident, post.calls_skipper, false, 1)
+    };
     let mut turn = None;
     let mut ahead = 0;
-    if should_wake(
-        post.mentions_resident,
-        post.calls_skipper,
-        agent_replied,
-        humans as usize,
-    ) {
+    if wake {
         let (admitted, before) = turns::admit(
             tx,
             &thread,

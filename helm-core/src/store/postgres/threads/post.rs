@@ -16,7 +16,7 @@ use super::rows::{NewMessage, insert_message, lock_thread, thread};
 use crate::error::{Error, Result};
 use crate::events::EventBody;
 use crate::model::{Actor, Author, ChannelStatus, MessageStatus, Thread, ThreadId, ThreadStatus};
-use crate::runtime::wake::{should_wake, thread_title, without_mentions};
+use crate::runtime::wake::{should_wake, thread_decides, thread_title, without_mentions};
 use crate::store::types::{NewEscalation, NewPost, Posted};
 
 /// Marks a thread active now (and sets its status, if given).
@@ -163,24 +163,32 @@ pub(super) async fn post(tx: &impl GenericClient, post: NewPost) -> Result<Poste
     .await?;
     record_mentions(tx, &message).await?;
 
-    let row = tx
-        .query_one(
-            "SELECT count(DISTINCT author_user_id) FILTER (WHERE author_kind = 'human'), \
-             count(*) FILTER (WHERE author_agent_id = $2 AND status = 'complete') > 0 \
-             FROM messages WHERE thread_id = $1",
-            &[&thread_row.id.get(), &post.resident.id.get()],
-        )
-        .await
-        .map_err(failed("reading who wrote in a thread"))?;
-    let (humans, agent_replied): (i64, bool) = (row.get(0), row.get(1));
+    // The thread's facts are read only when the message alone does not
+    // decide, and each is an index seek, not a pass over the thread.
+    let wake = if thread_decides(post.mentions_resident, post.calls_skipper) {
+        let row = tx
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM messages WHERE thread_id = $1 \
+                   AND author_user_id > $3) \
+                 OR EXISTS (SELECT 1 FROM messages WHERE thread_id = $1 AND author_user_id < $3), \
+                 EXISTS (SELECT 1 FROM messages WHERE thread_id = $1 AND author_agent_id = $2 \
+                   AND status = 'complete')",
+                &[
+                    &thread_row.id.get(),
+                    &post.resident.id.get(),
+                    &post.author.id.get(),
+                ],
+            )
+            .await
+            .map_err(failed("reading who wrote in a thread"))?;
+        let (other_humans, agent_replied): (bool, bool) = (row.get(0), row.get(1));
+        should_wake(false, false, agent_replied, 1 + usize::from(other_humans))
+    } else {
+        should_wake(post.mentions_resident, post.calls_skipper, false, 1)
+    };
     let mut turn = None;
     let mut ahead = 0;
-    if should_wake(
-        post.mentions_resident,
-        post.calls_skipper,
-        agent_replied,
-        humans as usize,
-    ) {
+    if wake {
         let (admitted, before) = turns::admit(
             tx,
             &thread_row,
