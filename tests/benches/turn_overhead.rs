@@ -13,7 +13,8 @@
 //! workspace in a throwaway PostgreSQL cluster (the long-history ones seed
 //! SQLite directly and are left out); `HELM_BENCH_STORE=sqlite` measures
 //! the same two on SQLite, for the comparison. `HELM_BENCH_ONLY=long` runs
-//! only the long-thread turns, for a profiler.
+//! only the long-thread turns, `HELM_BENCH_ONLY=first` only the first
+//! posts, for a profiler.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -358,6 +359,11 @@ async fn main() -> anyhow::Result<()> {
     if std::env::var("HELM_BENCH_ONLY").is_ok_and(|s| s == "long") {
         let (long, _, _) = whole_turns(10_000, turns).await?;
         println!("turn finished p50: thread of 10,000 messages {long:.2} ms");
+        return Ok(());
+    }
+    if std::env::var("HELM_BENCH_ONLY").is_ok_and(|s| s == "first") {
+        let (first, later) = first_messages(turns).await?;
+        println!("plain post p50: first in a new channel {first:.2} ms | later {later:.2} ms");
         return Ok(());
     }
     scenario("1 thread, empty channel", 0, turns).await?;
