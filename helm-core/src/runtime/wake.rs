@@ -19,11 +19,12 @@ pub fn should_wake(
     mentions_agent || (!calls_skipper && agent_replied && humans_in_thread <= 1)
 }
 
-/// Whether [`should_wake`] needs the thread's facts (has the agent replied,
-/// has a second human spoken) for a message: only when it neither mentions
-/// the agent nor calls @skipper, so the store reads them only then.
-pub fn thread_decides(mentions_agent: bool, calls_skipper: bool) -> bool {
-    !mentions_agent && !calls_skipper
+/// What [`should_wake`] says from the message alone: `Some` when it
+/// mentions the agent or calls @skipper; `None` when the thread decides
+/// (has the agent replied, has a second human spoken), so the store reads
+/// those facts only then.
+pub fn decided_by_message(mentions_agent: bool, calls_skipper: bool) -> Option<bool> {
+    (mentions_agent || calls_skipper).then_some(mentions_agent)
 }
 
 /// The handles mentioned in `text` (`@launch-agent`), lowercased, in order,
@@ -186,6 +187,19 @@ mod tests {
             should_wake(true, true, true, 1),
             "mentioning both wakes both"
         );
+    }
+
+    #[test]
+    fn the_message_alone_decides_only_what_no_thread_fact_changes() {
+        for (mentions, skipper) in [(false, false), (true, false), (false, true), (true, true)] {
+            let decided = decided_by_message(mentions, skipper);
+            assert_eq!(decided.is_none(), !mentions && !skipper);
+            for (replied, humans) in [(false, 1), (true, 1), (true, 2), (false, 3)] {
+                if let Some(wake) = decided {
+                    assert_eq!(wake, should_wake(mentions, skipper, replied, humans));
+                }
+            }
+        }
     }
 
     #[test]

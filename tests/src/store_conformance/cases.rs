@@ -11,13 +11,12 @@ use helm_core::model::{
     MemorySource, MemoryStatus, ModelChoice, PolicyLevel, Role, TurnState,
 };
 use helm_core::model::{AuthorType, ThreadId};
-use helm_core::provider::Usage;
 use helm_core::store::{
     AuditRecord, ChannelFilter, InviteAcceptance, MemoryFilter, NewAgent, NewApiToken, NewInvite,
-    NewMemory, NewPost, PolicyScope, TurnFinish, message_tokens,
+    NewMemory, PolicyScope, message_tokens,
 };
 
-use super::fixtures::{Fixture, bootstrap_plan, failing_world, no_world};
+use super::fixtures::{Fixture, bootstrap_plan, completed, failing_world, no_world};
 use super::{Subject, Tamper};
 
 /// Bootstrapping twice creates once and returns the same world both times.
@@ -289,51 +288,16 @@ pub async fn follow_ups_wake_the_agent_while_one_human_speaks(s: &Subject) -> an
     let thread = asked.thread.id;
     let turn = asked.turn.context("a mention wakes")?;
     f.store.start_turn(turn.id, None).await?.context("claim")?;
-    let finish = TurnFinish {
-        state: TurnState::Completed,
-        reply: "Hello".into(),
-        error: None,
-        note: None,
-        steps: 1,
-        usage: Usage::default(),
-    };
     f.store
-        .finish_turn(turn.id, finish)
+        .finish_turn(turn.id, completed("Hello"))
         .await?
         .context("ends")?;
     let follow_up = f.post(&research, Some(thread), "And then?", false).await?;
     ensure!(follow_up.turn.is_some(), "a follow-up with one human wakes");
 
-    let expires = jiff::Timestamp::now() + jiff::SignedDuration::from_hours(1);
-    f.store
-        .insert_invite(NewInvite {
-            secret_hash: "second-human".into(),
-            role: Role::Member,
-            created_by: f.captain().id,
-            expires,
-        })
-        .await?;
-    let mira = f
-        .store
-        .accept_invite(InviteAcceptance {
-            secret_hash: "second-human".into(),
-            name: "mira".into(),
-            display_name: "Mira".into(),
-            password_hash: "$argon2id$not-checked-here".into(),
-        })
-        .await?;
+    let mira = f.member("mira").await?;
     let by_mira = f
-        .store
-        .post_message(NewPost {
-            channel_id: research.channel.id,
-            thread_id: Some(thread),
-            author: mira,
-            content: "I think so too.".into(),
-            resident: research.agent.clone(),
-            mentions_resident: false,
-            calls_skipper: false,
-            admission: super::fixtures::admission(),
-        })
+        .post_as(&mira, &research, Some(thread), "I think so too.", false)
         .await?;
     ensure!(
         by_mira.turn.is_none(),
@@ -530,14 +494,7 @@ pub async fn turns_are_claimed_in_order_once(s: &Subject) -> anyhow::Result<()> 
             == vec![ta.id]
     );
     ensure!(f.store.append_reply(ta.id, "Hello".into()).await?);
-    let finish = || TurnFinish {
-        state: TurnState::Completed,
-        reply: "Hello there".into(),
-        error: None,
-        note: None,
-        steps: 1,
-        usage: Usage::default(),
-    };
+    let finish = || completed("Hello there");
     let ended = f
         .store
         .finish_turn(ta.id, finish())

@@ -2,12 +2,13 @@
 //! provision channels and post messages, as the facade would make them.
 
 use helm_core::model::{
-    Actor, CapabilityPolicy, ChannelName, Handle, PolicyLevel, ThreadId, TurnModel, User,
-    Visibility,
+    Actor, CapabilityPolicy, ChannelName, Handle, PolicyLevel, Role, ThreadId, TurnModel,
+    TurnState, User, Visibility,
 };
+use helm_core::provider::Usage;
 use helm_core::store::{
-    Admission, AdmissionModel, Bootstrap, BootstrapPlan, ChannelPlan, ChannelRecord, NewPost,
-    Posted, Store, WorldHook,
+    Admission, AdmissionModel, Bootstrap, BootstrapPlan, ChannelPlan, ChannelRecord,
+    InviteAcceptance, NewInvite, NewPost, Posted, Store, TurnFinish, WorldHook,
 };
 
 /// A bootstrapped store with its Captain.
@@ -54,6 +55,18 @@ pub fn admission() -> Admission {
     }
 }
 
+/// A turn's end: completed in one step with `reply`.
+pub fn completed(reply: &str) -> TurnFinish {
+    TurnFinish {
+        state: TurnState::Completed,
+        reply: reply.into(),
+        error: None,
+        note: None,
+        steps: 1,
+        usage: Usage::default(),
+    }
+}
+
 impl<'s> Fixture<'s> {
     /// Bootstraps the store.
     pub async fn new(store: &'s dyn Store) -> anyhow::Result<Self> {
@@ -95,10 +108,45 @@ impl<'s> Fixture<'s> {
             .await?)
     }
 
+    /// A member who joined by an invitation of the Captain's.
+    pub async fn member(&self, name: &str) -> anyhow::Result<User> {
+        let secret = format!("invite-of-{name}");
+        self.store
+            .insert_invite(NewInvite {
+                secret_hash: secret.clone(),
+                role: Role::Member,
+                created_by: self.captain().id,
+                expires: jiff::Timestamp::now() + jiff::SignedDuration::from_hours(1),
+            })
+            .await?;
+        Ok(self
+            .store
+            .accept_invite(InviteAcceptance {
+                secret_hash: secret,
+                name: name.into(),
+                display_name: name.into(),
+                password_hash: "$argon2id$not-checked-here".into(),
+            })
+            .await?)
+    }
+
     /// The Captain posts `text` in `channel` (in `thread`, or a new one);
     /// with `wake`, the post mentions the resident agent and admits a turn.
     pub async fn post(
         &self,
+        channel: &ChannelRecord,
+        thread: Option<ThreadId>,
+        text: &str,
+        wake: bool,
+    ) -> anyhow::Result<Posted> {
+        self.post_as(self.captain(), channel, thread, text, wake)
+            .await
+    }
+
+    /// `author` posts `text`, as [`Fixture::post`] does for the Captain.
+    pub async fn post_as(
+        &self,
+        author: &User,
         channel: &ChannelRecord,
         thread: Option<ThreadId>,
         text: &str,
@@ -109,7 +157,7 @@ impl<'s> Fixture<'s> {
             .post_message(NewPost {
                 channel_id: channel.channel.id,
                 thread_id: thread,
-                author: self.boot.captain.clone(),
+                author: author.clone(),
                 content: text.to_string(),
                 resident: channel.agent.clone(),
                 mentions_resident: wake,

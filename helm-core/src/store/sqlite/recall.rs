@@ -20,9 +20,10 @@ fn table(channel: ChannelId) -> String {
     format!("recall_c{}", channel.get())
 }
 
-/// Creates a word index if it does not exist yet.
+/// Creates a word index if it does not exist yet. Only the writer creates
+/// them, so its parsed schema is current and is all it needs to ask.
 fn ensure_table(conn: &Connection, name: &str) -> Result<()> {
-    if !has_table(conn, name)? {
+    if !conn.table_exists(None, name)? {
         conn.execute_batch(&format!(
             "CREATE VIRTUAL TABLE IF NOT EXISTS {name} USING fts5(body, prev, content='', \
              contentless_delete=1, tokenize='porter unicode61')"

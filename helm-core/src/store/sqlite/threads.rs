@@ -13,7 +13,7 @@ use crate::model::{
     Actor, Author, ChannelId, ChannelStatus, Message, MessageId, MessageStatus, Thread, ThreadId,
     ThreadStatus,
 };
-use crate::runtime::wake::{should_wake, thread_decides, thread_title};
+use crate::runtime::wake::{decided_by_message, should_wake, thread_title};
 use crate::store::types::{NewPost, Posted, ThreadTail, message_tokens};
 
 const COLUMNS: &str = "t.id, t.channel_id, t.root_message_id, t.title, t.status, t.summary, \
@@ -275,7 +275,10 @@ pub(super) fn post(tx: &mut Tx<'_>, post: NewPost) -> Result<Posted> {
 
     // The thread's facts are read only when the message alone does not
     // decide, and each is an index seek, not a pass over the thread.
-    let wake = if thread_decides(post.mentions_resident, post.calls_skipper) {
+    let decided = decided_by_message(post.mentions_resident, post.calls_skipper);
+    let wake = if let Some(wake) = decided {
+        wake
+    } else {
         let (other_humans, agent_replied): (bool, bool) = tx
             .conn()
             .prepare_cached(
@@ -289,8 +292,6 @@ pub(super) fn post(tx: &mut Tx<'_>, post: NewPost) -> Result<Posted> {
                 Ok((r.get(0)?, r.get(1)?))
             })?;
         should_wake(false, false, agent_replied, 1 + usize::from(other_humans))
-    } else {
-        should_wake(post.mentions_resident, post.calls_skipper, false, 1)
     };
     let mut turn = None;
     let mut ahead = 0;

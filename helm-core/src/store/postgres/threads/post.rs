@@ -16,7 +16,7 @@ use super::rows::{NewMessage, insert_message, lock_thread, thread};
 use crate::error::{Error, Result};
 use crate::events::EventBody;
 use crate::model::{Actor, Author, ChannelStatus, MessageStatus, Thread, ThreadId, ThreadStatus};
-use crate::runtime::wake::{should_wake, thread_decides, thread_title, without_mentions};
+use crate::runtime::wake::{decided_by_message, should_wake, thread_title, without_mentions};
 use crate::store::types::{NewEscalation, NewPost, Posted};
 
 /// Marks a thread active now (and sets its status, if given).
@@ -165,7 +165,10 @@ pub(super) async fn post(tx: &impl GenericClient, post: NewPost) -> Result<Poste
 
     // The thread's facts are read only when the message alone does not
     // decide, and each is an index seek, not a pass over the thread.
-    let wake = if thread_decides(post.mentions_resident, post.calls_skipper) {
+    let decided = decided_by_message(post.mentions_resident, post.calls_skipper);
+    let wake = if let Some(wake) = decided {
+        wake
+    } else {
         let row = tx
             .query_one(
                 "SELECT EXISTS (SELECT 1 FROM messages WHERE thread_id = $1 \
@@ -183,8 +186,6 @@ pub(super) async fn post(tx: &impl GenericClient, post: NewPost) -> Result<Poste
             .map_err(failed("reading who wrote in a thread"))?;
         let (other_humans, agent_replied): (bool, bool) = (row.get(0), row.get(1));
         should_wake(false, false, agent_replied, 1 + usize::from(other_humans))
-    } else {
-        should_wake(post.mentions_resident, post.calls_skipper, false, 1)
     };
     let mut turn = None;
     let mut ahead = 0;
