@@ -92,6 +92,12 @@ pub enum Error {
     #[error("{0}")]
     Unauthenticated(String),
 
+    /// A channel's computer lives on another host and cannot be used now:
+    /// its server is down or unreachable, refused Helm's key, or lost a
+    /// command. The message names the server and what went wrong.
+    #[error("{0}")]
+    ComputerUnreachable(String),
+
     /// The data directory has not been initialised.
     #[error("no Helm data at {}: initialise it first", .0.display())]
     NotInitialized(PathBuf),
@@ -263,7 +269,8 @@ impl Error {
             Error::NotInitialized(_)
             | Error::Busy(_)
             | Error::ModelMissing { .. }
-            | Error::NotBuiltIn(_) => ErrorKind::Unavailable,
+            | Error::NotBuiltIn(_)
+            | Error::ComputerUnreachable(_) => ErrorKind::Unavailable,
             Error::Provider { .. } => ErrorKind::Upstream,
             Error::Io { .. } | Error::Store { .. } | Error::Internal(_) => ErrorKind::Internal,
         }
@@ -285,6 +292,7 @@ impl Error {
             Error::Unauthenticated(_) => "unauthenticated",
             Error::NotInitialized(_) => "not_initialized",
             Error::Busy(_) => "busy",
+            Error::ComputerUnreachable(_) => "computer_unreachable",
             Error::ModelMissing { .. } => "model_missing",
             Error::Provider { .. } => "provider",
             Error::Io { .. } => "io",

@@ -16,6 +16,7 @@ use helm_core::{Helm, HelmOptions, InitOptions};
 use tempfile::TempDir;
 
 pub mod mock;
+pub mod open_terminal;
 pub mod postgres;
 pub mod store_conformance;
 
@@ -52,6 +53,18 @@ impl TestHelm {
 
     /// Like [`TestHelm::new`], adjusting the options first.
     pub async fn with_options(adjust: impl FnOnce(&mut HelmOptions)) -> anyhow::Result<Self> {
+        Self::try_with_options(|o| {
+            adjust(o);
+            Ok(())
+        })
+        .await
+    }
+
+    /// Like [`TestHelm::with_options`], with an adjustment that may fail
+    /// (applying a configuration, making a port).
+    pub async fn try_with_options(
+        adjust: impl FnOnce(&mut HelmOptions) -> anyhow::Result<()>,
+    ) -> anyhow::Result<Self> {
         let dir = tempfile::tempdir()?;
         // As a deployment should be: the data root's parents may be passed
         // through (process isolation reaches the workspace that way).
@@ -66,7 +79,7 @@ impl TestHelm {
         if std::env::var("HELM_TEST_STORE").is_ok_and(|s| s == "postgres") {
             options.store = Some(StoreUrl::Postgres(postgres::fresh_database().await?));
         }
-        adjust(&mut options);
+        adjust(&mut options)?;
         let (helm, report) = Helm::init(options, InitOptions::default()).await?;
         Ok(TestHelm {
             dir,

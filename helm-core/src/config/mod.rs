@@ -13,7 +13,7 @@
 //!
 //! [computer]
 //! isolation = "bubblewrap"   # or "process", or "auto"; HELM_ISOLATION
-//! at = "local"               # or a remote computer's URL (not in this build); HELM_COMPUTER
+//! at = "local"               # or a computer server's URL, `{channel}` for one per channel; HELM_COMPUTER
 //! key_env = "HELM_COMPUTER_KEY"  # the variable holding a remote computer's key
 //!
 //! [runtime]
@@ -35,16 +35,19 @@
 pub mod layers;
 mod store_url;
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 pub use layers::{ConfigLayer, ConfigSource, ENV_VARS, FILE_KEYS, ResolvedConfig};
 pub use store_url::{BadStoreUrl, StoreUrl};
 
 use crate::error::{Error, Result};
-use crate::exec::IsolationChoice;
+use crate::exec::{IsolationChoice, LocalComputers, RemoteComputers};
 use crate::helm::HelmOptions;
 use crate::memory::config::MemoryConfig;
 use crate::model::ModelChoice;
+use crate::world::DataRoot;
 
 /// The variable a remote computer's key is read from unless
 /// `computer.key_env` names another.
@@ -97,7 +100,7 @@ pub enum ComputerLocation {
     /// On this host.
     Local,
     /// On a computer server at `url`, authenticated with the key in the
-    /// environment variable `key_env`. This build cannot use one yet.
+    /// environment variable `key_env`.
     Remote {
         /// The computer server's URL.
         url: String,
@@ -252,9 +255,10 @@ fn parse_model(text: &str) -> std::result::Result<ModelChoice, String> {
 }
 
 impl ResolvedConfig {
-    /// Puts the settings into `options`. Refuses what this build cannot
-    /// run (a remote computer; a Postgres store in a build without the
-    /// `postgres` feature), each naming where it was chosen.
+    /// Puts the settings into `options`, with a remote computer's ports
+    /// when `computer.at` names one (its key read from `computer.key_env`).
+    /// Refuses what this build cannot run (a Postgres store in a build
+    /// without the `postgres` feature), naming where it was chosen.
     pub fn apply(&self, options: &mut HelmOptions) -> Result<()> {
         let config = &self.config;
         #[cfg(not(feature = "postgres"))]
@@ -268,12 +272,30 @@ impl ResolvedConfig {
         }
         match config.computer.location() {
             Ok(ComputerLocation::Local) => {}
-            Ok(ComputerLocation::Remote { url, .. }) => {
-                return Err(Error::NotBuiltIn(format!(
-                    "remote computers (computer.at = {url}, set by {}); leave computer.at unset or \
-                     \"local\"",
-                    self.source_of("computer.at")
-                )));
+            Ok(ComputerLocation::Remote { url, key_env }) => {
+                let key = std::env::var(&key_env).unwrap_or_default();
+                if key.trim().is_empty() {
+                    return Err(self.error(
+                        "computer.key_env",
+                        format!(
+                            "{key_env}, which holds the key of the computer at {url}, is not \
+                             set; set it to the key that computer server was started with"
+                        ),
+                    ));
+                }
+                options.computer.isolation = config.computer.isolation;
+                // Skipper's computer (and the data root's process ledger)
+                // stay on this host.
+                let host = Arc::new(LocalComputers::new(
+                    options.computer,
+                    Some(DataRoot::new(&options.data_dir).procs_dir()),
+                ));
+                let remote = Arc::new(
+                    RemoteComputers::new(&url, &key, host)
+                        .map_err(|e| self.error("computer.at", e.to_string()))?,
+                );
+                options.ports.computers = Some(remote.clone());
+                options.ports.files = Some(remote);
             }
             Err(reason) => return Err(self.error("computer.at", reason)),
         }

@@ -183,22 +183,33 @@ fn a_postgres_store_is_taken_where_the_build_has_one() -> Result<()> {
 }
 
 #[test]
-fn remote_computers_parse_but_this_build_refuses_them() -> Result<()> {
+fn remote_computers_take_their_key_from_the_environment() -> Result<()> {
     let remote = HelmConfig::resolve([file(
-        "[computer]\nat = \"https://box.example:7401\"\nkey_env = \"BOX_KEY\"",
+        "[computer]\nat = \"https://box.example:7401\"\nkey_env = \"HELM_TEST_UNSET_BOX_KEY\"",
     )?])?;
     assert_eq!(
         remote.config.computer.location(),
         Ok(ComputerLocation::Remote {
             url: "https://box.example:7401".into(),
-            key_env: "BOX_KEY".into()
+            key_env: "HELM_TEST_UNSET_BOX_KEY".into()
         })
     );
-    let Err(e) = remote.apply(&mut HelmOptions::new("/data")) else {
-        panic!("a remote computer was accepted");
+    let mut options = HelmOptions::new("/data");
+    let Err(e) = remote.apply(&mut options) else {
+        panic!("a remote computer without its key was accepted");
     };
-    assert!(matches!(e, Error::NotBuiltIn(_)), "{e:?}");
-    assert!(e.to_string().contains("remote computers"), "{e}");
+    assert!(
+        matches!(&e, Error::Config { key, .. } if key == "computer.key_env"),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("HELM_TEST_UNSET_BOX_KEY"), "{e}");
+    assert!(options.ports.computers.is_none(), "nothing half-applied");
+    // Any variable that is set holds a key (PATH always is).
+    let keyed = HelmConfig::resolve([file(
+        "[computer]\nat = \"https://box.example:7401\"\nkey_env = \"PATH\"",
+    )?])?;
+    keyed.apply(&mut options)?;
+    assert!(options.ports.computers.is_some() && options.ports.files.is_some());
     // `local` from the environment overrides the file's remote computer.
     let local = HelmConfig::resolve([
         file("[computer]\nat = \"https://box.example:7401\"")?,

@@ -33,6 +33,10 @@ pub enum Isolation {
     Process,
     /// No sandbox: Skipper's computer, on the host with the server's authority.
     Host,
+    /// On another host, behind a computer server Helm reaches over HTTP
+    /// (`computer.at`): that host keeps the commands in their world; Helm
+    /// still refuses every path outside `/workspace`.
+    Remote,
 }
 
 impl Isolation {
@@ -42,6 +46,7 @@ impl Isolation {
             Isolation::Bubblewrap => "bubblewrap",
             Isolation::Process => "process",
             Isolation::Host => "host",
+            Isolation::Remote => "remote",
         }
     }
 }

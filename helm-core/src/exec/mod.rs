@@ -50,7 +50,9 @@
 //! [`ComputerProvider`] chooses each channel's executor, a
 //! [`FilesProvider`] its files, and [`Terminals`] keeps the terminals.
 //! [`LocalExecutor`] (through [`LocalComputers`]), [`LocalFiles`] and
-//! [`LocalTerminals`] are the implementations on this host and the defaults. How each isolation
+//! [`LocalTerminals`] are the implementations on this host and the defaults;
+//! [`RemoteComputers`] keeps channel computers on another host, behind a
+//! computer server that speaks the Open Terminal protocol. How each isolation
 //! mode works, and what it does and does not prevent, is in
 //! `docs/security.md`.
 
@@ -63,6 +65,7 @@ mod output;
 mod port;
 mod process_tree;
 mod provider;
+mod remote;
 mod running;
 mod sandbox;
 mod stdio;
@@ -81,6 +84,7 @@ pub use local::LocalExecutor;
 pub use port::{Executor, RunningCommand};
 pub use process_tree::raise_open_files_limit;
 pub use provider::{ComputerProvider, LocalComputers, OneExecutor};
+pub use remote::{MAX_REMOTE_STDIN, RemoteComputers, RemoteExecutor, RemoteFiles};
 pub use stdio::{STDIO_STDERR_TAIL, StdioHandle, StdioProcess, StdioSpec};
 pub use terminal::{
     LocalTerminals, Opener, TerminalEvent, TerminalInfo, TerminalManager, TerminalSession,

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use tokio::sync::OnceCell;
 
-use super::computer::ComputerOptions;
+use super::computer::{ComputerOptions, Isolation};
 use super::local::LocalExecutor;
 use super::port::Executor;
 use crate::error::Result;
@@ -35,6 +35,19 @@ pub trait ComputerProvider: Send + Sync {
     /// [`host_executor`](Self::host_executor) if it is made already,
     /// without making it (a status page must not probe bubblewrap).
     fn host_executor_if_ready(&self) -> Option<Arc<dyn Executor>>;
+
+    /// The isolation channel computers get. Default: the host executor's
+    /// (one executor for all); a provider that keeps channels elsewhere
+    /// says where.
+    async fn channel_isolation(&self) -> Result<Isolation> {
+        Ok(self.host_executor().await?.channel_isolation())
+    }
+
+    /// [`channel_isolation`](Self::channel_isolation) if it is known
+    /// without making an executor.
+    fn channel_isolation_if_ready(&self) -> Option<Isolation> {
+        self.host_executor_if_ready().map(|e| e.channel_isolation())
+    }
 }
 
 /// This host's computers: one [`LocalExecutor`], made (and bubblewrap

@@ -153,6 +153,14 @@ pub(crate) fn plan(
         }
         Isolation::Process => plan_process(tools, limits, computer, purpose, env),
         Isolation::Bubblewrap => plan_bubblewrap(tools, limits, computer, purpose, env),
+        // Its commands run on its own host, through the remote executor.
+        Isolation::Remote => Err(Error::Refused(if terminal {
+            "this channel's computer is on another host, and terminals of a computer on \
+             another host are not built yet; run commands instead"
+                .into()
+        } else {
+            "this channel's computer is on another host; its commands run there".into()
+        })),
     }
 }
 
@@ -430,7 +438,9 @@ fn setpriv_prefix(tools: &HostTools, user: Option<(u32, u32)>) -> Result<Vec<OsS
 fn base_env(computer: &Computer, terminal: bool) -> Vec<(String, String)> {
     let term = if terminal { "xterm-256color" } else { "dumb" };
     let (path, home, user) = match computer.isolation {
-        Isolation::Bubblewrap => (
+        // A remote computer never launches here (`plan` refuses it); its
+        // commands would see what a bubblewrap one sees.
+        Isolation::Bubblewrap | Isolation::Remote => (
             SAFE_PATH.to_string(),
             AGENT_ROOT.to_string(),
             AGENT_USER.to_string(),

@@ -87,8 +87,12 @@ impl ComputerState {
     /// host's for a bare host computer.
     pub(crate) async fn executor_of(&self, computer: &Computer) -> Result<Arc<dyn Executor>> {
         match computer.channel {
-            Some(channel) => self.executor_for(channel).await,
-            None => self.host_executor().await,
+            // `#main`'s computer is Skipper's, on the host, wherever the
+            // channels' computers are.
+            Some(channel) if computer.isolation != Isolation::Host => {
+                self.executor_for(channel).await
+            }
+            _ => self.host_executor().await,
         }
     }
 
@@ -99,11 +103,6 @@ impl ComputerState {
         read_only: Option<String>,
     ) -> Result<Arc<dyn Files>> {
         self.files.files(computer, read_only)
-    }
-
-    /// The executor in use for the host, if made already.
-    fn host_executor_if_ready(&self) -> Option<Arc<dyn Executor>> {
-        self.computers.host_executor_if_ready()
     }
 
     /// When agents run as other uids of this host, only the server may read
@@ -172,7 +171,9 @@ impl Helm {
 
     /// The isolation channel computers get here.
     pub async fn isolation(&self) -> Result<Isolation> {
-        Ok(self.executor().await?.channel_isolation())
+        // The host executor settles first: it closes the data root.
+        self.executor().await?;
+        self.inner.computer.computers.channel_isolation().await
     }
 
     /// Kills the commands and terminals an earlier process on this data
@@ -185,10 +186,7 @@ impl Helm {
     /// The isolation channel computers use, if it is settled already (the
     /// first use of a computer settles it; this does not).
     pub fn isolation_in_use(&self) -> Option<Isolation> {
-        self.inner
-            .computer
-            .host_executor_if_ready()
-            .map(|e| e.channel_isolation())
+        self.inner.computer.computers.channel_isolation_if_ready()
     }
 
     /// The computer of `channel`'s agent, for the agent turn: its workspace,

@@ -16,7 +16,7 @@
 
 mod anthropic;
 mod event_stream;
-mod http;
+pub(crate) mod http;
 mod listing;
 mod openai;
 mod registry;

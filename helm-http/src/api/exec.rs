@@ -29,6 +29,8 @@ pub enum Isolation {
     Process,
     /// No sandbox (Skipper's host computer).
     Host,
+    /// On another host, behind a computer server.
+    Remote,
 }
 
 /// What a finished command did.
@@ -75,6 +77,7 @@ impl From<x::CommandResult> for CommandResult {
                 x::Isolation::Bubblewrap => Isolation::Bubblewrap,
                 x::Isolation::Process => Isolation::Process,
                 x::Isolation::Host => Isolation::Host,
+                x::Isolation::Remote => Isolation::Remote,
             },
         }
     }

@@ -12,6 +12,7 @@ mod provider_kit;
 mod providers_anthropic;
 mod providers_openai;
 mod provisioning_faults;
+mod remote_computer;
 mod replies;
 mod skipper;
 mod summaries;

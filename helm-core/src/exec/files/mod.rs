@@ -25,7 +25,7 @@
 
 mod change;
 mod open;
-mod path;
+pub(in crate::exec) mod path;
 mod port;
 mod search;
 pub(crate) mod walk;

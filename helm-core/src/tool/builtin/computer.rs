@@ -203,8 +203,10 @@ pub(crate) async fn run_command(
         output.is_error = true;
         output.status = ToolStatus::Error;
     }
+    // The workspace of a computer on another host is not on this disk.
     if let Some(channel) = computer.channel
         && computer.is_confined()
+        && computer.isolation != crate::exec::Isolation::Remote
     {
         let found = crate::world::scan_workspace(computer.workspace_dir());
         let thread = (channel == cx.channel_id()).then_some(cx.thread_id());
