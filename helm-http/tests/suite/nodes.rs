@@ -39,6 +39,28 @@ impl Caller {
         Ok(body)
     }
 
+    /// Any call, answered with its status and JSON body (`null` when it
+    /// has none), whether it succeeded or not.
+    async fn call(
+        &self,
+        method: reqwest::Method,
+        node: &Process,
+        path: &str,
+        body: Value,
+    ) -> anyhow::Result<(u16, Value)> {
+        let mut request = self
+            .http
+            .request(method, format!("{}{path}", node.url))
+            .bearer_auth(&self.token);
+        if !body.is_null() {
+            request = request.json(&body);
+        }
+        let response = request.send().await?;
+        let status = response.status().as_u16();
+        let text = response.text().await?;
+        Ok((status, serde_json::from_str(&text).unwrap_or(Value::Null)))
+    }
+
     async fn get(&self, node: &Process, path: &str) -> anyhow::Result<Value> {
         let response = self
             .http
@@ -290,5 +312,111 @@ async fn two_nodes_share_one_workspace_and_take_over_a_dead_nodes_turns() -> any
     let text = messages.to_string();
     assert!(text.contains("interrupted"), "a visible note: {text}");
     assert!(text.contains("The budget: see budget.md."), "{text}");
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_nodes_reach_one_remote_computer() -> anyhow::Result<()> {
+    let computer = helm_tests::open_terminal::OpenTerminal::start().await?;
+    let store = helm_tests::postgres::fresh_database().await?;
+    let dir = tempfile::tempdir()?;
+    let (a_data, b_data) = (dir.path().join("a"), dir.path().join("b"));
+    let env = [
+        ("HELM_STORE", store.as_str()),
+        ("HELM_COMPUTER", computer.url.as_str()),
+        ("HELM_COMPUTER_KEY", computer.key.as_str()),
+    ];
+    let mut a = Process::spawn_env(&a_data, &[], &env)?;
+    a.wait_ready().await?;
+    let mut b = Process::spawn_env(&b_data, &[], &env)?;
+    b.wait_ready().await?;
+    let ada = captain(&a, &a_data).await?;
+    let status = ada.get(&b, "/api/status").await?;
+    assert_eq!(status["isolation"], "remote", "{status}");
+    ada.post(
+        &a,
+        "/api/channels",
+        json!({"name": "builds", "purpose": "Runs the builds on the build box."}),
+    )
+    .await?;
+
+    // Written through A, seen and changed by a command through B: one
+    // computer, whichever node serves the call.
+    let (code, written) = ada
+        .call(
+            reqwest::Method::PUT,
+            &a,
+            "/api/channels/builds/files",
+            json!({"path": "notes/plan.md", "content": "ship it\n"}),
+        )
+        .await?;
+    assert_eq!(code, 200, "{written}");
+    let run = ada
+        .post(
+            &b,
+            "/api/channels/builds/exec",
+            json!({"command": "cat notes/plan.md && echo tested >> notes/plan.md"}),
+        )
+        .await?;
+    assert_eq!(run["exit_code"], 0, "{run}");
+    assert_eq!(run["stdout"], "ship it\n", "{run}");
+    assert_eq!(run["isolation"], "remote", "{run}");
+    let read = ada
+        .get(&a, "/api/channels/builds/files/read?path=notes/plan.md")
+        .await?;
+    assert_eq!(read["content"], "ship it\ntested\n", "{read}");
+    // An escape is refused as on this host, and nothing reached the server.
+    let (code, escape) = ada
+        .call(
+            reqwest::Method::GET,
+            &b,
+            "/api/channels/builds/files/read?path=/etc/passwd",
+            Value::Null,
+        )
+        .await?;
+    assert_eq!(
+        (code, escape["code"].as_str()),
+        (403, Some("forbidden")),
+        "{escape}"
+    );
+
+    // The computer going away is a 503 that says which one, on either node.
+    let url = computer.url.clone();
+    drop(computer);
+    let (code, down) = ada
+        .call(
+            reqwest::Method::POST,
+            &a,
+            "/api/channels/builds/exec",
+            json!({"command": "true"}),
+        )
+        .await?;
+    assert_eq!(code, 503, "{down}");
+    assert_eq!(down["code"], "computer_unreachable", "{down}");
+    assert!(
+        down["message"].as_str().unwrap_or_default().contains(&url),
+        "{down}"
+    );
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_computer_without_its_key_stops_the_start() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let data = dir.path().join("data");
+    let mut server = Process::spawn_env(
+        &data,
+        &[],
+        &[
+            ("HELM_COMPUTER", "http://127.0.0.1:9/"),
+            ("HELM_COMPUTER_KEY_ENV", "HELM_TEST_NO_KEY_HERE"),
+        ],
+    )?;
+    let (status, stderr) = server.finish()?;
+    assert!(!status.success(), "{stderr}");
+    assert!(
+        stderr.contains("computer.key_env") && stderr.contains("HELM_TEST_NO_KEY_HERE"),
+        "{stderr}"
+    );
     Ok(())
 }

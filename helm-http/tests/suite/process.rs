@@ -114,7 +114,7 @@ impl Process {
     }
 
     /// Waits for the process to exit; returns its status and stderr.
-    fn finish(&mut self) -> anyhow::Result<(std::process::ExitStatus, String)> {
+    pub(super) fn finish(&mut self) -> anyhow::Result<(std::process::ExitStatus, String)> {
         use std::io::Read;
         let status = self.child.wait()?;
         let mut err = String::new();
