@@ -158,6 +158,14 @@ impl Tracked {
         self.handle.write_stdin(bytes).await
     }
 
+    /// Closes its stdin, so that a command reading it sees the end.
+    pub async fn close_stdin(&self) -> Result<()> {
+        if self.log().result.is_some() {
+            return Ok(());
+        }
+        self.handle.close_stdin().await
+    }
+
     /// Kills it (and everything it started) and waits until it is gone.
     pub async fn kill(&self) -> Result<()> {
         if self.log().result.is_none() {

@@ -17,7 +17,8 @@ document, every operation tagged `open-terminal` under
   Helm does not take is listed in NOT_TAKEN with the reason;
 - the same sequence of requests (write, read, list, mkdir, move, view,
   upload, delete, run a command and page its output, stdin, kill,
-  terminals and their WebSocket, and the error cases) goes to both servers:
+  searches, terminals and their WebSocket, and the error cases) goes to
+  both servers:
   the status codes must be the same, Helm's JSON must validate against the
   reference's declared response schema ($refs resolved) and against the
   shape of what the reference actually answered, and chosen values must be
@@ -513,6 +514,35 @@ def exchanges(reference, helm):
     both("upload an image", "POST", "/files/upload?directory=in", **_multipart("dot.png", png))
     both("read an image", "GET", "/files/read?path=in/dot.png", same_body=True)
     both("upload without a file", "POST", "/files/upload?directory=in", data={"x": "1"})
+    # Searches: contents (regex, literal, per file, repeated include) and names.
+    both("grep", "GET", "/files/grep?query=be.a", same=("path", "matches", "truncated"))
+    both(
+        "grep literal ignoring case",
+        "GET",
+        "/files/grep?query=ALPHA&regex=false&case_insensitive=true&include=*.txt&include=*.csv",
+        same=("matches",),
+    )
+    both(
+        "grep file names",
+        "GET",
+        "/files/grep?query=1&match_per_line=false&include=*.csv",
+        same=("matches",),
+    )
+    both("grep a file", "GET", "/files/grep?query=beta&path=made/deep/b.txt", same=("matches",))
+    both("grep missing", "GET", "/files/grep?query=x&path=nowhere")
+    both("grep without query", "GET", "/files/grep")
+    both("grep a bad limit", "GET", "/files/grep?query=x&max_results=0")
+    both("glob", "GET", "/files/glob?pattern=*.txt", same=("path", "truncated"))
+    both(
+        "glob directories, excluding",
+        "GET",
+        "/files/glob?pattern=*&type=directory&exclude=deep",
+        same=("truncated",),
+    )
+    both("glob under a path", "GET", "/files/glob?pattern=*.csv&path=in&max_results=1", same=("path", "truncated"))
+    both("glob missing", "GET", "/files/glob?pattern=*&path=nowhere")
+    both("glob without pattern", "GET", "/files/glob")
+    both("glob a bad type", "GET", "/files/glob?pattern=*&type=link")
     both("delete", "DELETE", "/files/delete?path=in", same=("path", "type"))
     both("delete missing", "DELETE", "/files/delete?path=in")
     both("delete without path", "DELETE", "/files/delete")
@@ -589,6 +619,22 @@ def exchanges(reference, helm):
             same=("status",),
         )
     )
+    # Ctrl-D (as a model writes it, escaped) ends a command's input.
+    pair.ended = []
+    for url, secret in pair._clients():
+        headers = {"authorization": f"Bearer {secret}"}
+        pid = httpx.post(
+            f"{url}/execute", json={"command": "cat; echo after"}, headers=headers, timeout=30
+        ).json()["id"]
+        for text in ("last line\n", "\\x04"):
+            httpx.post(
+                f"{url}/execute/{pid}/input", json={"input": text}, headers=headers, timeout=30
+            ).raise_for_status()
+        body = httpx.get(
+            f"{url}/execute/{pid}/status?wait=10", headers=headers, timeout=30
+        ).json()
+        output = "".join(entry["data"] for entry in body["output"])
+        pair.ended.append((body["status"], body["exit_code"], "after" in output))
     # The protocol turns backslash escapes in input into the characters.
     pair.escaped = []
     for (url, secret), pid in zip(pair._clients(), cat_ids):
@@ -810,6 +856,28 @@ def test_chosen_values_are_the_reference_s(exchanges):
             if ref.get(key) != mine.get(key):
                 problems.append(f"{_where(e)}: {key} {ref.get(key)!r} vs {mine.get(key)!r}")
     assert not problems, "\n".join(problems)
+
+
+def test_name_searches_find_the_same_entries(exchanges):
+    """Glob answers carry modification times, which differ between the two
+    servers; the entries found (path, type, size) must be the same."""
+    problems = []
+    for e in exchanges.exchanges:
+        if not e.path.endswith("/files/glob") or e.reference.status != 200:
+            continue
+        found = [
+            sorted((m["path"], m["type"], m["size"]) for m in answer.body["matches"])
+            for answer in (e.reference, e.helm)
+        ]
+        if found[0] != found[1]:
+            problems.append(f"{_where(e)}: {found[0]} vs {found[1]}")
+    assert not problems, "\n".join(problems)
+
+
+def test_ctrl_d_ends_input_alike(exchanges):
+    reference, helm = exchanges.ended
+    assert reference == helm, exchanges.ended
+    assert reference[1:] == (0, True), exchanges.ended
 
 
 def test_terminals_echo_and_refuse_alike(exchanges):

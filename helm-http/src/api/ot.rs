@@ -332,3 +332,99 @@ pub struct OtTerminal {
     /// The process id of its shell's session leader.
     pub pid: u32,
 }
+
+/// `?query=&path=&regex=&case_insensitive=&include=&match_per_line=&max_results=`
+/// (read from the raw query, since `include` may repeat).
+#[derive(Debug, Clone, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)] // the parameters' documentation; the handler reads the query itself
+pub struct OtGrepQuery {
+    /// Text or regular expression to search for.
+    pub query: String,
+    /// The directory or file to search in (default the workspace).
+    pub path: Option<String>,
+    /// Whether `query` is a regular expression (default true).
+    pub regex: Option<bool>,
+    /// Match regardless of case (default false).
+    pub case_insensitive: Option<bool>,
+    /// Globs one of which a file's name must match (repeat the parameter).
+    pub include: Option<Vec<String>>,
+    /// Each matching line (default), or only the names of matching files.
+    pub match_per_line: Option<bool>,
+    /// The most matches returned (default 50).
+    #[param(minimum = 1, maximum = 500)]
+    pub max_results: Option<u32>,
+}
+
+/// A matching line (or, without `match_per_line`, a matching file).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct OtGrepMatch {
+    /// The file.
+    pub file: String,
+    /// The line number (1-based).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    /// The line, without its line break.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+}
+
+/// What a content search found.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct OtGrepResult {
+    /// What was searched for.
+    pub query: String,
+    /// Where.
+    pub path: String,
+    /// The matches, in path and line order.
+    pub matches: Vec<OtGrepMatch>,
+    /// Whether the search stopped at `max_results`.
+    pub truncated: bool,
+}
+
+/// `?pattern=&path=&exclude=&type=&max_results=` (read from the raw query,
+/// since `exclude` may repeat).
+#[derive(Debug, Clone, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)] // the parameters' documentation; the handler reads the query itself
+pub struct OtGlobQuery {
+    /// A glob matched against names and paths under `path`, such as `*.py`.
+    pub pattern: String,
+    /// The directory to search within (default the workspace).
+    pub path: Option<String>,
+    /// Globs of names or paths to leave out (repeat the parameter).
+    pub exclude: Option<Vec<String>>,
+    /// `file`, `directory` or `any` (default).
+    #[param(pattern = "^(file|directory|any)$")]
+    pub r#type: Option<String>,
+    /// The most matches returned (default 50).
+    #[param(minimum = 1, maximum = 500)]
+    pub max_results: Option<u32>,
+}
+
+/// A name that matched.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct OtGlobMatch {
+    /// Its path, relative to the directory searched.
+    pub path: String,
+    /// `file` or `directory`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Its size in bytes.
+    pub size: u64,
+    /// Its last modification, in seconds since the epoch.
+    pub modified: f64,
+}
+
+/// What a name search found.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct OtGlobResult {
+    /// The pattern.
+    pub pattern: String,
+    /// The directory searched.
+    pub path: String,
+    /// The matches.
+    pub matches: Vec<OtGlobMatch>,
+    /// Whether the search stopped at `max_results`.
+    pub truncated: bool,
+}

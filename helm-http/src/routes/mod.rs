@@ -22,6 +22,7 @@ mod ot;
 mod ot_errors;
 mod ot_files;
 mod ot_keys;
+mod ot_search;
 mod providers;
 mod reading;
 mod session;
@@ -68,6 +69,7 @@ pub fn api() -> OpenApiRouter<AppState> {
         .merge(ot_keys::routes())
         .merge(ot::routes())
         .merge(ot_files::routes())
+        .merge(ot_search::routes())
         .merge(mcp_servers::routes())
 }
 

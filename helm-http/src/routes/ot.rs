@@ -46,6 +46,8 @@ const COMMAND_OUTPUT: usize = 256 * 1024;
 const AUTH_WAIT: Duration = Duration::from_secs(10);
 /// The workspace: the protocol's home and working directory.
 const HOME: &str = "/workspace";
+/// Ctrl-D: the end of input at a terminal.
+const END_OF_INPUT: char = '\u{4}';
 /// Close code: no such terminal (as the protocol has it).
 const CLOSE_NOT_FOUND: u16 = 4004;
 
@@ -259,9 +261,17 @@ async fn command_input(
             format!("command {id} has already exited"),
         ));
     }
-    tracked
-        .write_stdin(unescape(&request.input).as_bytes())
-        .await?;
+    // The protocol runs commands in a terminal, where Ctrl-D ends the
+    // input; Helm's run without one, so Ctrl-D at the end of an input
+    // closes the command's stdin, and a client sees the same.
+    let input = unescape(&request.input);
+    let data = input.trim_end_matches(END_OF_INPUT);
+    if !data.is_empty() {
+        tracked.write_stdin(data.as_bytes()).await?;
+    }
+    if data.len() < input.len() {
+        tracked.close_stdin().await?;
+    }
     Ok(Json(OtStatus {
         status: "ok".into(),
     }))

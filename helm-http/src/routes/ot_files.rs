@@ -42,7 +42,10 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .route_layer(axum::middleware::from_fn(super::ot_errors::protocol_errors))
 }
 
-async fn files(state: &AppState, caller: &OtCaller) -> ApiResult<std::sync::Arc<dyn Files>> {
+pub(super) async fn files(
+    state: &AppState,
+    caller: &OtCaller,
+) -> ApiResult<std::sync::Arc<dyn Files>> {
     Ok(state
         .helm
         .workspace_files(&caller.user, &ChannelRef::Id(caller.channel.channel.id))

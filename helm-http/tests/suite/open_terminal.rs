@@ -358,3 +358,107 @@ async fn an_open_terminal_client_works_a_channel_computer_with_its_key() -> anyh
     );
     served.stop().await
 }
+
+/// A Helm server's channel is another Helm's remote computer: that Helm's
+/// channels run their commands in the box channel's sandbox (each in
+/// `/workspace/channels/<id>` of it), and their files, searches and stdin
+/// go through the same Open Terminal surface.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_helm_servers_channel_is_another_helms_remote_computer() -> anyhow::Result<()> {
+    use helm_core::exec::{CommandSpec, GrepQuery, Isolation, LocalComputers, RemoteComputers};
+    use helm_core::model::ChannelRef;
+
+    let served = Served::start(Api::new().await?).await?;
+    let token = served.api.setup().await?;
+    let http = client()?;
+    http.post(served.url("/api/channels"))
+        .bearer_auth(&token)
+        .json(&json!({"name": "box", "purpose": "The build box other Helms run on."}))
+        .send()
+        .await?;
+    let issued: Value = http
+        .post(served.url("/api/channels/box/ot-key"))
+        .bearer_auth(&token)
+        .send()
+        .await?
+        .json()
+        .await?;
+    let url = issued["url"].as_str().unwrap_or_default().to_string();
+    let key = issued["secret"].as_str().unwrap_or_default().to_string();
+
+    let node = helm_tests::TestHelm::try_with_options(|o| {
+        let host = std::sync::Arc::new(LocalComputers::new(o.computer, None));
+        let computers = std::sync::Arc::new(RemoteComputers::new(&url, &key, host)?);
+        o.ports.computers = Some(computers.clone());
+        o.ports.files = Some(computers);
+        Ok(())
+    })
+    .await?;
+    let record = node
+        .helm
+        .create_channel(&node.captain, "ops", "Runs the release scripts.")
+        .await?;
+    let ops = ChannelRef::Id(record.channel.id);
+    let id = record.channel.id;
+
+    let run = node
+        .helm
+        .exec(
+            &node.captain,
+            &ops,
+            CommandSpec::new("pwd; echo out; echo err >&2; exit 4"),
+        )
+        .await?;
+    assert_eq!(run.isolation, Isolation::Remote);
+    assert_eq!(run.exit_code, Some(4), "{run:?}");
+    // The box runs commands without a terminal: the streams stay apart,
+    // and the box's own sandbox shows its workspace as /workspace.
+    assert_eq!(run.stdout, format!("/workspace/channels/{id}\nout\n"));
+    assert_eq!(run.stderr, "err\n");
+
+    // Stdin written while it runs, then closed.
+    let cat = node
+        .helm
+        .start_command(&node.captain, &ops, CommandSpec::new("cat; echo closed"))
+        .await?;
+    cat.write_stdin(b"line one\n").await?;
+    cat.close_stdin().await?;
+    let done = tokio::time::timeout(Duration::from_secs(20), cat.wait()).await??;
+    assert_eq!(done.stdout, "line one\nclosed\n", "{done:?}");
+
+    // Files and searches, seen on the box's side in the box's workspace.
+    let files = node.helm.files(&node.captain, &ops).await?;
+    files
+        .write("src/main.rs", b"fn main() {\n    ship();\n}\n".to_vec())
+        .await?;
+    let on_box: Value = http
+        .get(served.url(&format!(
+            "/api/channels/box/files/read?path=channels/{id}/src/main.rs"
+        )))
+        .bearer_auth(&token)
+        .send()
+        .await?
+        .json()
+        .await?;
+    assert_eq!(
+        on_box["content"], "fn main() {\n    ship();\n}\n",
+        "{on_box}"
+    );
+    let found = files.grep(GrepQuery::new("sh.p")).await?;
+    assert_eq!(found.matches.len(), 1, "{found:?}");
+    assert_eq!(found.matches[0].path, "/workspace/src/main.rs");
+    assert_eq!(found.matches[0].line, 2);
+    let globbed = files.glob("*.rs").await?;
+    assert_eq!(globbed.paths, ["/workspace/src/main.rs"]);
+    let text = files.read("src/main.rs", None).await?;
+    assert_eq!(text.total_lines, 3);
+
+    // An escape is refused before the box is asked.
+    let escape = files.read("../../etc/passwd", None).await;
+    assert!(
+        matches!(escape, Err(helm_core::Error::Forbidden(_))),
+        "{escape:?}"
+    );
+    served.stop().await?;
+    Ok(())
+}
