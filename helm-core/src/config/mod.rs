@@ -295,7 +295,8 @@ impl ResolvedConfig {
                         .map_err(|e| self.error("computer.at", e.to_string()))?,
                 );
                 options.ports.computers = Some(remote.clone());
-                options.ports.files = Some(remote);
+                options.ports.files = Some(remote.clone());
+                options.ports.terminals = Some(remote);
             }
             Err(reason) => return Err(self.error("computer.at", reason)),
         }

@@ -82,6 +82,11 @@ impl LocalComputers {
         }
     }
 
+    /// The options its computers are made with.
+    pub fn options(&self) -> &ComputerOptions {
+        &self.options
+    }
+
     /// The local executor itself (made the first time).
     pub async fn local(&self) -> Result<Arc<LocalExecutor>> {
         self.executor

@@ -348,15 +348,7 @@ fn build_client(options: &HttpOptions) -> Result<reqwest::Client> {
 /// An HTTP client with Helm's TLS setup (see [`build_client`]), for other
 /// outbound HTTP (MCP servers).
 pub(crate) fn build_http_client(connect_timeout: std::time::Duration) -> Result<reqwest::Client> {
-    let tls_error = |e: rustls::Error| Error::Internal(format!("could not set up TLS: {e}"));
-    let mut tls = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .map_err(tls_error)?
-    .with_platform_verifier()
-    .map_err(tls_error)?
-    .with_no_client_auth();
+    let mut tls = tls_config()?;
     // The client speaks HTTP/1.1 only (reqwest's `http2` feature is off).
     tls.alpn_protocols = vec![b"http/1.1".to_vec()];
     reqwest::Client::builder()
@@ -365,6 +357,20 @@ pub(crate) fn build_http_client(connect_timeout: std::time::Duration) -> Result<
         .user_agent(concat!("helm/", env!("CARGO_PKG_VERSION")))
         .build()
         .map_err(|e| Error::Internal(format!("could not build the HTTP client: {e}")))
+}
+
+/// Helm's client TLS: rustls with the `ring` provider and the OS
+/// certificate store (for HTTP, and for WebSockets to a remote computer).
+pub(crate) fn tls_config() -> Result<rustls::ClientConfig> {
+    let tls_error = |e: rustls::Error| Error::Internal(format!("could not set up TLS: {e}"));
+    Ok(rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(tls_error)?
+    .with_platform_verifier()
+    .map_err(tls_error)?
+    .with_no_client_auth())
 }
 
 /// What a failed exchange (no HTTP status) amounts to.

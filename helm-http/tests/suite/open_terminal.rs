@@ -390,7 +390,8 @@ async fn a_helm_servers_channel_is_another_helms_remote_computer() -> anyhow::Re
         let host = std::sync::Arc::new(LocalComputers::new(o.computer, None));
         let computers = std::sync::Arc::new(RemoteComputers::new(&url, &key, host)?);
         o.ports.computers = Some(computers.clone());
-        o.ports.files = Some(computers);
+        o.ports.files = Some(computers.clone());
+        o.ports.terminals = Some(computers);
         Ok(())
     })
     .await?;
@@ -452,6 +453,27 @@ async fn a_helm_servers_channel_is_another_helms_remote_computer() -> anyhow::Re
     assert_eq!(globbed.paths, ["/workspace/src/main.rs"]);
     let text = files.read("src/main.rs", None).await?;
     assert_eq!(text.total_lines, 3);
+
+    // A terminal: a shell in the box's sandbox, in this channel's directory.
+    let terminal = node
+        .helm
+        .open_terminal(&node.captain, &ops, Default::default())
+        .await?;
+    terminal.write(b"echo \"in $(pwd)\"\n").await?;
+    let wanted = format!("in /workspace/channels/{id}");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !String::from_utf8_lossy(&terminal.scrollback()).contains(&wanted) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{}",
+            String::from_utf8_lossy(&terminal.scrollback())
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    node.helm
+        .close_terminal(&node.captain, terminal.id())
+        .await?;
+    assert!(!terminal.is_running());
 
     // An escape is refused before the box is asked.
     let escape = files.read("../../etc/passwd", None).await;

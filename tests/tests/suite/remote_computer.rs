@@ -3,8 +3,9 @@
 //! codes, stdin, timeouts and kills as on this host; paths outside
 //! `/workspace` never leave Helm; channels sharing one server keep their
 //! files apart; a wrong key or a server that is down is a clear
-//! `computer_unreachable` error; an agent's turn runs its command there;
-//! Skipper's computer stays on this host.
+//! `computer_unreachable` error; terminals are shells there that viewers
+//! here share; an agent's turn runs its command there; Skipper's computer
+//! stays on this host.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,6 +13,7 @@ use std::time::Duration;
 use helm_core::config::{ConfigLayer, ConfigSource, HelmConfig};
 use helm_core::exec::{
     CommandSpec, FileKind, GrepQuery, Isolation, LineRange, LocalComputers, RemoteComputers,
+    TerminalEvent, TerminalSize,
 };
 use helm_core::model::{ChannelRef, TurnState};
 use helm_core::provider::{ChatMessage, ScriptedReply};
@@ -28,7 +30,8 @@ fn remote(options: &mut HelmOptions, url: &str, key: &str) -> anyhow::Result<()>
     ));
     let computers = Arc::new(RemoteComputers::new(url, key, host)?);
     options.ports.computers = Some(computers.clone());
-    options.ports.files = Some(computers);
+    options.ports.files = Some(computers.clone());
+    options.ports.terminals = Some(computers);
     Ok(())
 }
 
@@ -396,15 +399,61 @@ async fn a_wrong_key_or_a_server_that_is_down_is_a_clear_error() -> anyhow::Resu
     };
     assert_eq!(err.code(), "computer_unreachable", "{err}");
     assert!(err.to_string().contains(&url), "{err}");
-    // Terminals are refused with the reason, not started on this host.
-    let opened = t
-        .helm
-        .open_terminal(&t.captain, &ops, Default::default())
-        .await;
-    let Err(refused) = opened else {
-        panic!("a terminal of a remote computer was opened here");
+    Ok(())
+}
+
+#[tokio::test]
+async fn terminals_are_shells_there_that_viewers_here_share() -> anyhow::Result<()> {
+    let server = OpenTerminal::start().await?;
+    let (t, ops) = setup(&server).await?;
+    let id = t.helm.channel(&ops).await?.channel.id;
+    let size = TerminalSize {
+        rows: 30,
+        cols: 100,
     };
-    assert!(refused.to_string().contains("another host"), "{refused}");
+    let terminal = t.helm.open_terminal(&t.captain, &ops, size).await?;
+    assert_eq!(terminal.info().isolation, Isolation::Remote);
+    let mut viewer = terminal.subscribe();
+    terminal
+        .write(b"echo \"at $(pwd) size $(stty size)\"\n")
+        .await?;
+    let root = server.home.join(format!("channels/{id}"));
+    let wanted = format!("at {} size 30 100", root.display());
+    let mut seen = String::new();
+    let found = tokio::time::timeout(Duration::from_secs(20), async {
+        while let Ok(event) = viewer.events.recv().await {
+            if let TerminalEvent::Output { data } = event {
+                seen.push_str(&String::from_utf8_lossy(&data));
+                if seen.contains(&wanted) {
+                    return true;
+                }
+            }
+        }
+        false
+    })
+    .await;
+    assert_eq!(found, Ok(true), "{seen:?}");
+    // A viewer who comes later gets it from the scrollback.
+    let later = terminal.subscribe();
+    assert!(String::from_utf8_lossy(&later.scrollback).contains(&wanted));
+    // Resized here, resized there.
+    terminal.resize(TerminalSize {
+        rows: 40,
+        cols: 120,
+    })?;
+    terminal.write(b"stty size\n").await?;
+    t.poll("the new size", || {
+        let text = String::from_utf8_lossy(&terminal.scrollback()).into_owned();
+        async move { Ok(text.contains("40 120").then_some(())) }
+    })
+    .await?;
+    let listed = t.helm.terminals().list(Some(id));
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    // Closed here, gone there.
+    let terminal_id = terminal.id();
+    t.helm.close_terminal(&t.captain, terminal_id).await?;
+    assert!(!terminal.is_running());
+    assert!(t.helm.terminals().list(Some(id)).is_empty());
     Ok(())
 }
 

@@ -57,6 +57,24 @@ impl OtServer {
         &self.base
     }
 
+    /// Its key (for the terminals' WebSocket, which authenticates with
+    /// its first message rather than a header).
+    pub(super) fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// The WebSocket URL of `path` under the base.
+    pub(super) fn ws_url(&self, path: &str) -> String {
+        let base = if let Some(rest) = self.base.strip_prefix("https://") {
+            format!("wss://{rest}")
+        } else if let Some(rest) = self.base.strip_prefix("http://") {
+            format!("ws://{rest}")
+        } else {
+            self.base.clone()
+        };
+        format!("{base}{path}")
+    }
+
     /// A request to `path` (under the base), authenticated, which may take
     /// `wait` on the server plus some slack.
     pub(super) fn request(

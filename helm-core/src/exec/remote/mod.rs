@@ -9,12 +9,14 @@
 //! home, so their files stay apart (the server's host keeps its commands
 //! in their world: it is the isolation, not Helm).
 //!
-//! Skipper's host computer stays on this host, as do terminals (not built
-//! for a remote computer yet: they are refused with the reason).
+//! Terminals are shells on the server too, carried over its WebSocket
+//! (see `terminal`), under the same limits as this host's. Skipper's host
+//! computer stays on this host, terminals included.
 
 mod client;
 mod command;
 mod files;
+mod terminal;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -29,7 +31,10 @@ pub use files::RemoteFiles;
 use super::computer::{Computer, Isolation};
 use super::files::{Files, FilesProvider, LocalFiles};
 use super::port::Executor;
-use super::provider::ComputerProvider;
+use super::provider::{ComputerProvider, LocalComputers};
+use super::terminal::{
+    Opener, TerminalInfo, TerminalManager, TerminalSession, TerminalSize, Terminals,
+};
 use crate::error::{Error, Result};
 use crate::model::ChannelId;
 
@@ -75,10 +80,11 @@ impl Servers {
 }
 
 /// Channel computers on computer servers, and this host's computers for
-/// Skipper (and for terminals' launcher).
+/// Skipper; the workspace's terminals, on either.
 pub struct RemoteComputers {
     executor: Arc<RemoteExecutor>,
-    host: Arc<dyn ComputerProvider>,
+    host: Arc<LocalComputers>,
+    terminals: TerminalManager,
 }
 
 impl std::fmt::Debug for RemoteComputers {
@@ -93,8 +99,8 @@ impl std::fmt::Debug for RemoteComputers {
 impl RemoteComputers {
     /// Channel computers at `url` (an `http(s)://` URL, perhaps with
     /// `{channel}`), authenticated with `key`; the host's own computers
-    /// from `host`.
-    pub fn new(url: &str, key: &str, host: Arc<dyn ComputerProvider>) -> Result<Self> {
+    /// (and the terminal limits) from `host`.
+    pub fn new(url: &str, key: &str, host: Arc<LocalComputers>) -> Result<Self> {
         if !(url.starts_with("http://") || url.starts_with("https://")) {
             return Err(Error::invalid(
                 "computer URL",
@@ -117,6 +123,7 @@ impl RemoteComputers {
             executor: Arc::new(RemoteExecutor {
                 servers: Arc::new(servers),
             }),
+            terminals: TerminalManager::new(host.options().terminals),
             host,
         })
     }
@@ -153,5 +160,43 @@ impl FilesProvider for RemoteComputers {
         }
         let server = self.executor.servers.server_for(computer)?;
         Ok(Arc::new(RemoteFiles::new(server, read_only)))
+    }
+}
+
+#[async_trait]
+impl Terminals for RemoteComputers {
+    async fn open(
+        &self,
+        computer: &Computer,
+        size: TerminalSize,
+        opener: Option<Opener>,
+    ) -> Result<Arc<TerminalSession>> {
+        if computer.isolation != Isolation::Remote {
+            // Skipper's host computer.
+            let executor = self.host.local().await?;
+            return self
+                .terminals
+                .open_as(&executor, computer, size, opener)
+                .await;
+        }
+        let server = self.executor.servers.server_for(computer)?;
+        let channel = computer.channel;
+        self.terminals
+            .open_with(computer, size, opener, |id, scrollback| {
+                terminal::open(server, channel, id, size, scrollback)
+            })
+            .await
+    }
+    fn get(&self, id: u64) -> Result<Arc<TerminalSession>> {
+        self.terminals.get(id)
+    }
+    fn list(&self, channel: Option<ChannelId>) -> Vec<TerminalInfo> {
+        self.terminals.list(channel)
+    }
+    async fn close(&self, id: u64) -> Result<()> {
+        self.terminals.close(id).await
+    }
+    async fn close_channel(&self, channel: ChannelId) -> Result<()> {
+        self.terminals.close_channel(channel).await
     }
 }

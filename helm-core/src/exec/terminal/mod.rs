@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 pub use port::{LocalTerminals, Terminals};
+pub(crate) use session::{Feed, ToRemote};
 pub use session::{
     TerminalEvent, TerminalInfo, TerminalSession, TerminalSize, TerminalSubscription,
 };
@@ -119,6 +120,52 @@ impl TerminalManager {
             self.limits.scrollback_bytes,
             executor.ledger(),
         )?;
+        sessions.insert(id, session.clone());
+        Ok(session)
+    }
+
+    /// Opens a terminal that `open` makes (on another host) under the
+    /// same limits as [`open_as`](Self::open_as). `open` gets the new id
+    /// and runs without the table's lock; a terminal it made that the
+    /// limits no longer allow (another open raced it) is closed again.
+    pub(crate) async fn open_with<F, Fut>(
+        &self,
+        computer: &Computer,
+        size: TerminalSize,
+        opener: Option<Opener>,
+        open: F,
+    ) -> Result<Arc<TerminalSession>>
+    where
+        F: FnOnce(u64, usize) -> Fut,
+        Fut: std::future::Future<Output = Result<Arc<TerminalSession>>>,
+    {
+        if size.rows == 0 || size.cols == 0 {
+            return Err(Error::invalid(
+                "terminal size",
+                "rows and columns must be at least 1",
+            ));
+        }
+        self.check_limits(computer.channel)?;
+        self.check_person(opener)?;
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let session = open(id, self.limits.scrollback_bytes).await?;
+        let mut sessions = self.lock()?;
+        let admitted = check(&sessions, &self.limits, computer.channel).and_then(|()| {
+            let Some(opener) = opener else {
+                return Ok(());
+            };
+            let mut openers = self
+                .openers
+                .lock()
+                .map_err(|_| Error::Internal("the terminal table was poisoned".into()))?;
+            check_person(&sessions, &openers, &self.limits, opener)?;
+            openers.insert(id, opener);
+            Ok(())
+        });
+        if let Err(e) = admitted {
+            session.kill_now();
+            return Err(e);
+        }
         sessions.insert(id, session.clone());
         Ok(session)
     }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use jiff::Timestamp;
 use portable_pty::{Child, CommandBuilder, MasterPty, PtySize, native_pty_system};
 use serde::{Deserialize, Serialize};
-use tokio::sync::{broadcast, watch};
+use tokio::sync::{broadcast, mpsc as mpsc_async, watch};
 
 use crate::error::{Error, Result};
 use crate::exec::computer::Isolation;
@@ -90,6 +90,59 @@ pub struct TerminalSubscription {
     pub running: bool,
 }
 
+/// Where a terminal's shell is.
+enum Backend {
+    /// A PTY of this process.
+    Pty {
+        master: Mutex<Box<dyn MasterPty + Send>>,
+        writer: Arc<Mutex<Box<dyn Write + Send>>>,
+    },
+    /// A shell on another host, behind the task that holds its connection.
+    Remote(mpsc_async::UnboundedSender<ToRemote>),
+}
+
+/// What a terminal on another host is asked to do, by its connection's task.
+#[derive(Debug)]
+pub(crate) enum ToRemote {
+    /// Keystrokes.
+    Input(Vec<u8>),
+    /// A new size.
+    Resize(TerminalSize),
+    /// End it.
+    Close,
+}
+
+/// What the task holding a remote terminal's connection feeds the session:
+/// its output, then its end.
+pub(crate) struct Feed {
+    scrollback: Arc<Mutex<OutputTail>>,
+    events: broadcast::Sender<TerminalEvent>,
+    state: watch::Sender<State>,
+}
+
+impl Feed {
+    /// Output the shell printed.
+    pub(crate) fn output(&self, data: &[u8]) {
+        let mut tail = self.scrollback.lock().unwrap_or_else(|p| p.into_inner());
+        tail.push(data);
+        // No viewer is not an error.
+        let _ = self.events.send(TerminalEvent::Output {
+            data: data.to_vec(),
+        });
+    }
+
+    /// The shell ended (or its connection did).
+    pub(crate) fn end(self, exit_code: Option<i32>) {
+        // Under the scrollback lock, as for a PTY (see `spawn_waiter`).
+        let _tail = self.scrollback.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = self.state.send(State {
+            running: false,
+            exit_code,
+        });
+        let _ = self.events.send(TerminalEvent::Closed { exit_code });
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 struct State {
     running: bool,
@@ -104,8 +157,7 @@ pub struct TerminalSession {
     isolation: Isolation,
     started: Timestamp,
     pid: u32,
-    master: Mutex<Box<dyn MasterPty + Send>>,
-    writer: Arc<Mutex<Box<dyn Write + Send>>>,
+    backend: Backend,
     size: Mutex<TerminalSize>,
     /// The scrollback; its lock also orders output against subscriptions.
     scrollback: Arc<Mutex<OutputTail>>,
@@ -193,13 +245,56 @@ impl TerminalSession {
             isolation,
             started: Timestamp::now(),
             pid,
-            master: Mutex::new(pair.master),
-            writer: Arc::new(Mutex::new(writer)),
+            backend: Backend::Pty {
+                master: Mutex::new(pair.master),
+                writer: Arc::new(Mutex::new(writer)),
+            },
             size: Mutex::new(size),
             scrollback,
             events,
             state: state_rx,
         }))
+    }
+
+    /// A terminal whose shell is on another host (process `pid` there):
+    /// the session, the feed its connection's task fills, and what the
+    /// session asks that task to do.
+    pub(crate) fn remote(
+        id: u64,
+        channel: Option<ChannelId>,
+        pid: u32,
+        size: TerminalSize,
+        scrollback_bytes: usize,
+    ) -> (
+        Arc<TerminalSession>,
+        Feed,
+        mpsc_async::UnboundedReceiver<ToRemote>,
+    ) {
+        let scrollback = Arc::new(Mutex::new(OutputTail::new(scrollback_bytes)));
+        let (events, _) = broadcast::channel(EVENT_BUFFER);
+        let (state_tx, state_rx) = watch::channel(State {
+            running: true,
+            exit_code: None,
+        });
+        let (to_remote, asked) = mpsc_async::unbounded_channel();
+        let session = Arc::new(TerminalSession {
+            id,
+            channel,
+            isolation: Isolation::Remote,
+            started: Timestamp::now(),
+            pid,
+            backend: Backend::Remote(to_remote),
+            size: Mutex::new(size),
+            scrollback: scrollback.clone(),
+            events: events.clone(),
+            state: state_rx,
+        });
+        let feed = Feed {
+            scrollback,
+            events,
+            state: state_tx,
+        };
+        (session, feed, asked)
     }
 
     /// Its id.
@@ -242,7 +337,14 @@ impl TerminalSession {
         if !self.is_running() {
             return Err(Error::Refused(format!("terminal {} has ended", self.id)));
         }
-        let writer = self.writer.clone();
+        let writer = match &self.backend {
+            Backend::Pty { writer, .. } => writer.clone(),
+            Backend::Remote(to_remote) => {
+                return to_remote
+                    .send(ToRemote::Input(bytes.to_vec()))
+                    .map_err(|_| Error::Refused(format!("terminal {} has ended", self.id)));
+            }
+        };
         let bytes = bytes.to_vec();
         let id = self.id;
         // A shell that does not read its input fills the PTY and blocks the
@@ -267,13 +369,19 @@ impl TerminalSession {
                 "rows and columns must be at least 1",
             ));
         }
-        let master = self
-            .master
-            .lock()
-            .map_err(|_| Error::Internal("a terminal was poisoned".into()))?;
-        master
-            .resize(pty_size(size))
-            .map_err(|e| Error::Internal(format!("could not resize terminal {}: {e}", self.id)))?;
+        match &self.backend {
+            Backend::Pty { master, .. } => {
+                let master = master
+                    .lock()
+                    .map_err(|_| Error::Internal("a terminal was poisoned".into()))?;
+                master.resize(pty_size(size)).map_err(|e| {
+                    Error::Internal(format!("could not resize terminal {}: {e}", self.id))
+                })?;
+            }
+            Backend::Remote(to_remote) => to_remote
+                .send(ToRemote::Resize(size))
+                .map_err(|_| Error::Refused(format!("terminal {} has ended", self.id)))?,
+        }
         if let Ok(mut s) = self.size.lock() {
             *s = size;
         }
@@ -304,6 +412,21 @@ impl TerminalSession {
     /// Kills its shell and everything started in it, and waits until the
     /// shell has been reaped.
     pub(crate) async fn kill(&self, within: Duration) -> Result<()> {
+        if let Backend::Remote(to_remote) = &self.backend {
+            let _ = to_remote.send(ToRemote::Close);
+            let mut state = self.state.clone();
+            let ended = tokio::time::timeout(within, state.wait_for(|s| !s.running))
+                .await
+                .is_ok_and(|r| r.is_ok());
+            return if ended {
+                Ok(())
+            } else {
+                Err(Error::ComputerUnreachable(format!(
+                    "terminal {} on another host did not end when closed",
+                    self.id
+                )))
+            };
+        }
         let pid = self.pid;
         if self.isolation == Isolation::Bubblewrap {
             let _ = tokio::task::spawn_blocking(move || kill_tree_settled(pid)).await;
@@ -335,7 +458,12 @@ impl TerminalSession {
 
     /// Kills without waiting (when the manager goes away).
     pub(crate) fn kill_now(&self) {
-        kill_tree(self.pid);
+        match &self.backend {
+            Backend::Pty { .. } => kill_tree(self.pid),
+            Backend::Remote(to_remote) => {
+                let _ = to_remote.send(ToRemote::Close);
+            }
+        }
     }
 }
 
