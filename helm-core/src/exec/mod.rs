@@ -51,8 +51,9 @@
 //! [`FilesProvider`] its files, and [`Terminals`] keeps the terminals.
 //! [`LocalExecutor`] (through [`LocalComputers`]), [`LocalFiles`] and
 //! [`LocalTerminals`] are the implementations on this host and the defaults;
-//! [`RemoteComputers`] keeps channel computers on another host, behind a
-//! computer server that speaks the Open Terminal protocol. How each isolation
+//! [`RemoteComputers`] keeps channel computers (commands, files and
+//! terminals) on another host, behind a computer server that speaks the
+//! Open Terminal protocol. How each isolation
 //! mode works, and what it does and does not prevent, is in
 //! `docs/security.md`.
 

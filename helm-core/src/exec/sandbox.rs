@@ -153,14 +153,13 @@ pub(crate) fn plan(
         }
         Isolation::Process => plan_process(tools, limits, computer, purpose, env),
         Isolation::Bubblewrap => plan_bubblewrap(tools, limits, computer, purpose, env),
-        // Its commands run on its own host, through the remote executor.
-        Isolation::Remote => Err(Error::Refused(if terminal {
-            "this channel's computer is on another host, and terminals of a computer on \
-             another host are not built yet; run commands instead"
-                .into()
-        } else {
-            "this channel's computer is on another host; its commands run there".into()
-        })),
+        // Its commands and terminals run on its own host, through the
+        // remote computer's ports; nothing of it launches here.
+        Isolation::Remote => Err(Error::Refused(
+            "this channel's computer is on another host; it runs its commands and \
+             terminals there"
+                .into(),
+        )),
     }
 }
 

@@ -2,8 +2,9 @@
 //! workspace's terminals. [`LocalTerminals`] (PTYs on this host, kept by a
 //! [`TerminalManager`]) is the default.
 //!
-//! Sessions are [`TerminalSession`]s, which are PTYs of this process; a
-//! terminal on another host will need the session behind a port too.
+//! Sessions are [`TerminalSession`]s: PTYs of this process, or shells on a
+//! remote computer's server ([`RemoteComputers`](crate::exec::RemoteComputers)
+//! implements this port for those).
 
 use std::sync::Arc;
 

@@ -1,5 +1,6 @@
-//! One terminal: a shell on a PTY, its scrollback, its viewers, and the two
-//! threads that read its output and wait for its end.
+//! One terminal: a shell on a PTY (and the two threads that read its output
+//! and wait for its end) or on a remote computer (and the task that holds
+//! its connection), its scrollback and its viewers.
 
 use std::io::{Read, Write};
 use std::sync::mpsc;
