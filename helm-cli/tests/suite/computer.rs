@@ -237,3 +237,53 @@ fn term_attaches_a_real_terminal_to_the_channels_shell() -> anyhow::Result<()> {
     assert_eq!(cat.stdout, "in-42\n");
     Ok(())
 }
+
+#[test]
+fn exec_and_files_reach_a_remote_computer_the_environment_names() -> anyhow::Result<()> {
+    let server = tokio::runtime::Runtime::new()?
+        .block_on(helm_tests::open_terminal::OpenTerminal::start())?;
+    let cli = with_channel()?;
+    let env = [
+        ("HELM_COMPUTER", server.url.as_str()),
+        ("HELM_COMPUTER_KEY", server.key.as_str()),
+    ];
+    let run = cli.run_with_env(
+        &["--json", "exec", "launch", "--", "echo there; exit 4"],
+        &env,
+    )?;
+    assert_eq!(run.code, 4, "{}", run.stderr);
+    let v = run.json()?;
+    assert_eq!(
+        (v["stdout"].as_str(), v["isolation"].as_str()),
+        (Some("there\n"), Some("remote"))
+    );
+    let local = cli.dir.path().join("plan.md");
+    std::fs::write(&local, "# Remote plan\n")?;
+    let put = cli.run_with_env(&["files", "put", "launch", path_str(&local)?], &env)?;
+    assert_eq!(put.code, 0, "{}", put.stderr);
+    let cat = cli.run_with_env(&["files", "cat", "launch", "plan.md"], &env)?;
+    assert_eq!(
+        (cat.code, cat.stdout.as_str()),
+        (0, "# Remote plan\n"),
+        "{}",
+        cat.stderr
+    );
+    let on_server = std::fs::read_dir(server.home.join("channels"))?.count();
+    assert_eq!(on_server, 1, "the channel's workspace is on the server");
+
+    // The key missing is a configuration error naming the setting.
+    let keyless = cli.run_with_env(
+        &["exec", "launch", "--", "true"],
+        &[
+            ("HELM_COMPUTER", server.url.as_str()),
+            ("HELM_COMPUTER_KEY", ""),
+        ],
+    )?;
+    assert_ne!(keyless.code, 0);
+    assert!(
+        keyless.stderr.contains("computer.key_env"),
+        "{}",
+        keyless.stderr
+    );
+    Ok(())
+}
