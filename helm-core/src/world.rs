@@ -324,6 +324,44 @@ const SCAN_SKIP: [&str; 6] = [
 /// The most files one scan reports.
 const SCAN_MAX: usize = 5000;
 
+/// The most directories a scan through the files port lists (each is a
+/// request to a remote computer).
+const SCAN_DIRS_MAX: usize = 500;
+
+/// [`scan_workspace`] through the files port, for a workspace that is not
+/// on this disk (a remote computer's): the same files, folders skipped and
+/// limits, listing at most [`SCAN_DIRS_MAX`] directories.
+pub async fn scan_files(files: &dyn crate::exec::Files) -> Result<Vec<String>> {
+    let mut found = Vec::new();
+    let mut stack = vec![String::from("/workspace")];
+    let mut listed = 0;
+    while let Some(dir) = stack.pop() {
+        listed += 1;
+        if listed > SCAN_DIRS_MAX {
+            break;
+        }
+        for entry in files.list(&dir).await? {
+            match entry.kind {
+                crate::exec::FileKind::Dir => {
+                    if !entry.name.starts_with('.') && !SCAN_SKIP.contains(&entry.name.as_str()) {
+                        stack.push(entry.path);
+                    }
+                }
+                crate::exec::FileKind::File => {
+                    found.push(entry.path);
+                    if found.len() >= SCAN_MAX {
+                        found.sort();
+                        return Ok(found);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
 /// The regular files under a workspace, as the agent sees them
 /// (`/workspace/...`), skipping hidden folders and dependency trees and
 /// never following links. Used to pick up files made in terminals and by

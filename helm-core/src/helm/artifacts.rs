@@ -71,10 +71,16 @@ impl Helm {
         channel: &ChannelRef,
     ) -> Result<Vec<Artifact>> {
         let record = self.computer_channel(actor, channel).await?;
-        let workspace = self.inner.root.world(record.channel.id).workspace();
-        let paths = tokio::task::spawn_blocking(move || scan_workspace(&workspace))
-            .await
-            .map_err(|e| Error::Internal(format!("the workspace scan failed: {e}")))?;
+        let computer = self.computer_of(&record).await?;
+        let paths = if computer.isolation == crate::exec::Isolation::Remote {
+            let files = self.inner.computer.files_of(&computer, None)?;
+            crate::world::scan_files(files.as_ref()).await?
+        } else {
+            let workspace = self.inner.root.world(record.channel.id).workspace();
+            tokio::task::spawn_blocking(move || scan_workspace(&workspace))
+                .await
+                .map_err(|e| Error::Internal(format!("the workspace scan failed: {e}")))?
+        };
         self.inner
             .store
             .record_artifacts(

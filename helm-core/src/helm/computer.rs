@@ -353,7 +353,7 @@ impl Helm {
         Ok(record)
     }
 
-    async fn computer_of(&self, record: &ChannelRecord) -> Result<Computer> {
+    pub(super) async fn computer_of(&self, record: &ChannelRecord) -> Result<Computer> {
         self.inner.computer.computer_of(record).await
     }
 }

@@ -514,6 +514,26 @@ async fn an_agent_turn_runs_its_command_on_the_computer_the_config_names() -> an
             .exists(),
         "nothing was written on this host"
     );
+    // What the command made there is the thread's artifact, as on this host.
+    let artifacts = t
+        .helm
+        .channel_artifacts(&t.captain, &ops, Some(posted.thread.id))
+        .await?;
+    let paths: Vec<&str> = artifacts.iter().map(|a| a.path.as_str()).collect();
+    assert_eq!(paths, ["/workspace/release.txt"], "{artifacts:?}");
+    // And a file made outside any turn is picked up by a rescan.
+    t.helm
+        .exec(
+            &t.captain,
+            &ops,
+            CommandSpec::new(
+                "mkdir -p out .hidden && echo x > out/later.txt && echo y > .hidden/no.txt",
+            ),
+        )
+        .await?;
+    let added = t.helm.rescan_artifacts(&t.captain, &ops).await?;
+    let added: Vec<&str> = added.iter().map(|a| a.path.as_str()).collect();
+    assert_eq!(added, ["/workspace/out/later.txt"]);
     Ok(())
 }
 

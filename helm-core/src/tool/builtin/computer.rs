@@ -203,12 +203,16 @@ pub(crate) async fn run_command(
         output.is_error = true;
         output.status = ToolStatus::Error;
     }
-    // The workspace of a computer on another host is not on this disk.
     if let Some(channel) = computer.channel
         && computer.is_confined()
-        && computer.isolation != crate::exec::Isolation::Remote
     {
-        let found = crate::world::scan_workspace(computer.workspace_dir());
+        let found = if computer.isolation == crate::exec::Isolation::Remote {
+            // The workspace is not on this disk: it is listed through its files.
+            let files = cx.rt().computers.files_of(computer, None)?;
+            crate::world::scan_files(files.as_ref()).await?
+        } else {
+            crate::world::scan_workspace(computer.workspace_dir())
+        };
         let thread = (channel == cx.channel_id()).then_some(cx.thread_id());
         cx.rt()
             .store
