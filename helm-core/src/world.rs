@@ -342,10 +342,11 @@ pub async fn scan_files(files: &dyn crate::exec::Files) -> Result<Vec<String>> {
         }
         for entry in files.list(&dir).await? {
             match entry.kind {
-                crate::exec::FileKind::Dir => {
-                    if !entry.name.starts_with('.') && !SCAN_SKIP.contains(&entry.name.as_str()) {
-                        stack.push(entry.path);
-                    }
+                crate::exec::FileKind::Dir
+                    if !entry.name.starts_with('.')
+                        && !SCAN_SKIP.contains(&entry.name.as_str()) =>
+                {
+                    stack.push(entry.path);
                 }
                 crate::exec::FileKind::File => {
                     found.push(entry.path);
