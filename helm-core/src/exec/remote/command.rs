@@ -68,6 +68,17 @@ struct Output {
 /// command's output should be its bytes.
 const RAW_TERMINAL: &str = "stty -echo -onlcr 2>/dev/null; ";
 
+/// What a command that takes input while it runs prints first, once its
+/// terminal is raw: input written before would be echoed, so writes wait
+/// for it, and it is taken out of the output.
+const READY: &str = "\u{1}helm-ready\u{1}";
+/// [`READY`] as `printf` writes it.
+const PRINT_READY: &str = "printf '\\001helm-ready\\001'; ";
+/// How long one status read waits while a command is not ready for input.
+const READY_POLL: Duration = Duration::from_millis(50);
+/// How long a write waits for a command to be ready for input.
+const READY_WAIT: Duration = Duration::from_secs(30);
+
 /// The command line that gives `spec`'s stdin, which the protocol cannot
 /// close: bytes given up front are piped in from the command line, and no
 /// stdin (for a run to the end) is `/dev/null`, so a command that reads
@@ -88,7 +99,7 @@ fn command_line(spec: &CommandSpec, to_the_end: bool) -> Result<String> {
             spec.command
         )),
         None if to_the_end => Ok(format!("{{ {}\n}} </dev/null", spec.command)),
-        None => Ok(spec.command.clone()),
+        None => Ok(format!("{PRINT_READY}{}", spec.command)),
     }?;
     Ok(format!("{RAW_TERMINAL}{line}"))
 }
@@ -156,13 +167,16 @@ impl RemoteExecutor {
                     .json(&body),
             )
             .await?;
+        let interactive = spec.stdin.is_none() && !to_the_end;
         let shared = Arc::new(Shared {
             tails: Mutex::new(Tails {
                 stdout: OutputTail::new(spec.output_limit),
                 stderr: OutputTail::new(spec.output_limit),
                 cursors: (0, 0),
+                awaiting: interactive.then(Vec::new),
             }),
             kill: Notify::new(),
+            ready: watch::Sender::new(!interactive),
         });
         let offset = shared.take(&process.output, process.next_offset, 0);
         let (done_tx, done) = watch::channel(None);
@@ -220,12 +234,43 @@ struct Tails {
     stdout: OutputTail,
     stderr: OutputTail,
     cursors: (u64, u64),
+    /// The start of stdout while [`READY`] is awaited.
+    awaiting: Option<Vec<u8>>,
+}
+
+impl Tails {
+    /// Takes stdout bytes, holding them back while [`READY`] is awaited;
+    /// returns whether the command just became ready.
+    fn stdout(&mut self, bytes: &[u8]) -> bool {
+        let Some(held) = &mut self.awaiting else {
+            self.stdout.push(bytes);
+            return false;
+        };
+        held.extend_from_slice(bytes);
+        let ready = READY.as_bytes();
+        if held.len() < ready.len() && ready.starts_with(held) {
+            return false;
+        }
+        let held = self.awaiting.take().unwrap_or_default();
+        self.stdout
+            .push(held.strip_prefix(ready).unwrap_or(held.as_slice()));
+        true
+    }
+
+    /// Stops awaiting [`READY`] (the command ended), keeping what was held.
+    fn flush(&mut self) {
+        if let Some(held) = self.awaiting.take() {
+            self.stdout.push(&held);
+        }
+    }
 }
 
 /// Shared by the follower task and the handles.
 struct Shared {
     tails: Mutex<Tails>,
     kill: Notify,
+    /// Whether the command takes input now (see [`READY`]).
+    ready: watch::Sender<bool>,
 }
 
 impl Shared {
@@ -237,13 +282,12 @@ impl Shared {
     fn take(&self, output: &[Output], next: Option<u64>, offset: u64) -> u64 {
         let mut tails = self.lock();
         for entry in output {
-            let tail = if entry.stream == "stderr" {
-                &mut tails.stderr
-            } else {
+            if entry.stream == "stderr" {
+                tails.stderr.push(entry.data.as_bytes());
+            } else if tails.stdout(entry.data.as_bytes()) {
                 // `stdout`, and `output` (a PTY's merged streams).
-                &mut tails.stdout
-            };
-            tail.push(entry.data.as_bytes());
+                self.ready.send_replace(true);
+            }
         }
         next.unwrap_or(offset + output.len() as u64)
     }
@@ -271,7 +315,14 @@ impl Follow {
             if left == Some(Duration::ZERO) {
                 break self.stop(true, false).await;
             }
-            let wait = left.map_or(POLL_WAIT, |l| l.min(POLL_WAIT));
+            // A long read returns only at the end: while the command is
+            // not ready for input yet, read often, so writes wait little.
+            let longest = if *self.shared.ready.borrow() {
+                POLL_WAIT
+            } else {
+                READY_POLL
+            };
+            let wait = left.map_or(longest, |l| l.min(longest));
             let shared = self.shared.clone();
             let read = tokio::select! {
                 read = self.status(wait) => read,
@@ -342,7 +393,8 @@ impl Follow {
             Some(code) => (Some(code as i32), None),
             None => (None, None),
         };
-        let tails = self.shared.lock();
+        let mut tails = self.shared.lock();
+        tails.flush();
         CommandResult {
             exit_code,
             signal,
@@ -410,6 +462,18 @@ impl RemoteCommand {
 
     /// Writes `input` (already escaped for the protocol) to its terminal.
     async fn send_input(&self, input: &str) -> Result<()> {
+        let mut ready = self.shared.ready.subscribe();
+        let mut done = self.done.clone();
+        let waited = tokio::time::timeout(READY_WAIT, async {
+            tokio::select! {
+                _ = ready.wait_for(|r| *r) => {}
+                _ = done.wait_for(Option::is_some) => {}
+            }
+        })
+        .await;
+        if waited.is_err() {
+            return Err(self.lost("it did not get ready for input".into()));
+        }
         if self.done.borrow().is_some() {
             return Err(Error::Refused("the command has ended".into()));
         }
@@ -538,13 +602,38 @@ mod tests {
             command_line(&spec, true)?,
             format!("{RAW_TERMINAL}{{ cat\n}} </dev/null")
         );
-        assert_eq!(command_line(&spec, false)?, format!("{RAW_TERMINAL}cat"));
+        assert_eq!(
+            command_line(&spec, false)?,
+            format!("{RAW_TERMINAL}{PRINT_READY}cat")
+        );
         let big = CommandSpec::new("cat").stdin(vec![b'x'; MAX_REMOTE_STDIN + 1]);
         assert!(matches!(
             command_line(&big, true),
             Err(Error::Invalid { what: "stdin", .. })
         ));
         Ok(())
+    }
+
+    #[test]
+    fn the_ready_mark_is_held_back_and_taken_out() {
+        let mut tails = Tails {
+            stdout: OutputTail::new(1024),
+            stderr: OutputTail::new(1024),
+            cursors: (0, 0),
+            awaiting: Some(Vec::new()),
+        };
+        assert!(!tails.stdout(b"\x01helm-"));
+        assert!(tails.stdout(b"ready\x01hello"));
+        assert!(!tails.stdout(b" world"));
+        assert_eq!(tails.stdout.bytes(), b"hello world");
+        // Output that does not start with the mark is kept whole.
+        let mut other = Tails {
+            awaiting: Some(Vec::new()),
+            ..tails
+        };
+        other.stdout = OutputTail::new(1024);
+        assert!(other.stdout(b"sh: stty: not found\n"));
+        assert_eq!(other.stdout.bytes(), b"sh: stty: not found\n");
     }
 
     #[test]
