@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use helm_core::config::{ConfigLayer, ConfigSource, HelmConfig};
 use helm_core::exec::{
-    CommandSpec, FileKind, GrepQuery, Isolation, LineRange, LocalComputers, RemoteComputers,
-    TerminalEvent, TerminalSize,
+    CommandResult, CommandSpec, FileKind, GrepQuery, Isolation, LineRange, LocalComputers,
+    RemoteComputers, TerminalEvent, TerminalSize,
 };
 use helm_core::model::{ChannelRef, TurnState};
 use helm_core::provider::{ChatMessage, ScriptedReply};
@@ -33,6 +33,15 @@ fn remote(options: &mut HelmOptions, url: &str, key: &str) -> anyhow::Result<()>
     options.ports.files = Some(computers.clone());
     options.ports.terminals = Some(computers);
     Ok(())
+}
+
+/// Runs `spec` in `channel`'s computer as the Captain.
+async fn exec(
+    t: &TestHelm,
+    channel: &ChannelRef,
+    spec: CommandSpec,
+) -> helm_core::Result<CommandResult> {
+    t.helm.exec(&t.captain, channel, spec).await
 }
 
 /// A workspace whose channel computers are on `server`, and one channel.
@@ -55,14 +64,12 @@ async fn commands_run_there_with_their_output_exit_code_and_stdin() -> anyhow::R
     assert_eq!(t.helm.isolation().await?, Isolation::Remote);
     let id = t.helm.channel(&ops).await?.channel.id;
 
-    let run = t
-        .helm
-        .exec(
-            &t.captain,
-            &ops,
-            CommandSpec::new("pwd; printf 'two\\nlines\\n'; echo oops >&2; exit 3"),
-        )
-        .await?;
+    let run = exec(
+        &t,
+        &ops,
+        CommandSpec::new("pwd; printf 'two\\nlines\\n'; echo oops >&2; exit 3"),
+    )
+    .await?;
     assert_eq!(run.exit_code, Some(3), "{run:?}");
     assert_eq!(run.isolation, Isolation::Remote);
     // The server's terminal merges stderr into stdout; Helm keeps the
@@ -76,19 +83,14 @@ async fn commands_run_there_with_their_output_exit_code_and_stdin() -> anyhow::R
 
     // Stdin given up front, backslashes and all, and none (it sees the end).
     let input = "a\\nb \u{e9}\n\\x41\n";
-    let cat = t
-        .helm
-        .exec(
-            &t.captain,
-            &ops,
-            CommandSpec::new("cat").stdin(input.as_bytes().to_vec()),
-        )
-        .await?;
+    let cat = exec(
+        &t,
+        &ops,
+        CommandSpec::new("cat").stdin(input.as_bytes().to_vec()),
+    )
+    .await?;
     assert_eq!((cat.exit_code, cat.stdout.as_str()), (Some(0), input));
-    let none = t
-        .helm
-        .exec(&t.captain, &ops, CommandSpec::new("cat; echo end"))
-        .await?;
+    let none = exec(&t, &ops, CommandSpec::new("cat; echo end")).await?;
     assert_eq!(none.stdout, "end\n");
 
     // Written while it runs, then closed: it ends by itself.
@@ -113,21 +115,16 @@ async fn commands_run_there_with_their_output_exit_code_and_stdin() -> anyhow::R
         .await?
         .mkdir("/workspace/sub")
         .await?;
-    let env = t
-        .helm
-        .exec(
-            &t.captain,
-            &ops,
-            CommandSpec::new("pwd; echo $GREETING")
-                .cwd("sub")
-                .env("GREETING", "hello"),
-        )
-        .await?;
+    let env = exec(
+        &t,
+        &ops,
+        CommandSpec::new("pwd; echo $GREETING")
+            .cwd("sub")
+            .env("GREETING", "hello"),
+    )
+    .await?;
     assert_eq!(env.stdout, format!("{}/sub\nhello\n", root.display()));
-    let outside = t
-        .helm
-        .exec(&t.captain, &ops, CommandSpec::new("pwd").cwd("/etc"))
-        .await;
+    let outside = exec(&t, &ops, CommandSpec::new("pwd").cwd("/etc")).await;
     assert!(matches!(outside, Err(Error::Forbidden(_))), "{outside:?}");
     Ok(())
 }
@@ -136,15 +133,13 @@ async fn commands_run_there_with_their_output_exit_code_and_stdin() -> anyhow::R
 async fn timeouts_and_kills_end_the_command_there() -> anyhow::Result<()> {
     let server = OpenTerminal::start().await?;
     let (t, ops) = setup(&server).await?;
-    let slow = t
-        .helm
-        .exec(
-            &t.captain,
-            &ops,
-            CommandSpec::new("echo started; sleep 30; echo never")
-                .timeout(Some(Duration::from_secs(1))),
-        )
-        .await?;
+    let slow = exec(
+        &t,
+        &ops,
+        CommandSpec::new("echo started; sleep 30; echo never")
+            .timeout(Some(Duration::from_secs(1))),
+    )
+    .await?;
     assert!(slow.timed_out, "{slow:?}");
     assert_eq!(slow.exit_code, None);
     assert_eq!(slow.stdout, "started\n");
@@ -164,14 +159,12 @@ async fn timeouts_and_kills_end_the_command_there() -> anyhow::Result<()> {
     assert!(killed.killed && !killed.timed_out, "{killed:?}");
     assert!(!running.poll().running);
     // The server has nothing of it left running.
-    let listing = t
-        .helm
-        .exec(
-            &t.captain,
-            &ops,
-            CommandSpec::new("ps -eo args | grep -c '[s]leep 30' || true"),
-        )
-        .await?;
+    let listing = exec(
+        &t,
+        &ops,
+        CommandSpec::new("ps -eo args | grep -c '[s]leep 30' || true"),
+    )
+    .await?;
     assert_eq!(listing.stdout.trim(), "0", "{listing:?}");
     Ok(())
 }
@@ -322,10 +315,7 @@ async fn channels_sharing_a_server_keep_their_files_apart_and_skipper_stays_here
         .await?
         .write("only-ops.txt", b"ops".to_vec())
         .await?;
-    let seen = t
-        .helm
-        .exec(&t.captain, &design, CommandSpec::new("ls"))
-        .await?;
+    let seen = exec(&t, &design, CommandSpec::new("ls")).await?;
     assert_eq!(seen.stdout, "", "design's workspace is its own");
     let missing = t
         .helm
@@ -340,10 +330,7 @@ async fn channels_sharing_a_server_keep_their_files_apart_and_skipper_stays_here
 
     // Skipper's computer (#main) is this host's, not the server's.
     let main: ChannelRef = "main".parse()?;
-    let here = t
-        .helm
-        .exec(&t.captain, &main, CommandSpec::new("pwd"))
-        .await?;
+    let here = exec(&t, &main, CommandSpec::new("pwd")).await?;
     assert_eq!(here.isolation, Isolation::Host, "{here:?}");
     assert!(
         !here.stdout.starts_with(&server.home.display().to_string()),
@@ -364,11 +351,7 @@ async fn a_wrong_key_or_a_server_that_is_down_is_a_clear_error() -> anyhow::Resu
         )
         .await?;
     let ops: ChannelRef = "ops".parse()?;
-    let Err(err) = t
-        .helm
-        .exec(&t.captain, &ops, CommandSpec::new("true"))
-        .await
-    else {
+    let Err(err) = exec(&t, &ops, CommandSpec::new("true")).await else {
         panic!("a wrong key was accepted");
     };
     assert_eq!(
@@ -522,15 +505,14 @@ async fn an_agent_turn_runs_its_command_on_the_computer_the_config_names() -> an
     let paths: Vec<&str> = artifacts.iter().map(|a| a.path.as_str()).collect();
     assert_eq!(paths, ["/workspace/release.txt"], "{artifacts:?}");
     // And a file made outside any turn is picked up by a rescan.
-    t.helm
-        .exec(
-            &t.captain,
-            &ops,
-            CommandSpec::new(
-                "mkdir -p out .hidden && echo x > out/later.txt && echo y > .hidden/no.txt",
-            ),
-        )
-        .await?;
+    exec(
+        &t,
+        &ops,
+        CommandSpec::new(
+            "mkdir -p out .hidden && echo x > out/later.txt && echo y > .hidden/no.txt",
+        ),
+    )
+    .await?;
     let added = t.helm.rescan_artifacts(&t.captain, &ops).await?;
     let added: Vec<&str> = added.iter().map(|a| a.path.as_str()).collect();
     assert_eq!(added, ["/workspace/out/later.txt"]);

@@ -10,6 +10,7 @@ use tokio::sync::OnceCell;
 
 use crate::error::{Error, Result};
 use crate::exec::files::path::{ToolPath, confined};
+use crate::provider::http::root_cause;
 
 /// How long one request may take, beyond the wait it asks the server for.
 const REQUEST_SLACK: Duration = Duration::from_secs(30);
@@ -192,16 +193,6 @@ fn detail(body: &str) -> String {
     } else {
         text.chars().take(500).collect()
     }
-}
-
-/// The innermost cause of a transport error (`connection refused`, not
-/// `error sending request`).
-fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut cause = error;
-    while let Some(next) = cause.source() {
-        cause = next;
-    }
-    cause.to_string()
 }
 
 /// The server's path for `rel`, a path under the workspace `root` (empty

@@ -203,12 +203,12 @@ fn upload_body(name: &str, contents: &[u8]) -> Result<(String, Vec<u8>)> {
             ),
         ));
     }
-    let mut boundary = format!("helm-{:016x}", rand_u64());
+    let mut boundary = boundary()?;
     while contents
         .windows(boundary.len())
         .any(|w| w == boundary.as_bytes())
     {
-        boundary = format!("helm-{:016x}", rand_u64());
+        boundary = self::boundary()?;
     }
     let mut body = Vec::with_capacity(contents.len() + 256);
     body.extend_from_slice(
@@ -223,17 +223,15 @@ fn upload_body(name: &str, contents: &[u8]) -> Result<(String, Vec<u8>)> {
     Ok((format!("multipart/form-data; boundary={boundary}"), body))
 }
 
-/// A boundary's randomness: not secret, only unlikely to be in the file
-/// (and checked against it).
-fn rand_u64() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos()),
-    );
-    hasher.finish()
+/// A fresh multipart boundary (checked against the file's bytes too).
+fn boundary() -> Result<String> {
+    let mut bytes = [0u8; 12];
+    getrandom::fill(&mut bytes)
+        .map_err(|e| Error::Internal(format!("no randomness for an upload: {e}")))?;
+    Ok(bytes.iter().fold(String::from("helm-"), |mut s, b| {
+        s.push_str(&format!("{b:02x}"));
+        s
+    }))
 }
 
 /// The lines `content` holds, as the numbers of its first and last line

@@ -90,27 +90,11 @@ impl TerminalManager {
         size: TerminalSize,
         opener: Option<Opener>,
     ) -> Result<Arc<TerminalSession>> {
-        if size.rows == 0 || size.cols == 0 {
-            return Err(Error::invalid(
-                "terminal size",
-                "rows and columns must be at least 1",
-            ));
-        }
-        self.check_limits(computer.channel)?;
-        self.check_person(opener)?;
+        self.check_open(size, computer.channel, opener)?;
         let launch = executor.launch(computer, Purpose::Terminal, &[]).await?;
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let mut sessions = self.lock()?;
-        // Checked again under the lock: another open may have raced this one.
-        check(&sessions, &self.limits, computer.channel)?;
-        if let Some(opener) = opener {
-            let mut openers = self
-                .openers
-                .lock()
-                .map_err(|_| Error::Internal("the terminal table was poisoned".into()))?;
-            check_person(&sessions, &openers, &self.limits, opener)?;
-            openers.insert(id, opener);
-        }
+        self.admit(&sessions, id, computer.channel, opener)?;
         let session = TerminalSession::spawn(
             id,
             computer.channel,
@@ -139,35 +123,55 @@ impl TerminalManager {
         F: FnOnce(u64, usize) -> Fut,
         Fut: std::future::Future<Output = Result<Arc<TerminalSession>>>,
     {
+        self.check_open(size, computer.channel, opener)?;
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let session = open(id, self.limits.scrollback_bytes).await?;
+        let mut sessions = self.lock()?;
+        if let Err(e) = self.admit(&sessions, id, computer.channel, opener) {
+            session.kill_now();
+            return Err(e);
+        }
+        sessions.insert(id, session.clone());
+        Ok(session)
+    }
+
+    /// What an open checks before it makes anything: the size, and the
+    /// limits as they stand.
+    fn check_open(
+        &self,
+        size: TerminalSize,
+        channel: Option<ChannelId>,
+        opener: Option<Opener>,
+    ) -> Result<()> {
         if size.rows == 0 || size.cols == 0 {
             return Err(Error::invalid(
                 "terminal size",
                 "rows and columns must be at least 1",
             ));
         }
-        self.check_limits(computer.channel)?;
-        self.check_person(opener)?;
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let session = open(id, self.limits.scrollback_bytes).await?;
-        let mut sessions = self.lock()?;
-        let admitted = check(&sessions, &self.limits, computer.channel).and_then(|()| {
-            let Some(opener) = opener else {
-                return Ok(());
-            };
+        self.check_limits(channel)?;
+        self.check_person(opener)
+    }
+
+    /// The limits checked again under the table's lock (another open may
+    /// have raced this one), and terminal `id` counted as `opener`'s.
+    fn admit(
+        &self,
+        sessions: &BTreeMap<u64, Arc<TerminalSession>>,
+        id: u64,
+        channel: Option<ChannelId>,
+        opener: Option<Opener>,
+    ) -> Result<()> {
+        check(sessions, &self.limits, channel)?;
+        if let Some(opener) = opener {
             let mut openers = self
                 .openers
                 .lock()
                 .map_err(|_| Error::Internal("the terminal table was poisoned".into()))?;
-            check_person(&sessions, &openers, &self.limits, opener)?;
+            check_person(sessions, &openers, &self.limits, opener)?;
             openers.insert(id, opener);
-            Ok(())
-        });
-        if let Err(e) = admitted {
-            session.kill_now();
-            return Err(e);
         }
-        sessions.insert(id, session.clone());
-        Ok(session)
+        Ok(())
     }
 
     /// A running terminal by id.
