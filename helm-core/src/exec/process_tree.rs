@@ -119,7 +119,8 @@ impl ChildSetup {
 
 /// Makes `command` apply `setup` in the child before it execs.
 //
-// This is the one place Helm uses `unsafe`. `pre_exec` is unsafe because the
+// This is one of the two places Helm uses `unsafe` (the other is
+// `store::sqlite::recall::fts5`). `pre_exec` is unsafe because the
 // closure runs in the forked child, where another thread of the parent may
 // have held a lock (the allocator's, say) at the moment of the fork; only
 // async-signal-safe work is sound there. The closure only copies a `Copy`

@@ -390,7 +390,7 @@ pub(super) fn delete(
     conn.execute("DELETE FROM channels WHERE id = ?1", [channel])?;
     conn.execute("DELETE FROM agents WHERE id = ?1", [record.agent.id])?;
     conn.execute("DELETE FROM events WHERE channel_id = ?1", [channel])?;
-    super::recall::drop_index(conn, channel)?;
+    super::recall::remove_channel(conn, channel)?;
     record_journal(
         conn,
         Some(channel),

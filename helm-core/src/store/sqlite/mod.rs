@@ -230,6 +230,8 @@ fn configure(conn: &Connection, read_only: bool) -> Result<()> {
         rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
         true,
     )?;
+    // Recall ranks the shared word index per channel with this function.
+    recall::words::prepare(conn)?;
     Ok(())
 }
 

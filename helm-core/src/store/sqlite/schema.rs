@@ -22,7 +22,19 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "thread_authors",
         include_str!("migrations/011_thread_authors.sql"),
     ),
+    (
+        "shared_words",
+        include_str!("migrations/012_shared_words.sql"),
+    ),
 ];
+
+/// Work a migration needs beyond its SQL, run after it in its transaction.
+fn code_of(name: &str) -> Option<fn(&Connection) -> Result<()>> {
+    match name {
+        "shared_words" => Some(super::recall::migrate::move_channel_tables),
+        _ => None,
+    }
+}
 
 /// Applies every migration not yet applied.
 pub(super) fn migrate(conn: &mut Connection) -> Result<()> {
@@ -53,6 +65,11 @@ pub(super) fn migrate_to(conn: &mut Connection, target: usize) -> Result<()> {
         let tx = conn.transaction()?;
         let failed = |e| Error::store(format_args!("migration {version} ({name}) failed"), e);
         tx.execute_batch(sql).map_err(failed)?;
+        if let Some(code) = code_of(name) {
+            code(&tx).map_err(|e| {
+                Error::store(format_args!("migration {version} ({name}) failed"), e)
+            })?;
+        }
         tx.pragma_update(None, "user_version", version)?;
         tx.commit()?;
         tracing::info!(version, name, "applied migration");

@@ -179,3 +179,94 @@ fn thread_places_are_filled_in_for_existing_messages() -> anyhow::Result<()> {
     assert_eq!((tail.omitted, tail.uncovered), (2, 2));
     Ok(())
 }
+
+/// FTS5's ranking in one of the old tables.
+fn old_ranking(
+    conn: &Connection,
+    table: &str,
+    expression: &str,
+) -> anyhow::Result<Vec<(i64, f64)>> {
+    Ok(conn
+        .prepare(&format!(
+            "SELECT rowid, -bm25({table}, 1.0, 1.0) FROM {table} WHERE {table} MATCH ?1 \
+             ORDER BY bm25({table}, 1.0, 1.0), rowid"
+        ))?
+        .query_map([expression], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?)
+}
+
+#[test]
+fn word_tables_per_channel_move_into_the_shared_index_ranked_as_before() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let mut conn = Connection::open(dir.path().join("helm.db"))?;
+    schema_9_with_words(&mut conn)?;
+    migrate_to(&mut conn, 11)?;
+    let questions = [
+        "budget",
+        "venue OR keynote",
+        "disk OR logs OR budget",
+        "rota",
+    ];
+    // What recall found before: a channel's own hits, then records shared
+    // with the workspace that it had not, best first.
+    let mut before = Vec::new();
+    for question in questions {
+        for channel in [1, 2] {
+            let mut hits = old_ranking(&conn, &format!("recall_c{channel}"), question)?;
+            let shared = old_ranking(&conn, "recall_workspace", question)?;
+            let own: Vec<i64> = hits.iter().map(|(k, _)| *k).collect();
+            hits.extend(shared.into_iter().filter(|(k, _)| !own.contains(k)));
+            hits.sort_by(|a, b| b.1.total_cmp(&a.1));
+            before.push(hits);
+        }
+    }
+    // Only "rota" in channel 1 and "venue OR keynote" in channel 2 find nothing.
+    assert_eq!(
+        before.iter().filter(|hits| hits.is_empty()).count(),
+        2,
+        "{before:?}"
+    );
+    // Embedding work left to do is neither lost nor queued twice.
+    let queued = |c: &Connection| -> anyhow::Result<i64> {
+        Ok(c.query_row("SELECT count(*) FROM embed_queue", [], |r| r.get(0))?)
+    };
+    let queue_before = queued(&conn)?;
+
+    migrate(&mut conn)?;
+    let left: i64 = conn.query_row(
+        "SELECT count(*) FROM sqlite_schema WHERE name GLOB 'recall_c[0-9]*' \
+         OR name GLOB 'recall_workspace*'",
+        [],
+        |r| r.get(0),
+    )?;
+    assert_eq!(left, 0, "the old tables and their shadow tables are gone");
+    assert_eq!(queued(&conn)?, queue_before);
+    let mut after = Vec::new();
+    for question in questions {
+        for channel in [1, 2] {
+            let hits = crate::store::sqlite::recall::lexical(
+                &conn,
+                crate::model::ChannelId(channel),
+                question,
+                50,
+            )?;
+            after.push(hits.into_iter().map(|(k, s)| (k.0, s)).collect::<Vec<_>>());
+        }
+    }
+    for (old, new) in before.iter().zip(&after) {
+        assert_eq!(old.len(), new.len(), "{old:?} against {new:?}");
+        for ((old_key, old_score), (new_key, new_score)) in old.iter().zip(new) {
+            // Scores this small are FTS5's floor for common words (1e-6);
+            // they must agree to the last few bits, and keys unless tied.
+            let close = (old_score - new_score).abs() <= 1e-12 * old_score.abs().max(1.0);
+            assert!(close, "{old:?} against {new:?}");
+            let tied = old
+                .iter()
+                .filter(|(_, s)| (s - old_score).abs() <= 1e-15)
+                .count()
+                > 1;
+            assert!(old_key == new_key || tied, "{old:?} against {new:?}");
+        }
+    }
+    Ok(())
+}

@@ -1,10 +1,14 @@
-//! The recall index in SQLite: one FTS5 table per channel over messages and
-//! memory records (`body`, plus `prev`: the previous message of the thread,
-//! which carries the question a reply answers), the queue of items to embed,
-//! and the stored vectors.
+//! The recall index in SQLite: the word index over messages and memory
+//! records (`words`), the queue of items to embed, and the stored vectors.
 //!
 //! FTS rowids (and embedding keys) encode what an entry is: a message's id
 //! times two, a memory record's id times two plus one.
+
+mod fts5;
+pub(super) mod migrate;
+pub(super) mod words;
+
+pub(super) use words::{lexical, remove_channel};
 
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -12,45 +16,6 @@ use super::codec::{opt_ts, parsed, ts};
 use crate::error::Result;
 use crate::memory::recall::{CandidateItem, ItemKey};
 use crate::model::{ChannelId, MemoryItem, MemoryScope, Message, MessageId, ThreadId};
-
-/// The word index of records shared with the whole workspace.
-const WORKSPACE_TABLE: &str = "recall_workspace";
-
-fn table(channel: ChannelId) -> String {
-    format!("recall_c{}", channel.get())
-}
-
-/// Creates a word index if it does not exist yet. Only the writer creates
-/// them, so its parsed schema is current and is all it needs to ask.
-fn ensure_table(conn: &Connection, name: &str) -> Result<()> {
-    if !conn.table_exists(None, name)? {
-        conn.execute_batch(&format!(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS {name} USING fts5(body, prev, content='', \
-             contentless_delete=1, tokenize='porter unicode61')"
-        ))?;
-    }
-    Ok(())
-}
-
-/// Whether the word index `name` exists. First a lookup in the connection's
-/// parsed schema (`sqlite_schema` has no index on names, so a query there
-/// reads every channel's tables); only when that says no, the query, which
-/// also sees a table another connection created since this one last read
-/// the schema.
-fn has_table(conn: &Connection, name: &str) -> Result<bool> {
-    if conn.table_exists(None, name)? {
-        return Ok(true);
-    }
-    Ok(conn
-        .prepare_cached("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1")?
-        .exists([&name])?)
-}
-
-/// Drops a deleted channel's word index.
-pub(super) fn drop_index(conn: &Connection, channel: ChannelId) -> Result<()> {
-    conn.execute_batch(&format!("DROP TABLE IF EXISTS {}", table(channel)))?;
-    Ok(())
-}
 
 /// Adds an item to its channel's word index and to the embedding queue.
 pub(super) fn index(
@@ -60,12 +25,18 @@ pub(super) fn index(
     body: &str,
     prev: &str,
 ) -> Result<()> {
-    let name = table(channel);
-    ensure_table(conn, &name)?;
-    conn.prepare_cached(&format!(
-        "INSERT INTO {name} (rowid, body, prev) VALUES (?1, ?2, ?3)"
-    ))?
-    .execute(params![key.0, body, prev])?;
+    insert(conn, channel, key, body, prev, false)
+}
+
+fn insert(
+    conn: &Connection,
+    channel: ChannelId,
+    key: ItemKey,
+    body: &str,
+    prev: &str,
+    shared: bool,
+) -> Result<()> {
+    words::insert(conn, channel, key, body, prev, shared)?;
     conn.prepare_cached("INSERT OR IGNORE INTO embed_queue (key, channel_id) VALUES (?1, ?2)")?
         .execute(params![key.0, channel])?;
     Ok(())
@@ -80,14 +51,7 @@ pub(super) fn index_message(conn: &Connection, message: &Message) -> Result<()> 
     if message.content.trim().is_empty() {
         return Ok(());
     }
-    let prev: String = conn
-        .prepare_cached(
-            "SELECT content FROM messages WHERE thread_id = ?1 AND id < ?2 \
-             AND status = 'complete' AND author_kind != 'system' ORDER BY id DESC LIMIT 1",
-        )?
-        .query_row(params![thread, message.id], |r| r.get(0))
-        .optional()?
-        .unwrap_or_default();
+    let prev = previous_message(conn, thread, message.id)?;
     index(
         conn,
         message.channel_id,
@@ -97,19 +61,31 @@ pub(super) fn index_message(conn: &Connection, message: &Message) -> Result<()> 
     )
 }
 
-/// Indexes a memory record; one shared with the workspace is also indexed
-/// where every channel's recall looks.
+/// The text of the finished, non-system message of `thread` before `id`
+/// (empty when there is none): the `prev` a message is indexed with.
+fn previous_message(conn: &Connection, thread: ThreadId, id: MessageId) -> Result<String> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT content FROM messages WHERE thread_id = ?1 AND id < ?2 \
+             AND status = 'complete' AND author_kind != 'system' ORDER BY id DESC LIMIT 1",
+        )?
+        .query_row(params![thread, id], |r| r.get(0))
+        .optional()?
+        .unwrap_or_default())
+}
+
+/// Indexes a memory record; one shared with the workspace is also found by
+/// every channel's recall.
 pub(super) fn index_memory(conn: &Connection, item: &MemoryItem) -> Result<()> {
-    let key = ItemKey::memory(item.id);
-    index(conn, item.channel_id, key, &item.content, "")?;
-    if item.scope == MemoryScope::Workspace {
-        ensure_table(conn, WORKSPACE_TABLE)?;
-        conn.prepare_cached(&format!(
-            "INSERT INTO {WORKSPACE_TABLE} (rowid, body, prev) VALUES (?1, ?2, '')"
-        ))?
-        .execute(params![key.0, item.content])?;
-    }
-    Ok(())
+    let shared = item.scope == MemoryScope::Workspace;
+    insert(
+        conn,
+        item.channel_id,
+        ItemKey::memory(item.id),
+        &item.content,
+        "",
+        shared,
+    )
 }
 
 /// An FTS5 query matching any of `terms`: each quoted (a quote inside
@@ -123,46 +99,6 @@ pub(super) fn fts5_expression(terms: &[String]) -> Option<String> {
             .collect::<Vec<_>>()
             .join(" OR ")
     })
-}
-
-/// The best matches of an FTS5 query in one channel, and among records
-/// shared with the workspace, best first, with positive scores (negated BM25).
-pub(super) fn lexical(
-    conn: &Connection,
-    channel: ChannelId,
-    fts_query: &str,
-    depth: usize,
-) -> Result<Vec<(ItemKey, f64)>> {
-    let mut hits = search(conn, &table(channel), fts_query, depth)?;
-    let shared = search(conn, WORKSPACE_TABLE, fts_query, depth)?;
-    if !shared.is_empty() {
-        let own: std::collections::HashSet<ItemKey> = hits.iter().map(|(k, _)| *k).collect();
-        hits.extend(shared.into_iter().filter(|(k, _)| !own.contains(k)));
-        hits.sort_by(|a, b| b.1.total_cmp(&a.1));
-        hits.truncate(depth);
-    }
-    Ok(hits)
-}
-
-fn search(
-    conn: &Connection,
-    name: &str,
-    fts_query: &str,
-    depth: usize,
-) -> Result<Vec<(ItemKey, f64)>> {
-    if !has_table(conn, name)? {
-        return Ok(Vec::new());
-    }
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT rowid, -bm25({name}, 1.0, 1.0) FROM {name} WHERE {name} MATCH ?1 \
-         ORDER BY bm25({name}, 1.0, 1.0) LIMIT ?2"
-    ))?;
-    let hits = stmt
-        .query_map(params![fts_query, depth as i64], |r| {
-            Ok((ItemKey(r.get(0)?), r.get(1)?))
-        })?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(hits)
 }
 
 /// What recall needs to know about each candidate: its kind, thread, author,
@@ -322,20 +258,4 @@ pub(super) fn vectors(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::fts5_expression;
-
-    #[test]
-    fn terms_are_quoted_and_joined_by_or() {
-        let terms: Vec<String> = ["caroline", "near", "agency"].map(String::from).to_vec();
-        assert_eq!(
-            fts5_expression(&terms).as_deref(),
-            Some("\"caroline\" OR \"near\" OR \"agency\"")
-        );
-        assert_eq!(
-            fts5_expression(&["a\"b".to_string()]).as_deref(),
-            Some("\"a\"\"b\"")
-        );
-        assert_eq!(fts5_expression(&[]), None);
-    }
-}
+mod tests;

@@ -1,0 +1,171 @@
+//! The shared word index ranks each channel exactly as a table of the
+//! channel's own did (FTS5's `bm25()` over that table), and leaves a deleted
+//! channel's words behind nowhere.
+
+use rusqlite::{Connection, params};
+
+use super::{fts5_expression, words};
+use crate::memory::recall::ItemKey;
+use crate::model::{ChannelId, MessageId};
+
+const WORDS: &[&str] = &[
+    "budget", "venue", "keynote", "disk", "logs", "rotate", "launch", "catering", "speaker",
+    "staging", "alert", "deploy", "invoice", "travel", "hotel", "badge", "slides", "daily",
+];
+
+/// A fixed pseudo-random text of 3–14 words (a linear congruential walk).
+fn text(seed: &mut u64) -> String {
+    let mut next = || {
+        *seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (*seed >> 33) as usize
+    };
+    let len = 3 + next() % 12;
+    (0..len)
+        .map(|_| WORDS[next() % WORDS.len()])
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn store() -> anyhow::Result<Connection> {
+    let mut conn = Connection::open_in_memory()?;
+    super::super::schema::migrate(&mut conn)?;
+    words::prepare(&conn)?;
+    conn.execute_batch(
+        "CREATE VIRTUAL TABLE own USING fts5(body, prev, content='', \
+         contentless_delete=1, tokenize='porter unicode61')",
+    )?;
+    Ok(conn)
+}
+
+/// FTS5's own ranking over a table of one channel's items.
+fn own_table_ranking(
+    conn: &Connection,
+    expression: &str,
+    depth: usize,
+) -> anyhow::Result<Vec<(ItemKey, f64)>> {
+    Ok(conn
+        .prepare(
+            "SELECT rowid, -bm25(own, 1.0, 1.0) FROM own WHERE own MATCH ?1 \
+             ORDER BY bm25(own, 1.0, 1.0), rowid LIMIT ?2",
+        )?
+        .query_map(params![expression, depth as i64], |r| {
+            Ok((ItemKey(r.get(0)?), r.get(1)?))
+        })?
+        .collect::<rusqlite::Result<_>>()?)
+}
+
+#[test]
+fn each_channel_is_ranked_with_its_own_statistics() -> anyhow::Result<()> {
+    let conn = store()?;
+    let mut seed = 7;
+    // Channel 1 is the one compared; channel 2 talks far more, about the
+    // same words, so workspace-wide statistics would rank channel 1 wrongly.
+    for id in 1..=1500i64 {
+        let channel = if id % 4 == 0 { 1 } else { 2 };
+        let (body, prev) = (text(&mut seed), text(&mut seed));
+        let key = ItemKey::message(MessageId(id));
+        words::insert(&conn, ChannelId(channel), key, &body, &prev, false)?;
+        if channel == 1 {
+            conn.execute(
+                "INSERT INTO own (rowid, body, prev) VALUES (?1, ?2, ?3)",
+                params![key.0, body, prev],
+            )?;
+        }
+    }
+    let questions: &[&[&str]] = &[
+        &["budget"],
+        &["venue", "catering"],
+        &["rotate", "logs", "daily"],
+        &["keynote", "speaker", "slides", "hotel"],
+        &["nothing", "matches"],
+    ];
+    for question in questions {
+        let terms: Vec<String> = question.iter().map(|s| s.to_string()).collect();
+        let Some(expression) = fts5_expression(&terms) else {
+            anyhow::bail!("no expression");
+        };
+        let ours = words::lexical(&conn, ChannelId(1), &expression, 40)?;
+        let fts5 = own_table_ranking(&conn, &expression, 40)?;
+        assert_eq!(ours.len(), fts5.len(), "{question:?}");
+        for ((key, score), (their_key, their_score)) in ours.iter().zip(&fts5) {
+            assert!(
+                (score - their_score).abs() < 1e-9,
+                "{question:?}: {score} against {their_score}"
+            );
+            // Equal scores may come in either order; unequal ones may not.
+            if (score - their_score).abs() < 1e-12 && key != their_key {
+                let tied = fts5
+                    .iter()
+                    .filter(|(_, s)| (s - score).abs() < 1e-12)
+                    .count();
+                assert!(tied > 1, "{question:?}: {key:?} against {their_key:?}");
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn records_shared_with_the_workspace_reach_every_channel_until_theirs_is_deleted()
+-> anyhow::Result<()> {
+    let conn = store()?;
+    let shared = ItemKey(3);
+    words::insert(
+        &conn,
+        ChannelId(1),
+        shared,
+        "the venue budget is forty thousand",
+        "",
+        true,
+    )?;
+    words::insert(&conn, ChannelId(1), ItemKey(2), "book the venue", "", false)?;
+    words::insert(
+        &conn,
+        ChannelId(2),
+        ItemKey(4),
+        "disk budget alert",
+        "",
+        false,
+    )?;
+    let Some(budget) = fts5_expression(&["budget".to_string()]) else {
+        anyhow::bail!("no expression");
+    };
+    let keys = |channel| -> anyhow::Result<Vec<ItemKey>> {
+        let mut keys: Vec<ItemKey> = words::lexical(&conn, ChannelId(channel), &budget, 10)?
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect();
+        keys.sort();
+        Ok(keys)
+    };
+    assert_eq!(keys(1)?, vec![shared]);
+    assert_eq!(keys(2)?, vec![shared, ItemKey(4)]);
+
+    words::remove_channel(&conn, ChannelId(1))?;
+    assert_eq!(keys(1)?, vec![]);
+    assert_eq!(keys(2)?, vec![ItemKey(4)]);
+    let stats: Vec<(String, i64)> = conn
+        .prepare("SELECT scope, docs FROM recall_stats ORDER BY scope")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    assert_eq!(stats, vec![("c2".into(), 1), ("w".into(), 0)]);
+    let rows: i64 = conn.query_row("SELECT count(*) FROM recall", [], |r| r.get(0))?;
+    assert_eq!(rows, 1);
+    Ok(())
+}
+
+#[test]
+fn terms_are_quoted_and_joined_by_or() {
+    let terms: Vec<String> = ["caroline", "near", "agency"].map(String::from).to_vec();
+    assert_eq!(
+        fts5_expression(&terms).as_deref(),
+        Some("\"caroline\" OR \"near\" OR \"agency\"")
+    );
+    assert_eq!(
+        fts5_expression(&["a\"b".to_string()]).as_deref(),
+        Some("\"a\"\"b\"")
+    );
+    assert_eq!(fts5_expression(&[]), None);
+}
