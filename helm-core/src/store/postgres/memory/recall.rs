@@ -1,6 +1,7 @@
 //! What recall reads on PostgreSQL: word matches from the schema's full-text
-//! indexes (SQLite keeps an FTS5 table per channel instead), recall's view
-//! of candidate items, the queue of items to embed, and stored vectors.
+//! indexes (SQLite keeps one FTS5 table, ranked per channel, instead),
+//! recall's view of candidate items, the queue of items to embed, and stored
+//! vectors.
 //!
 //! Keys encode what an item is, as in SQLite: a message's id times two, a
 //! memory record's id times two plus one.

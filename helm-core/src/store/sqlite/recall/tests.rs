@@ -64,7 +64,14 @@ fn each_channel_is_ranked_with_its_own_statistics() -> anyhow::Result<()> {
     // same words, so workspace-wide statistics would rank channel 1 wrongly.
     for id in 1..=1500i64 {
         let channel = if id % 4 == 0 { 1 } else { 2 };
-        let (body, prev) = (text(&mut seed), text(&mut seed));
+        let (mut body, prev) = (text(&mut seed), text(&mut seed));
+        if id == 4 {
+            // Over 127 tokens: a size of more than one varint byte.
+            body = (0..40)
+                .map(|_| text(&mut seed))
+                .collect::<Vec<_>>()
+                .join(" ");
+        }
         let key = ItemKey::message(MessageId(id));
         words::insert(&conn, ChannelId(channel), key, &body, &prev, false)?;
         if channel == 1 {
@@ -74,6 +81,23 @@ fn each_channel_is_ranked_with_its_own_statistics() -> anyhow::Result<()> {
             )?;
         }
     }
+    // The token counts kept per insert (read from FTS5's sizes table) are
+    // the lengths FTS5 reports to `helm_row`.
+    let kept: i64 = conn.query_row(
+        "SELECT tokens FROM recall_stats WHERE scope = 'c1'",
+        [],
+        |r| r.get(0),
+    )?;
+    let lengths: Vec<Vec<u8>> = conn
+        .prepare("SELECT helm_row(recall) FROM recall WHERE recall MATCH 'chan : \"c1\"'")?
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    let reported: i64 = lengths
+        .iter()
+        .filter_map(|blob| blob.first_chunk::<4>())
+        .map(|b| i64::from(u32::from_le_bytes(*b)))
+        .sum();
+    assert_eq!((kept, lengths.len()), (reported, 375));
     let questions: &[&[&str]] = &[
         &["budget"],
         &["venue", "catering"],

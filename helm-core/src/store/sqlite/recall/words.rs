@@ -52,15 +52,44 @@ pub(super) fn insert(
     };
     conn.prepare_cached("INSERT INTO recall (rowid, chan, body, prev) VALUES (?1, ?2, ?3, ?4)")?
         .execute(params![key.0, scopes, body, prev])?;
-    let tokens: Vec<u8> = conn
-        .prepare_cached("SELECT helm_row(recall) FROM recall WHERE recall MATCH ?1 AND rowid = ?2")?
-        .query_row(params![scope_match(&own), key.0], |r| r.get(0))?;
-    let tokens = figures(&tokens).first().copied().unwrap_or(0);
-    count(conn, &own, 1, tokens.into())?;
+    let tokens = text_tokens(conn, key)?;
+    count(conn, &own, 1, tokens)?;
     if shared {
-        count(conn, WORKSPACE, 1, tokens.into())?;
+        count(conn, WORKSPACE, 1, tokens)?;
     }
     Ok(())
+}
+
+/// How many tokens FTS5 counted in a row's text columns, read from the
+/// table's `recall_docsize` (one varint per column, `chan` first): a rowid
+/// lookup, where asking `helm_row` would run a full-text query on every
+/// insert. The store's tests check the sum against `helm_row`'s.
+fn text_tokens(conn: &Connection, key: ItemKey) -> Result<i64> {
+    let sizes: Vec<u8> = conn
+        .prepare_cached("SELECT sz FROM recall_docsize WHERE id = ?1")?
+        .query_row([key.0], |r| r.get(0))?;
+    Ok(varints(&sizes).skip(1).take(2).sum())
+}
+
+/// SQLite's varints (big-endian groups of seven bits, the high bit set on
+/// all but the last byte), as FTS5 writes its sizes.
+fn varints(bytes: &[u8]) -> impl Iterator<Item = i64> + '_ {
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        let mut value: i64 = 0;
+        for (i, b) in bytes.get(at..)?.iter().enumerate() {
+            if i == 8 {
+                at += 9;
+                return Some((value << 8) | i64::from(*b));
+            }
+            value = (value << 7) | i64::from(b & 0x7f);
+            if b & 0x80 == 0 {
+                at += i + 1;
+                return Some(value);
+            }
+        }
+        None
+    })
 }
 
 /// Takes a deleted channel's items out of the index, and its records shared
