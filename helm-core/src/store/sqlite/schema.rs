@@ -63,13 +63,11 @@ pub(super) fn migrate_to(conn: &mut Connection, target: usize) -> Result<()> {
     for (index, (name, sql)) in pending {
         let version = index as i64 + 1;
         let tx = conn.transaction()?;
-        let failed = |e| Error::store(format_args!("migration {version} ({name}) failed"), e);
-        tx.execute_batch(sql).map_err(failed)?;
-        if let Some(code) = code_of(name) {
-            code(&tx).map_err(|e| {
-                Error::store(format_args!("migration {version} ({name}) failed"), e)
-            })?;
-        }
+        let run = || -> Result<()> {
+            tx.execute_batch(sql)?;
+            code_of(name).map_or(Ok(()), |code| code(&tx))
+        };
+        run().map_err(|e| Error::store(format_args!("migration {version} ({name}) failed"), e))?;
         tx.pragma_update(None, "user_version", version)?;
         tx.commit()?;
         tracing::info!(version, name, "applied migration");

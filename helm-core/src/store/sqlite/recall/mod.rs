@@ -25,18 +25,12 @@ pub(super) fn index(
     body: &str,
     prev: &str,
 ) -> Result<()> {
-    insert(conn, channel, key, body, prev, false)
+    words::insert(conn, channel, key, body, prev, false)?;
+    enqueue(conn, key, channel)
 }
 
-fn insert(
-    conn: &Connection,
-    channel: ChannelId,
-    key: ItemKey,
-    body: &str,
-    prev: &str,
-    shared: bool,
-) -> Result<()> {
-    words::insert(conn, channel, key, body, prev, shared)?;
+/// Puts an item on the queue of items to embed.
+fn enqueue(conn: &Connection, key: ItemKey, channel: ChannelId) -> Result<()> {
     conn.prepare_cached("INSERT OR IGNORE INTO embed_queue (key, channel_id) VALUES (?1, ?2)")?
         .execute(params![key.0, channel])?;
     Ok(())
@@ -77,15 +71,10 @@ fn previous_message(conn: &Connection, thread: ThreadId, id: MessageId) -> Resul
 /// Indexes a memory record; one shared with the workspace is also found by
 /// every channel's recall.
 pub(super) fn index_memory(conn: &Connection, item: &MemoryItem) -> Result<()> {
+    let key = ItemKey::memory(item.id);
     let shared = item.scope == MemoryScope::Workspace;
-    insert(
-        conn,
-        item.channel_id,
-        ItemKey::memory(item.id),
-        &item.content,
-        "",
-        shared,
-    )
+    words::insert(conn, item.channel_id, key, &item.content, "", shared)?;
+    enqueue(conn, key, item.channel_id)
 }
 
 /// An FTS5 query matching any of `terms`: each quoted (a quote inside

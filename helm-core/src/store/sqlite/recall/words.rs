@@ -11,7 +11,7 @@
 //! schema: a schema change made every pooled connection re-read the whole
 //! schema, which made each channel's first message several times slower.
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use super::fts5;
 use crate::error::Result;
@@ -111,7 +111,7 @@ pub(in crate::store::sqlite) fn remove_channel(
     conn.prepare_cached("DELETE FROM recall_stats WHERE scope = ?1")?
         .execute([&own])?;
     if !shared.is_empty() {
-        let tokens: i64 = shared.iter().map(|(_, f)| i64::from(f[0])).sum();
+        let tokens: i64 = shared.iter().map(|(_, f)| i64::from(length(f))).sum();
         count(conn, WORKSPACE, -(shared.len() as i64), -tokens)?;
     }
     Ok(())
@@ -153,13 +153,12 @@ fn search(
 
 /// A scope's figures: how many rows it has and how many text tokens.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Stats {
+struct Stats {
     rows: i64,
     tokens: i64,
 }
 
 fn stats(conn: &Connection, scope: &str) -> Result<Option<Stats>> {
-    use rusqlite::OptionalExtension;
     Ok(conn
         .prepare_cached("SELECT docs, tokens FROM recall_stats WHERE scope = ?1 AND docs > 0")?
         .query_row([scope], |r| {
@@ -198,6 +197,11 @@ fn matched(conn: &Connection, query: &str) -> Result<Vec<(ItemKey, Vec<u32>)>> {
     Ok(rows)
 }
 
+/// A row's length in text tokens, the first of its `helm_row` figures.
+fn length(figures: &[u32]) -> u32 {
+    figures.first().copied().unwrap_or(0)
+}
+
 fn figures(blob: &[u8]) -> Vec<u32> {
     blob.chunks_exact(4)
         .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
@@ -209,11 +213,7 @@ fn figures(blob: &[u8]) -> Vec<u32> {
 /// the number of matched rows holding it (every row holding a phrase
 /// matches), and a non-positive IDF counts as 1e-6. Best first; ties keep
 /// the index's order (oldest first).
-pub(super) fn rank(
-    stats: Stats,
-    rows: &[(ItemKey, Vec<u32>)],
-    depth: usize,
-) -> Vec<(ItemKey, f64)> {
+fn rank(stats: Stats, rows: &[(ItemKey, Vec<u32>)], depth: usize) -> Vec<(ItemKey, f64)> {
     let width = rows.iter().map(|(_, f)| f.len()).max().unwrap_or(0);
     let n = stats.rows as f64;
     let avgdl = (stats.tokens as f64 / n).max(f64::MIN_POSITIVE);
@@ -227,13 +227,13 @@ pub(super) fn rank(
     let mut scored: Vec<(ItemKey, f64)> = rows
         .iter()
         .map(|(key, f)| {
-            let length = f64::from(f[0]);
+            let dl = f64::from(length(f));
             let score = idf
                 .iter()
                 .enumerate()
                 .map(|(i, idf)| {
                     let tf = f64::from(f.get(i + 2).copied().unwrap_or(0));
-                    idf * (tf * (K1 + 1.0)) / (tf + K1 * (1.0 - B + B * length / avgdl))
+                    idf * (tf * (K1 + 1.0)) / (tf + K1 * (1.0 - B + B * dl / avgdl))
                 })
                 .sum::<f64>();
             (*key, score)
