@@ -6,6 +6,9 @@
 //! messages against the same in an empty channel, and how many model calls a
 //! turn costs in that long thread (its summary refreshes included). Last, the
 //! first plain message posted into a new channel against its later ones.
+//! And 100 turns at once over 20 channels (five threads each, every thread
+//! posting its next message as soon as its reply is announced): the p50 and
+//! p99 of a whole turn and the turns finished per second.
 //!
 //! `cargo bench -p helm-tests --bench turn_overhead` (`HELM_BENCH_TURNS` sets
 //! the number of turns per scenario). Prints medians and p99s.
@@ -14,7 +17,8 @@
 //! SQLite directly and are left out); `HELM_BENCH_STORE=sqlite` measures
 //! the same two on SQLite, for the comparison. `HELM_BENCH_ONLY=long` runs
 //! only the long-thread turns, `HELM_BENCH_ONLY=first` only the first
-//! posts, for a profiler.
+//! posts, `HELM_BENCH_ONLY=concurrent` only the concurrent turns
+//! (`HELM_BENCH_ROUNDS` turns per thread, default 10), for a profiler.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -127,10 +131,22 @@ fn comparing_stores() -> bool {
 /// A test Helm whose default model is a fresh `Timed`, and its channel
 /// `#launch`.
 async fn bench_channel() -> anyhow::Result<(TestHelm, Arc<Timed>, ChannelRecord)> {
+    bench_channel_with(|_| {}).await
+}
+
+/// Like [`bench_channel`], adjusting the options first.
+async fn bench_channel_with(
+    adjust: impl FnOnce(&mut helm_core::HelmOptions),
+) -> anyhow::Result<(TestHelm, Arc<Timed>, ChannelRecord)> {
     let t = if on_postgres() {
-        TestHelm::on_postgres().await?
+        let url = helm_tests::postgres::fresh_database().await?;
+        TestHelm::with_options(|o| {
+            o.store = Some(helm_core::config::StoreUrl::Postgres(url));
+            adjust(o);
+        })
+        .await?
     } else {
-        TestHelm::new().await?
+        TestHelm::with_options(adjust).await?
     };
     let timed = Arc::new(Timed {
         inner: Scripted::new(),
@@ -306,6 +322,127 @@ async fn whole_turns(history: usize, turns: usize) -> anyhow::Result<(f64, f64, 
     ))
 }
 
+/// When each reply was announced, for the threads waiting on them: the
+/// announcement may come before its poster has registered.
+enum Announced {
+    At(Instant),
+    Waiting(tokio::sync::oneshot::Sender<Instant>),
+}
+
+/// 100 turns at once: `channels` channels with `threads` threads each, and
+/// every thread posting its next message as soon as its reply is announced,
+/// `rounds` times. Returns the p50 and p99 of a whole turn (posted → reply
+/// announced) in ms and the turns finished per second.
+async fn concurrent_turns(
+    channels: usize,
+    threads: usize,
+    rounds: usize,
+) -> anyhow::Result<(f64, f64, f64)> {
+    let (t, timed, _record) = bench_channel_with(|o| {
+        // Every thread of a channel runs at once, so the figure is the
+        // engine's, not a queue behind the agent's capacity.
+        o.runtime.capacity_per_agent = threads as u32;
+    })
+    .await?;
+    for _ in 0..channels * threads * (rounds + 1) {
+        timed.inner.push(ScriptedReply::text(
+            "Done: the plan is in place and the team is informed.",
+        ));
+    }
+    t.helm.start_runtime().await?;
+    let mut rooms = Vec::new();
+    for c in 0..channels {
+        let record = t
+            .helm
+            .create_channel(&t.captain, &format!("crew-{c}"), "Bench channel.")
+            .await?;
+        rooms.push((
+            ChannelRef::Id(record.channel.id),
+            format!("@crew-{c}-agent"),
+        ));
+    }
+    let announced: Arc<Mutex<std::collections::HashMap<_, Announced>>> = Arc::default();
+    let mut live = t.helm.subscribe();
+    let board = announced.clone();
+    let listener = tokio::spawn(async move {
+        while let Ok(event) = live.recv().await {
+            if let EventBody::MessageCompleted { message } = &event.body {
+                let now = Instant::now();
+                let Ok(mut board) = board.lock() else { return };
+                match board.remove(&message.id) {
+                    Some(Announced::Waiting(tx)) => {
+                        let _ = tx.send(now);
+                    }
+                    _ => {
+                        board.insert(message.id, Announced::At(now));
+                    }
+                }
+            }
+        }
+    });
+    let helm = Arc::new(t);
+    // One warm-up turn per thread opens it (and is not counted).
+    let mut workers = tokio::task::JoinSet::new();
+    let started = Instant::now();
+    for (ch, handle) in rooms {
+        for w in 0..threads {
+            let (helm, announced, ch, handle) =
+                (helm.clone(), announced.clone(), ch.clone(), handle.clone());
+            workers.spawn(async move {
+                let mut thread = None;
+                let mut took = Vec::new();
+                for round in 0..=rounds {
+                    let posted_at = Instant::now();
+                    let posted = helm
+                        .helm
+                        .post_message(
+                            &helm.captain,
+                            &ch,
+                            &format!("{handle} task {w}.{round}"),
+                            thread,
+                        )
+                        .await?;
+                    thread = Some(posted.thread.id);
+                    let reply = posted
+                        .turn
+                        .ok_or_else(|| anyhow::anyhow!("no turn"))?
+                        .reply_message_id;
+                    let wait = {
+                        let mut board = announced
+                            .lock()
+                            .map_err(|_| anyhow::anyhow!("lock"))?;
+                        match board.remove(&reply) {
+                            Some(Announced::At(at)) => Err(at),
+                            _ => {
+                                let (tx, rx) = tokio::sync::oneshot::channel();
+                                board.insert(reply, Announced::Waiting(tx));
+                                Ok(rx)
+                            }
+                        }
+                    };
+                    let at = match wait {
+                        Err(at) => at,
+                        Ok(rx) => tokio::time::timeout(Duration::from_secs(60), rx).await??,
+                    };
+                    if round > 0 {
+                        took.push(at - posted_at);
+                    }
+                }
+                anyhow::Ok(took)
+            });
+        }
+    }
+    let mut took = Vec::new();
+    while let Some(done) = workers.join_next().await {
+        took.extend(done??);
+    }
+    let wall = started.elapsed().as_secs_f64();
+    listener.abort();
+    took.sort();
+    let finished = (channels * threads * (rounds + 1)) as f64;
+    Ok((pct(&took, 0.5), pct(&took, 0.99), finished / wall))
+}
+
 /// Plain messages (no agent woken) posted into `channels` new channels, five
 /// each: the median of each channel's first post and of the later ones, in
 /// ms. The first message is where a channel's first indexed item lands.
@@ -366,6 +503,9 @@ async fn main() -> anyhow::Result<()> {
         println!("plain post p50: first in a new channel {first:.2} ms | later {later:.2} ms");
         return Ok(());
     }
+    if std::env::var("HELM_BENCH_ONLY").is_ok_and(|s| s == "concurrent") {
+        return print_concurrent().await;
+    }
     scenario("1 thread, empty channel", 0, turns).await?;
     if comparing_stores() {
         let (empty, _, _) = whole_turns(0, turns).await?;
@@ -387,6 +527,18 @@ async fn main() -> anyhow::Result<()> {
     println!(
         "plain post p50: first in a new channel {first:.2} ms | later {later:.2} ms | ratio {:.2}x",
         first / later
+    );
+    print_concurrent().await
+}
+
+async fn print_concurrent() -> anyhow::Result<()> {
+    let rounds = std::env::var("HELM_BENCH_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10);
+    let (p50, p99, per_s) = concurrent_turns(20, 5, rounds).await?;
+    println!(
+        "100 concurrent turns over 20 channels: turn p50 {p50:.1} ms p99 {p99:.1} ms | {per_s:.0} turns/s"
     );
     Ok(())
 }
