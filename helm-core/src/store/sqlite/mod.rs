@@ -48,8 +48,11 @@ use crate::model::{ChannelId, TurnId};
 /// How many live events a slow subscriber may fall behind before it lags
 /// (and must resume from the durable log).
 const LIVE_CAPACITY: usize = 8192;
-/// Idle read connections kept open.
-const MAX_IDLE_READERS: usize = 8;
+/// Read connections: at most this many reads run at once, each on a
+/// connection kept open for the next. More would only queue on two cores
+/// as threads; waiting here costs a task, and no read opens a connection
+/// (and parses the schema) because the pool was momentarily empty.
+const MAX_READERS: usize = 8;
 /// How long a connection waits for a lock held by another process.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -61,8 +64,12 @@ pub struct SqliteStore {
 
 struct Inner {
     path: PathBuf,
-    writer: Mutex<Connection>,
+    /// The one write connection. An async lock, so writes waiting their
+    /// turn wait as tasks, not as parked blocking threads.
+    writer: Arc<tokio::sync::Mutex<Connection>>,
     readers: Mutex<Vec<Connection>>,
+    /// A permit per read in flight (`MAX_READERS`).
+    reader_slots: tokio::sync::Semaphore,
     live: broadcast::Sender<Event>,
     /// The seq of each streaming turn's first `message.delta`: when the
     /// turn ends, its deltas are dropped from the log, which keeps the
@@ -98,8 +105,9 @@ impl SqliteStore {
         Ok(SqliteStore {
             inner: Arc::new(Inner {
                 path,
-                writer: Mutex::new(writer),
+                writer: Arc::new(tokio::sync::Mutex::new(writer)),
                 readers: Mutex::new(Vec::new()),
+                reader_slots: tokio::sync::Semaphore::new(MAX_READERS),
                 live,
                 first_delta: Mutex::new(std::collections::HashMap::new()),
             }),
@@ -124,6 +132,12 @@ impl SqliteStore {
         F: FnOnce(&Connection) -> Result<T> + Send + 'static,
     {
         let inner = self.inner.clone();
+        let _slot = self
+            .inner
+            .reader_slots
+            .acquire()
+            .await
+            .map_err(|_| Error::Internal("the store's readers are closed".into()))?;
         tokio::task::spawn_blocking(move || {
             let conn = inner.take_reader()?;
             let out = f(&conn);
@@ -142,8 +156,8 @@ impl SqliteStore {
         F: FnOnce(&mut Tx<'_>) -> Result<T> + Send + 'static,
     {
         let inner = self.inner.clone();
+        let mut conn = self.inner.writer.clone().lock_owned().await;
         tokio::task::spawn_blocking(move || {
-            let mut conn = lock(&inner.writer)?;
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let mut work = Tx {
                 tx,
@@ -195,7 +209,7 @@ impl Inner {
 
     fn return_reader(&self, conn: Connection) {
         if let Ok(mut pool) = self.readers.lock()
-            && pool.len() < MAX_IDLE_READERS
+            && pool.len() < MAX_READERS
         {
             pool.push(conn);
         }

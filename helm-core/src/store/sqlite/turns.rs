@@ -222,6 +222,10 @@ pub(super) fn runnable(conn: &Connection, capacity: u32) -> Result<Vec<Turn>> {
     let candidates = stmt
         .query_map([], from_row)?
         .collect::<rusqlite::Result<Vec<_>>>()?;
+    if capacity == u32::MAX {
+        // No agent limit to apply (the scheduler applies its own).
+        return Ok(candidates);
+    }
     let mut running = std::collections::HashMap::new();
     let mut count_stmt = conn
         .prepare_cached("SELECT count(*) FROM turns WHERE agent_id = ?1 AND state = 'running'")?;
