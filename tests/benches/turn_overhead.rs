@@ -408,9 +408,7 @@ async fn concurrent_turns(
                         .ok_or_else(|| anyhow::anyhow!("no turn"))?
                         .reply_message_id;
                     let wait = {
-                        let mut board = announced
-                            .lock()
-                            .map_err(|_| anyhow::anyhow!("lock"))?;
+                        let mut board = announced.lock().map_err(|_| anyhow::anyhow!("lock"))?;
                         match board.remove(&reply) {
                             Some(Announced::At(at)) => Err(at),
                             _ => {

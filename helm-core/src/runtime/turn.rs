@@ -127,7 +127,10 @@ pub(super) async fn drive(
     // this channel, may see.
     let audience =
         crate::helm::Audience::for_turn(rt.store.as_ref(), asker.as_ref(), &record.channel).await?;
-    let recalled = recall_for_turn(rt, &turn, &audience, &trigger).await;
+    // Leading mentions only address the agent: as words they would match
+    // every message that ever called it, so recall looks for the rest.
+    let question = super::wake::without_mentions(&trigger);
+    let recalled = recall_for_turn(rt, &turn, &audience, &question).await;
     let pinned = rt.recall.pinned(&audience, turn.channel_id, 20).await?;
     // Skipper's turns: the whole thread, its own identity and tools, and
     // the channels the person who asked may see.

@@ -209,16 +209,36 @@ fn queue_position(conn: &Connection, turn: &Turn, capacity: u32) -> Result<u32> 
 /// Queued turns that may start now, oldest first: the first queued turn of
 /// each thread without a running turn, in an active channel, while its
 /// agent has fewer than `capacity` running turns.
-pub(super) fn runnable(conn: &Connection, capacity: u32) -> Result<Vec<Turn>> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM turns q WHERE q.state = 'queued' \
+/// The condition of the `turns_live` partial index, spelled as the index
+/// spells it: SQLite uses a partial index only when the query repeats its
+/// condition, and does not infer it from `state = 'queued'`. Without it the
+/// scheduler's every look (each post, each turn's end) scanned every turn
+/// the workspace ever ran.
+const LIVE: &str = "q.state IN ('queued', 'running')";
+/// [`LIVE`] for a query that names the table `turns`.
+const LIVE_TURNS: &str = "state IN ('queued', 'running')";
+
+/// Each thread's first queued turn, where no turn of the thread runs and
+/// its channel is active, oldest first.
+fn runnable_sql() -> String {
+    format!(
+        "SELECT {COLUMNS} FROM turns q WHERE {LIVE} AND q.state = 'queued' \
          AND NOT EXISTS (SELECT 1 FROM turns r WHERE r.thread_id = q.thread_id \
              AND r.state = 'running') \
          AND (SELECT status FROM channels c WHERE c.id = q.channel_id) = 'active' \
          AND q.id = (SELECT min(f.id) FROM turns f WHERE f.thread_id = q.thread_id \
              AND f.state = 'queued') \
          ORDER BY q.id"
-    ))?;
+    )
+}
+
+/// Turns that are running, oldest first.
+fn running_sql() -> String {
+    format!("SELECT {COLUMNS} FROM turns WHERE {LIVE_TURNS} AND state = 'running' ORDER BY id")
+}
+
+pub(super) fn runnable(conn: &Connection, capacity: u32) -> Result<Vec<Turn>> {
+    let mut stmt = conn.prepare_cached(&runnable_sql())?;
     let candidates = stmt
         .query_map([], from_row)?
         .collect::<rusqlite::Result<Vec<_>>>()?;
@@ -245,9 +265,7 @@ pub(super) fn runnable(conn: &Connection, capacity: u32) -> Result<Vec<Turn>> {
 
 /// Turns that are running, oldest first.
 pub(super) fn running(conn: &Connection) -> Result<Vec<Turn>> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM turns WHERE state = 'running' ORDER BY id"
-    ))?;
+    let mut stmt = conn.prepare_cached(&running_sql())?;
     let turns = stmt
         .query_map([], from_row)?
         .collect::<rusqlite::Result<Vec<_>>>()?;
@@ -508,4 +526,33 @@ pub(super) fn finish(
     tx.emit(Some(turn.channel_id), body)?;
     set_agent_status(tx, turn.agent_id, turn.channel_id)?;
     Ok(Some(turn))
+}
+
+#[cfg(test)]
+mod tests {
+    /// The query plan of `sql` on a fresh database, one step per line.
+    fn plan(sql: &str) -> crate::error::Result<String> {
+        let dir = tempfile::tempdir().map_err(|e| crate::error::Error::Internal(e.to_string()))?;
+        let mut conn = rusqlite::Connection::open(dir.path().join("helm.db"))?;
+        super::super::configure(&conn, false)?;
+        super::super::schema::migrate(&mut conn)?;
+        let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}"))?;
+        let steps = stmt
+            .query_map([], |r| r.get::<_, String>(3))?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(steps.join("\n"))
+    }
+
+    #[test]
+    fn the_scheduler_reads_only_live_turns() -> crate::error::Result<()> {
+        for sql in [super::runnable_sql(), super::running_sql()] {
+            let plan = plan(&sql)?;
+            let outer = plan.lines().next().unwrap_or_default();
+            assert!(
+                outer.contains("USING INDEX turns_live"),
+                "the scheduler's scan must use the live-turn index, not every turn ever run: {plan}"
+            );
+        }
+        Ok(())
+    }
 }
