@@ -43,6 +43,9 @@ struct Timed {
     summaries: Mutex<usize>,
 }
 
+/// What the model answers every turn.
+const REPLY: &str = "Done: the plan is in place and the team is informed.";
+
 /// How the summariser's requests begin.
 const SUMMARY_SYSTEM: &str = "You write the durable record of a work session";
 
@@ -177,9 +180,7 @@ async fn scenario(label: &str, history: usize, turns: usize) -> anyhow::Result<(
     let mut to_request = Vec::new();
     let mut to_announced = Vec::new();
     for i in 0..turns {
-        timed.inner.push(ScriptedReply::text(
-            "Done: the plan is in place and the team is informed.",
-        ));
+        timed.inner.push(ScriptedReply::text(REPLY));
         let mut live = t.helm.subscribe();
         let posted_at = Instant::now();
         let posted = t
@@ -281,9 +282,7 @@ async fn whole_turns(history: usize, turns: usize) -> anyhow::Result<(f64, f64, 
     let ch = ChannelRef::Id(record.channel.id);
     let mut took = Vec::new();
     for i in 0..turns {
-        timed.inner.push(ScriptedReply::text(
-            "Done: the plan is in place and the team is informed.",
-        ));
+        timed.inner.push(ScriptedReply::text(REPLY));
         let mut live = t.helm.subscribe();
         let posted_at = Instant::now();
         let posted = t
@@ -329,7 +328,8 @@ enum Announced {
     Waiting(tokio::sync::oneshot::Sender<Instant>),
 }
 
-/// 100 turns at once: `channels` channels with `threads` threads each, and
+/// `channels × threads` turns at once: `channels` channels with `threads`
+/// threads each, and
 /// every thread posting its next message as soon as its reply is announced,
 /// `rounds` times. Returns the p50 and p99 of a whole turn (posted → reply
 /// announced) in ms and the turns finished per second.
@@ -345,18 +345,16 @@ async fn concurrent_turns(
     })
     .await?;
     for _ in 0..channels * threads * (rounds + 1) {
-        timed.inner.push(ScriptedReply::text(
-            "Done: the plan is in place and the team is informed.",
-        ));
+        timed.inner.push(ScriptedReply::text(REPLY));
     }
     t.helm.start_runtime().await?;
-    let mut rooms = Vec::new();
+    let mut crews = Vec::new();
     for c in 0..channels {
         let record = t
             .helm
             .create_channel(&t.captain, &format!("crew-{c}"), "Bench channel.")
             .await?;
-        rooms.push((
+        crews.push((
             ChannelRef::Id(record.channel.id),
             format!("@crew-{c}-agent"),
         ));
@@ -384,7 +382,7 @@ async fn concurrent_turns(
     // One warm-up turn per thread opens it (and is not counted).
     let mut workers = tokio::task::JoinSet::new();
     let started = Instant::now();
-    for (ch, handle) in rooms {
+    for (ch, handle) in crews {
         for w in 0..threads {
             let (helm, announced, ch, handle) =
                 (helm.clone(), announced.clone(), ch.clone(), handle.clone());
@@ -407,21 +405,19 @@ async fn concurrent_turns(
                         .turn
                         .ok_or_else(|| anyhow::anyhow!("no turn"))?
                         .reply_message_id;
-                    let wait = {
+                    let (tx, rx) = tokio::sync::oneshot::channel();
+                    {
                         let mut board = announced.lock().map_err(|_| anyhow::anyhow!("lock"))?;
                         match board.remove(&reply) {
-                            Some(Announced::At(at)) => Err(at),
+                            Some(Announced::At(at)) => {
+                                let _ = tx.send(at);
+                            }
                             _ => {
-                                let (tx, rx) = tokio::sync::oneshot::channel();
                                 board.insert(reply, Announced::Waiting(tx));
-                                Ok(rx)
                             }
                         }
-                    };
-                    let at = match wait {
-                        Err(at) => at,
-                        Ok(rx) => tokio::time::timeout(Duration::from_secs(60), rx).await??,
-                    };
+                    }
+                    let at = tokio::time::timeout(Duration::from_secs(60), rx).await??;
                     if round > 0 {
                         took.push(at - posted_at);
                     }
@@ -452,7 +448,7 @@ async fn first_messages(channels: usize) -> anyhow::Result<(f64, f64)> {
     for c in 0..channels {
         let record = t
             .helm
-            .create_channel(&t.captain, &format!("room-{c}"), "Bench channel.")
+            .create_channel(&t.captain, &format!("desk-{c}"), "Bench channel.")
             .await?;
         let ch = ChannelRef::Id(record.channel.id);
         for i in 0..5 {

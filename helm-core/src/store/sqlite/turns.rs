@@ -206,20 +206,14 @@ fn queue_position(conn: &Connection, turn: &Turn, capacity: u32) -> Result<u32> 
     Ok((taken - i64::from(capacity.max(1)) + 1).max(0) as u32)
 }
 
-/// Queued turns that may start now, oldest first: the first queued turn of
-/// each thread without a running turn, in an active channel, while its
-/// agent has fewer than `capacity` running turns.
 /// The condition of the `turns_live` partial index, spelled as the index
 /// spells it: SQLite uses a partial index only when the query repeats its
 /// condition, and does not infer it from `state = 'queued'`. Without it the
 /// scheduler's every look (each post, each turn's end) scanned every turn
-/// the workspace ever ran.
+/// the workspace ever ran. Both queries name the table `q`.
 const LIVE: &str = "q.state IN ('queued', 'running')";
-/// [`LIVE`] for a query that names the table `turns`.
-const LIVE_TURNS: &str = "state IN ('queued', 'running')";
 
-/// Each thread's first queued turn, where no turn of the thread runs and
-/// its channel is active, oldest first.
+/// The statement of [`runnable`], before the agents' capacity.
 fn runnable_sql() -> String {
     format!(
         "SELECT {COLUMNS} FROM turns q WHERE {LIVE} AND q.state = 'queued' \
@@ -232,11 +226,14 @@ fn runnable_sql() -> String {
     )
 }
 
-/// Turns that are running, oldest first.
+/// The statement of [`running`].
 fn running_sql() -> String {
-    format!("SELECT {COLUMNS} FROM turns WHERE {LIVE_TURNS} AND state = 'running' ORDER BY id")
+    format!("SELECT {COLUMNS} FROM turns q WHERE {LIVE} AND q.state = 'running' ORDER BY q.id")
 }
 
+/// Queued turns that may start now, oldest first: the first queued turn of
+/// each thread without a running turn, in an active channel, while its
+/// agent has fewer than `capacity` running turns.
 pub(super) fn runnable(conn: &Connection, capacity: u32) -> Result<Vec<Turn>> {
     let mut stmt = conn.prepare_cached(&runnable_sql())?;
     let candidates = stmt
