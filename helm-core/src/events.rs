@@ -297,7 +297,7 @@ impl EventBody {
 /// far behind the live feed catches up from the durable log.
 pub struct Follower {
     store: std::sync::Arc<dyn crate::store::Store>,
-    live: tokio::sync::broadcast::Receiver<Event>,
+    live: tokio::sync::broadcast::Receiver<std::sync::Arc<Event>>,
     backlog: std::collections::VecDeque<Event>,
     last: u64,
 }
@@ -358,7 +358,7 @@ impl Follower {
                 Ok(event) if event.seq <= self.last => continue,
                 Ok(event) => {
                     self.last = event.seq;
-                    return Ok(event);
+                    return Ok(std::sync::Arc::unwrap_or_clone(event));
                 }
                 Err(RecvError::Lagged(_)) => self.catch_up().await?,
                 Err(RecvError::Closed) => {

@@ -108,14 +108,14 @@ impl Helm {
         loop {
             tokio::select! {
                 event = events.recv() => match event {
-                    Ok(event) => match event.body {
-                        EventBody::MessageDelta { thread_id: Some(t), text, .. } if t == thread => {
-                            on_update(ConversationUpdate::Text { text });
+                    Ok(event) => match &event.body {
+                        EventBody::MessageDelta { thread_id: Some(t), text, .. } if *t == thread => {
+                            on_update(ConversationUpdate::Text { text: text.clone() });
                         }
                         EventBody::ToolActionStarted { action } if action.thread_id == Some(thread) => {
                             on_update(ConversationUpdate::Tool {
-                                name: action.tool,
-                                summary: action.input_summary,
+                                name: action.tool.clone(),
+                                summary: action.input_summary.clone(),
                             });
                         }
                         _ => {}

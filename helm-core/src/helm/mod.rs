@@ -419,7 +419,7 @@ impl Helm {
     }
 
     /// Live events as they are committed; see [`Store::subscribe`].
-    pub fn subscribe(&self) -> broadcast::Receiver<Event> {
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Event>> {
         self.inner.store.subscribe()
     }
 

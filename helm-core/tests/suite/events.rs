@@ -35,7 +35,7 @@ async fn changes_are_logged_in_order_and_resumable() -> anyhow::Result<()> {
     // Live subscribers saw the same events in the same order.
     for expected in &logged {
         let got = live.recv().await?;
-        assert_eq!(&got, expected);
+        assert_eq!(&*got, expected);
     }
     // Resuming after the second event yields exactly the rest.
     let resumed = f.helm.store().events_after(logged[1].seq, 100).await?;

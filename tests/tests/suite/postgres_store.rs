@@ -276,11 +276,11 @@ async fn write_event(client: &mut Client, name: &str) -> anyhow::Result<u64> {
 }
 
 async fn next_name(
-    live: &mut tokio::sync::broadcast::Receiver<helm_core::events::Event>,
+    live: &mut tokio::sync::broadcast::Receiver<std::sync::Arc<helm_core::events::Event>>,
 ) -> anyhow::Result<(u64, String)> {
     let event = tokio::time::timeout(std::time::Duration::from_secs(10), live.recv()).await??;
-    match event.body {
-        helm_core::events::EventBody::ChannelDeleted { name, .. } => Ok((event.seq, name)),
+    match &event.body {
+        helm_core::events::EventBody::ChannelDeleted { name, .. } => Ok((event.seq, name.clone())),
         other => anyhow::bail!("unexpected event {other:?}"),
     }
 }

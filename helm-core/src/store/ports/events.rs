@@ -1,6 +1,8 @@
 //! The [`EventStore`] port: the durable records, that is the event log with
 //! its live feed, and the audit log.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use tokio::sync::broadcast;
 
@@ -16,8 +18,10 @@ pub trait EventStore: Send + Sync + 'static {
     async fn events_after(&self, after: u64, limit: usize) -> Result<Vec<Event>>;
 
     /// Live events as they are committed, in `seq` order. Subscribe before
-    /// reading [`EventStore::events_after`] to resume without a gap.
-    fn subscribe(&self) -> broadcast::Receiver<Event>;
+    /// reading [`EventStore::events_after`] to resume without a gap. Shared,
+    /// so a slot of the feed's buffer is a pointer and each subscriber's
+    /// receive is a reference count, not a copy of the event.
+    fn subscribe(&self) -> broadcast::Receiver<Arc<Event>>;
 
     /// Appends to the audit log.
     async fn audit(&self, entry: AuditRecord) -> Result<()>;

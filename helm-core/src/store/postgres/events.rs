@@ -9,6 +9,7 @@
 //! Local writes come back through the same path, so each node sees one
 //! gap-free sequence whichever node wrote.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::StreamExt;
@@ -128,7 +129,7 @@ pub(crate) async fn last(client: &impl GenericClient) -> Result<u64> {
 pub(crate) async fn feed(
     config: tokio_postgres::Config,
     mut last: u64,
-    live: broadcast::Sender<Event>,
+    live: broadcast::Sender<Arc<Event>>,
     stop: CancellationToken,
 ) {
     loop {
@@ -150,7 +151,7 @@ pub(crate) async fn feed(
 async fn listen(
     config: &tokio_postgres::Config,
     last: &mut u64,
-    live: &broadcast::Sender<Event>,
+    live: &broadcast::Sender<Arc<Event>>,
 ) -> Result<()> {
     // Named, so an operator can tell a node's listener in pg_stat_activity.
     let mut config = config.clone();
@@ -197,14 +198,18 @@ async fn listen(
     }
 }
 
-async fn catch_up(client: &Client, last: &mut u64, live: &broadcast::Sender<Event>) -> Result<()> {
+async fn catch_up(
+    client: &Client,
+    last: &mut u64,
+    live: &broadcast::Sender<Arc<Event>>,
+) -> Result<()> {
     loop {
         let page = after(client, *last, PAGE).await?;
         let full = page.len() as i64 == PAGE;
         for event in page {
             *last = event.seq;
             // No receivers is fine: nobody is listening live.
-            let _ = live.send(event);
+            let _ = live.send(Arc::new(event));
         }
         if !full {
             return Ok(());

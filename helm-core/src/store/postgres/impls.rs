@@ -1,6 +1,8 @@
 //! The store areas [`PostgresStore`] implements so far, each method one
 //! pooled connection (and one transaction where it writes).
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use tokio::sync::broadcast;
 
@@ -24,7 +26,7 @@ impl EventStore for PostgresStore {
         events::after(&**client, after, limit(n)).await
     }
 
-    fn subscribe(&self) -> broadcast::Receiver<Event> {
+    fn subscribe(&self) -> broadcast::Receiver<Arc<Event>> {
         self.live.subscribe()
     }
 

@@ -80,7 +80,7 @@ const POOL_SIZE: usize = 16;
 #[derive(Clone)]
 pub struct PostgresStore {
     pool: Pool,
-    live: broadcast::Sender<Event>,
+    live: broadcast::Sender<Arc<Event>>,
     /// How long a claim or a renewal holds a running turn, in milliseconds.
     lease_ms: i64,
     /// The fencing token of each running turn this store claimed: its

@@ -70,7 +70,7 @@ struct Inner {
     readers: Mutex<Vec<Connection>>,
     /// A permit per read in flight (`MAX_READERS`).
     reader_slots: tokio::sync::Semaphore,
-    live: broadcast::Sender<Event>,
+    live: broadcast::Sender<Arc<Event>>,
     /// The seq of each streaming turn's first `message.delta`: when the
     /// turn ends, its deltas are dropped from the log, which keeps the
     /// reply once (in `message.completed`). Lost with the process, so an
@@ -168,7 +168,7 @@ impl SqliteStore {
             tx.commit()?;
             for event in events {
                 // No receivers is fine: nobody is listening live.
-                let _ = inner.live.send(event);
+                let _ = inner.live.send(Arc::new(event));
             }
             Ok(out)
         })

@@ -1,6 +1,8 @@
 //! [`EventStore`] for [`SqliteStore`]: each method one read or one write
 //! transaction, delegated to the area module that holds its SQL.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use tokio::sync::broadcast;
 
@@ -17,7 +19,7 @@ impl EventStore for SqliteStore {
         self.read(move |c| events::after(c, after, limit)).await
     }
 
-    fn subscribe(&self) -> broadcast::Receiver<Event> {
+    fn subscribe(&self) -> broadcast::Receiver<Arc<Event>> {
         self.inner.live.subscribe()
     }
 
