@@ -5,11 +5,16 @@
 //! - message posts per second (no agent woken), at several concurrencies;
 //! - event fan-out latency to 500 WebSocket clients (p50, p99), from a post
 //!   leaving the tool to each client receiving its `message.created`;
-//! - server memory per idle WebSocket connection (resident set growth).
+//! - server memory per idle WebSocket connection (resident set growth);
+//! - the server's footprint, first and on a server of its own: its resident
+//!   set (and the anonymous part of it, which is not the binary's code)
+//!   after start, then after `HELM_BENCH_IDLE_CHANNELS` (10,000) channels
+//!   that nobody posts in.
 //!
 //! `cargo bench -p helm-http --bench load`. `HELM_BENCH_POSTS` (default
 //! 2000), `HELM_BENCH_CLIENTS` (500) and `HELM_BENCH_FANOUT` (40 posts) tune
-//! it. Every loop is bounded; the server is stopped at the end.
+//! it; `HELM_BENCH_ONLY=footprint` runs the footprint alone. Every loop is
+//! bounded; the server is stopped at the end.
 //!
 //! `HELM_BENCH_STORE=postgres` runs the same load with the server's state
 //! in a throwaway PostgreSQL cluster (the tests' kit starts it on
@@ -62,13 +67,31 @@ impl Drop for Server {
 
 impl Server {
     fn rss_kib(&self) -> anyhow::Result<u64> {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))?;
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
+        self.memory_kib("status", "VmRSS:")
+    }
+
+    /// The resident set that is the process's own memory, not pages of
+    /// its binary mapped from the file.
+    fn anonymous_kib(&self) -> anyhow::Result<u64> {
+        self.memory_kib("smaps_rollup", "Anonymous:")
+    }
+
+    fn memory_kib(&self, file: &str, key: &str) -> anyhow::Result<u64> {
+        let text = std::fs::read_to_string(format!("/proc/{}/{file}", self.child.id()))?;
+        text.lines()
+            .find_map(|l| l.strip_prefix(key))
             .and_then(|v| v.split_whitespace().next())
             .and_then(|v| v.parse().ok())
-            .ok_or_else(|| anyhow::anyhow!("no VmRSS"))
+            .ok_or_else(|| anyhow::anyhow!("no {key} in /proc/<pid>/{file}"))
+    }
+
+    /// "X MB (anonymous Y MB)".
+    fn footprint(&self) -> anyhow::Result<String> {
+        Ok(format!(
+            "{:.1} MB (anonymous {:.1} MB)",
+            self.rss_kib()? as f64 / 1024.0,
+            self.anonymous_kib()? as f64 / 1024.0
+        ))
     }
 }
 
@@ -132,23 +155,8 @@ async fn post(http: &reqwest::Client, base: &str, token: &str, text: &str) -> an
     Ok(())
 }
 
-#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
-async fn main() -> anyhow::Result<()> {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let posts = env_usize("HELM_BENCH_POSTS", 2000);
-    let clients = env_usize("HELM_BENCH_CLIENTS", 500);
-    let fanout = env_usize("HELM_BENCH_FANOUT", 40);
-    let store = match std::env::var("HELM_BENCH_STORE").as_deref() {
-        Ok("postgres") => Some(helm_tests::postgres::fresh_database().await?),
-        Ok("sqlite") | Err(_) => None,
-        Ok(other) => anyhow::bail!("HELM_BENCH_STORE={other}: say sqlite or postgres"),
-    };
-    let server = start(store.as_deref()).await?;
-    let base = server.base.clone();
-    let http = reqwest::Client::builder()
-        .pool_max_idle_per_host(64)
-        .build()?;
-
+/// Completes setup as the Captain and issues an API token.
+async fn captain_token(http: &reqwest::Client, base: &str) -> anyhow::Result<String> {
     let setup = http
         .post(format!("{base}/api/setup"))
         .json(&json!({"name": "ada", "password": PASSWORD, "setup_code": SETUP_CODE}))
@@ -164,13 +172,72 @@ async fn main() -> anyhow::Result<()> {
     let issued: Value = http
         .post(format!("{base}/api/tokens"))
         .header("cookie", cookie)
-        .header("origin", &base)
+        .header("origin", base)
         .json(&json!({"name": "bench"}))
         .send()
         .await?
         .json()
         .await?;
-    let token = issued["secret"].as_str().unwrap_or_default().to_string();
+    issued["secret"]
+        .as_str()
+        .map(str::to_string)
+        .ok_or_else(|| anyhow::anyhow!("no token issued: {issued}"))
+}
+
+/// The server's memory after start and after `channels` idle channels.
+async fn footprint(channels: usize) -> anyhow::Result<()> {
+    let server = start(None).await?;
+    let http = reqwest::Client::new();
+    // Start-up's work (migrations, the first reads) settles first.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    println!("footprint: after start {}", server.footprint()?);
+    let token = captain_token(&http, &server.base).await?;
+    let started = Instant::now();
+    for i in 0..channels {
+        let response = http
+            .post(format!("{}/api/channels", server.base))
+            .bearer_auth(&token)
+            .json(&json!({"name": format!("idle-{i:05}"), "purpose": "Nobody posts here."}))
+            .send()
+            .await?;
+        anyhow::ensure!(
+            response.status().as_u16() == 201,
+            "creating channel {i}: {}",
+            response.status()
+        );
+    }
+    let created = started.elapsed().as_secs_f64();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    println!(
+        "footprint: after {channels} idle channels {} (created in {created:.1} s)",
+        server.footprint()?
+    );
+    Ok(())
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() -> anyhow::Result<()> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let posts = env_usize("HELM_BENCH_POSTS", 2000);
+    let clients = env_usize("HELM_BENCH_CLIENTS", 500);
+    let fanout = env_usize("HELM_BENCH_FANOUT", 40);
+    let idle_channels = env_usize("HELM_BENCH_IDLE_CHANNELS", 10_000);
+    footprint(idle_channels).await?;
+    if std::env::var("HELM_BENCH_ONLY").as_deref() == Ok("footprint") {
+        return Ok(());
+    }
+    let store = match std::env::var("HELM_BENCH_STORE").as_deref() {
+        Ok("postgres") => Some(helm_tests::postgres::fresh_database().await?),
+        Ok("sqlite") | Err(_) => None,
+        Ok(other) => anyhow::bail!("HELM_BENCH_STORE={other}: say sqlite or postgres"),
+    };
+    let server = start(store.as_deref()).await?;
+    let base = server.base.clone();
+    let http = reqwest::Client::builder()
+        .pool_max_idle_per_host(64)
+        .build()?;
+
+    let token = captain_token(&http, &base).await?;
     http.post(format!("{base}/api/channels"))
         .bearer_auth(&token)
         .json(&json!({"name": "load", "purpose": "Load testing"}))
