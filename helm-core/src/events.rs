@@ -298,7 +298,7 @@ impl EventBody {
 pub struct Follower {
     store: std::sync::Arc<dyn crate::store::Store>,
     live: tokio::sync::broadcast::Receiver<std::sync::Arc<Event>>,
-    backlog: std::collections::VecDeque<Event>,
+    backlog: std::collections::VecDeque<std::sync::Arc<Event>>,
     last: u64,
 }
 
@@ -327,7 +327,8 @@ impl Follower {
     async fn catch_up(&mut self) -> crate::error::Result<()> {
         let from = self.backlog.back().map(|e| e.seq).unwrap_or(self.last);
         let batch = self.store.events_after(from, CATCH_UP_BATCH).await?;
-        self.backlog.extend(batch);
+        self.backlog
+            .extend(batch.into_iter().map(std::sync::Arc::new));
         Ok(())
     }
 
@@ -337,8 +338,9 @@ impl Follower {
     }
 
     /// The next event. Cancel-safe: dropping the future before it resolves
-    /// loses no event.
-    pub async fn next(&mut self) -> crate::error::Result<Event> {
+    /// loses no event. Shared with every other follower of the live feed,
+    /// so a stream per client costs no copy of the event.
+    pub async fn next(&mut self) -> crate::error::Result<std::sync::Arc<Event>> {
         use tokio::sync::broadcast::error::RecvError;
         loop {
             if self.backlog.len() == 1 {
@@ -358,7 +360,7 @@ impl Follower {
                 Ok(event) if event.seq <= self.last => continue,
                 Ok(event) => {
                     self.last = event.seq;
-                    return Ok(std::sync::Arc::unwrap_or_clone(event));
+                    return Ok(event);
                 }
                 Err(RecvError::Lagged(_)) => self.catch_up().await?,
                 Err(RecvError::Closed) => {

@@ -99,7 +99,9 @@ struct LocalEvents(Follower);
 #[async_trait]
 impl EventSource for LocalEvents {
     async fn next(&mut self) -> anyhow::Result<Event> {
-        Ok(self.0.next().await?)
+        // One consumer: the event is copied only if another follower
+        // still holds it.
+        Ok(std::sync::Arc::unwrap_or_clone(self.0.next().await?))
     }
 }
 
