@@ -34,7 +34,10 @@ const EXPANSION_PULL: f32 = 1.0;
 pub struct RecallEngine {
     store: Arc<dyn Store>,
     embedder: Option<Arc<dyn Embedder>>,
-    vectors: Mutex<VectorCache>,
+    vectors: Arc<Mutex<VectorCache>>,
+    /// Channels whose vectors are being merged (and indexed) on a blocking
+    /// thread, so a channel has one merge at a time.
+    merging: Arc<Mutex<HashSet<ChannelId>>>,
     authors: Mutex<HashMap<ChannelId, CachedAuthors>>,
 }
 
@@ -49,14 +52,15 @@ impl RecallEngine {
         RecallEngine {
             store,
             embedder,
-            vectors: Mutex::new(VectorCache::new(DEFAULT_VECTOR_CACHE_BYTES)),
+            vectors: Arc::new(Mutex::new(VectorCache::new(DEFAULT_VECTOR_CACHE_BYTES))),
+            merging: Arc::new(Mutex::new(HashSet::new())),
             authors: Mutex::new(HashMap::new()),
         }
     }
 
     /// The same engine keeping at most `bytes` of channels' vectors.
     pub fn with_vector_cache(mut self, bytes: usize) -> Self {
-        self.vectors = Mutex::new(VectorCache::new(bytes));
+        self.vectors = Arc::new(Mutex::new(VectorCache::new(bytes)));
         self
     }
 
@@ -235,20 +239,55 @@ impl RecallEngine {
         Ok(Some((vectors, query, nearest)))
     }
 
+    /// A channel's vectors: those kept, refreshed with any stored since
+    /// (one indexed read, usually of nothing), else all read from the
+    /// store. Starts a merge when one is due.
     async fn channel_vectors(
         &self,
         channel: ChannelId,
         model: &str,
     ) -> Result<Arc<ChannelVectors>> {
-        if let Some(v) = self.vectors.lock().ok().and_then(|mut c| c.get(channel)) {
-            return Ok(v);
+        let kept = self.vectors.lock().ok().and_then(|mut c| c.get(channel));
+        let after = kept.as_ref().map_or(0, |v| v.last_stored());
+        let stored = self.store.channel_vectors(model, channel, after).await?;
+        let vectors = match kept {
+            Some(kept) if stored.rows.is_empty() => kept,
+            Some(kept) => Arc::new(kept.with_newer(stored)),
+            None => Arc::new(ChannelVectors::loaded(stored)),
+        };
+        let keep = match self.vectors.lock() {
+            Ok(mut cache) => cache.insert(channel, vectors.clone()),
+            Err(_) => false,
+        };
+        if keep && vectors.wants_merge() {
+            self.merge(channel, vectors.clone());
         }
-        let rows = self.store.channel_vectors(model, channel).await?;
-        let loaded = Arc::new(ChannelVectors::new(rows));
-        if let Ok(mut cache) = self.vectors.lock() {
-            cache.insert(channel, loaded.clone());
+        Ok(vectors)
+    }
+
+    /// Folds a channel's recent vectors into its main matrix (indexing it
+    /// when large) on a blocking thread, and keeps the result with any
+    /// vectors that arrived meanwhile. At most one merge per channel runs.
+    fn merge(&self, channel: ChannelId, from: Arc<ChannelVectors>) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        if !self.merging.lock().is_ok_and(|mut m| m.insert(channel)) {
+            return;
         }
-        Ok(loaded)
+        let (cache, merging) = (self.vectors.clone(), self.merging.clone());
+        runtime.spawn_blocking(move || {
+            let merged = from.merged();
+            if let Ok(mut cache) = cache.lock()
+                && let Some(now) = cache.get(channel)
+                && let Some(rebased) = now.rebased(&from, &merged)
+            {
+                cache.insert(channel, Arc::new(rebased));
+            }
+            if let Ok(mut m) = merging.lock() {
+                m.remove(&channel);
+            }
+        });
     }
 
     /// The one author the query names by name, if exactly one.
@@ -367,13 +406,9 @@ impl RecallEngine {
                     (*key, *ch, if text.is_empty() { Vec::new() } else { v })
                 })
                 .collect();
-            let touched: HashSet<ChannelId> = rows.iter().map(|(_, c, _)| *c).collect();
+            // Channels kept in memory read the new vectors on their next
+            // search (`channel_vectors`), on this node or any other.
             self.store.put_embeddings(embedder.model(), rows).await?;
-            if let Ok(mut cache) = self.vectors.lock() {
-                for c in touched {
-                    cache.remove(c);
-                }
-            }
             done += batch.len() as u64;
             progress(done, total.max(done));
         }

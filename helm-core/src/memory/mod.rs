@@ -14,6 +14,7 @@ pub mod embed;
 pub mod engine;
 pub mod fusion;
 pub mod import;
+pub mod ivf;
 pub mod query;
 pub mod recall;
 pub mod vector_cache;

@@ -65,12 +65,13 @@ impl VectorCache {
     }
 
     /// Keeps a channel's vectors, dropping the least recently used channels
-    /// until they fit; vectors larger than the whole budget are not kept.
-    pub fn insert(&mut self, channel: ChannelId, vectors: Arc<ChannelVectors>) {
+    /// until they fit; vectors larger than the whole budget are not kept
+    /// (the answer says whether they were).
+    pub fn insert(&mut self, channel: ChannelId, vectors: Arc<ChannelVectors>) -> bool {
         self.remove(channel);
         let bytes = vectors.bytes();
         if bytes > self.budget {
-            return;
+            return false;
         }
         while self.used + bytes > self.budget {
             let Some(oldest) = self
@@ -93,6 +94,7 @@ impl VectorCache {
                 last_used: self.clock,
             },
         );
+        true
     }
 
     /// Forgets a channel's vectors (they changed: read them again).

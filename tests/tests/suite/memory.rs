@@ -595,20 +595,15 @@ async fn the_vector_cache_stays_within_its_budget_and_recall_still_finds_evicted
     // fit in the 1 MiB budget and the third does not.
     for name in ["north", "south", "east"] {
         t.helm.create_channel(&t.captain, name, "Stores.").await?;
-        let mut history = String::from(
-            r#"{"type":"thread","id":"s1","title":"Stock","opened_at":"2024-01-01T09:00:00Z"}"#,
-        );
-        for i in 0..100 {
-            history.push_str(&format!(
-                "\n{{\"type\":\"message\",\"thread\":\"s1\",\"external_id\":\"{name}-{i}\",\"author\":\"clerk\",\"text\":\"shelf {i} in {name} holds crate{i} of apples\",\"at\":\"2024-01-01T09:{:02}:00Z\"}}",
-                i % 60
-            ));
-        }
+        let lines: Vec<String> = (0..100)
+            .map(|i| format!("shelf {i} in {name} holds crate{i} of apples"))
+            .collect();
+        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
         t.helm
             .import_history(
                 &t.captain,
                 &name.parse()?,
-                std::io::Cursor::new(history.into_bytes()),
+                std::io::Cursor::new(history(name, &lines)),
             )
             .await?;
     }
@@ -661,5 +656,76 @@ async fn the_vector_cache_stays_within_its_budget_and_recall_still_finds_evicted
         .vector_cache()
         .ok_or_else(|| anyhow::anyhow!("no cache"))?;
     assert!(use_.bytes <= use_.budget && use_.channels == 2, "{use_:?}");
+    Ok(())
+}
+
+/// A history of `lines` in one thread named `name`, as `1helm import` reads it.
+fn history(name: &str, lines: &[&str]) -> Vec<u8> {
+    let mut history = format!(
+        r#"{{"type":"thread","id":"{name}","title":"Stock","opened_at":"2024-01-01T09:00:00Z"}}"#,
+    );
+    for (i, text) in lines.iter().enumerate() {
+        history.push_str(&format!(
+            "\n{{\"type\":\"message\",\"thread\":\"{name}\",\"external_id\":\"{name}-{i}\",\"author\":\"clerk\",\"text\":\"{text}\",\"at\":\"2024-01-01T09:{:02}:00Z\"}}",
+            i % 60
+        ));
+    }
+    history.into_bytes()
+}
+
+#[tokio::test]
+async fn vectors_stored_by_another_node_reach_a_channel_it_holds_in_memory() -> anyhow::Result<()> {
+    use helm_core::memory::engine::RecallEngine;
+    let t = TestHelm::with_options(|o| o.embedder = Some(Arc::new(WordHashEmbedder))).await?;
+    t.helm
+        .create_channel(&t.captain, "depot", "Stores.")
+        .await?;
+    let depot: ChannelRef = "depot".parse()?;
+    let lines = ["crate one holds apples", "crate two holds pears"];
+    t.helm
+        .import_history(
+            &t.captain,
+            &depot,
+            std::io::Cursor::new(history("a", &lines)),
+        )
+        .await?;
+    assert_eq!(t.helm.embed_backlog(None, |_, _| {}).await?, 2);
+    // Another node over the same store, with its own vectors in memory.
+    let other = RecallEngine::new(t.helm.store().clone(), Some(Arc::new(WordHashEmbedder)));
+    let id = t.helm.channel(&depot).await?.channel.id;
+    let everyone = helm_core::Audience::operator();
+    let meaning = |text: &'static str| {
+        let (other, everyone) = (&other, &everyone);
+        async move {
+            let query = RecallQuery::new(text);
+            let found = other
+                .candidates(everyone, id, &query, &other.default_tuning())
+                .await?;
+            let top = found
+                .dense
+                .first()
+                .map(|(k, _)| found.items[k].content.clone());
+            anyhow::Ok(top.unwrap_or_default())
+        }
+    };
+    assert_eq!(meaning("pears").await?, "crate two holds pears");
+    assert_eq!(other.vector_cache().map(|c| c.channels), Some(1));
+
+    // This node stores a new vector; the other finds it by meaning on its
+    // next search, refreshing what it holds.
+    t.helm
+        .import_history(
+            &t.captain,
+            &depot,
+            std::io::Cursor::new(history("b", &["the forklift keys hang by the door"])),
+        )
+        .await?;
+    assert_eq!(t.helm.embed_backlog(None, |_, _| {}).await?, 1);
+    assert_eq!(
+        meaning("forklift keys").await?,
+        "the forklift keys hang by the door"
+    );
+    assert_eq!(meaning("pears").await?, "crate two holds pears");
+    assert_eq!(other.vector_cache().map(|c| c.channels), Some(1));
     Ok(())
 }

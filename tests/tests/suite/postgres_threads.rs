@@ -872,17 +872,26 @@ async fn memory_scenario(store: &dyn Areas, s: &Seeded) -> anyhow::Result<Transc
         })
         .collect();
     store.put_embeddings("mini", vectors.clone()).await?;
+    let all = store.channel_vectors("mini", s.channel, 0).await?;
+    // A vector stored again is numbered anew: a refresh reads only it.
     store.put_embeddings("mini", vectors[1..2].to_vec()).await?;
     out.push(format!(
         "backlog after {}",
         store.embed_backlog_len(None).await?
     ));
-    for (key, vector) in store.channel_vectors("mini", s.channel).await? {
+    for (key, vector) in &all.rows {
         out.push(format!("vector {} {vector:?}", key.0));
     }
+    let newer = store.channel_vectors("mini", s.channel, all.last).await?;
+    assert!(newer.last > all.last, "{} after {}", newer.last, all.last);
+    for (key, vector) in &newer.rows {
+        out.push(format!("stored since {} {vector:?}", key.0));
+    }
+    let none = store.channel_vectors("mini", s.channel, newer.last).await?;
+    out.push(format!("since the newest {:?}", none.rows));
     out.push(format!(
         "other model {:?}",
-        store.channel_vectors("other", s.channel).await?
+        store.channel_vectors("other", s.channel, 0).await?.rows
     ));
     assert_eq!(
         store.memory(zebra.id).await?.status,

@@ -6,6 +6,7 @@ use async_trait::async_trait;
 use crate::error::Result;
 use crate::memory::import::{ImportPlan, ImportReport};
 use crate::memory::recall::{CandidateItem, ItemKey};
+use crate::memory::vectors::StoredVectors;
 use crate::model::{Actor, ChannelId, MemoryId, MemoryItem, ThreadId};
 use crate::store::types::{MemoryFilter, NewMemory};
 
@@ -89,10 +90,14 @@ pub trait MemoryStore: Send + Sync + 'static {
         vectors: Vec<(ItemKey, ChannelId, Vec<f32>)>,
     ) -> Result<()>;
 
-    /// A channel's vectors for `model`.
+    /// A channel's vectors for `model` stored after the store's number
+    /// `after` (0: all of them), with the number of the newest. Numbers
+    /// grow in the order vectors become visible, so a reader that asks
+    /// again with the newest number it saw misses nothing.
     async fn channel_vectors(
         &self,
         model: &str,
         channel: ChannelId,
-    ) -> Result<Vec<(ItemKey, Vec<f32>)>>;
+        after: i64,
+    ) -> Result<StoredVectors>;
 }

@@ -12,6 +12,7 @@ use super::PostgresStore;
 use crate::error::Result;
 use crate::memory::import::{ImportPlan, ImportReport};
 use crate::memory::recall::{CandidateItem, ItemKey};
+use crate::memory::vectors::StoredVectors;
 use crate::model::{Actor, ChannelId, MemoryId, MemoryItem, ThreadId};
 use crate::store::MemoryStore;
 use crate::store::types::{MemoryFilter, NewMemory};
@@ -132,8 +133,9 @@ impl MemoryStore for PostgresStore {
         &self,
         model: &str,
         channel: ChannelId,
-    ) -> Result<Vec<(ItemKey, Vec<f32>)>> {
+        after: i64,
+    ) -> Result<StoredVectors> {
         let client = self.client().await?;
-        recall::vectors(&**client, model, channel).await
+        recall::vectors(&**client, model, channel, after).await
     }
 }

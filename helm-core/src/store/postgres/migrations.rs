@@ -16,6 +16,7 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (4, include_str!("migrations/004_turn_lease.sql")),
     (5, include_str!("migrations/005_turn_stop.sql")),
     (6, include_str!("migrations/006_thread_authors.sql")),
+    (7, include_str!("migrations/007_vector_seq.sql")),
 ];
 
 /// The advisory lock key migrations hold ("helm" in ASCII).

@@ -26,6 +26,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "shared_words",
         include_str!("migrations/012_shared_words.sql"),
     ),
+    ("vector_seq", include_str!("migrations/013_vector_seq.sql")),
 ];
 
 /// Work a migration needs beyond its SQL, run after it in its transaction.

@@ -213,8 +213,9 @@ fn queue_position(conn: &Connection, turn: &Turn, capacity: u32) -> Result<u32> 
 /// the workspace ever ran. Both queries name the table `q`.
 const LIVE: &str = "q.state IN ('queued', 'running')";
 
-/// The statement of [`runnable`], before the agents' capacity.
-fn runnable_sql() -> String {
+/// The statement of [`runnable`], before the agents' capacity. Built once:
+/// the scheduler runs it on every post and every turn's end.
+static RUNNABLE_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     format!(
         "SELECT {COLUMNS} FROM turns q WHERE {LIVE} AND q.state = 'queued' \
          AND NOT EXISTS (SELECT 1 FROM turns r WHERE r.thread_id = q.thread_id \
@@ -224,18 +225,18 @@ fn runnable_sql() -> String {
              AND f.state = 'queued') \
          ORDER BY q.id"
     )
-}
+});
 
 /// The statement of [`running`].
-fn running_sql() -> String {
+static RUNNING_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     format!("SELECT {COLUMNS} FROM turns q WHERE {LIVE} AND q.state = 'running' ORDER BY q.id")
-}
+});
 
 /// Queued turns that may start now, oldest first: the first queued turn of
 /// each thread without a running turn, in an active channel, while its
 /// agent has fewer than `capacity` running turns.
 pub(super) fn runnable(conn: &Connection, capacity: u32) -> Result<Vec<Turn>> {
-    let mut stmt = conn.prepare_cached(&runnable_sql())?;
+    let mut stmt = conn.prepare_cached(&RUNNABLE_SQL)?;
     let candidates = stmt
         .query_map([], from_row)?
         .collect::<rusqlite::Result<Vec<_>>>()?;
@@ -262,7 +263,7 @@ pub(super) fn runnable(conn: &Connection, capacity: u32) -> Result<Vec<Turn>> {
 
 /// Turns that are running, oldest first.
 pub(super) fn running(conn: &Connection) -> Result<Vec<Turn>> {
-    let mut stmt = conn.prepare_cached(&running_sql())?;
+    let mut stmt = conn.prepare_cached(&RUNNING_SQL)?;
     let turns = stmt
         .query_map([], from_row)?
         .collect::<rusqlite::Result<Vec<_>>>()?;
@@ -542,8 +543,8 @@ mod tests {
 
     #[test]
     fn the_scheduler_reads_only_live_turns() -> crate::error::Result<()> {
-        for sql in [super::runnable_sql(), super::running_sql()] {
-            let plan = plan(&sql)?;
+        for sql in [&*super::RUNNABLE_SQL, &*super::RUNNING_SQL] {
+            let plan = plan(sql)?;
             let outer = plan.lines().next().unwrap_or_default();
             assert!(
                 outer.contains("USING INDEX turns_live"),

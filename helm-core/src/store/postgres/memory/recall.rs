@@ -14,6 +14,7 @@ use super::super::codec::{opt_ts, parsed, ts};
 use super::super::failed;
 use crate::error::Result;
 use crate::memory::recall::{CandidateItem, ItemKey};
+use crate::memory::vectors::StoredVectors;
 use crate::model::{ChannelId, Message, MessageId, ThreadId};
 
 /// Queues an item to be embedded (once).
@@ -282,20 +283,43 @@ pub(crate) async fn backlog_len(c: &impl GenericClient, channel: Option<ChannelI
 }
 
 /// Stores vectors (little-endian `f32`s, as SQLite stores them) and takes
-/// their items off the queue.
+/// their items off the queue. Each vector gets the next number of the one
+/// counter row, held until commit, so numbers become visible in order: a
+/// reader that has seen number `n` has seen every number below it.
 pub(crate) async fn put_embeddings(
     tx: &impl GenericClient,
     model: &str,
     vectors: &[(ItemKey, ChannelId, Vec<f32>)],
 ) -> Result<()> {
+    let stored = vectors.iter().filter(|(_, _, v)| !v.is_empty()).count() as i64;
+    let mut seq = if stored > 0 {
+        let last: i64 = tx
+            .query_one(
+                "UPDATE vector_counter SET last = last + $1 WHERE id = 1 RETURNING last",
+                &[&stored],
+            )
+            .await
+            .map_err(failed("numbering vectors"))?
+            .get(0);
+        last - stored
+    } else {
+        0
+    };
     for (key, channel, vector) in vectors {
         if !vector.is_empty() {
-            let bytes: Vec<u8> = vector.iter().flat_map(|x| x.to_le_bytes()).collect();
+            seq += 1;
             tx.execute(
-                "INSERT INTO embeddings (model, key, channel_id, vector) VALUES ($1, $2, $3, $4) \
+                "INSERT INTO embeddings (model, key, channel_id, vector, seq) \
+                 VALUES ($1, $2, $3, $4, $5) \
                  ON CONFLICT (model, key) DO UPDATE SET channel_id = excluded.channel_id, \
-                 vector = excluded.vector",
-                &[&model, &key.0, &channel.get(), &bytes],
+                 vector = excluded.vector, seq = excluded.seq",
+                &[
+                    &model,
+                    &key.0,
+                    &channel.get(),
+                    &StoredVectors::encode(vector),
+                    &seq,
+                ],
             )
             .await
             .map_err(failed("storing a vector"))?;
@@ -307,26 +331,27 @@ pub(crate) async fn put_embeddings(
     Ok(())
 }
 
-/// Every stored vector of a channel for `model`.
+/// A channel's vectors for `model` stored after number `after` (0: all of
+/// them), and the number of the newest.
 pub(crate) async fn vectors(
     c: &impl GenericClient,
     model: &str,
     channel: ChannelId,
-) -> Result<Vec<(ItemKey, Vec<f32>)>> {
-    Ok(c.query(
-        "SELECT key, vector FROM embeddings WHERE model = $1 AND channel_id = $2 ORDER BY key",
-        &[&model, &channel.get()],
-    )
-    .await
-    .map_err(failed("reading a channel's vectors"))?
-    .iter()
-    .map(|r| {
-        let bytes: &[u8] = r.get(1);
-        let vector = bytes
-            .chunks_exact(4)
-            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .collect();
-        (ItemKey(r.get(0)), vector)
+    after: i64,
+) -> Result<StoredVectors> {
+    let rows = c
+        .query(
+            "SELECT key, vector, seq FROM embeddings \
+             WHERE model = $1 AND channel_id = $2 AND seq > $3 ORDER BY seq",
+            &[&model, &channel.get(), &after],
+        )
+        .await
+        .map_err(failed("reading a channel's vectors"))?;
+    Ok(StoredVectors {
+        last: rows.last().map_or(after, |r| r.get(2)),
+        rows: rows
+            .iter()
+            .map(|r| (ItemKey(r.get(0)), StoredVectors::decode(r.get(1))))
+            .collect(),
     })
-    .collect())
 }

@@ -7,6 +7,7 @@ use super::super::{SqliteStore, import, memory, recall, threads};
 use crate::error::Result;
 use crate::memory::import::{ImportPlan, ImportReport};
 use crate::memory::recall::{CandidateItem, ItemKey};
+use crate::memory::vectors::StoredVectors;
 use crate::model::{Actor, ChannelId, MemoryId, MemoryItem, ThreadId};
 use crate::store::MemoryStore;
 use crate::store::types::{MemoryFilter, NewMemory};
@@ -114,9 +115,10 @@ impl MemoryStore for SqliteStore {
         &self,
         model: &str,
         channel: ChannelId,
-    ) -> Result<Vec<(ItemKey, Vec<f32>)>> {
+        after: i64,
+    ) -> Result<StoredVectors> {
         let model = model.to_string();
-        self.read(move |c| recall::vectors(c, &model, channel))
+        self.read(move |c| recall::vectors(c, &model, channel, after))
             .await
     }
 }

@@ -15,6 +15,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use super::codec::{opt_ts, parsed, ts};
 use crate::error::Result;
 use crate::memory::recall::{CandidateItem, ItemKey};
+use crate::memory::vectors::StoredVectors;
 use crate::model::{ChannelId, MemoryItem, MemoryScope, Message, MessageId, ThreadId};
 
 /// Adds an item to its channel's word index and to the embedding queue.
@@ -216,34 +217,45 @@ pub(super) fn put_embeddings(
     let mut done = conn.prepare_cached("DELETE FROM embed_queue WHERE key = ?1")?;
     for (key, channel, vector) in vectors {
         if !vector.is_empty() {
-            let bytes: Vec<u8> = vector.iter().flat_map(|x| x.to_le_bytes()).collect();
-            put.execute(params![model, key.0, channel, bytes])?;
+            put.execute(params![
+                model,
+                key.0,
+                channel,
+                StoredVectors::encode(vector)
+            ])?;
         }
         done.execute([key.0])?;
     }
     Ok(())
 }
 
-/// Every stored vector of a channel for `model`.
+/// A channel's vectors for `model` stored after number `after` (0: all of
+/// them), and the number of the newest.
 pub(super) fn vectors(
     conn: &Connection,
     model: &str,
     channel: ChannelId,
-) -> Result<Vec<(ItemKey, Vec<f32>)>> {
+    after: i64,
+) -> Result<StoredVectors> {
     let mut stmt = conn.prepare_cached(
-        "SELECT key, vector FROM embeddings WHERE model = ?1 AND channel_id = ?2 ORDER BY key",
+        "SELECT key, vector, seq FROM embeddings \
+         WHERE model = ?1 AND channel_id = ?2 AND seq > ?3 ORDER BY seq",
     )?;
-    let rows = stmt
-        .query_map(params![model, channel], |r| {
-            let bytes: Vec<u8> = r.get(1)?;
-            let vector = bytes
-                .chunks_exact(4)
-                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                .collect();
-            Ok((ItemKey(r.get(0)?), vector))
-        })?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(rows)
+    let mut stored = StoredVectors {
+        rows: Vec::new(),
+        last: after,
+    };
+    let mut rows = stmt.query(params![model, channel, after])?;
+    while let Some(r) = rows.next()? {
+        // Decoded from the row's own bytes, not a copy of them.
+        let vector = match r.get_ref(1)? {
+            rusqlite::types::ValueRef::Blob(bytes) => StoredVectors::decode(bytes),
+            _ => Vec::new(),
+        };
+        stored.rows.push((ItemKey(r.get(0)?), vector));
+        stored.last = r.get(2)?;
+    }
+    Ok(stored)
 }
 
 #[cfg(test)]

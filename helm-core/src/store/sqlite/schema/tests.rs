@@ -1,4 +1,4 @@
-//! Migration 010 (thread places) on a database built by the real
+//! Migrations 010 onwards on a database built by the real
 //! migrations 1–9 and filled as the code of that schema wrote it.
 
 use rusqlite::{Connection, params};
@@ -268,5 +268,47 @@ fn word_tables_per_channel_move_into_the_shared_index_ranked_as_before() -> anyh
             assert!(old_key == new_key || tied, "{old:?} against {new:?}");
         }
     }
+    Ok(())
+}
+
+#[test]
+fn stored_vectors_are_kept_and_numbered_when_the_table_gains_numbers() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let mut conn = Connection::open(dir.path().join("helm.db"))?;
+    schema_9_with_words(&mut conn)?;
+    migrate_to(&mut conn, 12)?;
+    // Vectors as the schema-12 code stored them, out of channel order.
+    let vector = |x: f32| crate::memory::vectors::StoredVectors::encode(&[x, 1.0 - x]);
+    for (key, channel, x) in [(30, 2, 0.3), (10, 1, 0.1), (20, 1, 0.2)] {
+        conn.execute(
+            "INSERT INTO embeddings (model, key, channel_id, vector) VALUES ('mini', ?1, ?2, ?3)",
+            params![key, channel, vector(x)],
+        )?;
+    }
+    migrate(&mut conn)?;
+    let one = crate::store::sqlite::recall::vectors(&conn, "mini", crate::model::ChannelId(1), 0)?;
+    assert_eq!(
+        one.rows,
+        vec![(ItemKey(10), vec![0.1, 0.9]), (ItemKey(20), vec![0.2, 0.8])]
+    );
+    // A vector stored after the migration is numbered past every old one,
+    // so a refresh from the old newest finds it, and only it.
+    crate::store::sqlite::recall::put_embeddings(
+        &conn,
+        "mini",
+        &[(ItemKey(10), crate::model::ChannelId(1), vec![0.5, 0.5])],
+    )?;
+    let newer =
+        crate::store::sqlite::recall::vectors(&conn, "mini", crate::model::ChannelId(1), one.last)?;
+    assert_eq!(newer.rows, vec![(ItemKey(10), vec![0.5, 0.5])]);
+    assert!(newer.last > one.last);
+    // The refresh reads the channel's index, not the table.
+    let plan: String = conn.query_row(
+        "EXPLAIN QUERY PLAN SELECT key, vector, seq FROM embeddings \
+         WHERE model = 'mini' AND channel_id = 1 AND seq > 3 ORDER BY seq",
+        [],
+        |r| r.get(3),
+    )?;
+    assert!(plan.contains("USING INDEX embeddings_channel"), "{plan}");
     Ok(())
 }
