@@ -1,14 +1,16 @@
 //! Memory at scale: a 100,000-line history imported through `1helm import`,
-//! and recall latency in a workspace holding 1,000,000 messages and 100,000
-//! memory records (one large channel of 100k messages and 10k records, and 90
-//! channels of 10k messages and 1k records each).
+//! recall latency in a workspace of 1,100,000 messages and 110,000 memory
+//! records (one channel of 100k messages and 10k records, and 100 channels
+//! of 10k messages and 1k records each), how closely the index of a large
+//! channel keeps to an exact search, and the process's resident memory after
+//! recall in all 100 smaller channels under two vector-cache budgets.
 //!
 //! `cargo bench -p helm-cli --bench memory_scale` (`HELM_SCALE=0.1` builds a
 //! tenth of it). Text comes from the LoCoMo conversations beside the
-//! repository, shuffled; vectors for the channels queried are random unit
-//! vectors (embedding 1.1M items with a CPU model would take hours), so the
-//! figures measure Helm's search work, with the query itself embedded for real
-//! when the local model is present.
+//! repository, shuffled. Each distinct text is embedded for real with the
+//! local model, and each item gets its text's vector moved a little at
+//! random (embedding 1.2M items on this CPU would take hours; random vectors
+//! would have no neighbourhoods, which no approximate index could serve).
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -126,15 +128,173 @@ async fn main() -> anyhow::Result<()> {
         .and_then(|v| v.parse().ok())
         .unwrap_or(1.0);
     let n = |x: usize| ((x as f64 * scale) as usize).max(1);
-    let (turns, facts, questions) = corpus()?;
+    let corpus = corpus()?;
+    let questions = corpus.2.clone();
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    // `HELM_SCALE_DATA` keeps the workspace built in that directory and
+    // uses it again on the next run (of the same scale), skipping the build.
     let dir = tempfile::tempdir()?;
-    let data = dir.path().join("data");
+    let data = match std::env::var_os("HELM_SCALE_DATA") {
+        Some(kept) => std::path::PathBuf::from(kept),
+        None => dir.path().join("data"),
+    };
+    let mut channels: Vec<(String, usize)> = vec![("big".into(), n(100_000))];
+    channels.extend((0..100).map(|i| (format!("c{i:02}"), n(10_000))));
+    let mut options = HelmOptions::new(&data);
+    options.embedder = helm_core::memory::embed::local_embedder(&data).unwrap_or(None);
+    let Some(embedder) = options.embedder.clone() else {
+        anyhow::bail!("the local embedding model is missing: run ./scripts/fetch-embedding-model");
+    };
+    let helm = if data.join("helm.db").is_file() {
+        println!("using the workspace built in {}", data.display());
+        Helm::open(options.clone()).await?
+    } else {
+        build(&options, &channels, n(100_000), &corpus, &mut rng).await?
+    };
+
+    // 4. The index of the large channel against an exact search.
+    let big = helm
+        .channel(&"big".parse::<ChannelRef>()?)
+        .await?
+        .channel
+        .id;
+    let indexed = index_against_exact(&helm, &embedder, big, &questions, &mut rng).await?;
+
+    // 5. Recall latency, the first search in a channel and the steady state.
+    for (label, names) in [
+        ("a 10k-message channel", &channels[1..11]),
+        ("the 100k-message channel", &channels[..1]),
+    ] {
+        let names: Vec<&str> = names.iter().map(|(c, _)| c.as_str()).collect();
+        let mut cold = Vec::new();
+        for name in &names {
+            let t = Instant::now();
+            helm.recall(&name.parse()?, RecallQuery::new("warm up"))
+                .await?;
+            cold.push(t.elapsed());
+        }
+        cold.sort();
+        println!(
+            "first recall in {label} (reads its vectors): median {:.1} ms",
+            pct(&cold, 0.5)
+        );
+        // A large channel is indexed on a blocking thread after that first
+        // search; recall is exact until the index is in place.
+        let wait = Instant::now();
+        if names.len() == 1 && indexed {
+            while helm.vector_cache().is_none_or(|c| c.indexed == 0) {
+                anyhow::ensure!(
+                    wait.elapsed() < Duration::from_secs(120),
+                    "no index after 2 minutes"
+                );
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            println!(
+                "  its index was in place {:.1} s later",
+                wait.elapsed().as_secs_f64()
+            );
+        }
+        let mut times = Vec::new();
+        for i in 0..300 {
+            let name = names[i % names.len()];
+            let q = &questions[rng.below(questions.len())];
+            let t = Instant::now();
+            helm.recall(&name.parse()?, RecallQuery::new(q.clone()))
+                .await?;
+            times.push(t.elapsed());
+        }
+        times.sort();
+        println!(
+            "recall in {label} (words + meaning, query embedded): p50 {:.2} ms, p99 {:.2} ms",
+            pct(&times, 0.5),
+            pct(&times, 0.99)
+        );
+    }
+
+    // 6. Recall in the 100k-message channel while it grows: 50 new messages
+    // embedded before each search. A kept channel reads only the vectors
+    // stored since its last search (it used to read all 110,000 again).
+    let captain = helm.captain().await?;
+    let big: ChannelRef = "big".parse()?;
+    let mut times = Vec::new();
+    // Thread names new on each run, for a kept workspace.
+    let run = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)?
+        .as_millis();
+    for round in 0..20 {
+        let round = format!("{run}-{round}");
+        let lines: Vec<String> = (0..50)
+            .map(|i| {
+                json!({"type": "message", "thread": format!("grow{round}"),
+                    "external_id": format!("grow{round}-{i}"), "author": "Jon",
+                    "text": corpus.0[rng.below(corpus.0.len())]})
+                .to_string()
+            })
+            .collect();
+        let history = format!(
+            "{}\n{}",
+            json!({"type": "thread", "id": format!("grow{round}"), "title": "More"}),
+            lines.join("\n")
+        );
+        helm.import_history(&captain, &big, std::io::Cursor::new(history.into_bytes()))
+            .await?;
+        helm.embed_backlog(Some(&big), |_, _| {}).await?;
+        let q = &questions[rng.below(questions.len())];
+        let t = Instant::now();
+        helm.recall(&big, RecallQuery::new(q.clone())).await?;
+        times.push(t.elapsed());
+    }
+    times.sort();
+    println!(
+        "recall in the 100k-message channel right after 50 new messages were embedded: p50 {:.2} ms, p99 {:.2} ms",
+        pct(&times, 0.5),
+        pct(&times, 0.99)
+    );
+    drop(helm);
+
+    // 7. Resident memory after a search in each of the 100 smaller channels.
+    for budget_mb in [64, 256] {
+        let mut options = options.clone();
+        options.memory.vector_cache_mb = budget_mb;
+        let helm = Helm::open(options).await?;
+        helm.recall(&"c00".parse()?, RecallQuery::new("warm up"))
+            .await?;
+        let before = resident_mb();
+        for (name, _) in &channels[1..] {
+            let q = &questions[rng.below(questions.len())];
+            helm.recall(&name.parse()?, RecallQuery::new(q.clone()))
+                .await?;
+        }
+        let after = resident_mb();
+        release_free_pages();
+        let trimmed = resident_mb();
+        let cache = helm.vector_cache().unwrap_or_default();
+        println!(
+            "vector cache of {budget_mb} MiB, recall in {} channels: resident {before:.0} -> {after:.0} MB \
+             ({trimmed:.0} MB once the allocator returns its free pages), cache holds {} channels, {:.0} MiB",
+            channels.len() - 1,
+            cache.channels,
+            cache.bytes as f64 / (1 << 20) as f64,
+        );
+    }
+    Ok(())
+}
+
+/// Builds the workspace: a history through `1helm import`, then the
+/// channels, then their vectors.
+async fn build(
+    options: &HelmOptions,
+    channels: &[(String, usize)],
+    lines: usize,
+    (turns, facts, _): &(Vec<String>, Vec<String>, Vec<String>),
+    rng: &mut Rng,
+) -> anyhow::Result<Helm> {
+    let data = &options.data_dir;
     let bin = env!("CARGO_BIN_EXE_1helm");
     let run = |args: &[&str]| -> anyhow::Result<()> {
         let out = Command::new(bin)
             .arg("--data")
-            .arg(&data)
+            .arg(data)
             .args(args)
             .output()?;
         anyhow::ensure!(
@@ -154,11 +314,10 @@ async fn main() -> anyhow::Result<()> {
         "--purpose",
         "An imported history.",
     ])?;
-    let lines = n(100_000);
-    let file = dir.path().join("history.jsonl");
+    let file = data.with_extension("history.jsonl");
     std::fs::write(
         &file,
-        history(&mut rng, &turns, &facts, lines * 9 / 10, lines / 10),
+        history(rng, turns, facts, lines * 9 / 10, lines / 10),
     )?;
     let started = Instant::now();
     run(&[
@@ -171,20 +330,20 @@ async fn main() -> anyhow::Result<()> {
         "`1helm import` of {lines} lines (whole process): {:.2} s",
         started.elapsed().as_secs_f64()
     );
+    std::fs::remove_file(&file)?;
 
-    // 2. A workspace of 1M messages and 100k records.
-    let mut options = HelmOptions::new(&data);
-    options.embedder = helm_core::memory::embed::local_embedder(&data).unwrap_or(None);
-    let (helm, report) = Helm::init(options, InitOptions::default()).await?;
-    let model = helm.embedding_model().map(str::to_string);
-    let mut channels: Vec<(String, usize)> = vec![("big".into(), n(100_000))];
-    channels.extend((0..90).map(|i| (format!("c{i:02}"), n(10_000))));
+    // 2. A workspace of 1.1M messages and 110k records.
+    let (helm, report) = Helm::init(options.clone(), InitOptions::default()).await?;
+    let embedder = options
+        .embedder
+        .clone()
+        .ok_or_else(|| anyhow::anyhow!("no embedder"))?;
     let build = Instant::now();
     let mut total_messages = 0;
-    for (name, messages) in &channels {
+    for (name, messages) in channels {
         helm.create_channel(&report.captain, name, "Scale test.")
             .await?;
-        let text = history(&mut rng, &turns, &facts, *messages, messages / 10);
+        let text = history(rng, turns, facts, *messages, messages / 10);
         helm.import_history(
             &report.captain,
             &name.parse()?,
@@ -200,69 +359,160 @@ async fn main() -> anyhow::Result<()> {
         build.elapsed().as_secs_f64()
     );
 
-    // Random unit vectors for the channels queried, in place of real embeddings.
-    let queried: Vec<&str> = std::iter::once("big")
-        .chain(channels[1..11].iter().map(|(c, _)| c.as_str()))
-        .collect();
-    if let Some(model) = &model {
-        for name in &queried {
-            let id = helm.channel(&name.parse::<ChannelRef>()?).await?.channel.id;
-            loop {
-                let batch = helm.store().embed_backlog(Some(id), 5000).await?;
-                if batch.is_empty() {
-                    break;
-                }
-                let rows: Vec<(ItemKey, _, Vec<f32>)> = batch
-                    .into_iter()
-                    .map(|(k, c, _)| {
-                        let mut v: Vec<f32> = (0..384).map(|_| rng.unit()).collect();
-                        helm_core::memory::embed::normalize(&mut v);
-                        (k, c, v)
-                    })
-                    .collect();
-                helm.store().put_embeddings(model, rows).await?;
+    // 3. Vectors: each distinct text (as recall embeds it, with its
+    // author) embedded for real, each item near its text's.
+    let started = Instant::now();
+    let mut near = TextVectors::new(embedder.clone());
+    let model = embedder.model().to_string();
+    let mut stored = 0;
+    for (name, _) in channels {
+        let id = helm.channel(&name.parse::<ChannelRef>()?).await?.channel.id;
+        loop {
+            let batch = helm.store().embed_backlog(Some(id), 5000).await?;
+            if batch.is_empty() {
+                break;
             }
+            near.embed(batch.iter().map(|(_, _, t)| t.clone()).collect())
+                .await?;
+            let rows: Vec<(ItemKey, _, Vec<f32>)> = batch
+                .into_iter()
+                .map(|(k, c, text)| (k, c, near.jittered(&text, rng)))
+                .collect();
+            stored += rows.len();
+            helm.store().put_embeddings(&model, rows).await?;
+        }
+    }
+    println!(
+        "embedded {} distinct texts and stored {stored} vectors in {:.0} s",
+        near.len(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(helm)
+}
+
+/// Returns the allocator's free pages to the OS, as helm-http does after
+/// start (glibc keeps freed memory mapped otherwise).
+#[allow(unsafe_code)]
+fn release_free_pages() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        unsafe extern "C" {
+            fn malloc_trim(pad: usize) -> std::ffi::c_int;
+        }
+        // SAFETY: malloc_trim takes no pointers and only takes the
+        // allocator's own locks.
+        unsafe {
+            malloc_trim(0);
+        }
+    }
+}
+
+/// The process's resident set, in MB (Linux).
+fn resident_mb() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(0.0, |kb| kb / 1000.0)
+}
+
+/// Real embeddings of distinct texts, handed out a little moved at random
+/// so that items of one text are near each other but not identical.
+struct TextVectors {
+    embedder: std::sync::Arc<dyn helm_core::memory::embed::Embedder>,
+    known: std::collections::HashMap<String, Vec<f32>>,
+}
+
+impl TextVectors {
+    fn new(embedder: std::sync::Arc<dyn helm_core::memory::embed::Embedder>) -> Self {
+        TextVectors {
+            embedder,
+            known: Default::default(),
         }
     }
 
-    for (label, names) in [
-        ("a 10k-message channel", &queried[1..]),
-        ("the 100k-message channel", &queried[..1]),
-    ] {
-        // The first recall in a channel loads its vectors into memory; it is
-        // reported on its own, and the steady state after it.
-        let mut cold = Vec::new();
-        for name in names.iter() {
-            let t = Instant::now();
-            helm.recall(&name.parse()?, RecallQuery::new("warm up"))
-                .await?;
-            cold.push(t.elapsed());
-        }
-        cold.sort();
-        println!(
-            "first recall in {label} (loads its vectors): median {:.1} ms",
-            pct(&cold, 0.5)
-        );
-        let mut times = Vec::new();
-        for i in 0..300 {
-            let name = names[i % names.len()];
-            let q = &questions[rng.below(questions.len())];
-            let t = Instant::now();
-            helm.recall(&name.parse()?, RecallQuery::new(q.clone()))
-                .await?;
-            times.push(t.elapsed());
-        }
-        times.sort();
-        println!(
-            "recall in {label} ({}): p50 {:.2} ms, p99 {:.2} ms",
-            if model.is_some() {
-                "words + meaning"
-            } else {
-                "words only"
-            },
-            pct(&times, 0.5),
-            pct(&times, 0.99)
-        );
+    fn len(&self) -> usize {
+        self.known.len()
     }
-    Ok(())
+
+    /// Embeds the texts not embedded yet.
+    async fn embed(&mut self, mut texts: Vec<String>) -> anyhow::Result<()> {
+        texts.retain(|t| !self.known.contains_key(t));
+        texts.sort();
+        texts.dedup();
+        for chunk in texts.chunks(64) {
+            let vectors = self.embedder.embed(chunk).await?;
+            self.known.extend(chunk.iter().cloned().zip(vectors));
+        }
+        Ok(())
+    }
+
+    /// `text`'s vector plus noise of about a third of its length (cosine
+    /// about 0.94 to it), normalised.
+    fn jittered(&self, text: &str, rng: &mut Rng) -> Vec<f32> {
+        let Some(base) = self.known.get(text) else {
+            return Vec::new();
+        };
+        let scale = 0.35 / (base.len() as f32 / 12.0).sqrt();
+        let mut v: Vec<f32> = base.iter().map(|x| x + scale * rng.unit()).collect();
+        helm_core::memory::embed::normalize(&mut v);
+        v
+    }
+}
+
+/// How much of an exact search's top ten the index of channel `id` finds,
+/// and what one search costs each way (the query vectors embedded first);
+/// whether the channel is large enough to be indexed.
+async fn index_against_exact(
+    helm: &Helm,
+    embedder: &std::sync::Arc<dyn helm_core::memory::embed::Embedder>,
+    id: helm_core::model::ChannelId,
+    questions: &[String],
+    rng: &mut Rng,
+) -> anyhow::Result<bool> {
+    use helm_core::memory::vectors::ChannelVectors;
+    let stored = helm
+        .store()
+        .channel_vectors(embedder.model(), id, 0)
+        .await?;
+    let rows = stored.len();
+    let exact = ChannelVectors::loaded(stored);
+    let t = Instant::now();
+    let indexed = exact.merged();
+    let built = t.elapsed();
+    if !indexed.is_indexed() {
+        println!("the large channel ({rows} vectors) is below the index's threshold");
+        return Ok(false);
+    }
+    let asked: Vec<String> = (0..200)
+        .map(|_| questions[rng.below(questions.len())].clone())
+        .collect();
+    let queries = embedder.embed(&asked).await?;
+    let (mut found, mut exact_times, mut index_times) = (0, Vec::new(), Vec::new());
+    for q in &queries {
+        let t = Instant::now();
+        let truth = exact.nearest(q, 10);
+        exact_times.push(t.elapsed());
+        let t = Instant::now();
+        let got = indexed.nearest(q, 10);
+        index_times.push(t.elapsed());
+        found += got
+            .iter()
+            .filter(|(k, _)| truth.iter().any(|(e, _)| e == k))
+            .count();
+    }
+    exact_times.sort();
+    index_times.sort();
+    println!(
+        "index of {rows} vectors built in {:.1} s; it finds {:.3} of the exact top 10; \
+         search p50 {:.2} ms against {:.2} ms exact, p99 {:.2} against {:.2} ms",
+        built.as_secs_f64(),
+        found as f64 / (10 * queries.len()) as f64,
+        pct(&index_times, 0.5),
+        pct(&exact_times, 0.5),
+        pct(&index_times, 0.99),
+        pct(&exact_times, 0.99),
+    );
+    Ok(true)
 }

@@ -207,6 +207,15 @@ async fn main() -> anyhow::Result<()> {
         );
     }
     helm.start_runtime().await?;
+    // Recall's vectors are read while the server already answers.
+    let preloading = helm.clone();
+    tokio::spawn(async move {
+        match preloading.preload_recall().await {
+            Ok(0) => {}
+            Ok(channels) => tracing::info!(channels, "recall's vectors read into memory"),
+            Err(e) => tracing::warn!(error = %e, "reading recall's vectors ahead failed"),
+        }
+    });
     tracing::info!(
         addr = %bound,
         url = %config.public_url(),

@@ -294,6 +294,14 @@ impl Helm {
         &self.inner.recall_mode
     }
 
+    /// Reads the vectors of the most recently embedded channels into
+    /// memory while they fit recall's cache, off any request, so their
+    /// first search does not wait for them (a server calls it at start).
+    /// Returns how many channels were read.
+    pub async fn preload_recall(&self) -> Result<usize> {
+        self.inner.recall.preload().await
+    }
+
     /// How much of recall's vector cache is in use (`memory.vector_cache_mb`).
     pub fn vector_cache(&self) -> Option<crate::memory::vector_cache::VectorCacheUse> {
         self.inner.recall.vector_cache()

@@ -69,6 +69,36 @@ impl RecallEngine {
         self.vectors.lock().ok().map(|c| c.usage())
     }
 
+    /// Reads into memory the vectors of the channels embedded into most
+    /// recently, while they fit the cache's room (evicting nothing), so
+    /// their first search does not wait for them; a large one is indexed
+    /// on a blocking thread as it would be on first search. Channels left
+    /// out are read on their first search. Returns how many were read.
+    pub async fn preload(&self) -> Result<usize> {
+        let Some(embedder) = &self.embedder else {
+            return Ok(0);
+        };
+        let Some(cache) = self.vector_cache() else {
+            return Ok(0);
+        };
+        let row = embedder.dimensions() * std::mem::size_of::<f32>()
+            + std::mem::size_of::<super::recall::ItemKey>();
+        let mut room = cache.budget.saturating_sub(cache.bytes);
+        let mut read = 0;
+        for (channel, count) in self.store.vector_channels(embedder.model()).await? {
+            let bytes = count as usize * row;
+            let kept = self.vectors.lock().is_ok_and(|c| c.holds(channel));
+            // A smaller channel further down may still fit.
+            if kept || bytes > room {
+                continue;
+            }
+            room -= bytes;
+            self.channel_vectors(channel, embedder.model()).await?;
+            read += 1;
+        }
+        Ok(read)
+    }
+
     /// The embedder's model, if meaning-based recall is on.
     pub fn embedding_model(&self) -> Option<&str> {
         self.embedder.as_ref().map(|e| e.model())
@@ -251,7 +281,7 @@ impl RecallEngine {
         let after = kept.as_ref().map_or(0, |v| v.last_stored());
         let stored = self.store.channel_vectors(model, channel, after).await?;
         let vectors = match kept {
-            Some(kept) if stored.rows.is_empty() => kept,
+            Some(kept) if stored.is_empty() => kept,
             Some(kept) => Arc::new(kept.with_newer(stored)),
             None => Arc::new(ChannelVectors::loaded(stored)),
         };

@@ -29,18 +29,23 @@ const SAMPLE_PER_LIST: usize = 40;
 /// Rounds of k-means on the sample.
 const ROUNDS: usize = 8;
 
-/// The index: centroids, and the matrix rows of each list.
+/// The index: centroids, and where each list's rows lie. The matrix it
+/// indexes keeps each list's rows together ([`Ivf::grouped`] gives the
+/// order), so a search streams through a few runs of memory: scanning an
+/// eighth of the rows gathered one by one from all over the matrix cost
+/// nearly as much as scanning all of them in order.
 pub struct Ivf {
     dim: usize,
     centroids: Vec<f32>,
+    /// List `l`'s rows are the matrix's rows `starts[l]..starts[l + 1]`.
     starts: Vec<u32>,
-    rows: Vec<u32>,
 }
 
 impl Ivf {
-    /// Indexes `data`, rows of `dim` unit vectors. `None` when there are too
-    /// few rows to group (fewer than two per list).
-    pub fn build(data: &[f32], dim: usize) -> Option<Ivf> {
+    /// Centroids for `data`, rows of `dim` unit vectors, and the list of
+    /// each row. `None` when there are too few rows to group (fewer than
+    /// two per list).
+    pub fn train(data: &[f32], dim: usize) -> Option<(Vec<f32>, Vec<u32>)> {
         if dim == 0 {
             return None;
         }
@@ -70,11 +75,14 @@ impl Ivf {
                     *s += x;
                 }
             }
-            // An empty list restarts at the sample row its centroid serves
+            // An empty list restarts at a sample row its centroid serves
             // worst, so no centroid is wasted.
-            let mut worst: Vec<usize> = (0..sample.len()).collect();
-            worst.sort_by(|a, b| nearest[*a].1.total_cmp(&nearest[*b].1));
-            let mut spare = worst.into_iter();
+            let mut spare = Vec::new();
+            if counts.contains(&0) {
+                spare = (0..sample.len()).collect();
+                spare.sort_by(|a, b| nearest[*a].1.total_cmp(&nearest[*b].1));
+            }
+            let mut spare = spare.into_iter();
             for list in 0..lists {
                 let centroid = &mut sums[list * dim..(list + 1) * dim];
                 if counts[list] == 0
@@ -86,14 +94,21 @@ impl Ivf {
             }
             centroids = sums;
         }
-        let lists_of: Vec<u32> = (0..n)
+        let lists_of = (0..n)
             .map(|i| closest(&centroids, dim, row(i)).0 as u32)
             .collect();
-        Some(Ivf::grouped(dim, centroids, &lists_of))
+        Some((centroids, lists_of))
     }
 
-    /// The index of `centroids` with row `i` in list `lists_of[i]`.
-    fn grouped(dim: usize, centroids: Vec<f32>, lists_of: &[u32]) -> Ivf {
+    /// The list of `centroids` nearest to `vector`.
+    pub fn place(centroids: &[f32], vector: &[f32]) -> u32 {
+        closest(centroids, vector.len(), vector).0 as u32
+    }
+
+    /// The index of `centroids` over rows whose lists are `lists_of`, and
+    /// the order to keep those rows in: the matrix's row `i` is to be the
+    /// current row `order[i]` (lists in turn, rows in their order within).
+    pub fn grouped(dim: usize, centroids: Vec<f32>, lists_of: &[u32]) -> (Ivf, Vec<u32>) {
         let lists = centroids.len() / dim;
         let mut starts = vec![0u32; lists + 1];
         for &list in lists_of {
@@ -103,50 +118,40 @@ impl Ivf {
             starts[list + 1] += starts[list];
         }
         let mut next = starts.clone();
-        let mut rows = vec![0u32; lists_of.len()];
+        let mut order = vec![0u32; lists_of.len()];
         for (i, &list) in lists_of.iter().enumerate() {
-            rows[next[list as usize] as usize] = i as u32;
+            order[next[list as usize] as usize] = i as u32;
             next[list as usize] += 1;
         }
-        Ivf {
+        let ivf = Ivf {
             dim,
             centroids,
             starts,
-            rows,
-        }
+        };
+        (ivf, order)
     }
 
-    /// The list each row is in, by row.
+    /// Its centroids, rows of `dim`.
+    pub fn centroids(&self) -> &[f32] {
+        &self.centroids
+    }
+
+    /// The list each of the matrix's rows is in, by row.
     pub fn lists_of_rows(&self) -> Vec<u32> {
-        let mut lists_of = vec![0u32; self.rows.len()];
-        for list in 0..self.starts.len() - 1 {
-            for &row in &self.rows[self.starts[list] as usize..self.starts[list + 1] as usize] {
-                lists_of[row as usize] = list as u32;
-            }
+        let mut lists_of = Vec::with_capacity(self.rows());
+        for (list, run) in self.starts.windows(2).enumerate() {
+            lists_of.extend(std::iter::repeat_n(list as u32, (run[1] - run[0]) as usize));
         }
         lists_of
     }
 
-    /// The same centroids over new rows `data`: row `i` stays in list
-    /// `known[i]` when that is given, else joins its nearest centroid's.
-    /// Far cheaper than training again while the rows are mostly the same.
-    pub fn regrouped(&self, data: &[f32], known: &[Option<u32>]) -> Ivf {
-        let dim = self.dim;
-        let lists_of: Vec<u32> = data
-            .chunks_exact(dim)
-            .enumerate()
-            .map(|(i, v)| match known.get(i).copied().flatten() {
-                Some(list) => list,
-                None => closest(&self.centroids, dim, v).0 as u32,
-            })
-            .collect();
-        Ivf::grouped(dim, self.centroids.clone(), &lists_of)
+    fn rows(&self) -> usize {
+        self.starts.last().map_or(0, |&n| n as usize)
     }
 
-    /// The rows a search for `query` scans: those of the lists nearest to
+    /// The runs of rows a search for `query` scans: the lists nearest to
     /// it, until at least one row in [`SCAN_SHARE`] is taken.
-    pub fn probe(&self, query: &[f32]) -> Vec<u32> {
-        let lists = self.starts.len() - 1;
+    pub fn probe(&self, query: &[f32]) -> Vec<std::ops::Range<usize>> {
         let mut order: Vec<(f32, usize)> = self
             .centroids
             .chunks_exact(self.dim)
@@ -154,22 +159,23 @@ impl Ivf {
             .map(|(list, c)| (dot(c, query), list))
             .collect();
         order.sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
-        let want = self.rows.len().div_ceil(SCAN_SHARE);
-        let mut taken = Vec::with_capacity(want + want / 2);
-        for (_, list) in order.into_iter().take(lists) {
-            if taken.len() >= want {
+        let want = self.rows().div_ceil(SCAN_SHARE);
+        let (mut taken, mut runs) = (0, Vec::new());
+        for (_, list) in order {
+            if taken >= want {
                 break;
             }
-            let (from, to) = (self.starts[list] as usize, self.starts[list + 1] as usize);
-            taken.extend_from_slice(&self.rows[from..to]);
+            let run = self.starts[list] as usize..self.starts[list + 1] as usize;
+            taken += run.len();
+            runs.push(run);
         }
-        taken
+        runs
     }
 
     /// The memory it takes, in bytes.
     pub fn bytes(&self) -> usize {
         self.centroids.len() * std::mem::size_of::<f32>()
-            + (self.starts.len() + self.rows.len()) * std::mem::size_of::<u32>()
+            + self.starts.len() * std::mem::size_of::<u32>()
     }
 }
 
@@ -217,26 +223,44 @@ pub(crate) mod tests {
         data
     }
 
-    #[test]
-    fn every_row_is_in_exactly_one_list() {
-        let (n, dim) = (3_000, 16);
-        let data = clustered(n, dim, 20, 7);
-        let ivf = Ivf::build(&data, dim).expect("enough rows to index");
-        let mut seen = ivf.rows.clone();
-        seen.sort_unstable();
-        assert_eq!(seen, (0..n as u32).collect::<Vec<_>>());
-        assert_eq!(ivf.starts.len(), 56, "about sqrt(n) lists, plus the end");
+    /// Trains on `data` and groups it: the index and the row order.
+    fn indexed(data: &[f32], dim: usize) -> Option<(Ivf, Vec<u32>)> {
+        let (centroids, lists_of) = Ivf::train(data, dim)?;
+        Some(Ivf::grouped(dim, centroids, &lists_of))
     }
 
     #[test]
-    fn a_probe_scans_a_share_of_the_rows_and_finds_the_exact_neighbours() {
+    fn every_row_is_in_exactly_one_list() -> anyhow::Result<()> {
+        let (n, dim) = (3_000, 16);
+        let data = clustered(n, dim, 20, 7);
+        let (ivf, order) = indexed(&data, dim).ok_or_else(|| anyhow::anyhow!("not indexed"))?;
+        let mut seen = order.clone();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..n as u32).collect::<Vec<_>>());
+        assert_eq!(ivf.starts.len(), 56, "about sqrt(n) lists, plus the end");
+        // Each row, in its new place, is in the list of its nearest centroid.
+        let lists_of = ivf.lists_of_rows();
+        for (place, &row) in order.iter().enumerate() {
+            let v = &data[row as usize * dim..][..dim];
+            assert_eq!(lists_of[place], Ivf::place(ivf.centroids(), v));
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn a_probe_scans_a_share_of_the_rows_and_finds_the_exact_neighbours() -> anyhow::Result<()> {
         let (n, dim) = (20_000, 32);
         let data = clustered(n, dim, 150, 11);
-        let ivf = Ivf::build(&data, dim).expect("enough rows to index");
+        let (ivf, order) = indexed(&data, dim).ok_or_else(|| anyhow::anyhow!("not indexed"))?;
         let queries = clustered(50, dim, 150, 12);
         let (mut found, mut wanted) = (0, 0);
         for q in queries.chunks_exact(dim) {
-            let scanned = ivf.probe(q);
+            let scanned: Vec<u32> = ivf
+                .probe(q)
+                .into_iter()
+                .flatten()
+                .map(|p| order[p])
+                .collect();
             assert!(scanned.len() >= n / SCAN_SHARE && scanned.len() < n / 2);
             let mut exact: Vec<(f32, u32)> = (0..n as u32)
                 .map(|i| (dot(&data[i as usize * dim..][..dim], q), i))
@@ -250,11 +274,12 @@ pub(crate) mod tests {
         }
         let recall = found as f64 / wanted as f64;
         assert!(recall >= 0.95, "kept {recall:.3} of the exact top 20");
+        Ok(())
     }
 
     #[test]
     fn too_few_rows_are_not_indexed() {
-        assert!(Ivf::build(&clustered(3, 8, 1, 1), 8).is_none());
-        assert!(Ivf::build(&[], 0).is_none());
+        assert!(Ivf::train(&clustered(3, 8, 1, 1), 8).is_none());
+        assert!(Ivf::train(&[], 0).is_none());
     }
 }

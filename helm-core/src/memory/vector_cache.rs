@@ -7,8 +7,10 @@
 //! items). The cache holds at most the budget: inserting past it drops the
 //! least recently searched channels first, and a channel larger than the
 //! whole budget is searched but not kept. A search in progress holds its
-//! channel's vectors (an `Arc`) until it ends, so memory can briefly exceed
-//! the budget by the channels being searched at that moment.
+//! channel's vectors (an `Arc`) until it ends, and a merge (see
+//! [`ChannelVectors::merged`]) builds a channel's new matrix beside the old
+//! one, so memory can briefly exceed the budget by the channels being
+//! searched or merged at that moment.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -35,7 +37,7 @@ struct Entry {
 }
 
 /// How full the cache is, for status and tests.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct VectorCacheUse {
     /// Bytes of the vectors kept.
     pub bytes: usize,
@@ -43,6 +45,8 @@ pub struct VectorCacheUse {
     pub budget: usize,
     /// Channels whose vectors are kept.
     pub channels: usize,
+    /// Of those, the channels searched through an index (large ones).
+    pub indexed: usize,
 }
 
 impl VectorCache {
@@ -97,6 +101,11 @@ impl VectorCache {
         true
     }
 
+    /// Whether a channel's vectors are kept (without counting as a use).
+    pub fn holds(&self, channel: ChannelId) -> bool {
+        self.entries.contains_key(&channel)
+    }
+
     /// Forgets a channel's vectors (they changed: read them again).
     pub fn remove(&mut self, channel: ChannelId) {
         if let Some(entry) = self.entries.remove(&channel) {
@@ -110,6 +119,11 @@ impl VectorCache {
             bytes: self.used,
             budget: self.budget,
             channels: self.entries.len(),
+            indexed: self
+                .entries
+                .values()
+                .filter(|e| e.vectors.is_indexed())
+                .count(),
         }
     }
 }
@@ -143,7 +157,8 @@ mod tests {
             VectorCacheUse {
                 bytes: 2 * one,
                 budget: 2 * one,
-                channels: 2
+                channels: 2,
+                indexed: 0,
             }
         );
     }

@@ -21,28 +21,78 @@ use super::recall::ItemKey;
 /// Recent vectors past this many are merged into the main matrix.
 pub const MERGE_AT: usize = 2048;
 
-/// Vectors as the store hands them over: rows, and the store's number of
-/// the newest of them (0 when there are none).
+/// Vectors as the store hands them over, rows of one length laid end to
+/// end (a channel of 100,000 is one allocation, not 100,000), and the
+/// store's number of the newest of them (the number asked after when there
+/// are none).
 #[derive(Debug, Clone, Default)]
 pub struct StoredVectors {
-    /// Items and their vectors.
-    pub rows: Vec<(ItemKey, Vec<f32>)>,
+    keys: Vec<ItemKey>,
+    data: Vec<f32>,
+    dim: usize,
     /// The store's sequence number of the newest row.
     pub last: i64,
 }
 
 impl StoredVectors {
+    /// None yet, read after the store's number `after`.
+    pub fn after(after: i64) -> Self {
+        StoredVectors {
+            last: after,
+            ..Default::default()
+        }
+    }
+
+    /// Adds a row from its stored bytes (little-endian `f32`s, as
+    /// [`encode`](Self::encode) writes them), numbered `seq`. A row whose
+    /// length differs from the first row's is left out.
+    pub fn push_stored(&mut self, key: ItemKey, bytes: &[u8], seq: i64) {
+        self.last = self.last.max(seq);
+        let dim = bytes.len() / 4;
+        if self.keys.is_empty() && self.dim == 0 {
+            self.dim = dim;
+        }
+        if dim == 0 || dim != self.dim {
+            return;
+        }
+        self.keys.push(key);
+        self.data.extend(
+            bytes
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+        );
+    }
+
+    /// Adds a row (left out when its length differs from the first row's).
+    pub fn push(&mut self, key: ItemKey, vector: &[f32]) {
+        if self.keys.is_empty() && self.dim == 0 {
+            self.dim = vector.len();
+        }
+        if !vector.is_empty() && vector.len() == self.dim {
+            self.keys.push(key);
+            self.data.extend_from_slice(vector);
+        }
+    }
+
+    /// The rows, in the order they were stored.
+    pub fn rows(&self) -> impl Iterator<Item = (ItemKey, &[f32])> {
+        let dim = self.dim.max(1);
+        self.keys.iter().copied().zip(self.data.chunks_exact(dim))
+    }
+
+    /// How many rows there are.
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
     /// A vector as the store keeps it: little-endian `f32`s.
     pub fn encode(vector: &[f32]) -> Vec<u8> {
         vector.iter().flat_map(|x| x.to_le_bytes()).collect()
-    }
-
-    /// A vector from its stored bytes (a trailing partial `f32` is dropped).
-    pub fn decode(bytes: &[u8]) -> Vec<f32> {
-        bytes
-            .chunks_exact(4)
-            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .collect()
     }
 }
 
@@ -54,12 +104,15 @@ pub struct ChannelVectors {
     last: i64,
 }
 
-/// Rows of one length; `main`'s are in key order and may be indexed.
+/// Rows of one length. `main`'s are in key order, or, once indexed, list
+/// by list (the index's order) with `by_key` giving the key order.
 struct Matrix {
     keys: Vec<ItemKey>,
     data: Vec<f32>,
     dim: usize,
     index: Option<Ivf>,
+    /// The rows in key order, when they are not kept in it (indexed).
+    by_key: Vec<u32>,
     /// How many rows the index's centroids were trained on.
     trained_on: usize,
 }
@@ -71,24 +124,87 @@ impl Matrix {
             data: Vec::new(),
             dim,
             index: None,
+            by_key: Vec::new(),
             trained_on: 0,
         }
+    }
+
+    /// Its rows in key order (of a matrix kept in key order or indexed).
+    fn key_order(&self) -> impl Iterator<Item = usize> + '_ {
+        let direct = if self.by_key.is_empty() {
+            self.keys.len()
+        } else {
+            0
+        };
+        (0..direct).chain(self.by_key.iter().map(|&r| r as usize))
+    }
+
+    /// The row of `key` in a matrix kept in key order or indexed.
+    fn find(&self, key: ItemKey) -> Option<usize> {
+        if self.by_key.is_empty() {
+            return self.keys.binary_search(&key).ok();
+        }
+        let at = self
+            .by_key
+            .binary_search_by_key(&key, |&r| self.keys[r as usize])
+            .ok()?;
+        Some(self.by_key[at] as usize)
+    }
+
+    /// Indexes a matrix kept in key order with `centroids`, rows in lists
+    /// `lists_of`: the rows move, in place, into the index's order.
+    fn index_with(&mut self, centroids: Vec<f32>, lists_of: &[u32]) {
+        let (ivf, order) = Ivf::grouped(self.dim, centroids, lists_of);
+        // Row `place` takes the row now at `order[place]`, cycle by cycle,
+        // so no second copy of the matrix is made.
+        let dim = self.dim;
+        let mut done = vec![false; order.len()];
+        let mut spare = vec![0f32; dim];
+        for start in 0..order.len() {
+            if done[start] || order[start] as usize == start {
+                continue;
+            }
+            spare.copy_from_slice(&self.data[start * dim..(start + 1) * dim]);
+            let spare_key = self.keys[start];
+            let mut place = start;
+            loop {
+                done[place] = true;
+                let from = order[place] as usize;
+                if from == start {
+                    self.data[place * dim..(place + 1) * dim].copy_from_slice(&spare);
+                    self.keys[place] = spare_key;
+                    break;
+                }
+                self.data
+                    .copy_within(from * dim..(from + 1) * dim, place * dim);
+                self.keys[place] = self.keys[from];
+                place = from;
+            }
+        }
+        // The rows were in key order: the one of rank `r` is now at the
+        // place that took row `r`.
+        let mut by_key = vec![0u32; order.len()];
+        for (place, &rank) in order.iter().enumerate() {
+            by_key[rank as usize] = place as u32;
+        }
+        self.by_key = by_key;
+        self.index = Some(ivf);
     }
 
     fn row(&self, i: usize) -> &[f32] {
         &self.data[i * self.dim..(i + 1) * self.dim]
     }
 
-    /// Appends the rows of length `dim` (or, while empty of a length, the
+    /// Appends rows of its length (or, while empty of a length, of the
     /// first row's).
-    fn extend(&mut self, rows: Vec<(ItemKey, Vec<f32>)>) {
+    fn extend<'a>(&mut self, rows: impl Iterator<Item = (ItemKey, &'a [f32])>) {
         for (key, vector) in rows {
             if self.dim == 0 && self.keys.is_empty() {
                 self.dim = vector.len();
             }
             if vector.len() == self.dim && self.dim > 0 {
                 self.keys.push(key);
-                self.data.extend_from_slice(&vector);
+                self.data.extend_from_slice(vector);
             }
         }
     }
@@ -96,6 +212,7 @@ impl Matrix {
     fn bytes(&self) -> usize {
         self.data.len() * std::mem::size_of::<f32>()
             + self.keys.len() * std::mem::size_of::<ItemKey>()
+            + self.by_key.len() * std::mem::size_of::<u32>()
             + self.index.as_ref().map_or(0, Ivf::bytes)
     }
 
@@ -123,17 +240,38 @@ impl ChannelVectors {
     /// A matrix from `(key, vector)` rows; rows whose length differs from
     /// the first row's are left out.
     pub fn new(rows: Vec<(ItemKey, Vec<f32>)>) -> Self {
-        Self::loaded(StoredVectors { rows, last: 0 })
+        let mut stored = StoredVectors::after(0);
+        for (key, vector) in &rows {
+            stored.push(*key, vector);
+        }
+        Self::loaded(stored)
     }
 
-    /// A channel's vectors as read whole from the store. Not indexed: see
-    /// [`merged`](Self::merged).
-    pub fn loaded(mut stored: StoredVectors) -> Self {
-        stored.rows.sort_by_key(|(k, _)| *k);
-        stored.rows.dedup_by_key(|(k, _)| *k);
-        let mut main = Matrix::empty(0);
-        main.extend(stored.rows);
-        let dim = main.dim;
+    /// A channel's vectors as read whole from the store (each key once).
+    /// Not indexed: see [`merged`](Self::merged).
+    pub fn loaded(stored: StoredVectors) -> Self {
+        let dim = stored.dim;
+        // Items are mostly embedded in the order they were made, so the
+        // rows usually arrive in key order already and are kept as they are.
+        let main = if stored.keys.is_sorted() {
+            Matrix {
+                keys: stored.keys,
+                data: stored.data,
+                ..Matrix::empty(dim)
+            }
+        } else {
+            let mut order: Vec<usize> = (0..stored.keys.len()).collect();
+            order.sort_by_key(|&i| stored.keys[i]);
+            order.dedup_by_key(|i| stored.keys[*i]);
+            let mut main = Matrix::empty(dim);
+            main.keys = order.iter().map(|&i| stored.keys[i]).collect();
+            main.data.reserve_exact(order.len() * dim);
+            for &i in &order {
+                main.data
+                    .extend_from_slice(&stored.data[i * dim..(i + 1) * dim]);
+            }
+            main
+        };
         ChannelVectors {
             main: Arc::new(main),
             recent: Arc::new(Matrix::empty(dim)),
@@ -154,7 +292,7 @@ impl ChannelVectors {
         let mut recent = Matrix::empty(self.dim());
         recent.keys = self.recent.keys.clone();
         recent.data = self.recent.data.clone();
-        recent.extend(newer.rows);
+        recent.extend(newer.rows());
         ChannelVectors {
             main: self.main.clone(),
             recent: Arc::new(recent),
@@ -192,13 +330,12 @@ impl ChannelVectors {
         for (i, k) in recent.keys.iter().enumerate() {
             newest.insert(*k, i);
         }
+        let main_keys = &self.main.keys;
         let mut order: Vec<(ItemKey, bool, usize)> = self
             .main
-            .keys
-            .iter()
-            .enumerate()
-            .filter(|(_, k)| !newest.contains_key(k))
-            .map(|(i, k)| (*k, false, i))
+            .key_order()
+            .filter(|&i| !newest.contains_key(&main_keys[i]))
+            .map(|i| (main_keys[i], false, i))
             .collect();
         order.extend(newest.iter().map(|(k, i)| (*k, true, *i)));
         order.sort_unstable_by_key(|(k, _, _)| *k);
@@ -230,11 +367,21 @@ impl ChannelVectors {
         }
         let n = main.keys.len();
         if n >= INDEX_FROM {
-            main.index = match (&self.main.index, keep) {
-                (Some(ivf), true) => Some(ivf.regrouped(&main.data, &known)),
-                _ => Ivf::build(&main.data, dim),
+            let lists = match (&self.main.index, keep) {
+                (Some(ivf), true) => {
+                    let lists_of = known
+                        .iter()
+                        .zip(main.data.chunks_exact(dim))
+                        .map(|(list, v)| list.unwrap_or_else(|| Ivf::place(ivf.centroids(), v)))
+                        .collect();
+                    Some((ivf.centroids().to_vec(), lists_of))
+                }
+                _ => Ivf::train(&main.data, dim),
             };
-            main.trained_on = if keep { self.main.trained_on } else { n };
+            if let Some((centroids, lists_of)) = lists {
+                main.index_with(centroids, &lists_of);
+                main.trained_on = if keep { self.main.trained_on } else { n };
+            }
         }
         ChannelVectors {
             main: Arc::new(main),
@@ -251,11 +398,10 @@ impl ChannelVectors {
             return None;
         }
         let taken = from.recent.keys.len();
-        let rows: Vec<(ItemKey, Vec<f32>)> = (taken..self.recent.keys.len())
-            .map(|i| (self.recent.keys[i], self.recent.row(i).to_vec()))
-            .collect();
         let mut recent = Matrix::empty(self.dim());
-        recent.extend(rows);
+        recent.extend(
+            (taken..self.recent.keys.len()).map(|i| (self.recent.keys[i], self.recent.row(i))),
+        );
         Some(ChannelVectors {
             main: merged.main.clone(),
             recent: Arc::new(recent),
@@ -283,8 +429,7 @@ impl ChannelVectors {
         if let Some(i) = self.recent.keys.iter().rposition(|k| *k == key) {
             return Some(self.recent.row(i));
         }
-        let row = self.main.keys.binary_search(&key).ok()?;
-        Some(self.main.row(row))
+        Some(self.main.row(self.main.find(key)?))
     }
 
     /// The `n` keys closest to `query`, best first, with their similarity:
@@ -297,7 +442,7 @@ impl ChannelVectors {
         }
         let main = &self.main;
         let mut scored = match &main.index {
-            Some(ivf) => main.best(query, ivf.probe(query).into_iter().map(|r| r as usize), n),
+            Some(ivf) => main.best(query, ivf.probe(query).into_iter().flatten(), n),
             None => main.best(query, 0..main.keys.len(), n),
         };
         if !self.recent.keys.is_empty() {
@@ -362,13 +507,12 @@ mod tests {
     }
 
     fn stored(rows: &[(i64, [f32; 2])], last: i64) -> StoredVectors {
-        StoredVectors {
-            rows: rows
-                .iter()
-                .map(|(k, v)| (ItemKey(*k), v.to_vec()))
-                .collect(),
-            last,
+        let mut stored = StoredVectors::after(0);
+        for (seq, (k, v)) in rows.iter().enumerate() {
+            stored.push_stored(ItemKey(*k), &StoredVectors::encode(v), seq as i64 + 1);
         }
+        stored.last = last;
+        stored
     }
 
     #[test]
@@ -392,19 +536,22 @@ mod tests {
     }
 
     #[test]
-    fn a_merge_made_meanwhile_keeps_the_rows_that_came_after_it() {
+    fn a_merge_made_meanwhile_keeps_the_rows_that_came_after_it() -> anyhow::Result<()> {
         let v = ChannelVectors::loaded(stored(&[(2, [1.0, 0.0])], 1));
         let v = v.with_newer(stored(&[(4, [0.0, 1.0])], 2));
         let merged = v.merged();
         // Rows arrive while the merge runs.
         let now = v.with_newer(stored(&[(6, [0.6, 0.8])], 3));
-        let rebased = now.rebased(&v, &merged).expect("same main matrix");
+        let rebased = now
+            .rebased(&v, &merged)
+            .ok_or_else(|| anyhow::anyhow!("the same main matrix, yet no rebase"))?;
         assert_eq!(rebased.len(), 3);
         assert_eq!(rebased.recent.keys, [ItemKey(6)]);
         assert_eq!(rebased.last_stored(), 3);
         // A channel read afresh meanwhile does not take an old merge.
         let reread = ChannelVectors::loaded(stored(&[(2, [1.0, 0.0])], 1));
         assert!(reread.rebased(&v, &merged).is_none());
+        Ok(())
     }
 
     #[test]
@@ -417,25 +564,34 @@ mod tests {
             .map(|(i, v)| (ItemKey(2 * i as i64), v.to_vec()))
             .collect();
         let (first, rest) = rows.split_at(INDEX_FROM);
-        let v = ChannelVectors::loaded(StoredVectors {
-            rows: first.to_vec(),
-            last: 1,
-        });
+        let stored = |rows: &[(ItemKey, Vec<f32>)]| {
+            let mut stored = StoredVectors::after(0);
+            rows.iter().for_each(|(k, v)| stored.push(*k, v));
+            stored
+        };
+        let v = ChannelVectors::loaded(stored(first));
         assert!(v.wants_merge() && !v.is_indexed());
         let v = v.merged();
         assert!(v.is_indexed() && !v.wants_merge());
         let trained = v.main.trained_on;
-        let grown = v
-            .with_newer(StoredVectors {
-                rows: rest.to_vec(),
-                last: 2,
-            })
-            .merged();
+        let grown = v.with_newer(stored(rest)).merged();
         assert_eq!(grown.len(), INDEX_FROM + 100);
         assert_eq!(grown.main.trained_on, trained, "the centroids are kept");
-        // Every row is found by its own vector.
+        // Every row is found by its own vector, and by its key, though the
+        // index moved the rows out of key order.
         for (key, vector) in rows.iter().step_by(997) {
             assert_eq!(grown.nearest(vector, 1)[0].0, *key);
+            assert_eq!(grown.get(*key), Some(&vector[..]));
         }
+        assert_eq!(grown.get(ItemKey(1)), None);
+        // A key stored again keeps one row, the newer, through a merge.
+        let (key, _) = &rows[5];
+        let again = grown.with_newer(stored(&rows[7..8]));
+        let mut moved = StoredVectors::after(3);
+        moved.push(*key, &rows[9].1);
+        let again = again.with_newer(moved).merged();
+        assert_eq!(again.len(), INDEX_FROM + 100);
+        assert_eq!(again.get(*key), Some(&rows[9].1[..]));
+        assert!(again.is_indexed());
     }
 }

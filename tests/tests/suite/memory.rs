@@ -656,6 +656,19 @@ async fn the_vector_cache_stays_within_its_budget_and_recall_still_finds_evicted
         .vector_cache()
         .ok_or_else(|| anyhow::anyhow!("no cache"))?;
     assert!(use_.bytes <= use_.budget && use_.channels == 2, "{use_:?}");
+
+    // Restarted, the server reads ahead what fits the budget (two of the
+    // three channels), evicting nothing, before anyone searches.
+    let mut options = helm_core::HelmOptions::new(t.data_dir());
+    options.embedder = Some(Arc::new(WordHashEmbedder));
+    options.memory.vector_cache_mb = 1;
+    let again = helm_core::Helm::open(options).await?;
+    assert_eq!(again.preload_recall().await?, 2);
+    let use_ = again
+        .vector_cache()
+        .ok_or_else(|| anyhow::anyhow!("no cache"))?;
+    assert!(use_.bytes <= use_.budget && use_.channels == 2, "{use_:?}");
+    assert_eq!(again.preload_recall().await?, 0, "nothing more fits");
     Ok(())
 }
 

@@ -100,4 +100,9 @@ pub trait MemoryStore: Send + Sync + 'static {
         channel: ChannelId,
         after: i64,
     ) -> Result<StoredVectors>;
+
+    /// The channels holding vectors for `model` and how many each holds,
+    /// the channel with the most recently stored vector first: what recall
+    /// reads into memory ahead of the first search.
+    async fn vector_channels(&self, model: &str) -> Result<Vec<(ChannelId, u64)>>;
 }

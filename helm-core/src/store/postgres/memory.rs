@@ -138,4 +138,9 @@ impl MemoryStore for PostgresStore {
         let client = self.client().await?;
         recall::vectors(&**client, model, channel, after).await
     }
+
+    async fn vector_channels(&self, model: &str) -> Result<Vec<(ChannelId, u64)>> {
+        let client = self.client().await?;
+        recall::vector_channels(&**client, model).await
+    }
 }

@@ -347,11 +347,27 @@ pub(crate) async fn vectors(
         )
         .await
         .map_err(failed("reading a channel's vectors"))?;
-    Ok(StoredVectors {
-        last: rows.last().map_or(after, |r| r.get(2)),
-        rows: rows
-            .iter()
-            .map(|r| (ItemKey(r.get(0)), StoredVectors::decode(r.get(1))))
-            .collect(),
-    })
+    let mut stored = StoredVectors::after(after);
+    for r in &rows {
+        stored.push_stored(ItemKey(r.get(0)), r.get(1), r.get(2));
+    }
+    Ok(stored)
+}
+
+/// The channels with vectors for `model`, the most recently stored first,
+/// and how many each has.
+pub(crate) async fn vector_channels(
+    c: &impl GenericClient,
+    model: &str,
+) -> Result<Vec<(ChannelId, u64)>> {
+    Ok(c.query(
+        "SELECT channel_id, count(*) FROM embeddings WHERE model = $1 \
+             GROUP BY channel_id ORDER BY max(seq) DESC",
+        &[&model],
+    )
+    .await
+    .map_err(failed("listing the channels with vectors"))?
+    .iter()
+    .map(|r| (ChannelId(r.get(0)), r.get::<_, i64>(1) as u64))
+    .collect())
 }

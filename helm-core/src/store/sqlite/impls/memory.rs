@@ -121,4 +121,9 @@ impl MemoryStore for SqliteStore {
         self.read(move |c| recall::vectors(c, &model, channel, after))
             .await
     }
+
+    async fn vector_channels(&self, model: &str) -> Result<Vec<(ChannelId, u64)>> {
+        let model = model.to_string();
+        self.read(move |c| recall::vector_channels(c, &model)).await
+    }
 }

@@ -241,21 +241,28 @@ pub(super) fn vectors(
         "SELECT key, vector, seq FROM embeddings \
          WHERE model = ?1 AND channel_id = ?2 AND seq > ?3 ORDER BY seq",
     )?;
-    let mut stored = StoredVectors {
-        rows: Vec::new(),
-        last: after,
-    };
+    let mut stored = StoredVectors::after(after);
     let mut rows = stmt.query(params![model, channel, after])?;
     while let Some(r) = rows.next()? {
         // Decoded from the row's own bytes, not a copy of them.
-        let vector = match r.get_ref(1)? {
-            rusqlite::types::ValueRef::Blob(bytes) => StoredVectors::decode(bytes),
-            _ => Vec::new(),
-        };
-        stored.rows.push((ItemKey(r.get(0)?), vector));
-        stored.last = r.get(2)?;
+        if let rusqlite::types::ValueRef::Blob(bytes) = r.get_ref(1)? {
+            stored.push_stored(ItemKey(r.get(0)?), bytes, r.get(2)?);
+        }
     }
     Ok(stored)
+}
+
+/// The channels with vectors for `model`, the most recently stored first,
+/// and how many each has (read from the channel index alone).
+pub(super) fn vector_channels(conn: &Connection, model: &str) -> Result<Vec<(ChannelId, u64)>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT channel_id, count(*) FROM embeddings WHERE model = ?1 \
+         GROUP BY channel_id ORDER BY max(seq) DESC",
+    )?;
+    let rows = stmt
+        .query_map([model], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u64)))?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(rows)
 }
 
 #[cfg(test)]

@@ -288,7 +288,7 @@ fn stored_vectors_are_kept_and_numbered_when_the_table_gains_numbers() -> anyhow
     migrate(&mut conn)?;
     let one = crate::store::sqlite::recall::vectors(&conn, "mini", crate::model::ChannelId(1), 0)?;
     assert_eq!(
-        one.rows,
+        one.rows().map(|(k, v)| (k, v.to_vec())).collect::<Vec<_>>(),
         vec![(ItemKey(10), vec![0.1, 0.9]), (ItemKey(20), vec![0.2, 0.8])]
     );
     // A vector stored after the migration is numbered past every old one,
@@ -300,7 +300,13 @@ fn stored_vectors_are_kept_and_numbered_when_the_table_gains_numbers() -> anyhow
     )?;
     let newer =
         crate::store::sqlite::recall::vectors(&conn, "mini", crate::model::ChannelId(1), one.last)?;
-    assert_eq!(newer.rows, vec![(ItemKey(10), vec![0.5, 0.5])]);
+    assert_eq!(
+        newer
+            .rows()
+            .map(|(k, v)| (k, v.to_vec()))
+            .collect::<Vec<_>>(),
+        vec![(ItemKey(10), vec![0.5, 0.5])]
+    );
     assert!(newer.last > one.last);
     // The refresh reads the channel's index, not the table.
     let plan: String = conn.query_row(
