@@ -128,6 +128,8 @@ async fn main() -> anyhow::Result<()> {
         .and_then(|v| v.parse().ok())
         .unwrap_or(1.0);
     let n = |x: usize| ((x as f64 * scale) as usize).max(1);
+    // The heap as helm-http sets it up, so resident memory is the server's.
+    helm_http::prepare_heap();
     let corpus = corpus()?;
     let questions = corpus.2.clone();
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
@@ -266,12 +268,10 @@ async fn main() -> anyhow::Result<()> {
                 .await?;
         }
         let after = resident_mb();
-        release_free_pages();
-        let trimmed = resident_mb();
         let cache = helm.vector_cache().unwrap_or_default();
         println!(
-            "vector cache of {budget_mb} MiB, recall in {} channels: resident {before:.0} -> {after:.0} MB \
-             ({trimmed:.0} MB once the allocator returns its free pages), cache holds {} channels, {:.0} MiB",
+            "vector cache of {budget_mb} MiB, recall in {} channels: resident {before:.0} -> {after:.0} MB, \
+             cache holds {} channels, {:.0} MiB",
             channels.len() - 1,
             cache.channels,
             cache.bytes as f64 / (1 << 20) as f64,
@@ -388,23 +388,6 @@ async fn build(
         started.elapsed().as_secs_f64()
     );
     Ok(helm)
-}
-
-/// Returns the allocator's free pages to the OS, as helm-http does after
-/// start (glibc keeps freed memory mapped otherwise).
-#[allow(unsafe_code)]
-fn release_free_pages() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        unsafe extern "C" {
-            fn malloc_trim(pad: usize) -> std::ffi::c_int;
-        }
-        // SAFETY: malloc_trim takes no pointers and only takes the
-        // allocator's own locks.
-        unsafe {
-            malloc_trim(0);
-        }
-    }
 }
 
 /// The process's resident set, in MB (Linux).

@@ -121,6 +121,13 @@ async fn host_guard(
     }
 }
 
+/// Prepares the process's allocator for a long-running server: blocks of a
+/// megabyte or more (recall's vector matrices) go back to the OS when
+/// freed. Call it first thing in `main`, before opening the workspace.
+pub fn prepare_heap() {
+    heap::map_large_allocations();
+}
+
 /// Serves `state` on `listener` until `shutdown` resolves, then stops live
 /// streams and waits for requests in flight. Connections carry the peer
 /// address, which sign-in rate limits key on, and have header, body and

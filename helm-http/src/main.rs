@@ -124,6 +124,7 @@ async fn main() -> anyhow::Result<()> {
         println!("{}", helm_http::openapi_json());
         return Ok(());
     }
+    helm_http::prepare_heap();
     let mut config = resolve(&args)?;
     init_logging(&config);
     match helm_core::exec::raise_open_files_limit() {
