@@ -121,6 +121,16 @@ fn pct(sorted: &[Duration], p: f64) -> f64 {
     sorted[i.min(sorted.len() - 1)].as_secs_f64() * 1e3
 }
 
+/// Prints the median and 99th percentile of `times`.
+fn report(what: &str, mut times: Vec<Duration>) {
+    times.sort();
+    println!(
+        "{what}: p50 {:.2} ms, p99 {:.2} ms",
+        pct(&times, 0.5),
+        pct(&times, 0.99)
+    );
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let scale: f64 = std::env::var("HELM_SCALE")
@@ -205,11 +215,9 @@ async fn main() -> anyhow::Result<()> {
                 .await?;
             times.push(t.elapsed());
         }
-        times.sort();
-        println!(
-            "recall in {label} (words + meaning, query embedded): p50 {:.2} ms, p99 {:.2} ms",
-            pct(&times, 0.5),
-            pct(&times, 0.99)
+        report(
+            &format!("recall in {label} (words + meaning, query embedded)"),
+            times,
         );
     }
 
@@ -246,11 +254,9 @@ async fn main() -> anyhow::Result<()> {
         helm.recall(&big, RecallQuery::new(q.clone())).await?;
         times.push(t.elapsed());
     }
-    times.sort();
-    println!(
-        "recall in the 100k-message channel right after 50 new messages were embedded: p50 {:.2} ms, p99 {:.2} ms",
-        pct(&times, 0.5),
-        pct(&times, 0.99)
+    report(
+        "recall in the 100k-message channel right after 50 new messages were embedded",
+        times,
     );
     drop(helm);
 

@@ -280,14 +280,20 @@ impl RecallEngine {
         let kept = self.vectors.lock().ok().and_then(|mut c| c.get(channel));
         let after = kept.as_ref().map_or(0, |v| v.last_stored());
         let stored = self.store.channel_vectors(model, channel, after).await?;
-        let vectors = match kept {
-            Some(kept) if stored.is_empty() => kept,
-            Some(kept) => Arc::new(kept.with_newer(stored)),
-            None => Arc::new(ChannelVectors::loaded(stored)),
-        };
-        let keep = match self.vectors.lock() {
-            Ok(mut cache) => cache.insert(channel, vectors.clone()),
-            Err(_) => false,
+        let (vectors, keep) = match kept {
+            // Nothing new: what is kept stays as it is.
+            Some(kept) if stored.is_empty() => (kept, true),
+            kept => {
+                let vectors = Arc::new(match kept {
+                    Some(kept) => kept.with_newer(stored),
+                    None => ChannelVectors::loaded(stored),
+                });
+                let keep = self
+                    .vectors
+                    .lock()
+                    .is_ok_and(|mut cache| cache.insert(channel, vectors.clone()));
+                (vectors, keep)
+            }
         };
         if keep && vectors.wants_merge() {
             self.merge(channel, vectors.clone());

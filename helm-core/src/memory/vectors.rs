@@ -48,11 +48,7 @@ impl StoredVectors {
     /// length differs from the first row's is left out.
     pub fn push_stored(&mut self, key: ItemKey, bytes: &[u8], seq: i64) {
         self.last = self.last.max(seq);
-        let dim = bytes.len() / 4;
-        if self.keys.is_empty() && self.dim == 0 {
-            self.dim = dim;
-        }
-        if dim == 0 || dim != self.dim {
+        if !fits(&mut self.dim, self.keys.is_empty(), bytes.len() / 4) {
             return;
         }
         self.keys.push(key);
@@ -65,10 +61,7 @@ impl StoredVectors {
 
     /// Adds a row (left out when its length differs from the first row's).
     pub fn push(&mut self, key: ItemKey, vector: &[f32]) {
-        if self.keys.is_empty() && self.dim == 0 {
-            self.dim = vector.len();
-        }
-        if !vector.is_empty() && vector.len() == self.dim {
+        if fits(&mut self.dim, self.keys.is_empty(), vector.len()) {
             self.keys.push(key);
             self.data.extend_from_slice(vector);
         }
@@ -94,6 +87,15 @@ impl StoredVectors {
     pub fn encode(vector: &[f32]) -> Vec<u8> {
         vector.iter().flat_map(|x| x.to_le_bytes()).collect()
     }
+}
+
+/// Whether a row of `len` values joins rows of length `*dim`; the first
+/// row (`empty`, no length yet) sets the length.
+fn fits(dim: &mut usize, empty: bool, len: usize) -> bool {
+    if empty && *dim == 0 {
+        *dim = len;
+    }
+    len > 0 && len == *dim
 }
 
 /// One channel's vectors.
@@ -199,10 +201,7 @@ impl Matrix {
     /// first row's).
     fn extend<'a>(&mut self, rows: impl Iterator<Item = (ItemKey, &'a [f32])>) {
         for (key, vector) in rows {
-            if self.dim == 0 && self.keys.is_empty() {
-                self.dim = vector.len();
-            }
-            if vector.len() == self.dim && self.dim > 0 {
+            if fits(&mut self.dim, self.keys.is_empty(), vector.len()) {
                 self.keys.push(key);
                 self.data.extend_from_slice(vector);
             }
@@ -239,7 +238,8 @@ impl Matrix {
 impl ChannelVectors {
     /// A matrix from `(key, vector)` rows; rows whose length differs from
     /// the first row's are left out.
-    pub fn new(rows: Vec<(ItemKey, Vec<f32>)>) -> Self {
+    #[cfg(test)]
+    pub(crate) fn new(rows: Vec<(ItemKey, Vec<f32>)>) -> Self {
         let mut stored = StoredVectors::after(0);
         for (key, vector) in &rows {
             stored.push(*key, vector);
@@ -446,16 +446,16 @@ impl ChannelVectors {
             None => main.best(query, 0..main.keys.len(), n),
         };
         if !self.recent.keys.is_empty() {
-            // A recent row replaces the main row of its key.
-            let recent: std::collections::HashSet<ItemKey> =
-                self.recent.keys.iter().copied().collect();
-            scored.retain(|(_, k)| !recent.contains(k));
-            let mut newest = self
-                .recent
-                .best(query, 0..self.recent.keys.len(), usize::MAX);
-            newest.reverse();
+            // The newest row of a key replaces its older ones, recent or main.
+            let recent = &self.recent;
             let mut seen = std::collections::HashSet::new();
-            scored.extend(newest.into_iter().filter(|(_, k)| seen.insert(*k)));
+            let newest: Vec<(f32, ItemKey)> = (0..recent.keys.len())
+                .rev()
+                .filter(|&i| seen.insert(recent.keys[i]))
+                .map(|i| (dot(recent.row(i), query), recent.keys[i]))
+                .collect();
+            scored.retain(|(_, k)| !seen.contains(k));
+            scored.extend(newest);
         }
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         scored.truncate(n);
@@ -533,6 +533,27 @@ mod tests {
         assert_eq!(m.len(), 3);
         assert_eq!(m.nearest(&[0.0, 1.0], 3), near);
         assert_eq!(m.last_stored(), 9);
+    }
+
+    #[test]
+    fn a_key_stored_twice_since_the_merge_is_searched_by_its_newest_vector() {
+        let v = ChannelVectors::loaded(stored(&[(2, [0.6, 0.8])], 1));
+        let v = v.with_newer(stored(
+            &[
+                (4, [0.0, 1.0]),
+                (6, [0.8, 0.6]),
+                (8, [0.6, 0.8]),
+                (10, [1.0, 0.0]),
+            ],
+            5,
+        ));
+        let v = v.with_newer(stored(&[(4, [1.0, 0.0]), (12, [0.0, 1.0])], 7));
+        let near = v.nearest(&[0.0, 1.0], 10);
+        assert_eq!(near.iter().filter(|(k, _)| *k == ItemKey(4)).count(), 1);
+        let four = near.iter().find(|(k, _)| *k == ItemKey(4)).map(|(_, s)| *s);
+        assert_eq!(four, Some(0.0), "key 4's newest vector is [1, 0]");
+        assert_eq!(near[0].0, ItemKey(12));
+        assert_eq!(v.get(ItemKey(4)), Some(&[1.0, 0.0][..]));
     }
 
     #[test]
