@@ -6,7 +6,8 @@
 //! recall in all 100 smaller channels under two vector-cache budgets.
 //!
 //! `cargo bench -p helm-cli --bench memory_scale` (`HELM_SCALE=0.1` builds a
-//! tenth of it). Text comes from the LoCoMo conversations beside the
+//! tenth of it; `HELM_SCALE_ONLY=words` stops after timing the word search
+//! alone, for a profiler). Text comes from the LoCoMo conversations beside the
 //! repository, shuffled. Each distinct text is embedded for real with the
 //! local model, and each item gets its text's vector moved a little at
 //! random (embedding 1.2M items on this CPU would take hours; random vectors
@@ -131,6 +132,39 @@ fn report(what: &str, mut times: Vec<Duration>) {
     );
 }
 
+/// The word search alone in the 100k-message channel (the store's part of
+/// recall), every question once: the stage that dominated recall there.
+async fn words_alone(
+    helm: &Helm,
+    channel: helm_core::model::ChannelId,
+    questions: &[String],
+) -> anyhow::Result<()> {
+    let today = jiff::Timestamp::now()
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .date();
+    let mut times = Vec::new();
+    let mut found = 0;
+    for q in questions.iter().take(400) {
+        let terms = helm_core::memory::query::parse(q, today).terms;
+        let t = Instant::now();
+        let hits = helm
+            .store()
+            .recall_lexical(channel, &terms, helm_core::memory::recall::DEPTH)
+            .await?;
+        times.push(t.elapsed());
+        found += hits.len();
+    }
+    report(
+        &format!(
+            "word search alone, 100k-message channel ({} questions, {:.0} hits each)",
+            times.len(),
+            found as f64 / times.len().max(1) as f64
+        ),
+        times,
+    );
+    Ok(())
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let scale: f64 = std::env::var("HELM_SCALE")
@@ -164,12 +198,17 @@ async fn main() -> anyhow::Result<()> {
         build(&options, &channels, n(100_000), &corpus, &mut rng).await?
     };
 
-    // 4. The index of the large channel against an exact search.
     let big = helm
         .channel(&"big".parse::<ChannelRef>()?)
         .await?
         .channel
         .id;
+    words_alone(&helm, big, &questions).await?;
+    if std::env::var("HELM_SCALE_ONLY").as_deref() == Ok("words") {
+        return Ok(());
+    }
+
+    // 4. The index of the large channel against an exact search.
     let indexed = index_against_exact(&helm, &embedder, big, &questions, &mut rng).await?;
 
     // 5. Recall latency, the first search in a channel and the steady state.

@@ -1,6 +1,6 @@
 //! `helm_row(recall)`: an FTS5 auxiliary function that tells, for one matched
-//! row of the shared word index, what BM25 needs of it: its length in tokens
-//! and how often each phrase of the query occurs in it.
+//! row of the shared word index, what BM25 needs of it: how often each
+//! phrase of the query occurs in it, and a lower bound of its length.
 //!
 //! Why it exists: every channel's words live in one table (a table per
 //! channel changed the schema with each new channel, and every pooled
@@ -96,9 +96,18 @@ unsafe fn fts5_api(db: *mut ffi::sqlite3) -> Result<*mut ffi::fts5_api> {
     Ok(api)
 }
 
-/// The auxiliary function: a blob of little-endian `u32`s, the row's length
-/// in text tokens, then one occurrence count per query phrase (phrase
-/// order is the order of appearance in the MATCH expression).
+/// The auxiliary function: a blob of little-endian `u32`s, a lower bound of
+/// the row's length in text tokens (one past the last matched offset of
+/// each text column), then one occurrence count per query phrase after the
+/// first (phrase 0 is the scope token; the others follow the order of the
+/// MATCH expression).
+///
+/// Why a bound and not the length: the length is a `docsize` b-tree seek
+/// per row, two thirds of a search that matches tens of thousands of rows;
+/// ranking needs exact lengths only for the few rows that can still reach
+/// the top (`words::rank`). Phrases are walked one by one
+/// (`xPhraseFirst`), as `xInstCount` would first sort every instance of
+/// every phrase, the scope token's included.
 unsafe extern "C" fn helm_row(
     api: *const ffi::Fts5ExtensionApi,
     fts: *mut ffi::Fts5Context,
@@ -109,13 +118,17 @@ unsafe extern "C" fn helm_row(
     // SAFETY: FTS5 calls this with its API table, the current row's context
     // and a result context, all valid for the duration of the call.
     unsafe {
-        match row_figures(&*api, fts) {
-            Ok(figures) => {
-                let bytes: Vec<u8> = figures.iter().flat_map(|n| n.to_le_bytes()).collect();
+        let mut figures = [0u32; 1 + MAX_PHRASES];
+        match row_figures(&*api, fts, &mut figures) {
+            Ok(len) => {
+                let mut bytes = [0u8; 4 * (1 + MAX_PHRASES)];
+                for (chunk, n) in bytes.chunks_exact_mut(4).zip(&figures[..len]) {
+                    chunk.copy_from_slice(&n.to_le_bytes());
+                }
                 ffi::sqlite3_result_blob(
                     ctx,
                     bytes.as_ptr().cast::<c_void>(),
-                    bytes.len() as c_int,
+                    (4 * len) as c_int,
                     ffi::SQLITE_TRANSIENT(),
                 );
             }
@@ -124,40 +137,53 @@ unsafe extern "C" fn helm_row(
     }
 }
 
+/// The most query phrases `helm_row` counts (queries have far fewer words;
+/// any beyond are not counted).
+pub(super) const MAX_PHRASES: usize = 64;
+
+/// Fills `figures` and returns how many it holds.
+///
 /// # Safety
 /// `fts` must be the context FTS5 passed with `api`.
 unsafe fn row_figures(
     api: &ffi::Fts5ExtensionApi,
     fts: *mut ffi::Fts5Context,
-) -> std::result::Result<Vec<u32>, c_int> {
-    let (Some(phrase_count), Some(column_size), Some(inst_count), Some(inst)) =
-        (api.xPhraseCount, api.xColumnSize, api.xInstCount, api.xInst)
+    figures: &mut [u32; 1 + MAX_PHRASES],
+) -> std::result::Result<usize, c_int> {
+    let (Some(phrase_count), Some(first), Some(next)) =
+        (api.xPhraseCount, api.xPhraseFirst, api.xPhraseNext)
     else {
         return Err(ffi::SQLITE_MISUSE);
     };
     // SAFETY: the functions come from FTS5's own table and are called with
-    // the context it gave, as its documentation says; out-parameters are
-    // locals that live across each call.
+    // the context it gave, as its documentation says; the iterator and the
+    // out-parameters are locals that live across each call.
     unsafe {
-        let phrases = phrase_count(fts).max(0) as usize;
-        let mut figures = vec![0u32; 1 + phrases];
-        for column in TEXT_COLUMNS {
-            let mut tokens: c_int = 0;
-            check(column_size(fts, column, &mut tokens))?;
-            figures[0] += tokens.max(0) as u32;
-        }
-        let mut count: c_int = 0;
-        check(inst_count(fts, &mut count))?;
-        for i in 0..count {
-            let (mut phrase, mut column, mut offset) = (0, 0, 0);
-            check(inst(fts, i, &mut phrase, &mut column, &mut offset))?;
-            if TEXT_COLUMNS.contains(&column)
-                && let Some(n) = figures.get_mut(1 + phrase.max(0) as usize)
-            {
-                *n += 1;
+        let phrases = (phrase_count(fts).max(1) as usize).min(1 + MAX_PHRASES);
+        let mut ends = [0u32; TEXT_COLUMNS.len()];
+        for (phrase, count) in figures.iter_mut().enumerate().take(phrases).skip(1) {
+            let mut iter = ffi::Fts5PhraseIter {
+                a: ptr::null(),
+                b: ptr::null(),
+            };
+            let (mut column, mut offset) = (0, 0);
+            check(first(
+                fts,
+                phrase as c_int,
+                &mut iter,
+                &mut column,
+                &mut offset,
+            ))?;
+            while column >= 0 {
+                if let Some(at) = TEXT_COLUMNS.iter().position(|c| *c == column) {
+                    *count += 1;
+                    ends[at] = ends[at].max(offset.max(0) as u32 + 1);
+                }
+                next(fts, &mut iter, &mut column, &mut offset);
             }
         }
-        Ok(figures)
+        figures[0] = ends.iter().sum();
+        Ok(phrases)
     }
 }
 

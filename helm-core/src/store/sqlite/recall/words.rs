@@ -104,15 +104,18 @@ pub(in crate::store::sqlite) fn remove_channel(
         conn,
         &format!("{} AND {}", scope_match(&own), scope_match(WORKSPACE)),
     )?;
+    let mut tokens = 0;
+    for key in &shared.keys {
+        tokens += text_tokens(conn, *key)?;
+    }
     let mut delete = conn.prepare_cached("DELETE FROM recall WHERE rowid = ?1")?;
-    for (key, _) in &rows {
+    for key in &rows.keys {
         delete.execute([key.0])?;
     }
     conn.prepare_cached("DELETE FROM recall_stats WHERE scope = ?1")?
         .execute([&own])?;
-    if !shared.is_empty() {
-        let tokens: i64 = shared.iter().map(|(_, f)| i64::from(length(f))).sum();
-        count(conn, WORKSPACE, -(shared.len() as i64), -tokens)?;
+    if !shared.keys.is_empty() {
+        count(conn, WORKSPACE, -(shared.keys.len() as i64), -tokens)?;
     }
     Ok(())
 }
@@ -125,8 +128,13 @@ pub(in crate::store::sqlite) fn lexical(
     expression: &str,
     depth: usize,
 ) -> Result<Vec<(ItemKey, f64)>> {
-    let mut hits = search(conn, &scope(channel), expression, depth)?;
-    let shared = search(conn, WORKSPACE, expression, depth)?;
+    // One read transaction: the statistics and the matches come from the
+    // same state of the index, and the lengths looked up do not each take
+    // and release the database's read lock.
+    let tx = conn.unchecked_transaction()?;
+    let mut hits = search(&tx, &scope(channel), expression, depth)?;
+    let shared = search(&tx, WORKSPACE, expression, depth)?;
+    tx.commit()?;
     if !shared.is_empty() {
         let own: std::collections::HashSet<ItemKey> = hits.iter().map(|(k, _)| *k).collect();
         hits.extend(shared.into_iter().filter(|(k, _)| !own.contains(k)));
@@ -148,7 +156,7 @@ fn search(
     // Phrase 0 is the scope token; the question's words follow, in order.
     let query = format!("{} AND {{body prev}} : ({expression})", scope_match(scope));
     let rows = matched(conn, &query)?;
-    Ok(rank(stats, &rows, depth))
+    rank(stats, &rows, depth, |key| text_tokens(conn, key))
 }
 
 /// A scope's figures: how many rows it has and how many text tokens.
@@ -184,28 +192,45 @@ fn scope_match(scope: &str) -> String {
     format!("chan : \"{scope}\"")
 }
 
+/// The rows matching a query and their `helm_row` figures, held flat (one
+/// allocation however many rows match): row `i`'s figures are
+/// `figures[i * width..][..width]`, a lower bound of its length first, then
+/// one count per phrase after the scope token.
+struct Matched {
+    keys: Vec<ItemKey>,
+    figures: Vec<u32>,
+    width: usize,
+}
+
+impl Matched {
+    fn row(&self, i: usize) -> &[u32] {
+        &self.figures[i * self.width..][..self.width]
+    }
+}
+
 /// Every row matching `query`, with its `helm_row` figures.
-fn matched(conn: &Connection, query: &str) -> Result<Vec<(ItemKey, Vec<u32>)>> {
+fn matched(conn: &Connection, query: &str) -> Result<Matched> {
     let mut stmt =
         conn.prepare_cached("SELECT rowid, helm_row(recall) FROM recall WHERE recall MATCH ?1")?;
-    let rows = stmt
-        .query_map([query], |r| {
-            let blob: Vec<u8> = r.get(1)?;
-            Ok((ItemKey(r.get(0)?), figures(&blob)))
-        })?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(rows)
-}
-
-/// A row's length in text tokens, the first of its `helm_row` figures.
-fn length(figures: &[u32]) -> u32 {
-    figures.first().copied().unwrap_or(0)
-}
-
-fn figures(blob: &[u8]) -> Vec<u32> {
-    blob.chunks_exact(4)
-        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        .collect()
+    let mut rows = stmt.query([query])?;
+    let mut out = Matched {
+        keys: Vec::new(),
+        figures: Vec::new(),
+        width: 0,
+    };
+    while let Some(r) = rows.next()? {
+        let rusqlite::types::ValueRef::Blob(blob) = r.get_ref(1)? else {
+            continue;
+        };
+        // Every row of one query has as many phrases.
+        out.width = blob.len() / 4;
+        out.keys.push(ItemKey(r.get(0)?));
+        out.figures.extend(
+            blob.chunks_exact(4)
+                .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+        );
+    }
+    Ok(out)
 }
 
 /// Okapi BM25 as FTS5's `bm25()` computes it, over one scope's statistics:
@@ -213,33 +238,81 @@ fn figures(blob: &[u8]) -> Vec<u32> {
 /// the number of matched rows holding it (every row holding a phrase
 /// matches), and a non-positive IDF counts as 1e-6. Best first; ties keep
 /// the index's order (oldest first).
-fn rank(stats: Stats, rows: &[(ItemKey, Vec<u32>)], depth: usize) -> Vec<(ItemKey, f64)> {
-    let width = rows.iter().map(|(_, f)| f.len()).max().unwrap_or(0);
+///
+/// Exact, without every row's length: a row's score falls as its length
+/// grows, so its score at the length bound `helm_row` gives is a ceiling.
+/// Rows are taken by ceiling, best first, and scored with their real length
+/// (`length`, a lookup) until no ceiling left can reach the `depth`th
+/// score, which in a large channel leaves all but a few hundred rows
+/// unlooked-up.
+fn rank(
+    stats: Stats,
+    rows: &Matched,
+    depth: usize,
+    mut length: impl FnMut(ItemKey) -> Result<i64>,
+) -> Result<Vec<(ItemKey, f64)>> {
+    if rows.keys.is_empty() || depth == 0 {
+        return Ok(Vec::new());
+    }
     let n = stats.rows as f64;
     let avgdl = (stats.tokens as f64 / n).max(f64::MIN_POSITIVE);
-    let idf: Vec<f64> = (2..width)
-        .map(|p| {
-            let hits = rows.iter().filter(|(_, f)| f.get(p) > Some(&0)).count() as f64;
-            let idf = ((n - hits + 0.5) / (hits + 0.5)).ln();
+    let mut hits = vec![0u32; rows.width];
+    for i in 0..rows.keys.len() {
+        for (h, tf) in hits.iter_mut().zip(rows.row(i)).skip(1) {
+            *h += u32::from(*tf > 0);
+        }
+    }
+    let idf: Vec<f64> = hits
+        .iter()
+        .skip(1)
+        .map(|&h| {
+            let h = f64::from(h);
+            let idf = ((n - h + 0.5) / (h + 0.5)).ln();
             if idf <= 0.0 { 1e-6 } else { idf }
         })
         .collect();
-    let mut scored: Vec<(ItemKey, f64)> = rows
-        .iter()
-        .map(|(key, f)| {
-            let dl = f64::from(length(f));
-            let score = idf
-                .iter()
-                .enumerate()
-                .map(|(i, idf)| {
-                    let tf = f64::from(f.get(i + 2).copied().unwrap_or(0));
-                    idf * (tf * (K1 + 1.0)) / (tf + K1 * (1.0 - B + B * dl / avgdl))
-                })
-                .sum::<f64>();
-            (*key, score)
+    let score = |figures: &[u32], dl: f64| -> f64 {
+        let norm = K1 * (1.0 - B + B * dl / avgdl);
+        idf.iter()
+            .zip(&figures[1..])
+            .map(|(idf, &tf)| {
+                let tf = f64::from(tf);
+                idf * (tf * (K1 + 1.0)) / (tf + norm)
+            })
+            .sum()
+    };
+    let mut order: Vec<(f64, usize)> = (0..rows.keys.len())
+        .map(|i| {
+            let f = rows.row(i);
+            (score(f, f64::from(f[0])), i)
         })
         .collect();
-    scored.sort_by(|a, b| b.1.total_cmp(&a.1));
-    scored.truncate(depth);
-    scored
+    // Highest ceiling first; among equal ceilings the older row.
+    let by_ceiling = |a: &(f64, usize), b: &(f64, usize)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+    // The best `depth` so far, as (score, index), best first.
+    let mut best: Vec<(f64, usize)> = Vec::with_capacity(depth + 1);
+    // Rows are put in order a slice at a time: the search usually ends
+    // within the first, and sorting every match would cost more than it.
+    let mut rest = &mut order[..];
+    while !rest.is_empty() {
+        let take = (4 * depth).min(rest.len());
+        if take < rest.len() {
+            rest.select_nth_unstable_by(take - 1, by_ceiling);
+        }
+        let (slice, after) = rest.split_at_mut(take);
+        slice.sort_unstable_by(by_ceiling);
+        for &(ceiling, i) in slice.iter() {
+            if best.len() == depth && best.last().is_some_and(|(s, _)| ceiling < *s) {
+                return Ok(best.into_iter().map(|(s, i)| (rows.keys[i], s)).collect());
+            }
+            let exact = score(rows.row(i), length(rows.keys[i])? as f64);
+            let at = best.partition_point(|(s, j)| *s > exact || (*s == exact && *j < i));
+            if at < depth {
+                best.insert(at, (exact, i));
+                best.truncate(depth);
+            }
+        }
+        rest = after;
+    }
+    Ok(best.into_iter().map(|(s, i)| (rows.keys[i], s)).collect())
 }
