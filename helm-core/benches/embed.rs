@@ -94,8 +94,10 @@ fn main() -> anyhow::Result<()> {
         "all-MiniLM-L6-v2 from {} loaded in {:.0} ms, {} threads",
         dir.display(),
         ms(started.elapsed()),
-        embedder.threads()
+        embedder.threads()?
     );
+
+    let tokenizer = embedder.tokenizer()?;
 
     // Query latency: one question at a time, as recall embeds a query.
     for q in QUESTIONS.iter().take(5) {
@@ -111,10 +113,7 @@ fn main() -> anyhow::Result<()> {
         }
     }
     latencies.sort();
-    let tokens: usize = QUESTIONS
-        .iter()
-        .map(|q| embedder.tokenizer().encode(q).len())
-        .sum();
+    let tokens: usize = QUESTIONS.iter().map(|q| tokenizer.encode(q).len()).sum();
     println!(
         "query (batch 1, {} queries, {:.1} tokens avg): p50 {:.2} ms  p99 {:.2} ms",
         latencies.len(),
@@ -130,10 +129,7 @@ fn main() -> anyhow::Result<()> {
         .cycle()
         .take(640)
         .collect();
-    let tokens: usize = messages
-        .iter()
-        .map(|m| embedder.tokenizer().encode(m).len())
-        .sum();
+    let tokens: usize = messages.iter().map(|m| tokenizer.encode(m).len()).sum();
     embedder.embed_blocking(&messages[..32])?;
     let t = Instant::now();
     for batch in messages.chunks(32) {

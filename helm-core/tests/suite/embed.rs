@@ -106,7 +106,7 @@ fn tokenizes_like_the_reference_tokenizer() -> anyhow::Result<()> {
         ),
         ("", &[101, 102]),
     ];
-    let tokenizer = embedder()?.tokenizer();
+    let tokenizer = embedder()?.tokenizer()?;
     for (text, want) in cases {
         assert_eq!(tokenizer.encode(text), *want, "tokens of {text:?}");
     }
@@ -115,7 +115,7 @@ fn tokenizes_like_the_reference_tokenizer() -> anyhow::Result<()> {
 
 #[test]
 fn long_inputs_are_cut_at_256_tokens() -> anyhow::Result<()> {
-    let tokenizer = embedder()?.tokenizer();
+    let tokenizer = embedder()?.tokenizer()?;
     let ids = tokenizer.encode(&["word"; 300].join(" "));
     assert_eq!(ids.len(), 256);
     assert_eq!(&ids[..3], [101, 2773, 2773]);
@@ -220,12 +220,12 @@ async fn the_embedder_port_gives_unit_vectors_of_384() -> anyhow::Result<()> {
 #[test]
 fn the_thread_count_is_respected() -> anyhow::Result<()> {
     let one = MiniLmEmbedder::load_with(&model_dir()?, MiniLmOptions::default().threads(1))?;
-    assert_eq!(one.threads(), 1);
+    assert_eq!(one.threads()?, 1);
     let text = "Who is on call this weekend?";
     let v = one.embed_blocking(&[text])?;
     assert!(cosine(&v[0], &embed_one(text)?) > 0.9999);
     let default_threads = std::thread::available_parallelism()?.get();
-    assert_eq!(embedder()?.threads(), default_threads);
+    assert_eq!(embedder()?.threads()?, default_threads);
     Ok(())
 }
 
@@ -267,10 +267,53 @@ fn damaged_weights_are_refused_clearly() -> anyhow::Result<()> {
         tmp.path().join(WEIGHTS_FILE),
         b"\x08\0\0\0\0\0\0\0{}garbage",
     )?;
-    let Err(err) = MiniLmEmbedder::load(tmp.path()) else {
-        bail!("loaded garbage weights");
+    for opened in [
+        MiniLmEmbedder::load(tmp.path()),
+        MiniLmEmbedder::open(tmp.path()),
+    ] {
+        let Err(err) = opened else {
+            bail!("took garbage weights");
+        };
+        assert_eq!(err.kind(), ErrorKind::Invalid, "{err}");
+        assert!(err.to_string().contains("model.safetensors"), "{err}");
+    }
+
+    // Another model's file is refused by its header, before any tensor is read.
+    let header = br#"{"lm_head.weight":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}"#;
+    let mut other = (header.len() as u64).to_le_bytes().to_vec();
+    other.extend_from_slice(header);
+    other.extend_from_slice(&[0; 4]);
+    std::fs::write(tmp.path().join(WEIGHTS_FILE), other)?;
+    let Err(err) = MiniLmEmbedder::open(tmp.path()) else {
+        bail!("opened another model's weights");
     };
-    assert_eq!(err.kind(), ErrorKind::Invalid, "{err}");
-    assert!(err.to_string().contains("model.safetensors"), "{err}");
+    assert!(err.to_string().contains("no word embeddings"), "{err}");
+
+    // Weights cut short after a sound header open (their tensors are read at
+    // the first embedding) and fail that embedding, clearly, every time.
+    let weights = std::fs::read(model_dir()?.join(WEIGHTS_FILE))?;
+    std::fs::write(tmp.path().join(WEIGHTS_FILE), &weights[..weights.len() / 2])?;
+    let cut = MiniLmEmbedder::open(tmp.path())?;
+    for _ in 0..2 {
+        let Err(err) = cut.embed_blocking(&["hello"]) else {
+            bail!("embedded with half the weights");
+        };
+        assert_eq!(err.kind(), ErrorKind::Invalid, "{err}");
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_opened_model_is_read_on_its_first_embedding() -> anyhow::Result<()> {
+    let opened = MiniLmEmbedder::open(&model_dir()?)?;
+    assert!(!opened.is_loaded());
+    let text = "Who is on call this weekend?";
+    // Two first callers at once load it once and agree.
+    let texts = [text.to_string()];
+    let (a, b) = tokio::join!(opened.embed(&texts), opened.embed(&texts));
+    assert!(opened.is_loaded());
+    let (a, b) = (a?, b?);
+    assert_eq!(a, b);
+    assert!(cosine(&a[0], &embed_one(text)?) > 0.9999);
     Ok(())
 }

@@ -7,8 +7,8 @@
 //! off the async runtime.
 
 use std::num::NonZeroUsize;
-use std::path::Path;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use async_trait::async_trait;
 
@@ -60,9 +60,22 @@ impl MiniLmOptions {
 }
 
 /// all-MiniLM-L6-v2 on the CPU. Cloning is cheap and shares the model.
+///
+/// [`load`](Self::load) reads the weights at once; [`open`](Self::open)
+/// reads them on the first embedding. The weights are ~90 MB of memory and
+/// a fifth of a second to read: a process that never embeds (most `1helm`
+/// commands, an idle server) should not pay for them.
 #[derive(Clone)]
 pub struct MiniLmEmbedder {
-    engine: Arc<Engine>,
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    dir: PathBuf,
+    options: MiniLmOptions,
+    engine: OnceLock<Engine>,
+    /// Held while the engine loads, so two first callers load it once.
+    loading: Mutex<()>,
 }
 
 struct Engine {
@@ -75,8 +88,9 @@ struct Engine {
 impl std::fmt::Debug for MiniLmEmbedder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("MiniLmEmbedder")
-            .field("threads", &self.threads())
-            .field("max_batch", &self.engine.max_batch)
+            .field("dir", &self.shared.dir)
+            .field("loaded", &self.shared.engine.get().is_some())
+            .field("max_batch", &self.shared.options.max_batch)
             .finish_non_exhaustive()
     }
 }
@@ -93,16 +107,129 @@ impl MiniLmEmbedder {
 
     /// Loads the model from `dir`, running as `options` say.
     pub fn load_with(dir: &Path, options: MiniLmOptions) -> Result<Self> {
-        let weights_path = dir.join(WEIGHTS_FILE);
-        let tokenizer_path = dir.join(TOKENIZER_FILE);
-        for path in [&weights_path, &tokenizer_path] {
-            if !path.is_file() {
-                return Err(Error::ModelMissing {
-                    path: path.clone(),
-                    help: FETCH_HINT.to_string(),
-                });
-            }
+        let embedder = Self::open_with(dir, options)?;
+        embedder.engine()?;
+        Ok(embedder)
+    }
+
+    /// The model in `dir`, read on the first embedding (or the first call
+    /// that needs it). Fails now with [`Error::ModelMissing`] if a file is
+    /// absent, or [`Error::Invalid`] if the weights' header is not this
+    /// model's; weights unreadable past their header fail the embedding
+    /// that first needs them.
+    pub fn open(dir: &Path) -> Result<Self> {
+        Self::open_with(dir, MiniLmOptions::default())
+    }
+
+    /// [`open`](Self::open), running as `options` say.
+    pub fn open_with(dir: &Path, options: MiniLmOptions) -> Result<Self> {
+        let (weights_path, _) = model_files(dir)?;
+        check_header(&weights_path)?;
+        Ok(MiniLmEmbedder {
+            shared: Arc::new(Shared {
+                dir: dir.to_path_buf(),
+                options,
+                engine: OnceLock::new(),
+                loading: Mutex::new(()),
+            }),
+        })
+    }
+
+    /// The engine, loaded on first use.
+    fn engine(&self) -> Result<&Engine> {
+        let shared = &*self.shared;
+        if let Some(engine) = shared.engine.get() {
+            return Ok(engine);
         }
+        let _loading = shared
+            .loading
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(engine) = shared.engine.get() {
+            return Ok(engine);
+        }
+        let engine = Engine::load(&shared.dir, &shared.options)?;
+        tracing::debug!(dir = %shared.dir.display(), "embedding model loaded");
+        Ok(shared.engine.get_or_init(|| engine))
+    }
+
+    /// Whether the model has been read (always, after [`load`](Self::load)).
+    pub fn is_loaded(&self) -> bool {
+        self.shared.engine.get().is_some()
+    }
+
+    /// The tokenizer the model reads its input with (loads the model).
+    pub fn tokenizer(&self) -> Result<&WordPieceTokenizer> {
+        Ok(&self.engine()?.tokenizer)
+    }
+
+    /// How many threads the model runs on (loads the model).
+    pub fn threads(&self) -> Result<usize> {
+        Ok(self.engine()?.pool.current_num_threads())
+    }
+
+    /// Embeds `texts` on the calling thread (plus the embedder's pool): one
+    /// unit-length vector of [`MINILM_DIMENSIONS`] each, in order.
+    ///
+    /// For callers outside an async runtime, such as batch indexing jobs;
+    /// [`Embedder::embed`] runs this off the runtime's threads.
+    pub fn embed_blocking<S: AsRef<str>>(&self, texts: &[S]) -> Result<Vec<Vec<f32>>> {
+        self.engine()?.embed(texts)
+    }
+}
+
+/// The weights and tokenizer files in `dir`, or which one is missing.
+fn model_files(dir: &Path) -> Result<(PathBuf, PathBuf)> {
+    let files = (dir.join(WEIGHTS_FILE), dir.join(TOKENIZER_FILE));
+    for path in [&files.0, &files.1] {
+        if !path.is_file() {
+            return Err(Error::ModelMissing {
+                path: path.clone(),
+                help: FETCH_HINT.to_string(),
+            });
+        }
+    }
+    Ok(files)
+}
+
+/// Checks, without reading the tensors, that `path` is a safetensors file
+/// of a BERT model: its header (an 8-byte length, then JSON naming each
+/// tensor) must name the word embeddings. Catches a cut-short download or
+/// another model's file when the embedder is opened, not at its first use.
+fn check_header(path: &Path) -> Result<()> {
+    use std::io::Read;
+    let invalid =
+        |why: &str| Error::invalid("embedding model", format!("{}: {why}", path.display()));
+    let mut file =
+        std::fs::File::open(path).map_err(|e| Error::io("opening the embedding model", path, e))?;
+    let mut len = [0u8; 8];
+    file.read_exact(&mut len)
+        .map_err(|_| invalid("it is too short to be a safetensors file"))?;
+    // Real headers are a few kilobytes; a larger length is not a header.
+    let len = u64::from_le_bytes(len);
+    if len > 16 << 20 {
+        return Err(invalid("it does not start with a safetensors header"));
+    }
+    let mut header = vec![0u8; len as usize];
+    file.read_exact(&mut header)
+        .map_err(|_| invalid("its safetensors header is cut short"))?;
+    let header: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(&header)
+        .map_err(|e| invalid(&format!("its safetensors header is not JSON ({e})")))?;
+    if !header
+        .keys()
+        .any(|k| k.ends_with("embeddings.word_embeddings.weight"))
+    {
+        return Err(invalid(
+            "it holds no word embeddings: not a BERT model's weights",
+        ));
+    }
+    Ok(())
+}
+
+impl Engine {
+    /// Reads the tokenizer and the weights in `dir` and starts the threads.
+    fn load(dir: &Path, options: &MiniLmOptions) -> Result<Self> {
+        let (weights_path, tokenizer_path) = model_files(dir)?;
         let tokenizer = WordPieceTokenizer::from_file(&tokenizer_path)?;
         let weights = std::fs::read(&weights_path)
             .map_err(|e| Error::io("reading the embedding model", &weights_path, e))?;
@@ -125,7 +252,6 @@ impl MiniLmEmbedder {
                 ),
             ));
         }
-
         let threads = options
             .threads
             .or_else(|| std::thread::available_parallelism().ok())
@@ -135,37 +261,14 @@ impl MiniLmEmbedder {
             .thread_name(|i| format!("helm-embed-{i}"))
             .build()
             .map_err(|e| Error::Internal(format!("starting the embedding threads: {e}")))?;
-        Ok(MiniLmEmbedder {
-            engine: Arc::new(Engine {
-                tokenizer,
-                encoder,
-                pool,
-                max_batch: options.max_batch.max(1),
-            }),
+        Ok(Engine {
+            tokenizer,
+            encoder,
+            pool,
+            max_batch: options.max_batch.max(1),
         })
     }
 
-    /// The tokenizer the model reads its input with.
-    pub fn tokenizer(&self) -> &WordPieceTokenizer {
-        &self.engine.tokenizer
-    }
-
-    /// How many threads the model runs on.
-    pub fn threads(&self) -> usize {
-        self.engine.pool.current_num_threads()
-    }
-
-    /// Embeds `texts` on the calling thread (plus the embedder's pool): one
-    /// unit-length vector of [`MINILM_DIMENSIONS`] each, in order.
-    ///
-    /// For callers outside an async runtime, such as batch indexing jobs;
-    /// [`Embedder::embed`] runs this off the runtime's threads.
-    pub fn embed_blocking<S: AsRef<str>>(&self, texts: &[S]) -> Result<Vec<Vec<f32>>> {
-        self.engine.embed(texts)
-    }
-}
-
-impl Engine {
     fn embed<S: AsRef<str>>(&self, texts: &[S]) -> Result<Vec<Vec<f32>>> {
         let sequences: Vec<Vec<u32>> = texts
             .iter()
@@ -209,10 +312,11 @@ impl Embedder for MiniLmEmbedder {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
-        let engine = Arc::clone(&self.engine);
+        let embedder = self.clone();
         let texts = texts.to_vec();
-        // Milliseconds to seconds of CPU work: keep it off the async workers.
-        tokio::task::spawn_blocking(move || engine.embed(&texts))
+        // Milliseconds to seconds of CPU work (and the first call reads the
+        // model): keep it off the async workers.
+        tokio::task::spawn_blocking(move || embedder.embed_blocking(&texts))
             .await
             .map_err(|e| Error::Internal(format!("the embedding task failed: {e}")))?
     }

@@ -115,7 +115,7 @@ pub fn local_embedder(
     #[cfg(feature = "local-embed")]
     {
         if let Some(dir) = find_local_model(data_dir) {
-            let embedder = MiniLmEmbedder::load(&dir)?;
+            let embedder = MiniLmEmbedder::open(&dir)?;
             return Ok(Some(std::sync::Arc::new(embedder)));
         }
         tracing::info!("no local embedding model found; recall works by words only ({FETCH_HINT})");
