@@ -136,7 +136,7 @@ async fn timeouts_and_kills_end_the_command_there() -> anyhow::Result<()> {
     let slow = exec(
         &t,
         &ops,
-        CommandSpec::new("echo started; sleep 30; echo never")
+        CommandSpec::new("echo started; sleep 29.71; echo never")
             .timeout(Some(Duration::from_secs(1))),
     )
     .await?;
@@ -146,7 +146,7 @@ async fn timeouts_and_kills_end_the_command_there() -> anyhow::Result<()> {
 
     let running = t
         .helm
-        .start_command(&t.captain, &ops, CommandSpec::new("echo up; sleep 30"))
+        .start_command(&t.captain, &ops, CommandSpec::new("echo up; sleep 29.71"))
         .await?;
     let seen = t
         .poll("its first output", || {
@@ -158,11 +158,13 @@ async fn timeouts_and_kills_end_the_command_there() -> anyhow::Result<()> {
     let killed = tokio::time::timeout(Duration::from_secs(20), running.kill()).await??;
     assert!(killed.killed && !killed.timed_out, "{killed:?}");
     assert!(!running.poll().running);
-    // The server has nothing of it left running.
+    // The server has nothing of it left running. (A duration no other test
+    // sleeps for: the suites run side by side on this machine, and other
+    // tests' `sleep 30` and `sleep 300` were counted here.)
     let listing = exec(
         &t,
         &ops,
-        CommandSpec::new("ps -eo args | grep -c '[s]leep 30' || true"),
+        CommandSpec::new("ps -eo args | grep -c '[s]leep 29[.]71' || true"),
     )
     .await?;
     assert_eq!(listing.stdout.trim(), "0", "{listing:?}");
