@@ -17,6 +17,7 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (5, include_str!("migrations/005_turn_stop.sql")),
     (6, include_str!("migrations/006_thread_authors.sql")),
     (7, include_str!("migrations/007_vector_seq.sql")),
+    (8, include_str!("migrations/008_live_turns_by_thread.sql")),
 ];
 
 /// The advisory lock key migrations hold ("helm" in ASCII).

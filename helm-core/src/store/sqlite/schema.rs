@@ -27,6 +27,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         include_str!("migrations/012_shared_words.sql"),
     ),
     ("vector_seq", include_str!("migrations/013_vector_seq.sql")),
+    (
+        "live_turns_by_thread",
+        include_str!("migrations/014_live_turns_by_thread.sql"),
+    ),
 ];
 
 /// Work a migration needs beyond its SQL, run after it in its transaction.

@@ -180,10 +180,7 @@ pub(super) fn admit(
 /// must free up, and one more, before it starts.
 fn queue_position(conn: &Connection, turn: &Turn, capacity: u32) -> Result<u32> {
     let same_thread: i64 = conn
-        .prepare_cached(
-            "SELECT count(*) FROM turns WHERE thread_id = ?1 AND id < ?2 \
-             AND state IN ('queued', 'running')",
-        )?
+        .prepare_cached(SAME_THREAD_AHEAD_SQL)?
         .query_row(params![turn.thread_id, turn.id], |r| r.get(0))?;
     if same_thread > 0 {
         return Ok(same_thread as u32);
@@ -191,14 +188,7 @@ fn queue_position(conn: &Connection, turn: &Turn, capacity: u32) -> Result<u32> 
     // Running turns of the agent, and the earlier queued turns of its other
     // threads that are next in their thread and start before this one.
     let (running, queued_before): (i64, i64) = conn
-        .prepare_cached(
-            "SELECT \
-               (SELECT count(*) FROM turns WHERE agent_id = ?1 AND state = 'running'), \
-               (SELECT count(*) FROM turns q WHERE q.agent_id = ?1 AND q.state = 'queued' \
-                  AND q.id < ?2 AND q.thread_id != ?3 \
-                  AND q.id = (SELECT min(f.id) FROM turns f WHERE f.thread_id = q.thread_id \
-                      AND f.state IN ('queued', 'running')))",
-        )?
+        .prepare_cached(AGENT_AHEAD_SQL)?
         .query_row(params![turn.agent_id, turn.id, turn.thread_id], |r| {
             Ok((r.get(0)?, r.get(1)?))
         })?;
@@ -213,6 +203,24 @@ fn queue_position(conn: &Connection, turn: &Turn, capacity: u32) -> Result<u32> 
 /// the workspace ever ran. Both queries name the table `q`.
 const LIVE: &str = "q.state IN ('queued', 'running')";
 
+/// The same condition on a table named `f`, so a thread's live turns are
+/// read from `turns_thread_live` rather than every turn of the thread.
+const LIVE_F: &str = "f.state IN ('queued', 'running')";
+
+/// The live turns of a thread before a turn (`queue_position`).
+const SAME_THREAD_AHEAD_SQL: &str = "SELECT count(*) FROM turns WHERE thread_id = ?1 AND id < ?2 \
+     AND state IN ('queued', 'running')";
+
+/// The running turns of an agent, and the earlier queued turns of its
+/// other threads that are first in their thread (`queue_position`).
+const AGENT_AHEAD_SQL: &str = "SELECT \
+       (SELECT count(*) FROM turns WHERE agent_id = ?1 AND state = 'running'), \
+       (SELECT count(*) FROM turns q WHERE q.agent_id = ?1 \
+          AND q.state IN ('queued', 'running') AND q.state = 'queued' \
+          AND q.id < ?2 AND q.thread_id != ?3 \
+          AND q.id = (SELECT min(f.id) FROM turns f WHERE f.thread_id = q.thread_id \
+              AND f.state IN ('queued', 'running')))";
+
 /// The statement of [`runnable`], before the agents' capacity. Built once:
 /// the scheduler runs it on every post and every turn's end.
 static RUNNABLE_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
@@ -222,7 +230,7 @@ static RUNNABLE_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
              AND r.state = 'running') \
          AND (SELECT status FROM channels c WHERE c.id = q.channel_id) = 'active' \
          AND q.id = (SELECT min(f.id) FROM turns f WHERE f.thread_id = q.thread_id \
-             AND f.state = 'queued') \
+             AND {LIVE_F} AND f.state = 'queued') \
          ORDER BY q.id"
     )
 });
@@ -535,8 +543,12 @@ mod tests {
         super::super::configure(&conn, false)?;
         super::super::schema::migrate(&mut conn)?;
         let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}"))?;
+        // Planned with every parameter unbound (NULL), as when prepared.
+        let unbound = vec![rusqlite::types::Null; stmt.parameter_count()];
         let steps = stmt
-            .query_map([], |r| r.get::<_, String>(3))?
+            .query_map(rusqlite::params_from_iter(unbound), |r| {
+                r.get::<_, String>(3)
+            })?
             .collect::<rusqlite::Result<Vec<_>>>()?;
         Ok(steps.join("\n"))
     }
@@ -550,6 +562,35 @@ mod tests {
                 outer.contains("USING INDEX turns_live"),
                 "the scheduler's scan must use the live-turn index, not every turn ever run: {plan}"
             );
+        }
+        // Every read of `turns` in the scheduler's and admission's queries
+        // goes through an index of live turns only (the channels table,
+        // `c`, is read by its key), so neither a long thread nor a long
+        // history makes them slower.
+        let sqls = [
+            &*super::RUNNABLE_SQL,
+            &*super::RUNNING_SQL,
+            super::SAME_THREAD_AHEAD_SQL,
+            super::AGENT_AHEAD_SQL,
+        ];
+        for sql in sqls {
+            let plan = plan(sql)?;
+            for step in plan.lines() {
+                let reads = step.starts_with("SEARCH") || step.starts_with("SCAN");
+                if !reads || step.contains("SEARCH c ") || step.contains("CONSTANT ROW") {
+                    continue;
+                }
+                assert!(
+                    [
+                        "turns_live",
+                        "turns_thread_live",
+                        "turns_one_running_per_thread"
+                    ]
+                    .iter()
+                    .any(|index| step.split(' ').any(|word| word == *index)),
+                    "{step} (in {sql}):\n{plan}"
+                );
+            }
         }
         Ok(())
     }
