@@ -289,16 +289,35 @@ fn damaged_weights_are_refused_clearly() -> anyhow::Result<()> {
     };
     assert!(err.to_string().contains("no word embeddings"), "{err}");
 
-    // Weights cut short after a sound header open (their tensors are read at
-    // the first embedding) and fail that embedding, clearly, every time.
+    // Weights cut short (a broken download) are refused when opened, as a
+    // configuration that requires the model must refuse to start on them.
     let weights = std::fs::read(model_dir()?.join(WEIGHTS_FILE))?;
     std::fs::write(tmp.path().join(WEIGHTS_FILE), &weights[..weights.len() / 2])?;
-    let cut = MiniLmEmbedder::open(tmp.path())?;
+    let Err(err) = MiniLmEmbedder::open(tmp.path()) else {
+        bail!("opened half the weights");
+    };
+    assert_eq!(err.kind(), ErrorKind::Invalid, "{err}");
+    assert!(err.to_string().contains("download it again"), "{err}");
+
+    // Whole weights missing a tensor the model needs (one renamed in the
+    // header, so the file still adds up) open, and fail the embedding that
+    // reads them, clearly, every time.
+    let header_end = 8 + u64::from_le_bytes(weights[..8].try_into()?) as usize;
+    let mut renamed = weights.clone();
+    let header = &mut renamed[8..header_end];
+    let at = header
+        .windows(12)
+        .position(|w| w == b"query.weight")
+        .context("no query weights in the model's header")?;
+    header[at..at + 12].copy_from_slice(b"qvery.weight");
+    std::fs::write(tmp.path().join(WEIGHTS_FILE), &renamed)?;
+    let opened = MiniLmEmbedder::open(tmp.path())?;
     for _ in 0..2 {
-        let Err(err) = cut.embed_blocking(&["hello"]) else {
-            bail!("embedded with half the weights");
+        let Err(err) = opened.embed_blocking(&["hello"]) else {
+            bail!("embedded without the query weights");
         };
         assert_eq!(err.kind(), ErrorKind::Invalid, "{err}");
+        assert!(err.to_string().contains("query"), "{err}");
     }
     Ok(())
 }

@@ -114,9 +114,9 @@ impl MiniLmEmbedder {
 
     /// The model in `dir`, read on the first embedding (or the first call
     /// that needs it). Fails now with [`Error::ModelMissing`] if a file is
-    /// absent, or [`Error::Invalid`] if the weights' header is not this
-    /// model's; weights unreadable past their header fail the embedding
-    /// that first needs them.
+    /// absent, or [`Error::Invalid`] if the weights are not a whole file of
+    /// this kind of model (by their header and length); weights damaged
+    /// otherwise fail the embedding that first needs them.
     pub fn open(dir: &Path) -> Result<Self> {
         Self::open_with(dir, MiniLmOptions::default())
     }
@@ -192,10 +192,12 @@ fn model_files(dir: &Path) -> Result<(PathBuf, PathBuf)> {
     Ok(files)
 }
 
-/// Checks, without reading the tensors, that `path` is a safetensors file
-/// of a BERT model: its header (an 8-byte length, then JSON naming each
-/// tensor) must name the word embeddings. Catches a cut-short download or
-/// another model's file when the embedder is opened, not at its first use.
+/// Checks, without reading the tensors, that `path` is a whole safetensors
+/// file of a BERT model: its header (an 8-byte length, then JSON naming each
+/// tensor and where its bytes lie) must name the word embeddings, and the
+/// file must be as long as the header says. Catches a cut-short download or
+/// another model's file when the embedder is opened (so a configuration
+/// that requires the model refuses to start), not at its first use.
 fn check_header(path: &Path) -> Result<()> {
     use std::io::Read;
     let invalid =
@@ -222,6 +224,22 @@ fn check_header(path: &Path) -> Result<()> {
         return Err(invalid(
             "it holds no word embeddings: not a BERT model's weights",
         ));
+    }
+    // Each tensor's `data_offsets` are [start, end) past the header.
+    let data = header
+        .values()
+        .filter_map(|t| t.get("data_offsets")?.get(1)?.as_u64())
+        .max()
+        .unwrap_or(0);
+    let size = file
+        .metadata()
+        .map_err(|e| Error::io("reading the embedding model", path, e))?
+        .len();
+    if size != 8 + len + data {
+        return Err(invalid(&format!(
+            "it is {size} bytes where its header describes {}: download it again",
+            8 + len + data
+        )));
     }
     Ok(())
 }

@@ -139,7 +139,7 @@ unsafe extern "C" fn helm_row(
 
 /// The most query phrases `helm_row` counts (queries have far fewer words;
 /// any beyond are not counted).
-pub(super) const MAX_PHRASES: usize = 64;
+const MAX_PHRASES: usize = 64;
 
 /// Fills `figures` and returns how many it holds.
 ///
