@@ -136,7 +136,7 @@ pub fn running_server(root: &Path) -> Option<ServerInfo> {
 /// Writes `bytes` to `path` readable by the server's user only (0600), also
 /// when the file existed with a wider mode: agents in process mode run on
 /// the same host and must not read what the server keeps there.
-fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
     let mut file = File::options()

@@ -38,6 +38,11 @@ pub struct ServerConfig {
     /// default `http://<listen>`. Used for invitation links, `server.json`
     /// and the allowed origin of browser requests.
     pub public_url: Option<String>,
+    /// Where the other nodes sharing this server's store reach it (its own
+    /// address, not a load balancer's): they reach the channel computers
+    /// this node holds through it. Default `http://<listen>`, unless it
+    /// listens on every address (then set it, or the others cannot).
+    pub node_url: Option<String>,
     /// Mark session cookies `Secure`; default: when `public_url` is https.
     pub secure_cookies: Option<bool>,
     /// More origins whose pages may use a session cookie to change things.
@@ -97,6 +102,7 @@ impl Default for ServerConfig {
             data: PathBuf::from("helm-data"),
             listen: SocketAddr::from(([127, 0, 0, 1], 7400)),
             public_url: None,
+            node_url: None,
             secure_cookies: None,
             allowed_origins: Vec::new(),
             session_hours: 24 * 30,
@@ -182,6 +188,9 @@ impl ServerConfig {
         if let Some(v) = var("HELM_PUBLIC_URL") {
             self.public_url = Some(v);
         }
+        if let Some(v) = var("HELM_NODE_URL") {
+            self.node_url = Some(v);
+        }
         if let Some(v) = var("HELM_SECURE_COOKIES") {
             self.secure_cookies = Some(parse("HELM_SECURE_COOKIES", v)?);
         }
@@ -242,7 +251,8 @@ impl ServerConfig {
                     .into(),
             ));
         }
-        for origin in self.public_url.iter().chain(&self.allowed_origins) {
+        let urls = self.public_url.iter().chain(&self.node_url);
+        for origin in urls.chain(&self.allowed_origins) {
             if !(origin.starts_with("http://") || origin.starts_with("https://")) {
                 return Err(ConfigError(format!(
                     "{origin:?} is not an origin: it must start with http:// or https://"
@@ -267,6 +277,17 @@ impl ServerConfig {
         match &self.public_url {
             Some(url) => url.trim_end_matches('/').to_string(),
             None => format!("http://{}", self.listen),
+        }
+    }
+
+    /// Where the other nodes of a shared store reach this one, without a
+    /// trailing `/`; `None` when it listens on every address and no
+    /// `node_url` says which.
+    pub fn node_url(&self) -> Option<String> {
+        match &self.node_url {
+            Some(url) => Some(url.trim_end_matches('/').to_string()),
+            None if self.listen.ip().is_unspecified() => None,
+            None => Some(format!("http://{}", self.listen)),
         }
     }
 
@@ -303,6 +324,8 @@ impl ServerConfig {
             }
         };
         origins.extend(self.allowed_origins.iter().map(|o| origin_of(o)));
+        // The other nodes address this one by its node URL.
+        origins.extend(self.node_url.iter().map(|o| origin_of(o)));
         origins
     }
 
@@ -367,6 +390,31 @@ mod tests {
             config
                 .apply_env(|k| (k == "HELM_LISTEN").then(|| "nowhere".to_string()))
                 .is_err()
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn the_node_url_defaults_to_the_listening_address() -> Result<(), ConfigError> {
+        let mut config = ServerConfig::from_toml("listen = \"10.0.0.5:7400\"\n")?;
+        assert_eq!(config.node_url().as_deref(), Some("http://10.0.0.5:7400"));
+        // Listening on every address says nothing of which one the others use.
+        config.listen = SocketAddr::from(([0, 0, 0, 0], 7400));
+        assert_eq!(config.node_url(), None);
+        config.apply_env(|k| (k == "HELM_NODE_URL").then(|| "http://10.0.0.5:7400/".into()))?;
+        assert_eq!(config.node_url().as_deref(), Some("http://10.0.0.5:7400"));
+        // The other nodes address it so, behind whatever public URL people use.
+        config.public_url = Some("https://helm.example.org".into());
+        assert!(
+            config
+                .allowed_hosts()
+                .contains(&"10.0.0.5:7400".to_string())
+        );
+        assert!(
+            ServerConfig::from_toml("node_url = \"10.0.0.5:7400\"\n")?
+                .validate()
+                .is_err(),
+            "a node URL needs its scheme"
         );
         Ok(())
     }

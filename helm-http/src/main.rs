@@ -37,6 +37,11 @@ struct Args {
     #[arg(long = "public-url", value_name = "URL")]
     public_url: Option<String>,
 
+    /// Where the other nodes sharing this server's store reach it (its own
+    /// address); also `HELM_NODE_URL`. Default `http://<listen>`.
+    #[arg(long = "node-url", value_name = "URL")]
+    node_url: Option<String>,
+
     /// How channel computers are isolated: bubblewrap (required: refuse to
     /// start without it), process, or auto; also `HELM_ISOLATION` and
     /// `[computer] isolation` in the config file.
@@ -86,6 +91,9 @@ fn resolve(args: &Args) -> anyhow::Result<ServerConfig> {
     }
     if let Some(url) = &args.public_url {
         config.public_url = Some(url.clone());
+    }
+    if let Some(url) = &args.node_url {
+        config.node_url = Some(url.clone());
     }
     if let Some(code) = &args.setup_code {
         config.setup_code = Some(code.clone());
@@ -150,6 +158,24 @@ async fn main() -> anyhow::Result<()> {
     )?;
     let mut options = HelmOptions::new(&data);
     config.core.apply(&mut options)?;
+    // Other nodes of a shared store reach the computers this one holds
+    // through its Open Terminal endpoint.
+    options.node.computer_url = config
+        .node_url()
+        .map(|url| format!("{url}/api/channels/{{channel}}/ot"));
+    if options.node.computer_url.is_none()
+        && matches!(
+            options.store,
+            Some(helm_core::config::StoreUrl::Postgres(_))
+        )
+    {
+        tracing::warn!(
+            listen = %config.listen,
+            "this node listens on every address and has no node URL: other nodes sharing the \
+             store cannot reach the channel computers it holds; set node_url (HELM_NODE_URL, \
+             --node-url) to the address they reach it at"
+        );
+    }
     options
         .load_local_embedder()
         .context("loading the embedding model for recall by meaning")?;

@@ -2,8 +2,9 @@
 //!
 //! A secret is 32 bytes from the operating system's random source, written as
 //! hex behind a short prefix that says what it is (`hs_` sessions, `helm_`
-//! API tokens, `hinv_` invitations, `hot_` Open Terminal keys), so a leaked one is recognisable in logs
-//! and secret scanners. Only [`digest`] of it is stored: with 256 bits of
+//! API tokens, `hinv_` invitations, `hot_` Open Terminal keys, `hnode_` the
+//! keys nodes present to each other), so a leaked one is recognisable in
+//! logs and secret scanners. Only [`digest`] of it is stored: with 256 bits of
 //! entropy a plain SHA-256 cannot be reversed or guessed, and looking it up is
 //! one indexed read.
 
@@ -19,6 +20,9 @@ pub const TOKEN_PREFIX: &str = "helm_";
 pub const INVITE_PREFIX: &str = "hinv_";
 /// The prefix of a channel's Open Terminal key.
 pub const OT_KEY_PREFIX: &str = "hot_";
+/// The prefix of the key a server node presents to the other nodes that
+/// share its store.
+pub const NODE_KEY_PREFIX: &str = "hnode_";
 
 /// The longest secret accepted for lookup; anything longer is not ours.
 const MAX_SECRET: usize = 128;

@@ -85,7 +85,9 @@ pub use local::LocalExecutor;
 pub use port::{Executor, RunningCommand};
 pub use process_tree::raise_open_files_limit;
 pub use provider::{ComputerProvider, LocalComputers, OneExecutor};
-pub use remote::{MAX_REMOTE_STDIN, RemoteComputers, RemoteExecutor, RemoteFiles};
+pub use remote::{
+    ComputerRoutes, MAX_REMOTE_STDIN, RemoteComputers, RemoteExecutor, RemoteFiles, Route,
+};
 pub use stdio::{STDIO_STDERR_TAIL, StdioHandle, StdioProcess, StdioSpec};
 pub use terminal::{
     LocalTerminals, Opener, TerminalEvent, TerminalInfo, TerminalManager, TerminalSession,

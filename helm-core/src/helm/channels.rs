@@ -57,14 +57,27 @@ impl Helm {
         actor: &User,
         request: NewChannel,
     ) -> Result<ChannelRecord> {
-        provision_channel(
+        let record = provision_channel(
             self.inner.store.as_ref(),
             &self.inner.root,
             &self.inner.faults,
             actor,
             request,
         )
-        .await
+        .await?;
+        // Its world was made on this node: with nodes sharing the store,
+        // this node holds its computer. Failing that, the first node to use
+        // the computer holds it; the channel exists either way.
+        let id = record.channel.id;
+        if let Err(e) = self
+            .inner
+            .computer
+            .hold(self.inner.store.as_ref(), id)
+            .await
+        {
+            tracing::warn!(channel = %id, error = %e, "could not hold the new channel's computer here");
+        }
+        Ok(record)
     }
 
     /// A channel with its agent.

@@ -14,14 +14,15 @@ use tokio::sync::OnceCell;
 use crate::error::{Error, Result};
 use crate::exec::{
     CommandResult, CommandSpec, Computer, ComputerOptions, ComputerProvider, Executor, Files,
-    FilesProvider, Isolation, LocalComputers, LocalFiles, LocalTerminals, RunningCommand,
-    TerminalInfo, TerminalSession, TerminalSize, Terminals,
+    FilesProvider, Isolation, LocalComputers, LocalFiles, LocalTerminals, RemoteComputers,
+    RunningCommand, TerminalInfo, TerminalSession, TerminalSize, Terminals,
 };
 use crate::model::{ChannelId, ChannelKind, ChannelRef, ChannelStatus, User};
-use crate::store::ChannelRecord;
+use crate::store::{ChannelRecord, Store};
 use crate::world::DataRoot;
 
-use super::Helm;
+use super::nodes::NodeRoutes;
+use super::{Helm, HelmOptions};
 
 /// The computer ports a Helm is built with; each left `None` is this
 /// host's implementation. Set through [`HelmOptions::ports`](super::HelmOptions::ports).
@@ -50,9 +51,50 @@ pub(crate) struct ComputerState {
     /// [`close_data_root`]), which the first executor that runs agents as
     /// other users triggers.
     closed: OnceCell<()>,
+    /// With a store several nodes share and this host's computers: which
+    /// node holds each channel's computer.
+    routes: Option<Arc<NodeRoutes>>,
 }
 
 impl ComputerState {
+    /// The computers of `root`: the ports `options` gives, or, on a store
+    /// several nodes share with no ports chosen, this host's for the
+    /// channels this node holds and the holder's for the others (this node
+    /// registers with the store here).
+    pub(crate) async fn open(
+        computer: ComputerOptions,
+        root: DataRoot,
+        store: &Arc<dyn Store>,
+        options: &HelmOptions,
+    ) -> Result<Self> {
+        let ports = &options.ports;
+        let local_ports =
+            ports.computers.is_none() && ports.files.is_none() && ports.terminals.is_none();
+        if !(store.shared() && local_ports) {
+            return Ok(Self::new(computer, root, ports.clone()));
+        }
+        let (routes, key) = NodeRoutes::start(&root, store.clone(), &options.node).await?;
+        let host = Arc::new(LocalComputers::new(computer, Some(root.procs_dir())));
+        let routed = Arc::new(RemoteComputers::routed(routes.clone(), &key, host)?);
+        let ports = ComputerPorts {
+            computers: Some(routed.clone()),
+            files: Some(routed.clone()),
+            terminals: Some(routed),
+        };
+        let mut state = Self::new(computer, root, ports);
+        state.routes = Some(routes);
+        Ok(state)
+    }
+
+    /// Makes this node the holder of a new channel's computer (its world
+    /// was made here), when nodes share the store.
+    pub(crate) async fn hold(&self, store: &dyn Store, channel: ChannelId) -> Result<()> {
+        if let Some(routes) = &self.routes {
+            store.claim_computer(channel, routes.id()).await?;
+        }
+        Ok(())
+    }
+
     pub(crate) fn new(options: ComputerOptions, root: DataRoot, ports: ComputerPorts) -> Self {
         // The local computers are made (not probed) even when commands go
         // elsewhere: the default terminals launch through them.
@@ -66,6 +108,7 @@ impl ComputerState {
             terminals,
             root,
             closed: OnceCell::new(),
+            routes: None,
         }
     }
 

@@ -15,6 +15,7 @@ mod converse;
 mod lifecycle;
 mod mcp;
 mod memory;
+mod nodes;
 mod ot_keys;
 mod providers;
 mod reading;
@@ -41,6 +42,7 @@ pub(crate) use mcp::{
     remove_server as remove_mcp_server,
 };
 pub use memory::MemoryNote;
+pub use nodes::NodeOptions;
 pub use reading::MAX_WORKSPACE_NAME;
 pub use status::Status;
 pub use threads::PostedMessage;
@@ -147,8 +149,12 @@ pub struct HelmOptions {
     /// How channel computers are isolated and limited.
     pub computer: ComputerOptions,
     /// What runs channel computers' commands, files and terminals; this
-    /// host's implementations by default.
+    /// host's implementations by default (with a store several nodes
+    /// share, this host's for the channels whose computers this node
+    /// holds, the holder's for the rest).
     pub ports: ComputerPorts,
+    /// This node, when several share the store.
+    pub node: NodeOptions,
     /// Where the secrets that credential grants and MCP servers name are
     /// looked up (the server's environment by default).
     pub secrets: Arc<dyn crate::secrets::SecretStore>,
@@ -168,6 +174,7 @@ impl HelmOptions {
             words_only_reason: None,
             computer: ComputerOptions::default(),
             ports: ComputerPorts::default(),
+            node: NodeOptions::default(),
             secrets: Arc::new(crate::secrets::EnvSecrets),
         }
     }
@@ -318,11 +325,9 @@ impl Helm {
             RecallEngine::new(store.clone(), options.embedder.clone())
                 .with_vector_cache(options.memory.vector_cache_bytes()),
         );
-        let computer = Arc::new(computer::ComputerState::new(
-            options.computer,
-            root.clone(),
-            options.ports.clone(),
-        ));
+        let computer = Arc::new(
+            computer::ComputerState::open(options.computer, root.clone(), &store, &options).await?,
+        );
         let faults = Faults::default();
         // Skipper's tools act through a narrow authority service over the
         // same store and data root, not through the facade.

@@ -71,6 +71,9 @@ impl Helm {
                 "the Open Terminal key is unknown, revoked or not this channel's".into(),
             )
         };
+        if secret::looks_like(presented, secret::NODE_KEY_PREFIX) {
+            return self.authenticate_node_key(channel, presented).await;
+        }
         if !secret::looks_like(presented, secret::OT_KEY_PREFIX) {
             return Err(refused());
         }
@@ -97,6 +100,39 @@ impl Helm {
             Err(Error::NotFound { .. } | Error::Forbidden(_)) => Err(refused()),
             Err(e) => Err(e),
         }
+    }
+
+    /// Another node of this store reaching a channel computer this node
+    /// holds, on behalf of someone it has checked: it acts as the Captain.
+    /// `#main` (Skipper's host computer, each node's own) is never reached
+    /// this way.
+    async fn authenticate_node_key(
+        &self,
+        channel: &ChannelRef,
+        presented: &str,
+    ) -> Result<(ChannelRecord, User)> {
+        let refused = || {
+            Error::Unauthenticated(
+                "the node key is unknown (the node restarted with a new one?) or not for this \
+                 channel"
+                    .into(),
+            )
+        };
+        if self
+            .inner
+            .store
+            .node_by_key(&secret::digest(presented))
+            .await?
+            .is_none()
+        {
+            return Err(refused());
+        }
+        let record = match self.channel(channel).await {
+            Ok(record) if record.channel.kind != ChannelKind::Home => record,
+            Ok(_) | Err(Error::NotFound { .. }) => return Err(refused()),
+            Err(e) => return Err(e),
+        };
+        Ok((record, self.captain().await?))
     }
 
     /// A channel whose Open Terminal key `actor` manages.

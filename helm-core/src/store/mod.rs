@@ -2,7 +2,7 @@
 //!
 //! The port is split by area ([`WorkspaceStore`], [`ChannelStore`],
 //! [`ThreadStore`], [`TurnStore`], [`MemoryStore`], [`AuthStore`],
-//! [`AuthorityStore`], [`EventStore`]); [`Store`] is their sum, and
+//! [`AuthorityStore`], [`EventStore`], [`NodeStore`]); [`Store`] is their sum, and
 //! callers hold an `Arc<dyn Store>`, on which every area's methods can be
 //! called as they are. Code holding a concrete store (a `SqliteStore`)
 //! imports [`prelude`] to bring all the areas into scope at once.
@@ -25,8 +25,8 @@ mod sqlite;
 mod types;
 
 pub use ports::{
-    AuthStore, AuthorityStore, ChannelStore, EventStore, MemoryStore, ThreadStore, TurnStore,
-    WorkspaceStore,
+    AuthStore, AuthorityStore, ChannelStore, EventStore, MemoryStore, NodeStore, ThreadStore,
+    TurnStore, WorkspaceStore,
 };
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
@@ -34,10 +34,10 @@ pub use sqlite::SqliteStore;
 pub use types::{
     Admission, AdmissionModel, AuditRecord, AuditVerification, Bootstrap, BootstrapPlan,
     CapabilityChange, CaptainSetup, ChannelFilter, ChannelPlan, ChannelRecord, ChannelUpdate,
-    Escalated, InviteAcceptance, JournalEntry, LeaseRenewal, MemoryFilter, NewAgent, NewApiToken,
-    NewApproval, NewEscalation, NewInvite, NewMemory, NewOtKey, NewPost, NewThreadSummary,
-    NewToolAction, NewUser, PolicyScope, Posted, Repaired, Resume, StoreStats, ThreadTail,
-    ToolActionOutcome, TurnFinish, WorldHook, message_tokens,
+    ComputerHolder, Escalated, InviteAcceptance, JournalEntry, LeaseRenewal, MemoryFilter,
+    NewAgent, NewApiToken, NewApproval, NewEscalation, NewInvite, NewMemory, NewOtKey, NewPost,
+    NewThreadSummary, NewToolAction, NewUser, NodeRecord, PolicyScope, Posted, Repaired, Resume,
+    StoreStats, ThreadTail, ToolActionOutcome, TurnFinish, WorldHook, message_tokens,
 };
 
 /// Durable state of one workspace, and its event log: every area trait at
@@ -51,6 +51,7 @@ pub trait Store:
     + AuthStore
     + AuthorityStore
     + EventStore
+    + NodeStore
 {
 }
 
@@ -63,5 +64,6 @@ impl<T> Store for T where
         + AuthStore
         + AuthorityStore
         + EventStore
+        + NodeStore
 {
 }

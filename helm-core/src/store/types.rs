@@ -265,6 +265,30 @@ pub struct LeaseRenewal {
     pub stop: Vec<(TurnId, String)>,
 }
 
+/// A server node as it registers with a shared store
+/// ([`NodeStore::register_node`](super::NodeStore::register_node)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeRecord {
+    /// The node's id, derived from the key kept in its data root.
+    pub id: String,
+    /// Where the other nodes reach the channel computers this node holds: a
+    /// URL with `{channel}` for the channel's id; `None` if they cannot.
+    pub computer_url: Option<String>,
+    /// The digest ([`secret::digest`](crate::auth::secret::digest)) of the
+    /// key this node presents to the others.
+    pub key_digest: String,
+}
+
+/// The node that holds a channel's computer, as
+/// [`NodeStore::claim_computer`](super::NodeStore::claim_computer) found it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ComputerHolder {
+    /// The node's id.
+    pub node: String,
+    /// Where the others reach its computers ([`NodeRecord::computer_url`]).
+    pub computer_url: Option<String>,
+}
+
 /// How a turn ends, as its finalizer records it.
 #[derive(Debug, Clone)]
 pub struct TurnFinish {

@@ -3,12 +3,15 @@
 //! node B sees live what was posted on node A, each turn runs exactly once,
 //! a stop asked on one node stops the turn the other runs, and when the node
 //! running a turn is SIGKILLed the other ends that turn interrupted once its
-//! lease lapses and runs the turn queued behind it.
+//! lease lapses and runs the turn queued behind it; a channel's computer is
+//! held by one node and reached through it from the other.
 
 use std::time::{Duration, Instant};
 
+use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio_postgres::NoTls;
+use tokio_tungstenite::tungstenite::Message;
 
 use super::kit::{PASSWORD, client, events_ws, next_json};
 use super::process::Process;
@@ -417,6 +420,192 @@ async fn a_remote_computer_without_its_key_stops_the_start() -> anyhow::Result<(
     assert!(
         stderr.contains("computer.key_env") && stderr.contains("HELM_TEST_NO_KEY_HERE"),
         "{stderr}"
+    );
+    Ok(())
+}
+
+/// Reads a terminal's socket until `needle` shows (up to 20 s).
+async fn read_until<S>(socket: &mut S, needle: &str) -> anyhow::Result<String>
+where
+    S: futures_util::Stream<Item = Result<Message, tokio_tungstenite::tungstenite::Error>> + Unpin,
+{
+    let mut seen = String::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while !seen.contains(needle) {
+        let frame = tokio::time::timeout_at(deadline, socket.next())
+            .await
+            .map_err(|_| anyhow::anyhow!("{needle:?} not seen within 20 s; saw {seen:?}"))?
+            .ok_or_else(|| anyhow::anyhow!("the socket ended; saw {seen:?}"))??;
+        match frame {
+            Message::Binary(bytes) => seen.push_str(&String::from_utf8_lossy(&bytes)),
+            Message::Text(text) => seen.push_str(&text),
+            Message::Close(frame) => anyhow::bail!("closed {frame:?}; saw {seen:?}"),
+            _ => {}
+        }
+    }
+    Ok(seen)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_channels_computer_is_held_by_one_node_and_reached_through_it() -> anyhow::Result<()> {
+    let store = helm_tests::postgres::fresh_database().await?;
+    let dir = tempfile::tempdir()?;
+    let (a_data, b_data) = (dir.path().join("a"), dir.path().join("b"));
+    // Process isolation: the test asserts where files land on the hosts'
+    // disks, the same with bubblewrap.
+    let env = [
+        ("HELM_STORE", store.as_str()),
+        ("HELM_ISOLATION", "process"),
+    ];
+    let mut a = Process::spawn_env(&a_data, &[], &env)?;
+    a.wait_ready().await?;
+    let mut b = Process::spawn_env(&b_data, &[], &env)?;
+    b.wait_ready().await?;
+    let ada = captain(&a, &a_data).await?;
+    let made = ada
+        .post(
+            &a,
+            "/api/channels",
+            json!({"name": "lab", "purpose": "Experiments."}),
+        )
+        .await?;
+    let id = made["channel"]["id"].as_i64().unwrap_or_default();
+    let on_a = a_data.join(format!("channels/{id}/workspace"));
+    let on_b = b_data.join(format!("channels/{id}/workspace"));
+
+    // A made the channel, so A holds its computer: a file written through
+    // B lands on A's disk, and a command run through B sees it there.
+    let (code, written) = ada
+        .call(
+            reqwest::Method::PUT,
+            &b,
+            "/api/channels/lab/files",
+            json!({"path": "notes/plan.md", "content": "ship it\n"}),
+        )
+        .await?;
+    assert_eq!(code, 200, "{written}");
+    assert_eq!(
+        std::fs::read_to_string(on_a.join("notes/plan.md"))?,
+        "ship it\n"
+    );
+    assert!(!on_b.join("notes/plan.md").exists(), "nothing on B's disk");
+    let run = ada
+        .post(
+            &b,
+            "/api/channels/lab/exec",
+            json!({"command": "cat notes/plan.md && pwd && echo tested >> notes/plan.md"}),
+        )
+        .await?;
+    assert_eq!(run["exit_code"], 0, "{run}");
+    let stdout = run["stdout"].as_str().unwrap_or_default();
+    assert!(stdout.starts_with("ship it\n"), "{run}");
+    assert!(
+        stdout.contains(&on_a.to_string_lossy().to_string()),
+        "the command ran in A's workspace: {run}"
+    );
+    let read = ada
+        .get(&a, "/api/channels/lab/files/read?path=notes/plan.md")
+        .await?;
+    assert_eq!(read["content"], "ship it\ntested\n", "{read}");
+    let listed = ada.get(&b, "/api/channels/lab/files?path=notes").await?;
+    assert!(listed.to_string().contains("plan.md"), "{listed}");
+
+    // A terminal opened through B is a shell on A, in the workspace.
+    let opened = ada
+        .post(
+            &b,
+            "/api/channels/lab/terminals",
+            json!({"rows": 24, "cols": 80}),
+        )
+        .await?;
+    let terminal = opened["id"].as_u64().unwrap_or_default();
+    let url = format!("{}/api/terminals/{terminal}/ws", b.ws_url());
+    let mut shell = events_ws(&url, &ada.token).await?;
+    shell
+        .send(Message::Binary(
+            b"cat notes/plan.md; echo from-terminal > t.txt; echo MARK-$((6*7))\n"
+                .to_vec()
+                .into(),
+        ))
+        .await?;
+    let seen = read_until(&mut shell, "MARK-42").await?;
+    assert!(seen.contains("tested"), "{seen}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !on_a.join("t.txt").exists() {
+        anyhow::ensure!(
+            Instant::now() < deadline,
+            "the terminal's file never landed on A"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    drop(shell);
+
+    // The agent's tools reach the same computer, whichever node runs its turn.
+    let mock = MockOpenAi::start().await?;
+    ada.post(
+        &b,
+        "/api/providers",
+        json!({"name": "mock", "kind": "openai", "base_url": mock.base_url(),
+               "default_model": "mock-model", "make_default": true}),
+    )
+    .await?;
+    mock.push(Behaviour::tool_call(
+        "write_file",
+        r#"{"path":"agent.md","content":"written by the agent\n"}"#,
+    ));
+    mock.set_fallback(Behaviour::text("Written."));
+    let posted = ada
+        .post(
+            &b,
+            "/api/channels/lab/messages",
+            json!({"text": "@lab-agent write agent.md"}),
+        )
+        .await?;
+    let thread = posted["thread"]["id"].as_i64().unwrap_or_default();
+    let done = ada
+        .wait_thread(&b, thread, "the turn never completed", |d| {
+            d["turns"][0]["state"] == "completed"
+        })
+        .await?;
+    assert_eq!(
+        std::fs::read_to_string(on_a.join("agent.md"))?,
+        "written by the agent\n",
+        "{done}"
+    );
+    assert!(!on_b.join("agent.md").exists());
+
+    // A node key is checked against the store: B's opens lab on A, a made
+    // up one does not, and no node key opens #main (each node's own host).
+    let key = std::fs::read_to_string(b_data.join("node-key"))?;
+    let http = client()?;
+    let cwd = |channel: &str, key: &str| {
+        http.get(format!("{}/api/channels/{channel}/ot/files/cwd", a.url))
+            .bearer_auth(key.trim().to_string())
+            .send()
+    };
+    assert_eq!(cwd("lab", &key).await?.status(), 200);
+    let forged = format!("hnode_{}", "0".repeat(64));
+    assert_eq!(cwd("lab", &forged).await?.status(), 401);
+    assert_eq!(cwd("main", &key).await?.status(), 401);
+
+    // The holder gone, its computer is unreachable from B, saying where.
+    a.kill_hard()?;
+    let (code, down) = ada
+        .call(
+            reqwest::Method::POST,
+            &b,
+            "/api/channels/lab/exec",
+            json!({"command": "true"}),
+        )
+        .await?;
+    assert_eq!(code, 503, "{down}");
+    assert_eq!(down["code"], "computer_unreachable", "{down}");
+    assert!(
+        down["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains(&a.url),
+        "{down}"
     );
     Ok(())
 }

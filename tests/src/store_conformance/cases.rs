@@ -13,7 +13,7 @@ use helm_core::model::{
 use helm_core::model::{AuthorType, ThreadId};
 use helm_core::store::{
     AuditRecord, ChannelFilter, InviteAcceptance, MemoryFilter, NewAgent, NewApiToken, NewInvite,
-    NewMemory, PolicyScope, message_tokens,
+    NewMemory, NodeRecord, PolicyScope, message_tokens,
 };
 
 use super::fixtures::{Fixture, bootstrap_plan, completed, failing_world, no_world};
@@ -728,5 +728,66 @@ pub async fn hop_facts_follow_the_last_human_post(s: &Subject) -> anyhow::Result
         .map(|t| t.id)
         .collect();
     ensure!(unique.len() == 1);
+    Ok(())
+}
+
+/// A channel's computer has one holder: the first node to claim it, whoever
+/// asks later, and only a channel that exists is claimed. A store several
+/// nodes share knows them by their keys; one a node holds alone makes every
+/// claimant the holder and knows no keys.
+pub async fn each_computer_has_one_holder(s: &Subject) -> anyhow::Result<()> {
+    let f = Fixture::new(s.store.as_ref()).await?;
+    let lab = f.channel("lab").await?;
+    let store = &f.store;
+    for (id, url) in [
+        ("node-a", Some("http://a:7400/ot/{channel}")),
+        ("node-b", None),
+    ] {
+        store
+            .register_node(NodeRecord {
+                id: id.into(),
+                computer_url: url.map(str::to_string),
+                key_digest: format!("digest-of-{id}"),
+            })
+            .await?;
+    }
+    let missing = store
+        .claim_computer(helm_core::model::ChannelId(999_999), "node-a")
+        .await;
+    ensure!(
+        matches!(missing, Err(Error::NotFound { .. })),
+        "a channel that does not exist: {missing:?}"
+    );
+    let first = store.claim_computer(lab.channel.id, "node-a").await?;
+    ensure!(
+        first.node == "node-a",
+        "the first claimant holds it: {first:?}"
+    );
+    let later = store.claim_computer(lab.channel.id, "node-b").await?;
+    if !store.shared() {
+        ensure!(later.node == "node-b", "alone, every claimant: {later:?}");
+        ensure!(store.node_by_key("digest-of-node-a").await?.is_none());
+        return Ok(());
+    }
+    ensure!(
+        later.node == "node-a"
+            && later.computer_url.as_deref() == Some("http://a:7400/ot/{channel}"),
+        "a later claimant is told the holder and its address: {later:?}"
+    );
+    // A start that says nothing of its address keeps the one recorded.
+    store
+        .register_node(NodeRecord {
+            id: "node-a".into(),
+            computer_url: None,
+            key_digest: "digest-of-node-a".into(),
+        })
+        .await?;
+    let again = store.claim_computer(lab.channel.id, "node-b").await?;
+    ensure!(
+        again.computer_url.as_deref() == Some("http://a:7400/ot/{channel}"),
+        "{again:?}"
+    );
+    ensure!(store.node_by_key("digest-of-node-b").await?.as_deref() == Some("node-b"));
+    ensure!(store.node_by_key("digest-of-nobody").await?.is_none());
     Ok(())
 }

@@ -58,6 +58,7 @@ macro_rules! store_conformance {
             model_policy_levels_are_kept_apart,
             archiving_a_channel_cancels_its_queued_turns,
             hop_facts_follow_the_last_human_post,
+            each_computer_has_one_holder,
         );
     };
     (@cases $factory:path; $($case:ident),+ $(,)?) => {

@@ -40,7 +40,7 @@ pub struct RemoteExecutor {
 impl std::fmt::Debug for RemoteExecutor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RemoteExecutor")
-            .field("at", &self.servers.template)
+            .field("at", &self.servers.describe())
             .finish()
     }
 }

@@ -41,22 +41,53 @@ use crate::model::ChannelId;
 /// How long a connection to a computer server may take to open.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Where a channel's computer is, as [`ComputerRoutes`] answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
+    /// On this host.
+    Here,
+    /// Behind the Open Terminal server at this URL, whose home is the
+    /// channel's workspace.
+    At(String),
+}
+
+/// Says where each channel's computer is, for computers spread over
+/// several hosts (the nodes that share a store each hold some).
+#[async_trait]
+pub trait ComputerRoutes: Send + Sync {
+    /// Where `channel`'s computer is. Called on every use: an
+    /// implementation caches what is costly to find.
+    async fn route(&self, channel: ChannelId) -> Result<Route>;
+}
+
+/// How the servers of channel computers are found.
+enum Placement {
+    /// One URL, perhaps with `{channel}` for the channel's id.
+    Template(String),
+    /// Each channel where its route says (this host's channels never get
+    /// a server).
+    Routed(Arc<dyn ComputerRoutes>),
+}
+
 /// Where channel computers are, and their key; the servers met so far.
 pub(crate) struct Servers {
-    /// The URL, perhaps with `{channel}` for the channel's id.
-    template: String,
+    placement: Placement,
     key: String,
     http: reqwest::Client,
     cache: Mutex<HashMap<ChannelId, Arc<OtServer>>>,
 }
 
 impl Servers {
-    /// Whether each channel has a server of its own.
-    fn per_channel(&self) -> bool {
-        self.template.contains("{channel}")
+    /// How they are placed, for `Debug` (never the key).
+    pub(crate) fn describe(&self) -> &str {
+        match &self.placement {
+            Placement::Template(template) => template,
+            Placement::Routed(_) => "routed per channel",
+        }
     }
 
-    /// The server of `computer`'s channel.
+    /// The server of `computer`'s channel. With routes, the channel's
+    /// route was settled by [`Servers::route`] when its computer was made.
     pub(crate) fn server_for(&self, computer: &Computer) -> Result<Arc<OtServer>> {
         let Some(channel) = computer.channel else {
             return Err(Error::Internal(
@@ -64,18 +95,47 @@ impl Servers {
             ));
         };
         let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        let server = cache.entry(channel).or_insert_with(|| {
-            let (base, subdir) = if self.per_channel() {
-                (
-                    self.template.replace("{channel}", &channel.to_string()),
-                    None,
-                )
-            } else {
-                (self.template.clone(), Some(format!("channels/{channel}")))
-            };
-            Arc::new(OtServer::new(self.http.clone(), &base, &self.key, subdir))
-        });
-        Ok(server.clone())
+        if let Some(server) = cache.get(&channel) {
+            return Ok(server.clone());
+        }
+        let Placement::Template(template) = &self.placement else {
+            return Err(Error::Internal(format!(
+                "channel {channel}'s computer was used before its route was known"
+            )));
+        };
+        let (base, subdir) = if template.contains("{channel}") {
+            (template.replace("{channel}", &channel.to_string()), None)
+        } else {
+            (template.clone(), Some(format!("channels/{channel}")))
+        };
+        let server = Arc::new(OtServer::new(self.http.clone(), &base, &self.key, subdir));
+        cache.insert(channel, server.clone());
+        Ok(server)
+    }
+
+    /// Whether `channel`'s computer is on this host (only routes say so).
+    /// A routed channel's server is settled here: one at a new URL
+    /// replaces the one met before.
+    async fn is_here(&self, channel: ChannelId) -> Result<bool> {
+        let Placement::Routed(routes) = &self.placement else {
+            return Ok(false);
+        };
+        match routes.route(channel).await? {
+            Route::Here => Ok(true),
+            Route::At(base) => {
+                let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+                if cache
+                    .get(&channel)
+                    .is_none_or(|s| s.base() != base.trim_end_matches('/'))
+                {
+                    cache.insert(
+                        channel,
+                        Arc::new(OtServer::new(self.http.clone(), &base, &self.key, None)),
+                    );
+                }
+                Ok(false)
+            }
+        }
     }
 }
 
@@ -91,7 +151,7 @@ impl std::fmt::Debug for RemoteComputers {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // Never the key.
         f.debug_struct("RemoteComputers")
-            .field("at", &self.executor.servers.template)
+            .field("at", &self.executor.servers.describe())
             .finish_non_exhaustive()
     }
 }
@@ -107,6 +167,26 @@ impl RemoteComputers {
                 format!("{url:?}: give the computer server's http(s):// URL"),
             ));
         }
+        Self::placed(
+            Placement::Template(url.trim_end_matches('/').to_string()),
+            key,
+            host,
+        )
+    }
+
+    /// Channel computers wherever `routes` says: on this host (`host`'s),
+    /// or behind another host's Open Terminal server, reached with `key`.
+    /// What several nodes sharing a store use, each holding some channels'
+    /// computers.
+    pub fn routed(
+        routes: Arc<dyn ComputerRoutes>,
+        key: &str,
+        host: Arc<LocalComputers>,
+    ) -> Result<Self> {
+        Self::placed(Placement::Routed(routes), key, host)
+    }
+
+    fn placed(placement: Placement, key: &str, host: Arc<LocalComputers>) -> Result<Self> {
         if key.trim().is_empty() {
             return Err(Error::invalid(
                 "computer key",
@@ -114,7 +194,7 @@ impl RemoteComputers {
             ));
         }
         let servers = Servers {
-            template: url.trim_end_matches('/').to_string(),
+            placement,
             key: key.to_string(),
             http: crate::provider::http::build_http_client(CONNECT_TIMEOUT)?,
             cache: Mutex::new(HashMap::new()),
@@ -127,11 +207,19 @@ impl RemoteComputers {
             host,
         })
     }
+
+    /// Whether some channels' computers may be on this host.
+    fn routed_here(&self) -> bool {
+        matches!(self.executor.servers.placement, Placement::Routed(_))
+    }
 }
 
 #[async_trait]
 impl ComputerProvider for RemoteComputers {
-    async fn executor_for(&self, _channel: ChannelId) -> Result<Arc<dyn Executor>> {
+    async fn executor_for(&self, channel: ChannelId) -> Result<Arc<dyn Executor>> {
+        if self.executor.servers.is_here(channel).await? {
+            return self.host.host_executor().await;
+        }
         Ok(self.executor.clone())
     }
 
@@ -144,10 +232,18 @@ impl ComputerProvider for RemoteComputers {
     }
 
     async fn channel_isolation(&self) -> Result<Isolation> {
+        if self.routed_here() {
+            // What this host's computers get; those held elsewhere are
+            // their holder's.
+            return self.host.channel_isolation().await;
+        }
         Ok(Isolation::Remote)
     }
 
     fn channel_isolation_if_ready(&self) -> Option<Isolation> {
+        if self.routed_here() {
+            return self.host.channel_isolation_if_ready();
+        }
         Some(Isolation::Remote)
     }
 }
@@ -155,7 +251,7 @@ impl ComputerProvider for RemoteComputers {
 impl FilesProvider for RemoteComputers {
     fn files(&self, computer: &Computer, read_only: Option<String>) -> Result<Arc<dyn Files>> {
         if computer.isolation != Isolation::Remote {
-            // Skipper's host computer.
+            // Skipper's host computer, or a channel's held here.
             return LocalFiles.files(computer, read_only);
         }
         let server = self.executor.servers.server_for(computer)?;
@@ -172,7 +268,7 @@ impl Terminals for RemoteComputers {
         opener: Option<Opener>,
     ) -> Result<Arc<TerminalSession>> {
         if computer.isolation != Isolation::Remote {
-            // Skipper's host computer.
+            // Skipper's host computer, or a channel's held here.
             let executor = self.host.local().await?;
             return self
                 .terminals

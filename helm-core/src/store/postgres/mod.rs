@@ -53,6 +53,7 @@ mod events;
 mod impls;
 mod memory;
 mod migrations;
+mod nodes;
 mod threads;
 mod turns;
 mod workspace;

@@ -6,6 +6,7 @@ mod authority;
 mod channels;
 mod events;
 mod memory;
+mod nodes;
 mod threads;
 mod turns;
 mod workspace;

@@ -1,0 +1,132 @@
+//! Several server nodes on one store: this node's identity, the key it
+//! presents to the others, and the route to each channel's computer.
+//!
+//! A channel's computer (its `/workspace`, terminals, running commands)
+//! lives on one host. The node that first uses it holds it for good (the
+//! workspace is on that node's disk); every other node reaches it through
+//! the holder's Open Terminal endpoint, with the key this node registered.
+//! The holder checks that key against the store, so no secret is shared
+//! in configuration and none is stored: only digests.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+
+use crate::auth::secret;
+use crate::error::{Error, Result};
+use crate::exec::{ComputerRoutes, Route};
+use crate::model::ChannelId;
+use crate::store::{NodeRecord, Store};
+use crate::world::DataRoot;
+
+/// How long a route is trusted before the store is asked again: a holder
+/// never changes, but its address may (a node restarted on another port).
+const ROUTE_TTL: Duration = Duration::from_secs(10);
+
+/// This node, when several share a store. Set through
+/// [`HelmOptions::node`](super::HelmOptions::node).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NodeOptions {
+    /// Where the other nodes reach the channel computers this node holds:
+    /// an Open Terminal endpoint URL with `{channel}` for the channel's id
+    /// (helm-http serves `<its URL>/api/channels/{channel}/ot`). `None`:
+    /// they cannot, and their calls to this node's computers fail saying so.
+    pub computer_url: Option<String>,
+}
+
+/// The routes of one node: which node holds each channel's computer.
+pub(crate) struct NodeRoutes {
+    store: Arc<dyn Store>,
+    id: String,
+    known: Mutex<HashMap<ChannelId, (Route, Instant)>>,
+}
+
+impl NodeRoutes {
+    /// Registers this node with the store (its key from `root`, kept across
+    /// restarts, and where the others reach it, if it says); returns its
+    /// routes and the key it presents to the others.
+    ///
+    /// The key is the data root's, not the process's: a CLI and a server on
+    /// one data root share its computers, so they are one node.
+    pub(crate) async fn start(
+        root: &DataRoot,
+        store: Arc<dyn Store>,
+        options: &NodeOptions,
+    ) -> Result<(Arc<NodeRoutes>, String)> {
+        let key = node_key(root)?;
+        let digest = secret::digest(&key);
+        let id = format!("node-{}", &digest[..12]);
+        store
+            .register_node(NodeRecord {
+                id: id.clone(),
+                computer_url: options.computer_url.clone(),
+                key_digest: digest,
+            })
+            .await?;
+        tracing::info!(node = %id, computers = ?options.computer_url, "registered this node");
+        let routes = NodeRoutes {
+            store,
+            id,
+            known: Mutex::new(HashMap::new()),
+        };
+        Ok((Arc::new(routes), key))
+    }
+
+    /// This node's id.
+    pub(crate) fn id(&self) -> &str {
+        &self.id
+    }
+}
+
+#[async_trait]
+impl ComputerRoutes for NodeRoutes {
+    async fn route(&self, channel: ChannelId) -> Result<Route> {
+        {
+            let known = self.known.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some((route, at)) = known.get(&channel)
+                && at.elapsed() < ROUTE_TTL
+            {
+                return Ok(route.clone());
+            }
+        }
+        let holder = self.store.claim_computer(channel, &self.id).await?;
+        let route = if holder.node == self.id {
+            Route::Here
+        } else {
+            let Some(url) = holder.computer_url else {
+                return Err(Error::ComputerUnreachable(format!(
+                    "the computer of channel {channel} is held by node {}, which gave no \
+                     address the other nodes can reach it at; give that node its URL, or use \
+                     this channel through that node",
+                    holder.node
+                )));
+            };
+            Route::At(url.replace("{channel}", &channel.to_string()))
+        };
+        let mut known = self.known.lock().unwrap_or_else(|p| p.into_inner());
+        known.insert(channel, (route.clone(), Instant::now()));
+        Ok(route)
+    }
+}
+
+/// This node's key: made once, kept in the data root's `node-key` (0600).
+fn node_key(root: &DataRoot) -> Result<String> {
+    let path = root.path().join("node-key");
+    match std::fs::read_to_string(&path) {
+        Ok(key) if secret::looks_like(key.trim(), secret::NODE_KEY_PREFIX) => {
+            return Ok(key.trim().to_string());
+        }
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(Error::io("reading", &path, e)),
+    }
+    let key = secret::generate(secret::NODE_KEY_PREFIX)?;
+    // Written whole or not at all, so a crash never leaves half a key.
+    let partial = path.with_extension("partial");
+    crate::lock::write_private(&partial, key.as_bytes())
+        .and_then(|()| std::fs::rename(&partial, &path))
+        .map_err(|e| Error::io("writing", &path, e))?;
+    Ok(key)
+}
