@@ -439,6 +439,10 @@ pub enum ChannelCommand {
         /// Only members can see it.
         #[arg(long)]
         private: bool,
+        /// The configured computer its agent works on (one that `1helm
+        /// status` lists); default: the workspace's. Chosen once.
+        #[arg(long, value_name = "NAME")]
+        computer: Option<String>,
     },
     /// List channels.
     List {

@@ -277,6 +277,7 @@ impl Client {
                     "purpose": request.purpose,
                     "visibility": request.visibility.as_str(),
                     "instructions": request.instructions,
+                    "computer": request.computer,
                 }),
             )
             .await?;

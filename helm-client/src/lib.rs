@@ -171,6 +171,9 @@ pub struct StatusView {
     /// How recall works (absent from a server too old to say).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recall: Option<helm_core::memory::config::RecallMode>,
+    /// The computers a new channel may choose, by name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub computers: Vec<String>,
     /// Counts.
     #[serde(flatten)]
     pub stats: StoreStats,

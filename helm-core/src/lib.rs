@@ -47,8 +47,8 @@ pub mod world;
 pub use config::HelmConfig;
 pub use error::{Error, ErrorKind, ProviderFailure, Result};
 pub use helm::{
-    AccountRequest, Audience, ComputerPorts, Conversation, ConversationUpdate, Helm, HelmOptions,
-    InitOptions, InitReport, MAX_INSTRUCTIONS, MAX_INVITE_TTL, MAX_WORKSPACE_NAME, MemoryNote,
-    NewChannel, PostedMessage, RESCAN_AUTHOR, Status,
+    AccountRequest, Audience, ComputerPlacement, ComputerPorts, Conversation, ConversationUpdate,
+    Helm, HelmOptions, InitOptions, InitReport, MAX_INSTRUCTIONS, MAX_INVITE_TTL,
+    MAX_WORKSPACE_NAME, MemoryNote, NewChannel, NodeOptions, PostedMessage, RESCAN_AUTHOR, Status,
 };
 pub use runtime::{ModelCheck, ProviderModels, RuntimeOptions, Verification};

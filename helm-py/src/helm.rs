@@ -83,9 +83,16 @@ impl HelmCore {
     }
 }
 
-fn new_channel(name: String, purpose: String, private: bool, instructions: &str) -> NewChannel {
+fn new_channel(
+    name: String,
+    purpose: String,
+    private: bool,
+    instructions: &str,
+    computer: Option<String>,
+) -> NewChannel {
     let mut request = NewChannel::new(name, purpose);
     request.instructions = instructions.to_string();
+    request.computer = computer;
     if private {
         request.visibility = Visibility::Private;
     }
@@ -147,7 +154,7 @@ impl Helm {
 
     /// Creates a channel for anything: it comes with a resident agent, a
     /// computer (`/workspace`), a memory and threads.
-    #[pyo3(signature = (name, purpose, *, private=false, instructions=""))]
+    #[pyo3(signature = (name, purpose, *, private=false, instructions="", computer=None))]
     fn create_channel(
         &self,
         py: Python<'_>,
@@ -155,9 +162,10 @@ impl Helm {
         purpose: String,
         private: bool,
         instructions: &str,
+        computer: Option<String>,
     ) -> PyResult<Channel> {
         let backend = self.core.backend.clone();
-        let request = new_channel(name, purpose, private, instructions);
+        let request = new_channel(name, purpose, private, instructions, computer);
         let record = blocking(py, {
             let backend = backend.clone();
             async move { backend.create_channel(request).await }
@@ -332,7 +340,7 @@ impl AsyncHelm {
     }
 
     /// Creates a channel (see `Helm.create_channel`).
-    #[pyo3(signature = (name, purpose, *, private=false, instructions=""))]
+    #[pyo3(signature = (name, purpose, *, private=false, instructions="", computer=None))]
     fn create_channel<'py>(
         &self,
         py: Python<'py>,
@@ -340,9 +348,10 @@ impl AsyncHelm {
         purpose: String,
         private: bool,
         instructions: &str,
+        computer: Option<String>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let backend = self.core.backend.clone();
-        let request = new_channel(name, purpose, private, instructions);
+        let request = new_channel(name, purpose, private, instructions, computer);
         awaitable(py, async move {
             let record = backend.create_channel(request).await?;
             Ok(AsyncChannel::new(backend, record))

@@ -34,6 +34,7 @@ def test_each_kind_raises_its_class(data: Path, tmp_path: Path) -> None:
         cases: list[tuple[type[onehelm.HelmError], str, object]] = [
             (onehelm.InvalidInput, "invalid", lambda: helm.create_channel("a b/c", "Bad name.")),
             (onehelm.InvalidInput, "missing_purpose", lambda: helm.create_channel("ok", "  ")),
+            (onehelm.InvalidInput, "invalid", lambda: helm.create_channel("gpu", "Training.", computer="gpu")),
             (onehelm.InvalidInput, "invalid", lambda: helm.channel("launch").memory.add("gossip", "x")),
             (onehelm.NotFound, "not_found", lambda: helm.channel("nowhere")),
             (onehelm.NotFound, "not_found", lambda: helm.channel("launch").files.read("missing.md")),

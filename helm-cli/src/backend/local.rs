@@ -296,6 +296,7 @@ impl Backend for Local {
             captain: status.captain,
             skipper: status.skipper,
             recall: Some(status.recall),
+            computers: self.helm.computer_choices(),
             stats: status.stats,
         })
     }

@@ -18,11 +18,13 @@ pub async fn run(ctx: &Ctx, cmd: ChannelCommand) -> Result<i32> {
             name,
             purpose,
             private,
+            computer,
         } => {
             let mut request = NewChannel::new(name, purpose);
             if private {
                 request.visibility = Visibility::Private;
             }
+            request.computer = computer;
             let detail = backend.create_channel(request).await?;
             let record = &detail.record;
             ctx.out.print(&with_dir(&detail), || {
@@ -201,9 +203,13 @@ fn with_dir(detail: &ChannelDetail) -> serde_json::Value {
     value
 }
 
-fn workspace(detail: &ChannelDetail) -> &str {
+fn workspace(detail: &ChannelDetail) -> String {
+    if let Some(computer) = &detail.record.profile.capability_policy.computer {
+        return format!("/workspace on the computer {computer}");
+    }
     detail
         .workspace_dir
         .as_deref()
         .unwrap_or("on the server (shown to the Captain and admins)")
+        .to_string()
 }

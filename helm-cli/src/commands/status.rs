@@ -9,6 +9,14 @@ pub async fn run(ctx: &Ctx) -> Result<i32> {
     let status = ctx.backend().await?.status().await?;
     ctx.out.print(&status, || {
         let s = &status.stats;
+        let computers = if status.computers.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "\nComputers: {} (a new channel may choose one)",
+                status.computers.join(", ")
+            )
+        };
         format!(
             "Workspace {:?} at {}\n\
              Captain:   {}\n\
@@ -19,7 +27,7 @@ pub async fn run(ctx: &Ctx) -> Result<i32> {
              Threads:   {}\n\
              Messages:  {}\n\
              Recall:    {}\n\
-             Schema:    v{}, event log at #{}",
+             Schema:    v{}, event log at #{}{computers}",
             status.workspace.name,
             status.data_dir.as_deref().unwrap_or("-"),
             status.captain.name,

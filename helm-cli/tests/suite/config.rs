@@ -54,3 +54,74 @@ fn helm_toml_env_and_flags_layer_and_bad_values_name_their_source() -> anyhow::R
     assert!(!pg.stderr.contains("secret"), "{}", pg.stderr);
     Ok(())
 }
+
+#[test]
+fn a_channel_chooses_among_the_computers_the_config_names() -> anyhow::Result<()> {
+    let cli = Cli::init()?;
+    std::fs::write(
+        cli.data().join("helm.toml"),
+        "[computers.gpu]\nat = \"http://127.0.0.1:9\"\nkey_env = \"HELM_TEST_GPU_KEY\"\n",
+    )?;
+    // The key's variable unset: refused at start, naming the table.
+    let unkeyed = cli.run(&["status"])?;
+    assert_ne!(unkeyed.code, 0);
+    assert!(
+        unkeyed.stderr.contains("computers.gpu.key_env")
+            && unkeyed.stderr.contains("HELM_TEST_GPU_KEY"),
+        "{}",
+        unkeyed.stderr
+    );
+    let key = [("HELM_TEST_GPU_KEY", "k")];
+    let status = cli.run_with_env(&["status"], &key)?;
+    assert!(
+        status
+            .stdout
+            .contains("Computers: gpu (a new channel may choose one)"),
+        "{}",
+        status.stdout
+    );
+    let other = cli.run_with_env(
+        &[
+            "channel",
+            "create",
+            "ml",
+            "--purpose",
+            "Training.",
+            "--computer",
+            "tpu",
+        ],
+        &key,
+    )?;
+    assert_eq!(other.code, 2, "{}", other.stderr);
+    assert!(
+        other.stderr.contains("gpu"),
+        "names the choices: {}",
+        other.stderr
+    );
+    let made = cli.run_with_env(
+        &[
+            "--json",
+            "channel",
+            "create",
+            "ml",
+            "--purpose",
+            "Training.",
+            "--computer",
+            "gpu",
+        ],
+        &key,
+    )?;
+    assert_eq!(made.code, 0, "{}", made.stderr);
+    let json: serde_json::Value = serde_json::from_str(&made.stdout)?;
+    assert_eq!(
+        json["profile"]["capability_policy"]["computer"], "gpu",
+        "{json}"
+    );
+    let shown = cli.run_with_env(&["channel", "show", "ml"], &key)?;
+    assert!(
+        shown.stdout.contains("/workspace on the computer gpu"),
+        "{}",
+        shown.stdout
+    );
+    Ok(())
+}

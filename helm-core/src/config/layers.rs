@@ -99,9 +99,10 @@ pub const ENV_VARS: [&str; ENV.len()] = {
 
 /// The top-level keys of [`HelmConfig`]; a config file's other top-level
 /// keys belong to the frontend that reads it.
-pub const FILE_KEYS: [&str; 7] = [
+pub const FILE_KEYS: [&str; 8] = [
     "store",
     "computer",
+    "computers",
     "replies",
     "memory",
     "runtime",

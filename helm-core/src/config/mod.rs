@@ -16,6 +16,10 @@
 //! at = "local"               # or a computer server's URL, `{channel}` for one per channel; HELM_COMPUTER
 //! key_env = "HELM_COMPUTER_KEY"  # the variable holding a remote computer's key
 //!
+//! [computers.gpu]            # a computer a channel may choose when it is made
+//! at = "https://gpu.internal:8000"
+//! key_env = "HELM_GPU_KEY"
+//!
 //! [runtime]
 //! max_steps = 16             # model calls in one turn; HELM_MAX_STEPS
 //! capacity_per_agent = 3     # threads one agent works on at once; HELM_AGENT_CAPACITY
@@ -35,19 +39,16 @@
 pub mod layers;
 mod store_url;
 
-use std::sync::Arc;
-
 use serde::{Deserialize, Serialize};
 
 pub use layers::{ConfigLayer, ConfigSource, ENV_VARS, FILE_KEYS, ResolvedConfig};
 pub use store_url::{BadStoreUrl, StoreUrl};
 
 use crate::error::{Error, Result};
-use crate::exec::{IsolationChoice, LocalComputers, RemoteComputers};
-use crate::helm::HelmOptions;
+use crate::exec::{ComputerServer, IsolationChoice};
+use crate::helm::{ComputerPlacement, HelmOptions};
 use crate::memory::config::MemoryConfig;
 use crate::model::ModelChoice;
-use crate::world::DataRoot;
 
 /// The variable a remote computer's key is read from unless
 /// `computer.key_env` names another.
@@ -62,6 +63,8 @@ pub struct HelmConfig {
     pub store: Option<StoreUrl>,
     /// Channel computers.
     pub computer: ComputerConfig,
+    /// Computers a channel may choose when it is made, by name.
+    pub computers: std::collections::BTreeMap<String, NamedComputerConfig>,
     /// Tunables of the turn engine.
     pub runtime: RuntimeConfig,
     /// Bounds on what one model call may produce.
@@ -92,6 +95,27 @@ pub struct ComputerConfig {
     /// The environment variable holding a remote computer's key (default
     /// [`DEFAULT_COMPUTER_KEY_ENV`]); the key itself is never in a file.
     pub key_env: Option<String>,
+}
+
+/// `[computers.<name>]`: a computer server a channel may choose by name.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct NamedComputerConfig {
+    /// The computer server's URL, `{channel}` for one server per channel.
+    pub at: String,
+    /// The environment variable holding its key (default
+    /// [`DEFAULT_COMPUTER_KEY_ENV`]).
+    pub key_env: Option<String>,
+}
+
+/// A computer's name as a channel chooses it: 1 to 32 lowercase letters,
+/// digits and `-`, starting with a letter.
+fn valid_computer_name(name: &str) -> bool {
+    (1..=32).contains(&name.len())
+        && name.starts_with(|c: char| c.is_ascii_lowercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
 }
 
 /// Where channel computers run, as [`ComputerConfig::location`] reads it.
@@ -255,8 +279,27 @@ fn parse_model(text: &str) -> std::result::Result<ModelChoice, String> {
 }
 
 impl ResolvedConfig {
-    /// Puts the settings into `options`, with a remote computer's ports
-    /// when `computer.at` names one (its key read from `computer.key_env`).
+    /// A computer server of the table `table` (`computer`, or
+    /// `computers.<name>`), its key read from the variable `key_env`.
+    fn server(&self, table: &str, url: &str, key_env: &str) -> Result<ComputerServer> {
+        let key = std::env::var(key_env).unwrap_or_default();
+        if key.trim().is_empty() {
+            return Err(self.error(
+                &format!("{table}.key_env"),
+                format!(
+                    "{key_env}, which holds the key of the computer at {url}, is not set; set \
+                     it to the key that computer server was started with"
+                ),
+            ));
+        }
+        ComputerServer::new(url, &key)
+            .map_err(|e| self.error(&format!("{table}.at"), e.to_string()))
+    }
+
+    /// Puts the settings into `options`: where computers run
+    /// ([`HelmOptions::computers`]: `computer.at` and `[computers.<name>]`,
+    /// each key read from its `key_env`), the store, the turn engine's
+    /// tunables, memory and the fallback model.
     /// Refuses what this build cannot run (a Postgres store in a build
     /// without the `postgres` feature), naming where it was chosen.
     pub fn apply(&self, options: &mut HelmOptions) -> Result<()> {
@@ -270,36 +313,32 @@ impl ResolvedConfig {
                 self.source_of("store")
             )));
         }
-        match config.computer.location() {
-            Ok(ComputerLocation::Local) => {}
+        let default = match config.computer.location() {
+            Ok(ComputerLocation::Local) => None,
             Ok(ComputerLocation::Remote { url, key_env }) => {
-                let key = std::env::var(&key_env).unwrap_or_default();
-                if key.trim().is_empty() {
-                    return Err(self.error(
-                        "computer.key_env",
-                        format!(
-                            "{key_env}, which holds the key of the computer at {url}, is not \
-                             set; set it to the key that computer server was started with"
-                        ),
-                    ));
-                }
-                options.computer.isolation = config.computer.isolation;
-                // Skipper's computer (and the data root's process ledger)
-                // stay on this host.
-                let host = Arc::new(LocalComputers::new(
-                    options.computer,
-                    Some(DataRoot::new(&options.data_dir).procs_dir()),
-                ));
-                let remote = Arc::new(
-                    RemoteComputers::new(&url, &key, host)
-                        .map_err(|e| self.error("computer.at", e.to_string()))?,
-                );
-                options.ports.computers = Some(remote.clone());
-                options.ports.files = Some(remote.clone());
-                options.ports.terminals = Some(remote);
+                Some(self.server("computer", &url, &key_env)?)
             }
             Err(reason) => return Err(self.error("computer.at", reason)),
+        };
+        let mut named = std::collections::BTreeMap::new();
+        for (name, computer) in &config.computers {
+            let table = format!("computers.{name}");
+            if !valid_computer_name(name) {
+                return Err(self.error(
+                    &table,
+                    format!(
+                        "{name:?} is not a computer name: use 1 to 32 lowercase letters, digits \
+                         and -, starting with a letter"
+                    ),
+                ));
+            }
+            let key_env = computer
+                .key_env
+                .clone()
+                .unwrap_or_else(|| DEFAULT_COMPUTER_KEY_ENV.to_string());
+            named.insert(name.clone(), self.server(&table, &computer.at, &key_env)?);
         }
+        options.computers = ComputerPlacement { default, named };
         options.store = config.store.clone();
         options.computer.isolation = config.computer.isolation;
         options.runtime.max_steps = config.runtime.max_steps;

@@ -183,6 +183,63 @@ fn a_postgres_store_is_taken_where_the_build_has_one() -> Result<()> {
 }
 
 #[test]
+fn channels_may_choose_among_named_computers() -> Result<()> {
+    let named = HelmConfig::resolve([file(
+        "[computers.gpu]\nat = \"https://gpu.example:8000/\"\nkey_env = \"PATH\"\n\
+         [computers.box-2]\nat = \"http://box-{channel}.example:8000\"\nkey_env = \"PATH\"",
+    )?])?;
+    let mut options = HelmOptions::new("/data");
+    named.apply(&mut options)?;
+    assert_eq!(
+        options.computers.default, None,
+        "the default stays this host"
+    );
+    let names: Vec<&str> = options.computers.named.keys().map(String::as_str).collect();
+    assert_eq!(names, ["box-2", "gpu"]);
+    assert_eq!(
+        options.computers.named["gpu"].url,
+        "https://gpu.example:8000"
+    );
+    options.computers.check("gpu")?;
+    let unknown = options.computers.check("tpu").map_err(|e| e.to_string());
+    assert!(
+        unknown.as_ref().is_err_and(|e| e.contains("box-2, gpu")),
+        "{unknown:?}"
+    );
+    // A named computer without its key names the table it is in.
+    let unkeyed = HelmConfig::resolve([file(
+        "[computers.gpu]\nat = \"https://gpu.example:8000\"\nkey_env = \"HELM_TEST_NO_GPU_KEY\"",
+    )?])?;
+    let Err(e) = unkeyed.apply(&mut HelmOptions::new("/data")) else {
+        panic!("a named computer without its key was accepted");
+    };
+    assert!(
+        matches!(&e, Error::Config { key, .. } if key == "computers.gpu.key_env"),
+        "{e:?}"
+    );
+    for (bad, key) in [
+        (
+            "[computers.GPU]\nat = \"https://gpu.example\"\nkey_env = \"PATH\"",
+            "computers.GPU",
+        ),
+        (
+            "[computers.gpu]\nat = \"gpu.example\"\nkey_env = \"PATH\"",
+            "computers.gpu.at",
+        ),
+    ] {
+        let Err(e) = HelmConfig::resolve([file(bad)?])?.apply(&mut HelmOptions::new("/data"))
+        else {
+            panic!("{bad} was accepted");
+        };
+        assert!(
+            matches!(&e, Error::Config { key: k, .. } if k == key),
+            "{e:?}"
+        );
+    }
+    Ok(())
+}
+
+#[test]
 fn remote_computers_take_their_key_from_the_environment() -> Result<()> {
     let remote = HelmConfig::resolve([file(
         "[computer]\nat = \"https://box.example:7401\"\nkey_env = \"HELM_TEST_UNSET_BOX_KEY\"",
@@ -203,13 +260,20 @@ fn remote_computers_take_their_key_from_the_environment() -> Result<()> {
         "{e:?}"
     );
     assert!(e.to_string().contains("HELM_TEST_UNSET_BOX_KEY"), "{e}");
-    assert!(options.ports.computers.is_none(), "nothing half-applied");
+    assert_eq!(
+        options.computers,
+        ComputerPlacement::default(),
+        "nothing half-applied"
+    );
     // Any variable that is set holds a key (PATH always is).
     let keyed = HelmConfig::resolve([file(
         "[computer]\nat = \"https://box.example:7401\"\nkey_env = \"PATH\"",
     )?])?;
     keyed.apply(&mut options)?;
-    assert!(options.ports.computers.is_some() && options.ports.files.is_some());
+    assert_eq!(
+        options.computers.default.as_ref().map(|s| s.url.as_str()),
+        Some("https://box.example:7401")
+    );
     // `local` from the environment overrides the file's remote computer.
     let local = HelmConfig::resolve([
         file("[computer]\nat = \"https://box.example:7401\"")?,

@@ -23,6 +23,10 @@ pub struct NewChannel {
     pub visibility: Visibility,
     /// Extra operating instructions for the resident agent.
     pub instructions: String,
+    /// The configured computer its agent's computer runs on (a name from
+    /// [`ComputerPlacement::named`](crate::ComputerPlacement)); `None`:
+    /// the default. Chosen once: the workspace lives there.
+    pub computer: Option<String>,
 }
 
 impl NewChannel {
@@ -33,6 +37,7 @@ impl NewChannel {
             purpose: purpose.into(),
             visibility: Visibility::Public,
             instructions: String::new(),
+            computer: None,
         }
     }
 }
@@ -57,6 +62,9 @@ impl Helm {
         actor: &User,
         request: NewChannel,
     ) -> Result<ChannelRecord> {
+        if let Some(name) = &request.computer {
+            self.inner.computer.check_choice(name)?;
+        }
         let record = provision_channel(
             self.inner.store.as_ref(),
             &self.inner.root,
@@ -211,7 +219,10 @@ pub(crate) async fn provision_channel(
         visibility: request.visibility,
         created_by: actor.clone(),
         instructions: request.instructions,
-        capability_policy: CapabilityPolicy::default(),
+        capability_policy: CapabilityPolicy {
+            computer: request.computer,
+            ..CapabilityPolicy::default()
+        },
     };
     let root = root.clone();
     let faults = faults.clone();

@@ -22,6 +22,7 @@ use crate::store::{ChannelRecord, Store};
 use crate::world::DataRoot;
 
 use super::nodes::NodeRoutes;
+use super::placement::{ChannelRoutes, ComputerPlacement, DefaultRoute};
 use super::{Helm, HelmOptions};
 
 /// The computer ports a Helm is built with; each left `None` is this
@@ -53,14 +54,16 @@ pub(crate) struct ComputerState {
     closed: OnceCell<()>,
     /// With a store several nodes share and this host's computers: which
     /// node holds each channel's computer.
-    routes: Option<Arc<NodeRoutes>>,
+    nodes: Option<Arc<NodeRoutes>>,
+    /// Where computers are placed, for checking a new channel's choice.
+    placement: ComputerPlacement,
 }
 
 impl ComputerState {
-    /// The computers of `root`: the ports `options` gives, or, on a store
-    /// several nodes share with no ports chosen, this host's for the
-    /// channels this node holds and the holder's for the others (this node
-    /// registers with the store here).
+    /// The computers of `root`: the ports `options` gives; or, without
+    /// them, as `options.computers` places them, with the channels this
+    /// node holds on this host and the others' on their holder when nodes
+    /// share the store (this node registers with the store here).
     pub(crate) async fn open(
         computer: ComputerOptions,
         root: DataRoot,
@@ -68,34 +71,72 @@ impl ComputerState {
         options: &HelmOptions,
     ) -> Result<Self> {
         let ports = &options.ports;
-        let local_ports =
-            ports.computers.is_none() && ports.files.is_none() && ports.terminals.is_none();
-        if !(store.shared() && local_ports) {
-            return Ok(Self::new(computer, root, ports.clone()));
+        if ports.computers.is_some() || ports.files.is_some() || ports.terminals.is_some() {
+            return Ok(Self::new(
+                computer,
+                root,
+                ports.clone(),
+                options.computers.clone(),
+            ));
         }
-        let (routes, key) = NodeRoutes::start(&root, store.clone(), &options.node).await?;
-        let host = Arc::new(LocalComputers::new(computer, Some(root.procs_dir())));
-        let routed = Arc::new(RemoteComputers::routed(routes.clone(), &key, host)?);
-        let ports = ComputerPorts {
-            computers: Some(routed.clone()),
-            files: Some(routed.clone()),
-            terminals: Some(routed),
+        let placement = &options.computers;
+        let host = || Arc::new(LocalComputers::new(computer, Some(root.procs_dir())));
+        let (default, nodes) = match &placement.default {
+            Some(server) => (DefaultRoute::Server(server.clone()), None),
+            None if store.shared() => {
+                let nodes = NodeRoutes::start(&root, store.clone(), &options.node).await?;
+                (DefaultRoute::Nodes(nodes.clone()), Some(nodes))
+            }
+            None => (DefaultRoute::Here, None),
         };
-        let mut state = Self::new(computer, root, ports);
-        state.routes = Some(routes);
+        let computers = match default {
+            DefaultRoute::Here if placement.named.is_empty() => {
+                return Ok(Self::new(
+                    computer,
+                    root,
+                    ComputerPorts::default(),
+                    placement.clone(),
+                ));
+            }
+            DefaultRoute::Server(server) if placement.named.is_empty() => {
+                RemoteComputers::new(&server.url, &server.key, host())?
+            }
+            default => {
+                let routes = ChannelRoutes::new(store.clone(), placement.named.clone(), default);
+                RemoteComputers::routed(Arc::new(routes), host())?
+            }
+        };
+        let computers = Arc::new(computers);
+        let ports = ComputerPorts {
+            computers: Some(computers.clone()),
+            files: Some(computers.clone()),
+            terminals: Some(computers),
+        };
+        let mut state = Self::new(computer, root, ports, placement.clone());
+        state.nodes = nodes;
         Ok(state)
+    }
+
+    /// Checks that a new channel may choose the computer `name`.
+    pub(crate) fn check_choice(&self, name: &str) -> Result<()> {
+        self.placement.check(name)
     }
 
     /// Makes this node the holder of a new channel's computer (its world
     /// was made here), when nodes share the store.
     pub(crate) async fn hold(&self, store: &dyn Store, channel: ChannelId) -> Result<()> {
-        if let Some(routes) = &self.routes {
-            store.claim_computer(channel, routes.id()).await?;
+        if let Some(nodes) = &self.nodes {
+            store.claim_computer(channel, nodes.id()).await?;
         }
         Ok(())
     }
 
-    pub(crate) fn new(options: ComputerOptions, root: DataRoot, ports: ComputerPorts) -> Self {
+    pub(crate) fn new(
+        options: ComputerOptions,
+        root: DataRoot,
+        ports: ComputerPorts,
+        placement: ComputerPlacement,
+    ) -> Self {
         // The local computers are made (not probed) even when commands go
         // elsewhere: the default terminals launch through them.
         let local = Arc::new(LocalComputers::new(options, Some(root.procs_dir())));
@@ -108,7 +149,8 @@ impl ComputerState {
             terminals,
             root,
             closed: OnceCell::new(),
-            routes: None,
+            nodes: None,
+            placement,
         }
     }
 
@@ -224,6 +266,18 @@ impl Helm {
     /// server at start. Returns how many processes were killed.
     pub async fn kill_leftover_commands(&self) -> Result<usize> {
         Ok(self.executor().await?.kill_leftovers().await)
+    }
+
+    /// The computers a new channel may choose, by name (the configured
+    /// `[computers.<name>]`).
+    pub fn computer_choices(&self) -> Vec<String> {
+        self.inner
+            .computer
+            .placement
+            .named
+            .keys()
+            .cloned()
+            .collect()
     }
 
     /// The isolation channel computers use, if it is settled already (the

@@ -17,6 +17,7 @@ mod mcp;
 mod memory;
 mod nodes;
 mod ot_keys;
+mod placement;
 mod providers;
 mod reading;
 mod status;
@@ -43,6 +44,7 @@ pub(crate) use mcp::{
 };
 pub use memory::MemoryNote;
 pub use nodes::NodeOptions;
+pub use placement::ComputerPlacement;
 pub use reading::MAX_WORKSPACE_NAME;
 pub use status::Status;
 pub use threads::PostedMessage;
@@ -153,6 +155,9 @@ pub struct HelmOptions {
     /// share, this host's for the channels whose computers this node
     /// holds, the holder's for the rest).
     pub ports: ComputerPorts,
+    /// Where channel computers run: the default and the computers a
+    /// channel may choose (this host for all, by default).
+    pub computers: ComputerPlacement,
     /// This node, when several share the store.
     pub node: NodeOptions,
     /// Where the secrets that credential grants and MCP servers name are
@@ -174,6 +179,7 @@ impl HelmOptions {
             words_only_reason: None,
             computer: ComputerOptions::default(),
             ports: ComputerPorts::default(),
+            computers: ComputerPlacement::default(),
             node: NodeOptions::default(),
             secrets: Arc::new(crate::secrets::EnvSecrets),
         }

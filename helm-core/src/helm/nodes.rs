@@ -40,13 +40,15 @@ pub struct NodeOptions {
 pub(crate) struct NodeRoutes {
     store: Arc<dyn Store>,
     id: String,
+    /// The key this node presents to the holders.
+    key: String,
     known: Mutex<HashMap<ChannelId, (Route, Instant)>>,
 }
 
 impl NodeRoutes {
     /// Registers this node with the store (its key from `root`, kept across
     /// restarts, and where the others reach it, if it says); returns its
-    /// routes and the key it presents to the others.
+    /// routes.
     ///
     /// The key is the data root's, not the process's: a CLI and a server on
     /// one data root share its computers, so they are one node.
@@ -54,7 +56,7 @@ impl NodeRoutes {
         root: &DataRoot,
         store: Arc<dyn Store>,
         options: &NodeOptions,
-    ) -> Result<(Arc<NodeRoutes>, String)> {
+    ) -> Result<Arc<NodeRoutes>> {
         let key = node_key(root)?;
         let digest = secret::digest(&key);
         let id = format!("node-{}", &digest[..12]);
@@ -66,12 +68,12 @@ impl NodeRoutes {
             })
             .await?;
         tracing::info!(node = %id, computers = ?options.computer_url, "registered this node");
-        let routes = NodeRoutes {
+        Ok(Arc::new(NodeRoutes {
             store,
             id,
+            key,
             known: Mutex::new(HashMap::new()),
-        };
-        Ok((Arc::new(routes), key))
+        }))
     }
 
     /// This node's id.
@@ -103,7 +105,11 @@ impl ComputerRoutes for NodeRoutes {
                     holder.node
                 )));
             };
-            Route::At(url.replace("{channel}", &channel.to_string()))
+            Route::At {
+                url: url.replace("{channel}", &channel.to_string()),
+                key: self.key.clone(),
+                subdir: None,
+            }
         };
         let mut known = self.known.lock().unwrap_or_else(|p| p.into_inner());
         known.insert(channel, (route.clone(), Instant::now()));

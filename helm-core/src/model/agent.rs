@@ -169,6 +169,10 @@ pub struct CapabilityPolicy {
     /// MCP servers whose tools the agent gets.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub mcp_servers: Vec<crate::mcp::McpServer>,
+    /// The configured computer the channel chose when it was made (its
+    /// name); `None`: the workspace's default.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub computer: Option<String>,
 }
 
 /// Who an agent is and what it works with: everything that must survive a

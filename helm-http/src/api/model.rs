@@ -107,6 +107,10 @@ pub struct CapabilityPolicy {
     pub credentials: Vec<CredentialGrant>,
     /// Packages installed into the environment.
     pub packages: Vec<String>,
+    /// The configured computer the channel chose when it was made; absent:
+    /// the workspace's default.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub computer: Option<String>,
 }
 
 impl From<m::CapabilityPolicy> for CapabilityPolicy {
@@ -131,6 +135,7 @@ impl From<m::CapabilityPolicy> for CapabilityPolicy {
                 })
                 .collect(),
             packages: p.packages,
+            computer: p.computer,
         }
     }
 }
@@ -495,6 +500,9 @@ pub struct Status {
     /// (absent until the first computer was used, which settles it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub isolation: Option<String>,
+    /// The computers a new channel may choose (`computer` when creating
+    /// it), by name; empty: every channel gets the default.
+    pub computers: Vec<String>,
     /// The schema version.
     pub schema_version: i64,
     /// People.

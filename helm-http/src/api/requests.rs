@@ -111,6 +111,11 @@ pub struct NewChannelRequest {
     /// Extra operating instructions for its agent.
     #[serde(default)]
     pub instructions: Option<String>,
+    /// The computer its agent works on: one of the names `GET /api/status`
+    /// lists under `computers`; absent: the workspace's default. Chosen
+    /// once: the workspace lives there.
+    #[serde(default)]
+    pub computer: Option<String>,
 }
 
 /// Renaming a channel, or changing its purpose or its agent's instructions

@@ -74,6 +74,7 @@ async fn create_channel(
                 purpose: request.purpose,
                 visibility,
                 instructions,
+                computer: request.computer,
             },
         )
         .await?;

@@ -71,6 +71,7 @@ async fn status(State(state): State<AppState>, caller: Caller) -> ApiResult<Json
             .helm
             .isolation_in_use()
             .map(|i| i.as_str().to_string()),
+        computers: state.helm.computer_choices(),
         schema_version: s.schema_version,
         users: s.users,
         channels_active: active,

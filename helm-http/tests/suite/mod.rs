@@ -1,5 +1,6 @@
 mod auth;
 mod bad_input;
+mod chosen_computer;
 mod computer;
 mod events;
 mod exec;

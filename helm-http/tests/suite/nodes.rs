@@ -22,13 +22,18 @@ use helm_tests::mock::{Behaviour, MockOpenAi};
 const LEASE_SECS: &str = "3";
 
 /// A signed-in person's calls to one node or the other.
-struct Caller {
+pub(super) struct Caller {
     http: reqwest::Client,
     token: String,
 }
 
 impl Caller {
-    async fn post(&self, node: &Process, path: &str, body: Value) -> anyhow::Result<Value> {
+    pub(super) async fn post(
+        &self,
+        node: &Process,
+        path: &str,
+        body: Value,
+    ) -> anyhow::Result<Value> {
         let response = self
             .http
             .post(format!("{}{path}", node.url))
@@ -44,7 +49,7 @@ impl Caller {
 
     /// Any call, answered with its status and JSON body (`null` when it
     /// has none), whether it succeeded or not.
-    async fn call(
+    pub(super) async fn call(
         &self,
         method: reqwest::Method,
         node: &Process,
@@ -64,7 +69,7 @@ impl Caller {
         Ok((status, serde_json::from_str(&text).unwrap_or(Value::Null)))
     }
 
-    async fn get(&self, node: &Process, path: &str) -> anyhow::Result<Value> {
+    pub(super) async fn get(&self, node: &Process, path: &str) -> anyhow::Result<Value> {
         let response = self
             .http
             .get(format!("{}{path}", node.url))
@@ -107,7 +112,7 @@ fn node(data: &std::path::Path, store: &str) -> anyhow::Result<Process> {
 }
 
 /// The Captain's setup on `node` with the code it wrote, and an API token.
-async fn captain(node: &Process, data: &std::path::Path) -> anyhow::Result<Caller> {
+pub(super) async fn captain(node: &Process, data: &std::path::Path) -> anyhow::Result<Caller> {
     let http = client()?;
     let code = std::fs::read_to_string(data.join("setup-code"))?;
     let setup = http

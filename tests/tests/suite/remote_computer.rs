@@ -5,7 +5,8 @@
 //! files apart; a wrong key or a server that is down is a clear
 //! `computer_unreachable` error; terminals are shells there that viewers
 //! here share; an agent's turn runs its command there; Skipper's computer
-//! stays on this host.
+//! stays on this host; a channel may choose a named computer when it is
+//! made, and runs there while the others stay on the default.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,7 +19,7 @@ use helm_core::exec::{
 use helm_core::model::{ChannelRef, TurnState};
 use helm_core::provider::{ChatMessage, ScriptedReply};
 use helm_core::world::DataRoot;
-use helm_core::{Error, ErrorKind, HelmOptions};
+use helm_core::{Error, ErrorKind, HelmOptions, NewChannel};
 use helm_tests::TestHelm;
 use helm_tests::open_terminal::OpenTerminal;
 
@@ -528,4 +529,71 @@ fn set_key_variable(name: &str, value: &str) {
     // environment at the same time; this variable is unique to the one
     // test that sets it, and read only after this call returns.
     unsafe { std::env::set_var(name, value) }
+}
+
+/// A channel made with a named computer runs there (commands, files); the
+/// others stay on the default (this host); a name the configuration does
+/// not give is refused before anything is made.
+#[tokio::test]
+async fn a_channel_runs_on_the_computer_it_chose() -> anyhow::Result<()> {
+    let server = OpenTerminal::start().await?;
+    let t = TestHelm::try_with_options(|o| {
+        let boxed = helm_core::exec::ComputerServer::new(&server.url, &server.key)?;
+        o.computers.named.insert("box".into(), boxed);
+        Ok(())
+    })
+    .await?;
+    assert_eq!(t.helm.computer_choices(), ["box"]);
+    let choose = |name: &str, computer: &str| NewChannel {
+        computer: Some(computer.to_string()),
+        ..NewChannel::new(name, "Runs on a chosen computer.")
+    };
+    let Err(refused) = t
+        .helm
+        .create_channel_with(&t.captain, choose("ml", "gpu"))
+        .await
+    else {
+        anyhow::bail!("a computer the configuration does not name was accepted");
+    };
+    assert_eq!(refused.kind(), ErrorKind::Invalid, "{refused}");
+    assert!(
+        refused.to_string().contains("box"),
+        "names the choices: {refused}"
+    );
+    assert!(
+        t.helm.channel(&"ml".parse()?).await.is_err(),
+        "nothing made"
+    );
+
+    let boxed = t
+        .helm
+        .create_channel_with(&t.captain, choose("builds", "box"))
+        .await?;
+    assert_eq!(
+        boxed.profile.capability_policy.computer.as_deref(),
+        Some("box")
+    );
+    t.helm
+        .create_channel(&t.captain, "notes", "Stays on this host.")
+        .await?;
+    let made = "pwd; echo made > made.txt";
+    let there = exec(&t, &"builds".parse()?, CommandSpec::new(made)).await?;
+    assert_eq!(there.isolation, Isolation::Remote, "{there:?}");
+    let root = server.home.join(format!("channels/{}", boxed.channel.id));
+    assert_eq!(std::fs::read_to_string(root.join("made.txt"))?, "made\n");
+    let files = t.helm.files(&t.captain, &"builds".parse()?).await?;
+    assert_eq!(files.read("made.txt", None).await?.content, "made\n");
+
+    let here = exec(&t, &"notes".parse()?, CommandSpec::new(made)).await?;
+    assert_ne!(here.isolation, Isolation::Remote, "{here:?}");
+    let notes = t.helm.channel(&"notes".parse()?).await?;
+    let local = t.helm.data_root().world(notes.channel.id).workspace();
+    assert_eq!(std::fs::read_to_string(local.join("made.txt"))?, "made\n");
+    assert!(
+        !server
+            .home
+            .join(format!("channels/{}/made.txt", notes.channel.id))
+            .exists()
+    );
+    Ok(())
 }

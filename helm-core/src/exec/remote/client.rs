@@ -58,6 +58,13 @@ impl OtServer {
         &self.base
     }
 
+    /// Whether it is the server at `base` with `key` and `subdir`.
+    pub(super) fn is(&self, base: &str, key: &str, subdir: Option<&str>) -> bool {
+        self.base == base.trim_end_matches('/')
+            && self.key == key
+            && self.subdir.as_deref() == subdir
+    }
+
     /// Its key (for the terminals' WebSocket, which authenticates with
     /// its first message rather than a header).
     pub(super) fn key(&self) -> &str {

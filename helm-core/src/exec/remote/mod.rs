@@ -41,14 +41,93 @@ use crate::model::ChannelId;
 /// How long a connection to a computer server may take to open.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// A computer server: its URL (perhaps with `{channel}` for the channel's
+/// id) and the key it takes.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ComputerServer {
+    /// The URL, `http(s)://`, perhaps with `{channel}`.
+    pub url: String,
+    /// Its key.
+    pub key: String,
+}
+
+impl std::fmt::Debug for ComputerServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the key.
+        f.debug_struct("ComputerServer")
+            .field("url", &self.url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ComputerServer {
+    /// A server at `url` with `key`; refused unless the URL is http(s) and
+    /// the key is not empty.
+    pub fn new(url: &str, key: &str) -> Result<Self> {
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(Error::invalid(
+                "computer URL",
+                format!("{url:?}: give the computer server's http(s):// URL"),
+            ));
+        }
+        if key.trim().is_empty() {
+            return Err(Error::invalid(
+                "computer key",
+                "the key is empty; give the key the computer server was started with",
+            ));
+        }
+        Ok(ComputerServer {
+            url: url.trim_end_matches('/').to_string(),
+            key: key.to_string(),
+        })
+    }
+
+    /// Where `channel`'s computer is on it: with `{channel}` in the URL,
+    /// that server's home; otherwise `channels/<id>` under the one
+    /// server's home, so that channels sharing it keep their files apart.
+    pub fn for_channel(&self, channel: ChannelId) -> Route {
+        let (url, subdir) = if self.url.contains("{channel}") {
+            (self.url.replace("{channel}", &channel.to_string()), None)
+        } else {
+            (self.url.clone(), Some(format!("channels/{channel}")))
+        };
+        Route::At {
+            url,
+            key: self.key.clone(),
+            subdir,
+        }
+    }
+}
+
 /// Where a channel's computer is, as [`ComputerRoutes`] answers.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub enum Route {
     /// On this host.
     Here,
-    /// Behind the Open Terminal server at this URL, whose home is the
-    /// channel's workspace.
-    At(String),
+    /// Behind an Open Terminal server.
+    At {
+        /// The server's URL.
+        url: String,
+        /// The key it takes.
+        key: String,
+        /// The directory under its home that is the computer's
+        /// `/workspace`; `None`: its home.
+        subdir: Option<String>,
+    },
+}
+
+impl std::fmt::Debug for Route {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Route::Here => f.write_str("Here"),
+            // Never the key.
+            Route::At { url, subdir, .. } => f
+                .debug_struct("At")
+                .field("url", url)
+                .field("subdir", subdir)
+                .finish_non_exhaustive(),
+        }
+    }
 }
 
 /// Says where each channel's computer is, for computers spread over
@@ -62,17 +141,16 @@ pub trait ComputerRoutes: Send + Sync {
 
 /// How the servers of channel computers are found.
 enum Placement {
-    /// One URL, perhaps with `{channel}` for the channel's id.
-    Template(String),
+    /// One server for every channel.
+    One(ComputerServer),
     /// Each channel where its route says (this host's channels never get
     /// a server).
     Routed(Arc<dyn ComputerRoutes>),
 }
 
-/// Where channel computers are, and their key; the servers met so far.
+/// Where channel computers are; the servers met so far.
 pub(crate) struct Servers {
     placement: Placement,
-    key: String,
     http: reqwest::Client,
     cache: Mutex<HashMap<ChannelId, Arc<OtServer>>>,
 }
@@ -81,7 +159,7 @@ impl Servers {
     /// How they are placed, for `Debug` (never the key).
     pub(crate) fn describe(&self) -> &str {
         match &self.placement {
-            Placement::Template(template) => template,
+            Placement::One(server) => &server.url,
             Placement::Routed(_) => "routed per channel",
         }
     }
@@ -98,17 +176,15 @@ impl Servers {
         if let Some(server) = cache.get(&channel) {
             return Ok(server.clone());
         }
-        let Placement::Template(template) = &self.placement else {
+        let Placement::One(one) = &self.placement else {
             return Err(Error::Internal(format!(
                 "channel {channel}'s computer was used before its route was known"
             )));
         };
-        let (base, subdir) = if template.contains("{channel}") {
-            (template.replace("{channel}", &channel.to_string()), None)
-        } else {
-            (template.clone(), Some(format!("channels/{channel}")))
+        let Route::At { url, key, subdir } = one.for_channel(channel) else {
+            return Err(Error::Internal("a server routed a channel here".into()));
         };
-        let server = Arc::new(OtServer::new(self.http.clone(), &base, &self.key, subdir));
+        let server = Arc::new(OtServer::new(self.http.clone(), &url, &key, subdir));
         cache.insert(channel, server.clone());
         Ok(server)
     }
@@ -122,16 +198,14 @@ impl Servers {
         };
         match routes.route(channel).await? {
             Route::Here => Ok(true),
-            Route::At(base) => {
+            Route::At { url, key, subdir } => {
                 let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
                 if cache
                     .get(&channel)
-                    .is_none_or(|s| s.base() != base.trim_end_matches('/'))
+                    .is_none_or(|s| !s.is(&url, &key, subdir.as_deref()))
                 {
-                    cache.insert(
-                        channel,
-                        Arc::new(OtServer::new(self.http.clone(), &base, &self.key, None)),
-                    );
+                    let server = OtServer::new(self.http.clone(), &url, &key, subdir);
+                    cache.insert(channel, Arc::new(server));
                 }
                 Ok(false)
             }
@@ -161,41 +235,19 @@ impl RemoteComputers {
     /// `{channel}`), authenticated with `key`; the host's own computers
     /// (and the terminal limits) from `host`.
     pub fn new(url: &str, key: &str, host: Arc<LocalComputers>) -> Result<Self> {
-        if !(url.starts_with("http://") || url.starts_with("https://")) {
-            return Err(Error::invalid(
-                "computer URL",
-                format!("{url:?}: give the computer server's http(s):// URL"),
-            ));
-        }
-        Self::placed(
-            Placement::Template(url.trim_end_matches('/').to_string()),
-            key,
-            host,
-        )
+        Self::placed(Placement::One(ComputerServer::new(url, key)?), host)
     }
 
     /// Channel computers wherever `routes` says: on this host (`host`'s),
-    /// or behind another host's Open Terminal server, reached with `key`.
-    /// What several nodes sharing a store use, each holding some channels'
-    /// computers.
-    pub fn routed(
-        routes: Arc<dyn ComputerRoutes>,
-        key: &str,
-        host: Arc<LocalComputers>,
-    ) -> Result<Self> {
-        Self::placed(Placement::Routed(routes), key, host)
+    /// or behind an Open Terminal server (another host's, or another
+    /// node's, which holds the channel's computer).
+    pub fn routed(routes: Arc<dyn ComputerRoutes>, host: Arc<LocalComputers>) -> Result<Self> {
+        Self::placed(Placement::Routed(routes), host)
     }
 
-    fn placed(placement: Placement, key: &str, host: Arc<LocalComputers>) -> Result<Self> {
-        if key.trim().is_empty() {
-            return Err(Error::invalid(
-                "computer key",
-                "the key is empty; give the key the computer server was started with",
-            ));
-        }
+    fn placed(placement: Placement, host: Arc<LocalComputers>) -> Result<Self> {
         let servers = Servers {
             placement,
-            key: key.to_string(),
             http: crate::provider::http::build_http_client(CONNECT_TIMEOUT)?,
             cache: Mutex::new(HashMap::new()),
         };

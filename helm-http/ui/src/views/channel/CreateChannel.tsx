@@ -1,7 +1,8 @@
 // Creating a channel (spec §8.2): a name and, in plain words, what it is
-// for. Visibility and instructions wait behind "More options". It ends in
-// the new channel, on its ready announcement.
-import { useState } from "preact/hooks";
+// for. Visibility, instructions and, where the server offers several, the
+// computer its agent works on wait behind "More options". It ends in the
+// new channel, on its ready announcement.
+import { useEffect, useState } from "preact/hooks";
 import { api, describeError } from "../../api/client";
 import { Dialog } from "../../components/Dialog";
 import { ErrorNote, Field } from "../../components/Field";
@@ -13,7 +14,17 @@ export function CreateChannel({ onClose }: { onClose: () => void }) {
   const [purpose, setPurpose] = useState("");
   const [visibility, setVisibility] = useState<"public" | "private">("public");
   const [instructions, setInstructions] = useState("");
+  // The computers a channel may choose (none: every channel gets the default).
+  const [computers, setComputers] = useState<string[]>([]);
+  const [computer, setComputer] = useState("");
   const [error, setError] = useState<string>();
+
+  useEffect(() => {
+    api.get("/api/status").then(
+      (status) => setComputers(status.computers),
+      () => setComputers([]),
+    );
+  }, []);
   const [busy, setBusy] = useState(false);
 
   const submit = async (e: Event) => {
@@ -22,7 +33,13 @@ export function CreateChannel({ onClose }: { onClose: () => void }) {
     setError(undefined);
     try {
       const created = await api.post("/api/channels", {
-        body: { name: name.trim().replace(/^#/, ""), purpose: purpose.trim(), visibility, instructions: instructions.trim() || undefined },
+        body: {
+          name: name.trim().replace(/^#/, ""),
+          purpose: purpose.trim(),
+          visibility,
+          instructions: instructions.trim() || undefined,
+          computer: computer || undefined,
+        },
       });
       await loadChannel(created.channel.name).catch(() => undefined);
       onClose();
@@ -80,6 +97,20 @@ export function CreateChannel({ onClose }: { onClose: () => void }) {
           <Field label="Instructions for its agent" hint="Optional: how it should work, beyond the purpose.">
             {(p) => <textarea {...p} rows={3} value={instructions} onInput={(e) => setInstructions(e.currentTarget.value)} />}
           </Field>
+          {computers.length > 0 && (
+            <Field label="Computer" hint="Where its agent's /workspace, commands and terminals live. Chosen once.">
+              {(p) => (
+                <select {...p} value={computer} onChange={(e) => setComputer(e.currentTarget.value)}>
+                  <option value="">The workspace's default</option>
+                  {computers.map((c) => (
+                    <option key={c} value={c}>
+                      {c}
+                    </option>
+                  ))}
+                </select>
+              )}
+            </Field>
+          )}
         </details>
         <ErrorNote error={error} />
         <div class="actions">

@@ -233,6 +233,15 @@ function CapabilitySection({ entry, detail }: { entry: ChannelEntry; detail?: Ch
       <h3>What its computer may do</h3>
       {policy ? (
         <ul class="facts compact">
+          {policy.computer && (
+            <li>
+              <Icon name="terminal" />
+              <div>
+                <strong>Computer</strong>
+                <span>Runs on {policy.computer}, chosen when the channel was made.</span>
+              </div>
+            </li>
+          )}
           <li>
             <Icon name="activity" />
             <div>
