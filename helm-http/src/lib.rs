@@ -98,6 +98,34 @@ pub fn router(state: AppState) -> Router {
         .with_state(state)
 }
 
+/// A computer server (`helm-http computer`): the Open Terminal protocol at
+/// the root for the computer of `channel` (whose key
+/// [`Helm::serve_computer`](helm_core::Helm::serve_computer) set), and
+/// `/healthz`. Every other request is the protocol's, for that channel: the
+/// paths are the channel's Open Terminal paths without their prefix. No
+/// host check: there is no cookie to protect, every request needs the key.
+pub fn computer_router(state: AppState, channel: &str) -> Router {
+    let (ot, _) = routes::open_terminal().split_for_parts();
+    let ot = ot.with_state(state.clone());
+    let prefix = format!("/api/channels/{channel}/ot");
+    let served = tower::service_fn(move |mut request: axum::extract::Request| {
+        let ot = ot.clone();
+        let path = match request.uri().path_and_query() {
+            Some(p) => format!("{prefix}{}", p.as_str()),
+            None => prefix.clone(),
+        };
+        if let Ok(uri) = path.parse() {
+            *request.uri_mut() = uri;
+        }
+        tower::ServiceExt::oneshot(ot, request)
+    });
+    Router::new()
+        .route("/healthz", get(healthz))
+        .fallback_service(served)
+        .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
+        .with_state(state)
+}
+
 /// Answers only requests for one of the server's own hosts. A page on any
 /// domain can rebind that domain to 127.0.0.1 and then send requests that
 /// name it in `Host` (and `Origin`); refusing every host but ours keeps such
@@ -138,6 +166,26 @@ pub async fn serve(
     state: AppState,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    serve_with(listener, state, router, shutdown).await
+}
+
+/// Like [`serve`], for a computer server: [`computer_router`] for `channel`.
+pub async fn serve_computer(
+    listener: tokio::net::TcpListener,
+    state: AppState,
+    channel: String,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let app = move |state| computer_router(state, &channel);
+    serve_with(listener, state, app, shutdown).await
+}
+
+async fn serve_with(
+    listener: tokio::net::TcpListener,
+    state: AppState,
+    app: impl FnOnce(AppState) -> Router,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
     let state = state.listening_on(listener.local_addr()?);
     let streams = state.shutdown.clone();
     let config = &state.config;
@@ -146,7 +194,7 @@ pub async fn serve(
         body: std::time::Duration::from_secs(config.body_timeout_secs.max(1)),
         idle: std::time::Duration::from_secs(config.idle_timeout_secs.max(1)),
     };
-    let app = router(state);
+    let app = app(state);
     heap::release_free_pages();
     serve::run(listener, app, timeouts, async move {
         shutdown.await;

@@ -14,6 +14,7 @@ use clap::{Parser, Subcommand};
 use helm_core::config::ConfigLayer;
 use helm_core::lock::{DataLock, ServerInfo};
 use helm_core::memory::config::RecallMode;
+use helm_core::model::ChannelRef;
 use helm_core::{Helm, HelmConfig, HelmOptions, InitOptions};
 use helm_http::{AppState, ServerConfig};
 
@@ -61,7 +62,17 @@ struct Args {
 enum Command {
     /// Print the OpenAPI document and exit.
     Openapi,
+    /// Serve this host as a computer for other Helm servers' channels: the
+    /// Open Terminal protocol at the root, for one computer in the data
+    /// directory, sandboxed as a channel's; its key in HELM_COMPUTER_KEY
+    /// (or the variable `[computer] key_env` names). Point their
+    /// `[computer] at` (or a `[computers.NAME]`) here.
+    Computer,
 }
+
+/// The channel a computer server serves (its workspace is the computer's
+/// `/workspace`).
+const COMPUTER_CHANNEL: &str = "computer";
 
 /// Flags over env over the file over defaults: the server's own keys here,
 /// core's by core's resolver, with the flags mapped onto core's keys.
@@ -158,6 +169,10 @@ async fn main() -> anyhow::Result<()> {
     )?;
     let mut options = HelmOptions::new(&data);
     config.core.apply(&mut options)?;
+    let computer_key = match &args.command {
+        Some(Command::Computer) => Some(computer_key(&config, &options)?),
+        _ => None,
+    };
     // Other nodes of a shared store reach the computers this one holds
     // through its Open Terminal endpoint.
     options.node.computer_url = config
@@ -176,9 +191,11 @@ async fn main() -> anyhow::Result<()> {
              --node-url) to the address they reach it at"
         );
     }
-    options
-        .load_local_embedder()
-        .context("loading the embedding model for recall by meaning")?;
+    if computer_key.is_none() {
+        options
+            .load_local_embedder()
+            .context("loading the embedding model for recall by meaning")?;
+    }
     match RecallMode::of(options.embedder.as_ref(), options.words_only_reason) {
         RecallMode::Meaning { model } => {
             tracing::info!(model = %model, "recall works by meaning and words")
@@ -218,6 +235,25 @@ async fn main() -> anyhow::Result<()> {
         );
     }
     let state = AppState::new(helm.clone(), config.clone());
+    if let Some(key) = computer_key {
+        let served = helm.serve_computer(COMPUTER_CHANNEL, &key).await?;
+        tracing::info!(
+            addr = %bound,
+            workspace = %helm.computer(&ChannelRef::Id(served.channel.id)).await?.workspace.display(),
+            "serving this host's computer over Open Terminal"
+        );
+        let served = helm_http::serve_computer(
+            listener,
+            state,
+            COMPUTER_CHANNEL.to_string(),
+            shutdown_signal(),
+        )
+        .await;
+        helm.shutdown_runtime(false).await;
+        tracing::info!("stopped");
+        served?;
+        return Ok(());
+    }
     if helm.setup_needed().await? {
         let path = helm_http::setup::write_code(&data, &state.setup_code)
             .with_context(|| format!("writing the setup code into {}", data.display()))?;
@@ -256,6 +292,40 @@ async fn main() -> anyhow::Result<()> {
     tracing::info!("stopped");
     served?;
     Ok(())
+}
+
+/// A computer server's key, from the variable `[computer] key_env` names
+/// (`HELM_COMPUTER_KEY`); refused when its configuration would send its
+/// commands elsewhere or keep its state in a shared store.
+fn computer_key(config: &ServerConfig, options: &HelmOptions) -> anyhow::Result<String> {
+    if options.computers.default.is_some() || !options.computers.named.is_empty() {
+        anyhow::bail!(
+            "a computer server runs its commands on this host: remove [computer] at and \
+             [computers.*] from its configuration"
+        );
+    }
+    if matches!(
+        options.store,
+        Some(helm_core::config::StoreUrl::Postgres(_))
+    ) {
+        anyhow::bail!(
+            "a computer server keeps its state in its own data directory: leave the store unset"
+        );
+    }
+    let var = config
+        .core
+        .config
+        .computer
+        .key_env
+        .clone()
+        .unwrap_or_else(|| helm_core::config::DEFAULT_COMPUTER_KEY_ENV.to_string());
+    match std::env::var(&var) {
+        Ok(key) if !key.trim().is_empty() => Ok(key.trim().to_string()),
+        _ => anyhow::bail!(
+            "{var} is not set: set it to the key the Helm servers that use this computer will \
+             present (at least 16 random characters, such as the output of openssl rand -hex 32)"
+        ),
+    }
 }
 
 async fn shutdown_signal() {

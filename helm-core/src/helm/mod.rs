@@ -244,6 +244,10 @@ pub(crate) struct Inner {
     recall_mode: RecallMode,
     computer: Arc<computer::ComputerState>,
     faults: Faults,
+    /// The channel whose computer this process serves to other Helm
+    /// servers, and the digest of the key they present (see
+    /// [`Helm::serve_computer`]).
+    served_computer: std::sync::OnceLock<(crate::model::ChannelId, String)>,
 }
 
 impl Helm {
@@ -363,6 +367,7 @@ impl Helm {
             fallback_model: options.fallback_model,
             providers,
             faults,
+            served_computer: std::sync::OnceLock::new(),
         });
         Ok(Helm { inner })
     }

@@ -13,6 +13,9 @@ use crate::store::{ChannelRecord, NewOtKey};
 
 use super::Helm;
 
+/// The shortest key a computer server takes.
+const MIN_COMPUTER_KEY: usize = 16;
+
 impl Helm {
     /// The channel's live Open Terminal key (never its secret), if any; for
     /// its managers.
@@ -74,6 +77,15 @@ impl Helm {
         if secret::looks_like(presented, secret::NODE_KEY_PREFIX) {
             return self.authenticate_node_key(channel, presented).await;
         }
+        if let Some((served, digest)) = self.inner.served_computer.get()
+            && secret::digest(presented) == *digest
+        {
+            return match self.channel(channel).await {
+                Ok(record) if record.channel.id == *served => Ok((record, self.captain().await?)),
+                Ok(_) | Err(Error::NotFound { .. }) => Err(refused()),
+                Err(e) => Err(e),
+            };
+        }
         if !secret::looks_like(presented, secret::OT_KEY_PREFIX) {
             return Err(refused());
         }
@@ -133,6 +145,47 @@ impl Helm {
             Err(e) => return Err(e),
         };
         Ok((record, self.captain().await?))
+    }
+
+    /// Serves the computer of `channel` (made if it does not exist) to
+    /// other Helm servers: requests presenting `key` act as the Captain on
+    /// it, and only on it. What a computer server (`helm-http computer`)
+    /// does at start; the key lives in this process only (as its digest).
+    pub async fn serve_computer(&self, channel: &str, key: &str) -> Result<ChannelRecord> {
+        if key.trim().len() < MIN_COMPUTER_KEY {
+            return Err(Error::invalid(
+                "computer key",
+                format!(
+                    "it is {} characters; use at least {MIN_COMPUTER_KEY} random ones (such as \
+                     the output of openssl rand -hex 32)",
+                    key.trim().len()
+                ),
+            ));
+        }
+        let captain = self.captain().await?;
+        let record = match self.channel(&channel.parse()?).await {
+            Ok(record) => record,
+            Err(Error::NotFound { .. }) => {
+                self.create_channel(
+                    &captain,
+                    channel,
+                    "This host's computer, which other Helm servers use for their channels.",
+                )
+                .await?
+            }
+            Err(e) => return Err(e),
+        };
+        if record.channel.kind == ChannelKind::Home {
+            return Err(Error::invalid(
+                "computer channel",
+                "#main is Skipper's host computer; serve another channel",
+            ));
+        }
+        self.inner
+            .served_computer
+            .set((record.channel.id, secret::digest(key)))
+            .map_err(|_| Error::Conflict("this Helm serves a computer already".into()))?;
+        Ok(record)
     }
 
     /// A channel whose Open Terminal key `actor` manages.

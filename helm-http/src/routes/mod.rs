@@ -73,6 +73,15 @@ pub fn api() -> OpenApiRouter<AppState> {
         .merge(mcp_servers::routes())
 }
 
+/// The Open Terminal routes alone (`/api/channels/{channel}/ot/...`), for
+/// a computer server.
+pub fn open_terminal() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .merge(ot::routes())
+        .merge(ot_files::routes())
+        .merge(ot_search::routes())
+}
+
 /// The errors a read can answer with.
 #[derive(IntoResponses)]
 #[allow(dead_code)]

@@ -2,6 +2,7 @@ mod auth;
 mod bad_input;
 mod chosen_computer;
 mod computer;
+mod computer_server;
 mod events;
 mod exec;
 mod health;

@@ -24,7 +24,7 @@ const LEASE_SECS: &str = "3";
 /// A signed-in person's calls to one node or the other.
 pub(super) struct Caller {
     http: reqwest::Client,
-    token: String,
+    pub(super) token: String,
 }
 
 impl Caller {
@@ -430,7 +430,7 @@ async fn a_remote_computer_without_its_key_stops_the_start() -> anyhow::Result<(
 }
 
 /// Reads a terminal's socket until `needle` shows (up to 20 s).
-async fn read_until<S>(socket: &mut S, needle: &str) -> anyhow::Result<String>
+pub(super) async fn read_until<S>(socket: &mut S, needle: &str) -> anyhow::Result<String>
 where
     S: futures_util::Stream<Item = Result<Message, tokio_tungstenite::tungstenite::Error>> + Unpin,
 {
