@@ -55,6 +55,8 @@ pub(crate) struct ComputerState {
     /// With a store several nodes share and this host's computers: which
     /// node holds each channel's computer.
     nodes: Option<Arc<NodeRoutes>>,
+    /// The routes of channels whose computers may be on other nodes.
+    routes: Option<Arc<ChannelRoutes>>,
     /// Where computers are placed, for checking a new channel's choice.
     placement: ComputerPlacement,
 }
@@ -89,6 +91,7 @@ impl ComputerState {
             }
             None => (DefaultRoute::Here, None),
         };
+        let mut routes = None;
         let computers = match default {
             DefaultRoute::Here if placement.named.is_empty() => {
                 return Ok(Self::new(
@@ -102,8 +105,13 @@ impl ComputerState {
                 RemoteComputers::new(&server.url, &server.key, host())?
             }
             default => {
-                let routes = ChannelRoutes::new(store.clone(), placement.named.clone(), default);
-                RemoteComputers::routed(Arc::new(routes), host())?
+                let channel_routes = Arc::new(ChannelRoutes::new(
+                    store.clone(),
+                    placement.named.clone(),
+                    default,
+                ));
+                routes = Some(channel_routes.clone());
+                RemoteComputers::routed(channel_routes, host())?
             }
         };
         let computers = Arc::new(computers);
@@ -114,7 +122,24 @@ impl ComputerState {
         };
         let mut state = Self::new(computer, root, ports, placement.clone());
         state.nodes = nodes;
+        state.routes = routes;
         Ok(state)
+    }
+
+    /// Whether another node of the store holds `channel`'s computer (see
+    /// [`ChannelRoutes::held_by_another_node`]); false when that cannot be
+    /// told, so the turn runs here rather than not at all.
+    pub(crate) async fn held_elsewhere(&self, channel: ChannelId) -> bool {
+        match &self.routes {
+            Some(routes) => routes
+                .held_by_another_node(channel)
+                .await
+                .unwrap_or_else(|e| {
+                    tracing::debug!(channel = %channel, error = %e, "where is its computer?");
+                    false
+                }),
+            None => false,
+        }
     }
 
     /// Checks that a new channel may choose the computer `name`.
@@ -150,6 +175,7 @@ impl ComputerState {
             root,
             closed: OnceCell::new(),
             nodes: None,
+            routes: None,
             placement,
         }
     }

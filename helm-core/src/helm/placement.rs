@@ -11,7 +11,7 @@ use async_trait::async_trait;
 
 use crate::error::{Error, Result};
 use crate::exec::{ComputerRoutes, ComputerServer, Route};
-use crate::model::{ChannelId, ChannelRef};
+use crate::model::{ChannelId, ChannelKind, ChannelRef};
 use crate::store::Store;
 
 use super::nodes::NodeRoutes;
@@ -73,7 +73,18 @@ pub(crate) struct ChannelRoutes {
     named: BTreeMap<String, ComputerServer>,
     default: DefaultRoute,
     /// Each channel's choice, and when it was read.
-    choices: Mutex<HashMap<ChannelId, (Option<String>, Instant)>>,
+    choices: Mutex<HashMap<ChannelId, (Choice, Instant)>>,
+}
+
+/// Where a channel's computer is, as the channel says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Choice {
+    /// `#main`: Skipper's host computer, on every node.
+    Host,
+    /// The default.
+    Default,
+    /// A computer the configuration names.
+    Named(String),
 }
 
 impl ChannelRoutes {
@@ -90,8 +101,9 @@ impl ChannelRoutes {
         }
     }
 
-    /// The computer `channel` chose, if any.
-    async fn choice(&self, channel: ChannelId) -> Result<Option<String>> {
+    /// The computer `channel` chose, if any (`Err`-free `None` for
+    /// `#main`, whose computer is each node's host).
+    async fn choice(&self, channel: ChannelId) -> Result<Choice> {
         {
             let choices = self.choices.lock().unwrap_or_else(|p| p.into_inner());
             if let Some((choice, at)) = choices.get(&channel)
@@ -101,17 +113,38 @@ impl ChannelRoutes {
             }
         }
         let record = self.store.channel(&ChannelRef::Id(channel)).await?;
-        let choice = record.profile.capability_policy.computer;
+        let choice = if record.channel.kind == ChannelKind::Home {
+            Choice::Host
+        } else {
+            match record.profile.capability_policy.computer {
+                Some(name) => Choice::Named(name),
+                None => Choice::Default,
+            }
+        };
         let mut choices = self.choices.lock().unwrap_or_else(|p| p.into_inner());
         choices.insert(channel, (choice.clone(), Instant::now()));
         Ok(choice)
+    }
+
+    /// Whether another node holds `channel`'s computer (it is on the
+    /// default, and nodes share the store), so that node had better run
+    /// its turns: there its commands run where the computer is, and its
+    /// MCP servers over stdio can start.
+    pub(crate) async fn held_by_another_node(&self, channel: ChannelId) -> Result<bool> {
+        let DefaultRoute::Nodes(nodes) = &self.default else {
+            return Ok(false);
+        };
+        if self.choice(channel).await? != Choice::Default {
+            return Ok(false);
+        }
+        Ok(matches!(nodes.route(channel).await?, Route::At { .. }))
     }
 }
 
 #[async_trait]
 impl ComputerRoutes for ChannelRoutes {
     async fn route(&self, channel: ChannelId) -> Result<Route> {
-        if let Some(name) = self.choice(channel).await? {
+        if let Choice::Named(name) = self.choice(channel).await? {
             return match self.named.get(&name) {
                 Some(server) => Ok(server.for_channel(channel)),
                 None => Err(Error::ComputerUnreachable(format!(

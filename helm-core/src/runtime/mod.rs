@@ -29,6 +29,7 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{Error, Result};
+use crate::events::EventBody;
 use crate::helm::computer::ComputerState;
 use crate::memory::engine::RecallEngine;
 use crate::model::{ChannelId, ModelChoice, ThreadId, Turn, TurnId, TurnState};
@@ -45,6 +46,18 @@ const SUMMARY_SCAN_EVERY: Duration = Duration::from_secs(30);
 /// turns whose node stopped: well inside the shortest lease a shared store
 /// gives (see `PostgresStore`'s lease), so a live node never loses one.
 const LEASE_TICK_EVERY: Duration = Duration::from_secs(1);
+
+/// With nodes sharing the store: how long a queued turn is left to the
+/// node that holds its channel's computer before another node runs it.
+/// The holder, woken by the turn's event, takes it in milliseconds; a
+/// holder that is gone (or only a CLI) costs the turn this much.
+const HOLDER_FIRST: Duration = Duration::from_secs(2);
+
+/// Whether `turn` has been queued for `long` (by this node's clock).
+fn waited(turn: &Turn, long: Duration) -> bool {
+    let queued = jiff::Timestamp::now().duration_since(turn.queued_at);
+    queued.as_secs_f64() >= long.as_secs_f64()
+}
 /// How long a thread whose summary failed waits before another try.
 const SUMMARY_RETRY_AFTER: Duration = Duration::from_secs(15 * 60);
 
@@ -255,7 +268,44 @@ impl Runtime {
         self.recover().await?;
         let runtime = self.clone();
         tokio::spawn(async move { runtime.schedule_loop().await });
+        if self.store.shared() {
+            self.wake_on_other_nodes();
+        }
         Ok(())
+    }
+
+    /// With nodes sharing the store: wakes the scheduler when a turn is
+    /// queued or ends anywhere, so that a turn posted on another node (for
+    /// a channel whose computer this node holds) or queued behind one that
+    /// ended there starts at once rather than at the next poll.
+    fn wake_on_other_nodes(self: &Arc<Self>) {
+        let mut events = self.store.subscribe();
+        let runtime = Arc::downgrade(self);
+        tokio::spawn(async move {
+            loop {
+                let woken = match events.recv().await {
+                    Ok(event) => matches!(
+                        event.body,
+                        EventBody::TurnQueued { .. }
+                            | EventBody::TurnCompleted { .. }
+                            | EventBody::TurnFailed { .. }
+                            | EventBody::TurnCancelled { .. }
+                    ),
+                    // Missed some: look anyway.
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => true,
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                };
+                let Some(runtime) = runtime.upgrade() else {
+                    return;
+                };
+                if matches!(*runtime.lock_driver(), Driver::Idle) {
+                    return;
+                }
+                if woken {
+                    runtime.wake();
+                }
+            }
+        });
     }
 
     /// Marks turns left running by a previous driver as interrupted (their
@@ -423,6 +473,13 @@ impl Runtime {
         let capacity = self.options.capacity_per_agent.max(1);
         let candidates = self.store.runnable_turns(u32::MAX).await?;
         for turn in candidates {
+            // The node that holds the channel's computer runs its turns
+            // when it can; another takes them once they have waited long
+            // enough that the holder is likely gone.
+            if !waited(&turn, HOLDER_FIRST) && self.computers.held_elsewhere(turn.channel_id).await
+            {
+                continue;
+            }
             let cancel = {
                 let mut live = self.lock_live();
                 let busy_thread = live.values().any(|t| t.thread == turn.thread_id);

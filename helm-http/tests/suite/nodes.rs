@@ -578,6 +578,10 @@ async fn a_channels_computer_is_held_by_one_node_and_reached_through_it() -> any
         "{done}"
     );
     assert!(!on_b.join("agent.md").exists());
+    // Posted on B, run by A: the node that holds the computer takes the
+    // channel's turns while it is there.
+    let turn = done["turns"][0]["id"].as_i64().unwrap_or_default();
+    assert_eq!(lease_holder(&store, turn).await?, a.pid(), "{done}");
 
     // A node key is checked against the store: B's opens lab on A, a made
     // up one does not, and no node key opens #main (each node's own host).
@@ -612,5 +616,21 @@ async fn a_channels_computer_is_held_by_one_node_and_reached_through_it() -> any
             .contains(&a.url),
         "{down}"
     );
+    // Its channel's turns still run, on B, once they have waited for A.
+    let later = ada
+        .post(
+            &b,
+            "/api/channels/lab/messages",
+            json!({"text": "@lab-agent still there?"}),
+        )
+        .await?;
+    let thread = later["thread"]["id"].as_i64().unwrap_or_default();
+    let done = ada
+        .wait_thread(&b, thread, "the turn never ran without A", |d| {
+            d["turns"][0]["state"] == "completed"
+        })
+        .await?;
+    let turn = done["turns"][0]["id"].as_i64().unwrap_or_default();
+    assert_eq!(lease_holder(&store, turn).await?, b.pid(), "{done}");
     Ok(())
 }

@@ -789,5 +789,16 @@ pub async fn each_computer_has_one_holder(s: &Subject) -> anyhow::Result<()> {
     );
     ensure!(store.node_by_key("digest-of-node-b").await?.as_deref() == Some("node-b"));
     ensure!(store.node_by_key("digest-of-nobody").await?.is_none());
+    // Two nodes claiming a new channel's computer at once: one holds it,
+    // and both are told the same.
+    for name in ["race-1", "race-2", "race-3"] {
+        let race = f.channel(name).await?;
+        let (a, b) = tokio::join!(
+            store.claim_computer(race.channel.id, "node-a"),
+            store.claim_computer(race.channel.id, "node-b")
+        );
+        let (a, b) = (a?, b?);
+        ensure!(a == b, "{name}: {a:?} against {b:?}");
+    }
     Ok(())
 }

@@ -32,7 +32,21 @@ impl NodeStore for PostgresStore {
     }
 
     async fn claim_computer(&self, channel: ChannelId, claimant: &str) -> Result<ComputerHolder> {
+        const HOLDER: &str = "SELECT h.node_id, n.computer_url FROM computer_holders h
+             LEFT JOIN nodes n ON n.id = h.node_id WHERE h.channel_id = $1";
         let client = self.client().await?;
+        let read = |row: tokio_postgres::Row| ComputerHolder {
+            node: row.get(0),
+            computer_url: row.get(1),
+        };
+        // Nearly always held already: one read, no write.
+        if let Some(row) = client
+            .query_opt(HOLDER, &[&channel.get()])
+            .await
+            .map_err(failed("reading which node holds a channel's computer"))?
+        {
+            return Ok(read(row));
+        }
         // Claimed only if the channel exists and no node holds it; of two
         // claimants at once, the primary key lets exactly one in.
         client
@@ -45,18 +59,11 @@ impl NodeStore for PostgresStore {
             .await
             .map_err(failed("claiming a channel's computer"))?;
         let row = client
-            .query_opt(
-                "SELECT h.node_id, n.computer_url FROM computer_holders h
-                 LEFT JOIN nodes n ON n.id = h.node_id WHERE h.channel_id = $1",
-                &[&channel.get()],
-            )
+            .query_opt(HOLDER, &[&channel.get()])
             .await
             .map_err(failed("reading which node holds a channel's computer"))?
             .ok_or_else(|| Error::not_found("channel", channel))?;
-        Ok(ComputerHolder {
-            node: row.get(0),
-            computer_url: row.get(1),
-        })
+        Ok(read(row))
     }
 
     async fn node_by_key(&self, key_digest: &str) -> Result<Option<String>> {
