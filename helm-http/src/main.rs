@@ -178,12 +178,19 @@ async fn main() -> anyhow::Result<()> {
     options.node.computer_url = config
         .node_url()
         .map(|url| format!("{url}/api/channels/{{channel}}/ot"));
-    if options.node.computer_url.is_none()
-        && matches!(
-            options.store,
-            Some(helm_core::config::StoreUrl::Postgres(_))
-        )
-    {
+    let shared = matches!(
+        options.store,
+        Some(helm_core::config::StoreUrl::Postgres(_))
+    );
+    if shared && config.node_url.is_none() && config.listen.ip().is_loopback() {
+        tracing::warn!(
+            listen = %config.listen,
+            "this node's address for the other nodes is a loopback one: only nodes on this host \
+             reach the channel computers it holds; set node_url (HELM_NODE_URL, --node-url) \
+             when they run on other hosts"
+        );
+    }
+    if options.node.computer_url.is_none() && shared {
         tracing::warn!(
             listen = %config.listen,
             "this node listens on every address and has no node URL: other nodes sharing the \

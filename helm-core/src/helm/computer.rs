@@ -13,9 +13,9 @@ use tokio::sync::OnceCell;
 
 use crate::error::{Error, Result};
 use crate::exec::{
-    CommandResult, CommandSpec, Computer, ComputerOptions, ComputerProvider, Executor, Files,
-    FilesProvider, Isolation, LocalComputers, LocalFiles, LocalTerminals, RemoteComputers,
-    RunningCommand, TerminalInfo, TerminalSession, TerminalSize, Terminals,
+    CommandResult, CommandSpec, Computer, ComputerOptions, ComputerProvider, ComputerRoutes,
+    Executor, Files, FilesProvider, Isolation, LocalComputers, LocalFiles, LocalTerminals,
+    RemoteComputers, Route, RunningCommand, TerminalInfo, TerminalSession, TerminalSize, Terminals,
 };
 use crate::model::{ChannelId, ChannelKind, ChannelRef, ChannelStatus, User};
 use crate::store::{ChannelRecord, Store};
@@ -124,6 +124,14 @@ impl ComputerState {
         state.nodes = nodes;
         state.routes = routes;
         Ok(state)
+    }
+
+    /// Whether this node holds `channel`'s computer (always, without nodes).
+    pub(crate) async fn holds(&self, channel: ChannelId) -> Result<bool> {
+        match &self.nodes {
+            Some(nodes) => Ok(nodes.route(channel).await? == Route::Here),
+            None => Ok(true),
+        }
     }
 
     /// Whether another node of the store holds `channel`'s computer (see

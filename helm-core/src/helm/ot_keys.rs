@@ -125,8 +125,8 @@ impl Helm {
     ) -> Result<(ChannelRecord, User)> {
         let refused = || {
             Error::Unauthenticated(
-                "the node key is unknown (the node restarted with a new one?) or not for this \
-                 channel"
+                "the node key is unknown (is the asking node on this workspace's store?) or not \
+                 for this channel"
                     .into(),
             )
         };
@@ -144,6 +144,16 @@ impl Helm {
             Ok(_) | Err(Error::NotFound { .. }) => return Err(refused()),
             Err(e) => return Err(e),
         };
+        // Only the holder serves it: a node reached at an address that is
+        // not its own (a loopback node URL on a host of several nodes)
+        // would otherwise pass the call on, maybe to itself.
+        if !self.inner.computer.holds(record.channel.id).await? {
+            return Err(Error::ComputerUnreachable(format!(
+                "this node does not hold the computer of {}; the node URL the asking node used \
+                 reaches the wrong node: give each node the address the others reach it at",
+                record.channel.name
+            )));
+        }
         Ok((record, self.captain().await?))
     }
 

@@ -596,6 +596,16 @@ async fn a_channels_computer_is_held_by_one_node_and_reached_through_it() -> any
     let forged = format!("hnode_{}", "0".repeat(64));
     assert_eq!(cwd("lab", &forged).await?.status(), 401);
     assert_eq!(cwd("main", &key).await?.status(), 401);
+    // A node asked for a computer it does not hold (its address given
+    // wrongly, say) says so instead of passing the call on.
+    let wrong = http
+        .get(format!("{}/api/channels/lab/ot/files/cwd", b.url))
+        .bearer_auth(key.trim().to_string())
+        .send()
+        .await?;
+    assert_eq!(wrong.status(), 503);
+    let body = wrong.text().await?;
+    assert!(body.contains("does not hold"), "{body}");
 
     // The holder gone, its computer is unreachable from B, saying where.
     a.kill_hard()?;
