@@ -20,8 +20,15 @@ use helm_core::model::ChannelId;
 use helm_core::{Error, Result};
 use tokio::sync::watch;
 
-/// How often a running command's output is collected.
+/// How often a running command's output is collected, once it has run a
+/// while.
 const PUMP_INTERVAL: Duration = Duration::from_millis(50);
+
+/// The first wait between collections, doubled up to [`PUMP_INTERVAL`]: a
+/// short command (most of what a remote executor sends) is seen to end
+/// within a millisecond or two of ending, not up to 50 ms later, which a
+/// command run through another node or a computer server waited in full.
+const FIRST_PUMP_INTERVAL: Duration = Duration::from_millis(1);
 
 /// The registry's limits.
 #[derive(Debug, Clone, Copy)]
@@ -248,6 +255,7 @@ impl CommandRegistry {
         // dropped (and so killed) even while its pump runs.
         let weak = Arc::downgrade(&tracked);
         tokio::spawn(async move {
+            let mut interval = FIRST_PUMP_INTERVAL;
             loop {
                 let Some(tracked) = weak.upgrade() else {
                     return;
@@ -279,7 +287,8 @@ impl CommandRegistry {
                     return;
                 }
                 drop(tracked);
-                tokio::time::sleep(PUMP_INTERVAL).await;
+                tokio::time::sleep(interval).await;
+                interval = (interval * 2).min(PUMP_INTERVAL);
             }
         });
         tracked
