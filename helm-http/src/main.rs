@@ -169,8 +169,12 @@ async fn main() -> anyhow::Result<()> {
     )?;
     let mut options = HelmOptions::new(&data);
     config.core.apply(&mut options)?;
+    let shared = matches!(
+        options.store,
+        Some(helm_core::config::StoreUrl::Postgres(_))
+    );
     let computer_key = match &args.command {
-        Some(Command::Computer) => Some(computer_key(&config, &options)?),
+        Some(Command::Computer) => Some(computer_key(&config, &options, shared)?),
         _ => None,
     };
     // Other nodes of a shared store reach the computers this one holds
@@ -178,10 +182,6 @@ async fn main() -> anyhow::Result<()> {
     options.node.computer_url = config
         .node_url()
         .map(|url| format!("{url}/api/channels/{{channel}}/ot"));
-    let shared = matches!(
-        options.store,
-        Some(helm_core::config::StoreUrl::Postgres(_))
-    );
     if shared && config.node_url.is_none() && config.listen.ip().is_loopback() {
         tracing::warn!(
             listen = %config.listen,
@@ -256,7 +256,6 @@ async fn main() -> anyhow::Result<()> {
             shutdown_signal(),
         )
         .await;
-        helm.shutdown_runtime(false).await;
         tracing::info!("stopped");
         served?;
         return Ok(());
@@ -304,28 +303,23 @@ async fn main() -> anyhow::Result<()> {
 /// A computer server's key, from the variable `[computer] key_env` names
 /// (`HELM_COMPUTER_KEY`); refused when its configuration would send its
 /// commands elsewhere or keep its state in a shared store.
-fn computer_key(config: &ServerConfig, options: &HelmOptions) -> anyhow::Result<String> {
+fn computer_key(
+    config: &ServerConfig,
+    options: &HelmOptions,
+    shared: bool,
+) -> anyhow::Result<String> {
     if options.computers.default.is_some() || !options.computers.named.is_empty() {
         anyhow::bail!(
             "a computer server runs its commands on this host: remove [computer] at and \
              [computers.*] from its configuration"
         );
     }
-    if matches!(
-        options.store,
-        Some(helm_core::config::StoreUrl::Postgres(_))
-    ) {
+    if shared {
         anyhow::bail!(
             "a computer server keeps its state in its own data directory: leave the store unset"
         );
     }
-    let var = config
-        .core
-        .config
-        .computer
-        .key_env
-        .clone()
-        .unwrap_or_else(|| helm_core::config::DEFAULT_COMPUTER_KEY_ENV.to_string());
+    let var = helm_core::config::key_variable(config.core.config.computer.key_env.as_deref());
     match std::env::var(&var) {
         Ok(key) if !key.trim().is_empty() => Ok(key.trim().to_string()),
         _ => anyhow::bail!(

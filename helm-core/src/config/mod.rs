@@ -54,6 +54,12 @@ use crate::model::ModelChoice;
 /// `computer.key_env` names another.
 pub const DEFAULT_COMPUTER_KEY_ENV: &str = "HELM_COMPUTER_KEY";
 
+/// The variable a computer's key is read from: `key_env` if set, else
+/// [`DEFAULT_COMPUTER_KEY_ENV`].
+pub fn key_variable(key_env: Option<&str>) -> String {
+    key_env.unwrap_or(DEFAULT_COMPUTER_KEY_ENV).to_string()
+}
+
 /// Everything core is configured with.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -140,13 +146,9 @@ impl ComputerConfig {
         match self.at.as_deref().map(str::trim) {
             None | Some("local") => Ok(ComputerLocation::Local),
             Some(url) if url.starts_with("http://") || url.starts_with("https://") => {
-                let key_env = self
-                    .key_env
-                    .clone()
-                    .unwrap_or_else(|| DEFAULT_COMPUTER_KEY_ENV.to_string());
                 Ok(ComputerLocation::Remote {
                     url: url.to_string(),
-                    key_env,
+                    key_env: key_variable(self.key_env.as_deref()),
                 })
             }
             Some(other) => Err(format!(
@@ -332,10 +334,7 @@ impl ResolvedConfig {
                     ),
                 ));
             }
-            let key_env = computer
-                .key_env
-                .clone()
-                .unwrap_or_else(|| DEFAULT_COMPUTER_KEY_ENV.to_string());
+            let key_env = key_variable(computer.key_env.as_deref());
             named.insert(name.clone(), self.server(&table, &computer.at, &key_env)?);
         }
         options.computers = ComputerPlacement { default, named };

@@ -86,8 +86,8 @@ pub use port::{Executor, RunningCommand};
 pub use process_tree::raise_open_files_limit;
 pub use provider::{ComputerProvider, LocalComputers, OneExecutor};
 pub use remote::{
-    ComputerRoutes, ComputerServer, MAX_REMOTE_STDIN, RemoteComputers, RemoteExecutor, RemoteFiles,
-    Route,
+    ComputerRoutes, ComputerServer, MAX_REMOTE_STDIN, RemoteComputer, RemoteComputers,
+    RemoteExecutor, RemoteFiles, Route,
 };
 pub use stdio::{STDIO_STDERR_TAIL, StdioHandle, StdioProcess, StdioSpec};
 pub use terminal::{

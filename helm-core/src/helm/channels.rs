@@ -74,15 +74,11 @@ impl Helm {
         )
         .await?;
         // Its world was made on this node: with nodes sharing the store,
-        // this node holds its computer. Failing that, the first node to use
-        // the computer holds it; the channel exists either way.
+        // this node holds its computer (asking claims it). Failing that, the
+        // first node to use the computer holds it; the channel exists either
+        // way.
         let id = record.channel.id;
-        if let Err(e) = self
-            .inner
-            .computer
-            .hold(self.inner.store.as_ref(), id)
-            .await
-        {
+        if let Err(e) = self.inner.computer.holds(id).await {
             tracing::warn!(channel = %id, error = %e, "could not hold the new channel's computer here");
         }
         Ok(record)

@@ -72,17 +72,18 @@ impl ComputerState {
         store: &Arc<dyn Store>,
         options: &HelmOptions,
     ) -> Result<Self> {
+        let placement = options.computers.clone();
         let ports = &options.ports;
         if ports.computers.is_some() || ports.files.is_some() || ports.terminals.is_some() {
             return Ok(Self::new(
                 computer,
                 root,
                 ports.clone(),
-                options.computers.clone(),
+                placement,
+                None,
+                None,
             ));
         }
-        let placement = &options.computers;
-        let host = || Arc::new(LocalComputers::new(computer, Some(root.procs_dir())));
         let (default, nodes) = match &placement.default {
             Some(server) => (DefaultRoute::Server(server.clone()), None),
             None if store.shared() => {
@@ -91,27 +92,19 @@ impl ComputerState {
             }
             None => (DefaultRoute::Here, None),
         };
-        let mut routes = None;
-        let computers = match default {
+        let host = Arc::new(LocalComputers::new(computer, Some(root.procs_dir())));
+        let (computers, routes) = match default {
             DefaultRoute::Here if placement.named.is_empty() => {
-                return Ok(Self::new(
-                    computer,
-                    root,
-                    ComputerPorts::default(),
-                    placement.clone(),
-                ));
+                let ports = ComputerPorts::default();
+                return Ok(Self::new(computer, root, ports, placement, None, None));
             }
             DefaultRoute::Server(server) if placement.named.is_empty() => {
-                RemoteComputers::new(&server.url, &server.key, host())?
+                (RemoteComputers::new(&server.url, &server.key, host)?, None)
             }
             default => {
-                let channel_routes = Arc::new(ChannelRoutes::new(
-                    store.clone(),
-                    placement.named.clone(),
-                    default,
-                ));
-                routes = Some(channel_routes.clone());
-                RemoteComputers::routed(channel_routes, host())?
+                let named = placement.named.clone();
+                let routes = Arc::new(ChannelRoutes::new(store.clone(), named, default));
+                (RemoteComputers::routed(routes.clone(), host)?, Some(routes))
             }
         };
         let computers = Arc::new(computers);
@@ -120,13 +113,11 @@ impl ComputerState {
             files: Some(computers.clone()),
             terminals: Some(computers),
         };
-        let mut state = Self::new(computer, root, ports, placement.clone());
-        state.nodes = nodes;
-        state.routes = routes;
-        Ok(state)
+        Ok(Self::new(computer, root, ports, placement, nodes, routes))
     }
 
-    /// Whether this node holds `channel`'s computer (always, without nodes).
+    /// Whether this node holds `channel`'s computer, making it the holder
+    /// if no node is yet (always true without nodes).
     pub(crate) async fn holds(&self, channel: ChannelId) -> Result<bool> {
         match &self.nodes {
             Some(nodes) => Ok(nodes.route(channel).await? == Route::Here),
@@ -155,20 +146,13 @@ impl ComputerState {
         self.placement.check(name)
     }
 
-    /// Makes this node the holder of a new channel's computer (its world
-    /// was made here), when nodes share the store.
-    pub(crate) async fn hold(&self, store: &dyn Store, channel: ChannelId) -> Result<()> {
-        if let Some(nodes) = &self.nodes {
-            store.claim_computer(channel, nodes.id()).await?;
-        }
-        Ok(())
-    }
-
-    pub(crate) fn new(
+    fn new(
         options: ComputerOptions,
         root: DataRoot,
         ports: ComputerPorts,
         placement: ComputerPlacement,
+        nodes: Option<Arc<NodeRoutes>>,
+        routes: Option<Arc<ChannelRoutes>>,
     ) -> Self {
         // The local computers are made (not probed) even when commands go
         // elsewhere: the default terminals launch through them.
@@ -182,8 +166,8 @@ impl ComputerState {
             terminals,
             root,
             closed: OnceCell::new(),
-            nodes: None,
-            routes: None,
+            nodes,
+            routes,
             placement,
         }
     }

@@ -17,6 +17,7 @@ mod mcp;
 mod memory;
 mod nodes;
 mod ot_keys;
+mod per_channel;
 mod placement;
 mod providers;
 mod reading;

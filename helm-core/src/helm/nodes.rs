@@ -8,18 +8,19 @@
 //! The holder checks that key against the store, so no secret is shared
 //! in configuration and none is stored: only digests.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use async_trait::async_trait;
 
 use crate::auth::secret;
 use crate::error::{Error, Result};
-use crate::exec::{ComputerRoutes, Route};
+use crate::exec::{ComputerRoutes, RemoteComputer, Route};
 use crate::model::ChannelId;
 use crate::store::{NodeRecord, Store};
 use crate::world::DataRoot;
+
+use super::per_channel::PerChannel;
 
 /// How long a route is trusted before the store is asked again: a holder
 /// never changes, but its address may (a node restarted on another port).
@@ -42,7 +43,7 @@ pub(crate) struct NodeRoutes {
     id: String,
     /// The key this node presents to the holders.
     key: String,
-    known: Mutex<HashMap<ChannelId, (Route, Instant)>>,
+    known: PerChannel<Route>,
 }
 
 impl NodeRoutes {
@@ -72,26 +73,16 @@ impl NodeRoutes {
             store,
             id,
             key,
-            known: Mutex::new(HashMap::new()),
+            known: PerChannel::new(ROUTE_TTL),
         }))
-    }
-
-    /// This node's id.
-    pub(crate) fn id(&self) -> &str {
-        &self.id
     }
 }
 
 #[async_trait]
 impl ComputerRoutes for NodeRoutes {
     async fn route(&self, channel: ChannelId) -> Result<Route> {
-        {
-            let known = self.known.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some((route, at)) = known.get(&channel)
-                && at.elapsed() < ROUTE_TTL
-            {
-                return Ok(route.clone());
-            }
+        if let Some(route) = self.known.get(channel) {
+            return Ok(route);
         }
         let holder = self.store.claim_computer(channel, &self.id).await?;
         let route = if holder.node == self.id {
@@ -105,14 +96,13 @@ impl ComputerRoutes for NodeRoutes {
                     holder.node
                 )));
             };
-            Route::At {
+            Route::At(RemoteComputer {
                 url: url.replace("{channel}", &channel.to_string()),
                 key: self.key.clone(),
                 subdir: None,
-            }
+            })
         };
-        let mut known = self.known.lock().unwrap_or_else(|p| p.into_inner());
-        known.insert(channel, (route.clone(), Instant::now()));
+        self.known.put(channel, route.clone());
         Ok(route)
     }
 }

@@ -80,11 +80,10 @@ impl Helm {
         if let Some((served, digest)) = self.inner.served_computer.get()
             && secret::digest(presented) == *digest
         {
-            return match self.channel(channel).await {
-                Ok(record) if record.channel.id == *served => Ok((record, self.captain().await?)),
-                Ok(_) | Err(Error::NotFound { .. }) => Err(refused()),
-                Err(e) => Err(e),
-            };
+            let record = self
+                .keyed_channel(channel, |r| r.channel.id == *served, refused)
+                .await?;
+            return Ok((record, self.captain().await?));
         }
         if !secret::looks_like(presented, secret::OT_KEY_PREFIX) {
             return Err(refused());
@@ -97,11 +96,9 @@ impl Helm {
         else {
             return Err(refused());
         };
-        let record = match self.channel(channel).await {
-            Ok(record) if record.channel.id == key.channel_id => record,
-            Ok(_) | Err(Error::NotFound { .. }) => return Err(refused()),
-            Err(e) => return Err(e),
-        };
+        let record = self
+            .keyed_channel(channel, |r| r.channel.id == key.channel_id, refused)
+            .await?;
         let user = self.inner.store.user(key.created_by).await?;
         match self
             .computer_channel(&user, &ChannelRef::Id(record.channel.id))
@@ -110,6 +107,22 @@ impl Helm {
             Ok(record) => Ok((record, user)),
             // Its maker lost access to the channel: so did the key.
             Err(Error::NotFound { .. } | Error::Forbidden(_)) => Err(refused()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The channel a request names, if the key it presented opens it
+    /// (`opens`); any other, or none, is `refused` alike, so that a key
+    /// tells nothing of channels it does not open.
+    async fn keyed_channel(
+        &self,
+        channel: &ChannelRef,
+        opens: impl Fn(&ChannelRecord) -> bool,
+        refused: impl Fn() -> Error,
+    ) -> Result<ChannelRecord> {
+        match self.channel(channel).await {
+            Ok(record) if opens(&record) => Ok(record),
+            Ok(_) | Err(Error::NotFound { .. }) => Err(refused()),
             Err(e) => Err(e),
         }
     }
@@ -139,11 +152,9 @@ impl Helm {
         {
             return Err(refused());
         }
-        let record = match self.channel(channel).await {
-            Ok(record) if record.channel.kind != ChannelKind::Home => record,
-            Ok(_) | Err(Error::NotFound { .. }) => return Err(refused()),
-            Err(e) => return Err(e),
-        };
+        let record = self
+            .keyed_channel(channel, |r| r.channel.kind != ChannelKind::Home, refused)
+            .await?;
         // Only the holder serves it: a node reached at an address that is
         // not its own (a loopback node URL on a host of several nodes)
         // would otherwise pass the call on, maybe to itself.

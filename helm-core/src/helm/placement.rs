@@ -3,9 +3,9 @@
 //! the channel chose when it was made; with several nodes on one store,
 //! a channel on this host's kind of computer is on the node that holds it.
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
 
 use async_trait::async_trait;
 
@@ -15,6 +15,7 @@ use crate::model::{ChannelId, ChannelKind, ChannelRef};
 use crate::store::Store;
 
 use super::nodes::NodeRoutes;
+use super::per_channel::PerChannel;
 
 /// How long a channel's choice is trusted before the store is asked again.
 const CHOICE_TTL: Duration = Duration::from_secs(10);
@@ -73,7 +74,7 @@ pub(crate) struct ChannelRoutes {
     named: BTreeMap<String, ComputerServer>,
     default: DefaultRoute,
     /// Each channel's choice, and when it was read.
-    choices: Mutex<HashMap<ChannelId, (Choice, Instant)>>,
+    choices: PerChannel<Choice>,
 }
 
 /// Where a channel's computer is, as the channel says.
@@ -97,20 +98,15 @@ impl ChannelRoutes {
             store,
             named,
             default,
-            choices: Mutex::new(HashMap::new()),
+            choices: PerChannel::new(CHOICE_TTL),
         }
     }
 
-    /// The computer `channel` chose, if any (`Err`-free `None` for
-    /// `#main`, whose computer is each node's host).
+    /// Where `channel` said its computer is (`Host` for `#main`, whose
+    /// computer is each node's host).
     async fn choice(&self, channel: ChannelId) -> Result<Choice> {
-        {
-            let choices = self.choices.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some((choice, at)) = choices.get(&channel)
-                && at.elapsed() < CHOICE_TTL
-            {
-                return Ok(choice.clone());
-            }
+        if let Some(choice) = self.choices.get(channel) {
+            return Ok(choice);
         }
         let record = self.store.channel(&ChannelRef::Id(channel)).await?;
         let choice = if record.channel.kind == ChannelKind::Home {
@@ -121,8 +117,7 @@ impl ChannelRoutes {
                 None => Choice::Default,
             }
         };
-        let mut choices = self.choices.lock().unwrap_or_else(|p| p.into_inner());
-        choices.insert(channel, (choice.clone(), Instant::now()));
+        self.choices.put(channel, choice.clone());
         Ok(choice)
     }
 
@@ -137,7 +132,7 @@ impl ChannelRoutes {
         if self.choice(channel).await? != Choice::Default {
             return Ok(false);
         }
-        Ok(matches!(nodes.route(channel).await?, Route::At { .. }))
+        Ok(matches!(nodes.route(channel).await?, Route::At(_)))
     }
 }
 
@@ -146,7 +141,7 @@ impl ComputerRoutes for ChannelRoutes {
     async fn route(&self, channel: ChannelId) -> Result<Route> {
         if let Choice::Named(name) = self.choice(channel).await? {
             return match self.named.get(&name) {
-                Some(server) => Ok(server.for_channel(channel)),
+                Some(server) => Ok(Route::At(server.for_channel(channel))),
                 None => Err(Error::ComputerUnreachable(format!(
                     "channel {channel} runs on the computer {name:?}, which this server's \
                      configuration does not name; name it again (every node must name the same \
@@ -157,7 +152,7 @@ impl ComputerRoutes for ChannelRoutes {
         match &self.default {
             DefaultRoute::Here => Ok(Route::Here),
             DefaultRoute::Nodes(nodes) => nodes.route(channel).await,
-            DefaultRoute::Server(server) => Ok(server.for_channel(channel)),
+            DefaultRoute::Server(server) => Ok(Route::At(server.for_channel(channel))),
         }
     }
 }

@@ -53,13 +53,14 @@ const LEASE_TICK_EVERY: Duration = Duration::from_secs(1);
 /// holder that is gone (or only a CLI) costs the turn this much.
 const HOLDER_FIRST: Duration = Duration::from_secs(2);
 
+/// How long a thread whose summary failed waits before another try.
+const SUMMARY_RETRY_AFTER: Duration = Duration::from_secs(15 * 60);
+
 /// Whether `turn` has been queued for `long` (by this node's clock).
 fn waited(turn: &Turn, long: Duration) -> bool {
     let queued = jiff::Timestamp::now().duration_since(turn.queued_at);
-    queued.as_secs_f64() >= long.as_secs_f64()
+    jiff::SignedDuration::try_from(long).is_ok_and(|long| queued >= long)
 }
-/// How long a thread whose summary failed waits before another try.
-const SUMMARY_RETRY_AFTER: Duration = Duration::from_secs(15 * 60);
 
 /// How long stopping a thread waits for its running turn to end. A turn
 /// ends at its next check (a model chunk, a tool call's end, a cancelled

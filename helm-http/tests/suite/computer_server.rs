@@ -8,8 +8,9 @@ use futures_util::SinkExt;
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
 
+use super::computer::read_until;
 use super::kit::{client, events_ws};
-use super::nodes::{captain, read_until};
+use super::nodes::captain;
 use super::process::Process;
 
 const KEY: &str = "computer-key-for-the-test-0123456789";

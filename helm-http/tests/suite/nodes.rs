@@ -8,11 +8,12 @@
 
 use std::time::{Duration, Instant};
 
-use futures_util::{SinkExt, StreamExt};
+use futures_util::SinkExt;
 use serde_json::{Value, json};
 use tokio_postgres::NoTls;
 use tokio_tungstenite::tungstenite::Message;
 
+use super::computer::read_until;
 use super::kit::{PASSWORD, client, events_ws, next_json};
 use super::process::Process;
 use helm_tests::mock::{Behaviour, MockOpenAi};
@@ -427,28 +428,6 @@ async fn a_remote_computer_without_its_key_stops_the_start() -> anyhow::Result<(
         "{stderr}"
     );
     Ok(())
-}
-
-/// Reads a terminal's socket until `needle` shows (up to 20 s).
-pub(super) async fn read_until<S>(socket: &mut S, needle: &str) -> anyhow::Result<String>
-where
-    S: futures_util::Stream<Item = Result<Message, tokio_tungstenite::tungstenite::Error>> + Unpin,
-{
-    let mut seen = String::new();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    while !seen.contains(needle) {
-        let frame = tokio::time::timeout_at(deadline, socket.next())
-            .await
-            .map_err(|_| anyhow::anyhow!("{needle:?} not seen within 20 s; saw {seen:?}"))?
-            .ok_or_else(|| anyhow::anyhow!("the socket ended; saw {seen:?}"))??;
-        match frame {
-            Message::Binary(bytes) => seen.push_str(&String::from_utf8_lossy(&bytes)),
-            Message::Text(text) => seen.push_str(&text),
-            Message::Close(frame) => anyhow::bail!("closed {frame:?}; saw {seen:?}"),
-            _ => {}
-        }
-    }
-    Ok(seen)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -8,6 +8,7 @@ use reqwest::{Method, StatusCode};
 use serde::de::DeserializeOwned;
 use tokio::sync::OnceCell;
 
+use super::RemoteComputer;
 use crate::error::{Error, Result};
 use crate::exec::files::path::{ToolPath, confined};
 use crate::provider::http::root_cause;
@@ -19,10 +20,9 @@ const REQUEST_SLACK: Duration = Duration::from_secs(30);
 /// directory on it that is the computer's `/workspace` (found once).
 pub(crate) struct OtServer {
     http: reqwest::Client,
-    base: String,
-    key: String,
-    /// The workspace under the server's home, when channels share a server.
-    subdir: Option<String>,
+    /// Its URL (no trailing `/`), key, and the workspace under its home
+    /// when channels share it.
+    at: RemoteComputer,
     root: OnceCell<String>,
 }
 
@@ -30,55 +30,50 @@ impl std::fmt::Debug for OtServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // Never the key.
         f.debug_struct("OtServer")
-            .field("base", &self.base)
+            .field("base", &self.at.url)
             .finish_non_exhaustive()
     }
 }
 
 impl OtServer {
-    /// The server at `base` (no trailing slash needed), with `key`, whose
-    /// workspace is its home or `subdir` under it.
-    pub(super) fn new(
-        http: reqwest::Client,
-        base: &str,
-        key: &str,
-        subdir: Option<String>,
-    ) -> Self {
+    /// The server of the computer `at` (its URL with or without a
+    /// trailing slash).
+    pub(super) fn new(http: reqwest::Client, at: &RemoteComputer) -> Self {
+        let mut at = at.clone();
+        at.url = at.url.trim_end_matches('/').to_string();
         OtServer {
             http,
-            base: base.trim_end_matches('/').to_string(),
-            key: key.to_string(),
-            subdir,
+            at,
             root: OnceCell::new(),
         }
     }
 
     /// Its base URL.
     pub(super) fn base(&self) -> &str {
-        &self.base
+        &self.at.url
     }
 
-    /// Whether it is the server at `base` with `key` and `subdir`.
-    pub(super) fn is(&self, base: &str, key: &str, subdir: Option<&str>) -> bool {
-        self.base == base.trim_end_matches('/')
-            && self.key == key
-            && self.subdir.as_deref() == subdir
+    /// Whether it is the server of the computer `at`.
+    pub(super) fn is(&self, at: &RemoteComputer) -> bool {
+        self.at.url == at.url.trim_end_matches('/')
+            && self.at.key == at.key
+            && self.at.subdir == at.subdir
     }
 
     /// Its key (for the terminals' WebSocket, which authenticates with
     /// its first message rather than a header).
     pub(super) fn key(&self) -> &str {
-        &self.key
+        &self.at.key
     }
 
     /// The WebSocket URL of `path` under the base.
     pub(super) fn ws_url(&self, path: &str) -> String {
-        let base = if let Some(rest) = self.base.strip_prefix("https://") {
+        let base = if let Some(rest) = self.at.url.strip_prefix("https://") {
             format!("wss://{rest}")
-        } else if let Some(rest) = self.base.strip_prefix("http://") {
+        } else if let Some(rest) = self.at.url.strip_prefix("http://") {
             format!("ws://{rest}")
         } else {
-            self.base.clone()
+            self.at.url.clone()
         };
         format!("{base}{path}")
     }
@@ -92,8 +87,8 @@ impl OtServer {
         wait: Duration,
     ) -> reqwest::RequestBuilder {
         self.http
-            .request(method, format!("{}{path}", self.base))
-            .bearer_auth(&self.key)
+            .request(method, format!("{}{path}", self.at.url))
+            .bearer_auth(&self.at.key)
             .timeout(wait + REQUEST_SLACK)
     }
 
@@ -146,7 +141,7 @@ impl OtServer {
 
     /// The computer cannot be used right now, and why.
     pub(super) fn unreachable(&self, reason: String) -> Error {
-        Error::ComputerUnreachable(format!("the computer at {}: {reason}", self.base))
+        Error::ComputerUnreachable(format!("the computer at {}: {reason}", self.at.url))
     }
 
     /// The server's directory that is the computer's `/workspace`: its
@@ -165,7 +160,7 @@ impl OtServer {
                     )
                     .await?;
                 let home = cwd.home.trim_end_matches('/');
-                let Some(subdir) = &self.subdir else {
+                let Some(subdir) = &self.at.subdir else {
                     return Ok::<_, Error>(home.to_string());
                 };
                 let root = server_path(home, subdir);

@@ -85,13 +85,13 @@ impl ComputerServer {
     /// Where `channel`'s computer is on it: with `{channel}` in the URL,
     /// that server's home; otherwise `channels/<id>` under the one
     /// server's home, so that channels sharing it keep their files apart.
-    pub fn for_channel(&self, channel: ChannelId) -> Route {
+    pub fn for_channel(&self, channel: ChannelId) -> RemoteComputer {
         let (url, subdir) = if self.url.contains("{channel}") {
             (self.url.replace("{channel}", &channel.to_string()), None)
         } else {
             (self.url.clone(), Some(format!("channels/{channel}")))
         };
-        Route::At {
+        RemoteComputer {
             url,
             key: self.key.clone(),
             subdir,
@@ -99,35 +99,35 @@ impl ComputerServer {
     }
 }
 
-/// Where a channel's computer is, as [`ComputerRoutes`] answers.
+/// One channel's computer behind an Open Terminal server.
 #[derive(Clone, PartialEq, Eq)]
+pub struct RemoteComputer {
+    /// The server's URL.
+    pub url: String,
+    /// The key it takes.
+    pub key: String,
+    /// The directory under its home that is the computer's `/workspace`;
+    /// `None`: its home.
+    pub subdir: Option<String>,
+}
+
+impl std::fmt::Debug for RemoteComputer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the key.
+        f.debug_struct("RemoteComputer")
+            .field("url", &self.url)
+            .field("subdir", &self.subdir)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Where a channel's computer is, as [`ComputerRoutes`] answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Route {
     /// On this host.
     Here,
     /// Behind an Open Terminal server.
-    At {
-        /// The server's URL.
-        url: String,
-        /// The key it takes.
-        key: String,
-        /// The directory under its home that is the computer's
-        /// `/workspace`; `None`: its home.
-        subdir: Option<String>,
-    },
-}
-
-impl std::fmt::Debug for Route {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Route::Here => f.write_str("Here"),
-            // Never the key.
-            Route::At { url, subdir, .. } => f
-                .debug_struct("At")
-                .field("url", url)
-                .field("subdir", subdir)
-                .finish_non_exhaustive(),
-        }
-    }
+    At(RemoteComputer),
 }
 
 /// Says where each channel's computer is, for computers spread over
@@ -165,7 +165,7 @@ impl Servers {
     }
 
     /// The server of `computer`'s channel. With routes, the channel's
-    /// route was settled by [`Servers::route`] when its computer was made.
+    /// route was settled by [`Servers::is_here`] when its computer was made.
     pub(crate) fn server_for(&self, computer: &Computer) -> Result<Arc<OtServer>> {
         let Some(channel) = computer.channel else {
             return Err(Error::Internal(
@@ -181,10 +181,7 @@ impl Servers {
                 "channel {channel}'s computer was used before its route was known"
             )));
         };
-        let Route::At { url, key, subdir } = one.for_channel(channel) else {
-            return Err(Error::Internal("a server routed a channel here".into()));
-        };
-        let server = Arc::new(OtServer::new(self.http.clone(), &url, &key, subdir));
+        let server = Arc::new(OtServer::new(self.http.clone(), &one.for_channel(channel)));
         cache.insert(channel, server.clone());
         Ok(server)
     }
@@ -198,13 +195,10 @@ impl Servers {
         };
         match routes.route(channel).await? {
             Route::Here => Ok(true),
-            Route::At { url, key, subdir } => {
+            Route::At(remote) => {
                 let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-                if cache
-                    .get(&channel)
-                    .is_none_or(|s| !s.is(&url, &key, subdir.as_deref()))
-                {
-                    let server = OtServer::new(self.http.clone(), &url, &key, subdir);
+                if cache.get(&channel).is_none_or(|s| !s.is(&remote)) {
+                    let server = OtServer::new(self.http.clone(), &remote);
                     cache.insert(channel, Arc::new(server));
                 }
                 Ok(false)
