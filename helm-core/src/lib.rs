@@ -37,6 +37,7 @@ pub mod lock;
 pub mod mcp;
 pub mod memory;
 pub mod model;
+pub mod net;
 pub mod provider;
 pub mod runtime;
 pub mod secrets;
@@ -49,6 +50,7 @@ pub use error::{Error, ErrorKind, ProviderFailure, Result};
 pub use helm::{
     AccountRequest, Audience, ComputerPlacement, ComputerPorts, Conversation, ConversationUpdate,
     Helm, HelmOptions, InitOptions, InitReport, MAX_INSTRUCTIONS, MAX_INVITE_TTL,
-    MAX_WORKSPACE_NAME, MemoryNote, NewChannel, NodeOptions, PostedMessage, RESCAN_AUTHOR, Status,
+    MAX_WORKSPACE_NAME, MemoryNote, NewChannel, NodeOptions, OtherNode, PostedMessage, RESCAN_AUTHOR,
+    Status,
 };
 pub use runtime::{ModelCheck, ProviderModels, RuntimeOptions, Verification};

@@ -25,6 +25,7 @@ pub mod commands;
 pub mod config;
 pub mod error;
 mod extract;
+mod forward;
 mod heap;
 pub mod limiter;
 pub mod mcp;

@@ -178,9 +178,13 @@ async fn main() -> anyhow::Result<()> {
         _ => None,
     };
     // Other nodes of a shared store reach the computers this one holds
-    // through its Open Terminal endpoint.
-    options.node.computer_url = config
-        .node_url()
+    // through its Open Terminal endpoint, and pass on people's requests for
+    // the terminals it keeps to its address.
+    options.node.url = config.node_url();
+    options.node.computer_url = options
+        .node
+        .url
+        .as_ref()
         .map(|url| format!("{url}/api/channels/{{channel}}/ot"));
     if shared && config.node_url.is_none() && config.listen.ip().is_loopback() {
         tracing::warn!(

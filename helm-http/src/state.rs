@@ -36,6 +36,8 @@ pub struct AppState {
     pub idempotency: Arc<crate::openai::IdempotencyCache>,
     /// The web UI's files.
     pub ui: Arc<UiAssets>,
+    /// The client for requests passed on to other nodes, made at the first.
+    pub node_http: Arc<tokio::sync::OnceCell<reqwest::Client>>,
 }
 
 impl AppState {
@@ -69,6 +71,7 @@ impl AppState {
             metrics: Arc::new(Metrics::default()),
             shutdown: CancellationToken::new(),
             idempotency: Arc::default(),
+            node_http: Arc::default(),
         }
     }
 

@@ -92,5 +92,5 @@ pub use remote::{
 pub use stdio::{STDIO_STDERR_TAIL, StdioHandle, StdioProcess, StdioSpec};
 pub use terminal::{
     LocalTerminals, Opener, TerminalEvent, TerminalInfo, TerminalManager, TerminalSession,
-    TerminalSize, TerminalSubscription, Terminals,
+    TerminalSize, TerminalSubscription, Terminals, terminal_node,
 };

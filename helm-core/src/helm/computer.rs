@@ -21,7 +21,7 @@ use crate::model::{ChannelId, ChannelKind, ChannelRef, ChannelStatus, User};
 use crate::store::{ChannelRecord, Store};
 use crate::world::DataRoot;
 
-use super::nodes::NodeRoutes;
+use super::nodes::{NodeRoutes, OtherNode};
 use super::placement::{ChannelRoutes, ComputerPlacement, DefaultRoute};
 use super::{Helm, HelmOptions};
 
@@ -52,8 +52,8 @@ pub(crate) struct ComputerState {
     /// [`close_data_root`]), which the first executor that runs agents as
     /// other users triggers.
     closed: OnceCell<()>,
-    /// With a store several nodes share and this host's computers: which
-    /// node holds each channel's computer.
+    /// With a store several nodes share (and no computer ports given):
+    /// which node holds each channel's computer.
     nodes: Option<Arc<NodeRoutes>>,
     /// The routes of channels whose computers may be on other nodes.
     routes: Option<Arc<ChannelRoutes>>,
@@ -84,19 +84,23 @@ impl ComputerState {
                 None,
             ));
         }
-        let (default, nodes) = match &placement.default {
-            Some(server) => (DefaultRoute::Server(server.clone()), None),
-            None if store.shared() => {
-                let nodes = NodeRoutes::start(&root, store.clone(), &options.node).await?;
-                (DefaultRoute::Nodes(nodes.clone()), Some(nodes))
-            }
-            None => (DefaultRoute::Here, None),
+        // On a store several nodes share, this node registers whatever its
+        // computers are: a channel's terminals live in its holder's memory.
+        let nodes = match store.shared() {
+            true => Some(NodeRoutes::start(&root, store.clone(), &options.node).await?),
+            false => None,
+        };
+        let number = nodes.as_ref().map_or(0, |n| n.number());
+        let default = match (&placement.default, &nodes) {
+            (Some(server), _) => DefaultRoute::Server(server.clone()),
+            (None, Some(nodes)) => DefaultRoute::Nodes(nodes.clone()),
+            (None, None) => DefaultRoute::Here,
         };
         let host = Arc::new(LocalComputers::new(computer, Some(root.procs_dir())));
         let (computers, routes) = match default {
             DefaultRoute::Here if placement.named.is_empty() => {
                 let ports = ComputerPorts::default();
-                return Ok(Self::new(computer, root, ports, placement, None, None));
+                return Ok(Self::new(computer, root, ports, placement, nodes, None));
             }
             DefaultRoute::Server(server) if placement.named.is_empty() => {
                 (RemoteComputers::new(&server.url, &server.key, host)?, None)
@@ -107,7 +111,7 @@ impl ComputerState {
                 (RemoteComputers::routed(routes.clone(), host)?, Some(routes))
             }
         };
-        let computers = Arc::new(computers);
+        let computers = Arc::new(computers.on_node(number));
         let ports = ComputerPorts {
             computers: Some(computers.clone()),
             files: Some(computers.clone()),
@@ -122,6 +126,24 @@ impl ComputerState {
         match &self.nodes {
             Some(nodes) => Ok(nodes.route(channel).await? == Route::Here),
             None => Ok(true),
+        }
+    }
+
+    /// The other node that holds `channel`'s computer, if nodes share the
+    /// store and another does.
+    pub(crate) async fn other_holder(&self, channel: ChannelId) -> Result<Option<OtherNode>> {
+        match &self.nodes {
+            Some(nodes) => nodes.other_holder(channel).await,
+            None => Ok(None),
+        }
+    }
+
+    /// The other node that keeps terminal `id`, if nodes share the store
+    /// and the id carries another's number.
+    pub(crate) async fn terminal_node(&self, id: u64) -> Result<Option<OtherNode>> {
+        match &self.nodes {
+            Some(nodes) => nodes.other_numbered(crate::exec::terminal_node(id), id).await,
+            None => Ok(None),
         }
     }
 
@@ -157,9 +179,14 @@ impl ComputerState {
         // The local computers are made (not probed) even when commands go
         // elsewhere: the default terminals launch through them.
         let local = Arc::new(LocalComputers::new(options, Some(root.procs_dir())));
-        let terminals = ports
-            .terminals
-            .unwrap_or_else(|| Arc::new(LocalTerminals::new(options.terminals, local.clone())));
+        let number = nodes.as_ref().map_or(0, |n| n.number());
+        let terminals = ports.terminals.unwrap_or_else(|| {
+            Arc::new(LocalTerminals::for_node(
+                options.terminals,
+                local.clone(),
+                number,
+            ))
+        });
         ComputerState {
             computers: ports.computers.unwrap_or(local),
             files: ports.files.unwrap_or_else(|| Arc::new(LocalFiles)),
@@ -416,6 +443,27 @@ impl Helm {
     /// The open terminals: list, attach, close.
     pub fn terminals(&self) -> &dyn Terminals {
         self.inner.computer.terminals.as_ref()
+    }
+
+    /// The other node that keeps `channel`'s terminals, when nodes share
+    /// the store and another holds the channel's computer (`None`: this
+    /// node keeps them). A frontend passes a person's requests for them on
+    /// to that node, once `actor` was found allowed to use the computer.
+    pub async fn terminals_elsewhere(
+        &self,
+        actor: &User,
+        channel: &ChannelRef,
+    ) -> Result<Option<OtherNode>> {
+        let record = self.computer_channel(actor, channel).await?;
+        self.inner.computer.other_holder(record.channel.id).await
+    }
+
+    /// The other node that keeps terminal `id` (its id carries that node's
+    /// number), when nodes share the store (`None`: this node keeps it,
+    /// if anyone does). A frontend passes a person's requests for it on
+    /// to that node, which checks who may use it.
+    pub async fn terminal_elsewhere(&self, id: u64) -> Result<Option<OtherNode>> {
+        self.inner.computer.terminal_node(id).await
     }
 
     /// The running terminals of `channel`, for `actor`.

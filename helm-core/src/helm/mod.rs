@@ -44,7 +44,7 @@ pub(crate) use mcp::{
     remove_server as remove_mcp_server,
 };
 pub use memory::MemoryNote;
-pub use nodes::NodeOptions;
+pub use nodes::{NodeOptions, OtherNode};
 pub use placement::ComputerPlacement;
 pub use reading::MAX_WORKSPACE_NAME;
 pub use status::Status;

@@ -17,7 +17,7 @@ use crate::auth::secret;
 use crate::error::{Error, Result};
 use crate::exec::{ComputerRoutes, RemoteComputer, Route};
 use crate::model::ChannelId;
-use crate::store::{NodeRecord, Store};
+use crate::store::{NodeAddress, NodeRecord, Store};
 use crate::world::DataRoot;
 
 use super::per_channel::PerChannel;
@@ -35,15 +35,38 @@ pub struct NodeOptions {
     /// (helm-http serves `<its URL>/api/channels/{channel}/ot`). `None`:
     /// they cannot, and their calls to this node's computers fail saying so.
     pub computer_url: Option<String>,
+    /// This node's own address (`http(s)://host:port`), where the other
+    /// nodes pass on a person's requests for the terminals open here.
+    /// `None`: they cannot, and those requests on other nodes fail saying so.
+    pub url: Option<String>,
 }
+
+/// Another node of the store, where a person's request must go because
+/// what it names lives in that node's memory (see
+/// [`Helm::terminals_elsewhere`](super::Helm::terminals_elsewhere)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OtherNode {
+    /// The node's id.
+    pub id: String,
+    /// Its address, `http(s)://host:port`.
+    pub url: String,
+}
+
+/// The most node numbers a store gives: a terminal's id is its node's
+/// number above 32 bits of its own, and must stay an exact number in
+/// JavaScript (below 2^53).
+const MAX_NODES: u32 = 1 << 20;
 
 /// The routes of one node: which node holds each channel's computer.
 pub(crate) struct NodeRoutes {
     store: Arc<dyn Store>,
     id: String,
+    /// The number the store gave this node (see [`NodeStore::register_node`](crate::store::NodeStore::register_node)).
+    number: u32,
     /// The key this node presents to the holders.
     key: String,
-    known: PerChannel<Route>,
+    /// The holder of each channel's computer.
+    known: PerChannel<NodeAddress>,
 }
 
 impl NodeRoutes {
@@ -61,31 +84,86 @@ impl NodeRoutes {
         let key = node_key(root)?;
         let digest = secret::digest(&key);
         let id = format!("node-{}", &digest[..12]);
-        store
+        let number = store
             .register_node(NodeRecord {
                 id: id.clone(),
                 computer_url: options.computer_url.clone(),
+                url: options.url.clone(),
                 key_digest: digest,
             })
             .await?;
-        tracing::info!(node = %id, computers = ?options.computer_url, "registered this node");
+        if number >= MAX_NODES {
+            return Err(Error::Internal(format!(
+                "the store gave this node the number {number}, above the {MAX_NODES} nodes \
+                 terminal ids can tell apart"
+            )));
+        }
+        tracing::info!(node = %id, number, url = ?options.url, "registered this node");
         Ok(Arc::new(NodeRoutes {
             store,
             id,
+            number,
             key,
             known: PerChannel::new(ROUTE_TTL),
         }))
+    }
+
+    /// This node's number, which the ids of the terminals it keeps carry.
+    pub(crate) fn number(&self) -> u32 {
+        self.number
+    }
+
+    /// The node that holds `channel`'s computer, making it this one if no
+    /// node holds it yet.
+    async fn holder(&self, channel: ChannelId) -> Result<NodeAddress> {
+        if let Some(holder) = self.known.get(channel) {
+            return Ok(holder);
+        }
+        let holder = self.store.claim_computer(channel, &self.id).await?;
+        self.known.put(channel, holder.clone());
+        Ok(holder)
+    }
+
+    /// The other node that holds `channel`'s computer, if another does.
+    pub(crate) async fn other_holder(&self, channel: ChannelId) -> Result<Option<OtherNode>> {
+        let holder = self.holder(channel).await?;
+        if holder.node == self.id {
+            return Ok(None);
+        }
+        reachable(holder, || format!("the computer of channel {channel}")).map(Some)
+    }
+
+    /// The other node numbered `number` (`None` when that is this node);
+    /// `not found` as the terminal `id` when no node has that number.
+    pub(crate) async fn other_numbered(&self, number: u32, id: u64) -> Result<Option<OtherNode>> {
+        if number == self.number {
+            return Ok(None);
+        }
+        let Some(node) = self.store.node_numbered(number).await? else {
+            return Err(Error::not_found("terminal", id));
+        };
+        reachable(node, || format!("terminal {id}")).map(Some)
+    }
+}
+
+/// Another node where the others reach it, or why they cannot.
+fn reachable(node: NodeAddress, what: impl FnOnce() -> String) -> Result<OtherNode> {
+    match node.url {
+        Some(url) => Ok(OtherNode { id: node.node, url }),
+        None => Err(Error::ComputerUnreachable(format!(
+            "{} is on node {}, which gave no address the other nodes reach it at; give that \
+             node its URL, or use it through that node",
+            what(),
+            node.node
+        ))),
     }
 }
 
 #[async_trait]
 impl ComputerRoutes for NodeRoutes {
     async fn route(&self, channel: ChannelId) -> Result<Route> {
-        if let Some(route) = self.known.get(channel) {
-            return Ok(route);
-        }
-        let holder = self.store.claim_computer(channel, &self.id).await?;
-        let route = if holder.node == self.id {
+        let holder = self.holder(channel).await?;
+        Ok(if holder.node == self.id {
             Route::Here
         } else {
             let Some(url) = holder.computer_url else {
@@ -101,9 +179,7 @@ impl ComputerRoutes for NodeRoutes {
                 key: self.key.clone(),
                 subdir: None,
             })
-        };
-        self.known.put(channel, route.clone());
-        Ok(route)
+        })
     }
 }
 

@@ -274,19 +274,26 @@ pub struct NodeRecord {
     /// Where the other nodes reach the channel computers this node holds: a
     /// URL with `{channel}` for the channel's id; `None` if they cannot.
     pub computer_url: Option<String>,
+    /// The node's own address (`http(s)://host:port`), where the other
+    /// nodes pass on a person's requests for what lives in this node's
+    /// memory (its open terminals); `None` if they cannot.
+    pub url: Option<String>,
     /// The digest ([`secret::digest`](crate::auth::secret::digest)) of the
     /// key this node presents to the others.
     pub key_digest: String,
 }
 
-/// The node that holds a channel's computer, as
-/// [`NodeStore::claim_computer`](super::NodeStore::claim_computer) found it.
+/// A node and where the others reach it, as
+/// [`NodeStore::claim_computer`](super::NodeStore::claim_computer) and
+/// [`NodeStore::node_numbered`](super::NodeStore::node_numbered) find it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ComputerHolder {
+pub struct NodeAddress {
     /// The node's id.
     pub node: String,
     /// Where the others reach its computers ([`NodeRecord::computer_url`]).
     pub computer_url: Option<String>,
+    /// Its own address ([`NodeRecord::url`]).
+    pub url: Option<String>,
 }
 
 /// How a turn ends, as its finalizer records it.

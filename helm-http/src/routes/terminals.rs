@@ -11,6 +11,10 @@
 //! and closes the socket. A viewer that falls behind is closed with 4008 and
 //! reconnects (the scrollback brings it up to date); 4001 when the
 //! credential or the access goes; 1001 at shutdown.
+//!
+//! With several nodes on one store, a channel's terminals live on the node
+//! that holds its computer, and a terminal's id says which node that is:
+//! every other node passes these requests on to it (see `forward`).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -21,7 +25,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgrade, close_code};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use helm_core::exec::{TerminalEvent, TerminalSession, TerminalSize};
 use serde::Deserialize;
@@ -36,6 +40,7 @@ use crate::api::{OpenTerminalRequest, Terminal};
 use crate::caller::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{Body, PathParams};
+use crate::forward;
 use crate::state::AppState;
 
 /// Close code: the credential or the access is gone.
@@ -61,13 +66,18 @@ pub fn routes() -> OpenApiRouter<AppState> {
 async fn list_terminals(
     State(state): State<AppState>,
     caller: Caller,
+    headers: HeaderMap,
     PathParams(channel): PathParams<String>,
-) -> ApiResult<Json<Vec<Terminal>>> {
-    let terminals = state
-        .helm
-        .channel_terminals(&caller.user, &channel_ref(&channel)?)
-        .await?;
-    Ok(Json(terminals.into_iter().map(Into::into).collect()))
+) -> ApiResult<Response> {
+    let at = channel_ref(&channel)?;
+    let elsewhere = state.helm.terminals_elsewhere(&caller.user, &at).await?;
+    if let Some(node) = forward::target(&headers, elsewhere)? {
+        let path = format!("/api/channels/{channel}/terminals");
+        return forward::request(&state, &node, &caller, Method::GET, &path, None).await;
+    }
+    let terminals = state.helm.channel_terminals(&caller.user, &at).await?;
+    let terminals: Vec<Terminal> = terminals.into_iter().map(Into::into).collect();
+    Ok(Json(terminals).into_response())
 }
 
 /// Opens a terminal: a login shell in the channel's workspace, under the
@@ -79,15 +89,21 @@ async fn list_terminals(
 async fn open_terminal(
     State(state): State<AppState>,
     caller: Caller,
+    headers: HeaderMap,
     PathParams(channel): PathParams<String>,
     Body(request): Body<OpenTerminalRequest>,
-) -> ApiResult<(StatusCode, Json<Terminal>)> {
+) -> ApiResult<Response> {
     let size = checked_size(request.rows, request.cols)?;
-    let session = state
-        .helm
-        .open_terminal(&caller.user, &channel_ref(&channel)?, size)
-        .await?;
-    Ok(created(session.info().into()))
+    let at = channel_ref(&channel)?;
+    let elsewhere = state.helm.terminals_elsewhere(&caller.user, &at).await?;
+    if let Some(node) = forward::target(&headers, elsewhere)? {
+        let path = format!("/api/channels/{channel}/terminals");
+        let body = json!({"rows": size.rows, "cols": size.cols});
+        return forward::request(&state, &node, &caller, Method::POST, &path, Some(body)).await;
+    }
+    let session = state.helm.open_terminal(&caller.user, &at, size).await?;
+    let terminal: Terminal = session.info().into();
+    Ok(created(terminal).into_response())
 }
 
 /// Closes a terminal: its shell and everything started in it end, and its
@@ -98,10 +114,16 @@ async fn open_terminal(
 async fn close_terminal(
     State(state): State<AppState>,
     caller: Caller,
+    headers: HeaderMap,
     PathParams(id): PathParams<u64>,
-) -> ApiResult<StatusCode> {
+) -> ApiResult<Response> {
+    let elsewhere = state.helm.terminal_elsewhere(id).await?;
+    if let Some(node) = forward::target(&headers, elsewhere)? {
+        let path = format!("/api/terminals/{id}");
+        return forward::request(&state, &node, &caller, Method::DELETE, &path, None).await;
+    }
     state.helm.close_terminal(&caller.user, id).await?;
-    Ok(StatusCode::NO_CONTENT)
+    Ok(StatusCode::NO_CONTENT.into_response())
 }
 
 /// Watches and types into a terminal (WebSocket; see the module docs and
@@ -112,9 +134,16 @@ async fn close_terminal(
 async fn terminal_socket(
     State(state): State<AppState>,
     caller: Caller,
+    headers: HeaderMap,
     PathParams(id): PathParams<u64>,
     upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> ApiResult<Response> {
+    let elsewhere = state.helm.terminal_elsewhere(id).await?;
+    if let Some(node) = forward::target(&headers, elsewhere)? {
+        let path = format!("/api/terminals/{id}/ws");
+        let upgrade = upgrade.ok();
+        return forward::socket(&state, &node, &caller, &path, upgrade, MAX_INPUT_FRAME).await;
+    }
     // Who may see the terminal first, so that an unknown one is 404 either way.
     let session = state.helm.terminal(&caller.user, id).await?;
     let upgrade = upgrade.map_err(|e| {

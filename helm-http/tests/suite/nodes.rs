@@ -494,7 +494,9 @@ async fn a_channels_computer_is_held_by_one_node_and_reached_through_it() -> any
     let listed = ada.get(&b, "/api/channels/lab/files?path=notes").await?;
     assert!(listed.to_string().contains("plan.md"), "{listed}");
 
-    // A terminal opened through B is a shell on A, in the workspace.
+    // A terminal opened through B is a shell on A, in the workspace, kept
+    // in A's memory: its id carries A's node number, and either node lists
+    // it, attaches to it and closes it.
     let opened = ada
         .post(
             &b,
@@ -503,8 +505,20 @@ async fn a_channels_computer_is_held_by_one_node_and_reached_through_it() -> any
         )
         .await?;
     let terminal = opened["id"].as_u64().unwrap_or_default();
-    let url = format!("{}/api/terminals/{terminal}/ws", b.ws_url());
-    let mut shell = events_ws(&url, &ada.token).await?;
+    assert!(terminal > 1 << 32, "the id carries A's number: {opened}");
+    for node in [&a, &b] {
+        let listed = ada.get(node, "/api/channels/lab/terminals").await?;
+        let ids: Vec<u64> = listed
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t["id"].as_u64())
+            .collect();
+        assert_eq!(ids, [terminal], "the same one terminal on both: {listed}");
+    }
+    let socket = |node: &Process| format!("{}/api/terminals/{terminal}/ws", node.ws_url());
+    let mut shell = events_ws(&socket(&b), &ada.token).await?;
+    let mut watcher = events_ws(&socket(&a), &ada.token).await?;
     shell
         .send(Message::Binary(
             b"cat notes/plan.md; echo from-terminal > t.txt; echo MARK-$((6*7))\n"
@@ -514,6 +528,7 @@ async fn a_channels_computer_is_held_by_one_node_and_reached_through_it() -> any
         .await?;
     let seen = read_until(&mut shell, "MARK-42").await?;
     assert!(seen.contains("tested"), "{seen}");
+    read_until(&mut watcher, "MARK-42").await?;
     let deadline = Instant::now() + Duration::from_secs(10);
     while !on_a.join("t.txt").exists() {
         anyhow::ensure!(
@@ -522,7 +537,52 @@ async fn a_channels_computer_is_held_by_one_node_and_reached_through_it() -> any
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    drop(shell);
+    // Typed through A, seen through B.
+    watcher
+        .send(Message::Binary(b"echo BOTH-$((6*8))\n".to_vec().into()))
+        .await?;
+    read_until(&mut shell, "BOTH-48").await?;
+    // A terminal no node keeps is unknown through either; a request passed
+    // on once is not passed on again, but answered with what is wrong.
+    let unknown = (terminal >> 32 << 32) + 999_999;
+    for (node, id) in [(&b, unknown), (&a, unknown), (&b, (999_999 << 32) | 1)] {
+        let path = format!("/api/terminals/{id}");
+        let (code, body) = ada.call(reqwest::Method::DELETE, node, &path, json!(null)).await?;
+        assert_eq!((code, &body["code"]), (404, &json!("not_found")), "{body}");
+        let refused = events_ws(&format!("{}{path}/ws", node.ws_url()), &ada.token).await;
+        assert!(
+            refused.is_err_and(|e| e.to_string().contains("404")),
+            "a socket to {id} through {}",
+            node.url
+        );
+    }
+    let looped = client()?
+        .get(format!("{}/api/channels/lab/terminals", b.url))
+        .bearer_auth(&ada.token)
+        .header("x-helm-forwarded-by", "1")
+        .send()
+        .await?;
+    assert_eq!(looped.status(), 503);
+    let body = looped.text().await?;
+    assert!(body.contains("addresses disagree"), "{body}");
+    // Closed through B: both viewers are told, and neither node lists it.
+    let (code, body) = ada
+        .call(
+            reqwest::Method::DELETE,
+            &b,
+            &format!("/api/terminals/{terminal}"),
+            json!(null),
+        )
+        .await?;
+    assert_eq!(code, 204, "{body}");
+    for viewer in [&mut shell, &mut watcher] {
+        let end = read_until(viewer, "\"closed\"").await?;
+        assert!(end.contains("exit_code"), "{end}");
+    }
+    for node in [&a, &b] {
+        let listed = ada.get(node, "/api/channels/lab/terminals").await?;
+        assert_eq!(listed, json!([]), "{}", node.url);
+    }
 
     // The agent's tools reach the same computer, whichever node runs its turn.
     let mock = MockOpenAi::start().await?;

@@ -13,7 +13,7 @@ use helm_core::model::{
 use helm_core::model::{AuthorType, ThreadId};
 use helm_core::store::{
     AuditRecord, ChannelFilter, InviteAcceptance, MemoryFilter, NewAgent, NewApiToken, NewInvite,
-    NewMemory, NodeRecord, PolicyScope, message_tokens,
+    NewMemory, NodeAddress, NodeRecord, PolicyScope, message_tokens,
 };
 
 use super::fixtures::{Fixture, bootstrap_plan, completed, failing_world, no_world};
@@ -739,17 +739,17 @@ pub async fn each_computer_has_one_holder(s: &Subject) -> anyhow::Result<()> {
     let f = Fixture::new(s.store.as_ref()).await?;
     let lab = f.channel("lab").await?;
     let store = &f.store;
-    for (id, url) in [
-        ("node-a", Some("http://a:7400/ot/{channel}")),
-        ("node-b", None),
-    ] {
-        store
+    let mut numbers = Vec::new();
+    for (id, url) in [("node-a", Some("http://a:7400")), ("node-b", None)] {
+        let number = store
             .register_node(NodeRecord {
                 id: id.into(),
-                computer_url: url.map(str::to_string),
+                computer_url: url.map(|u| format!("{u}/ot/{{channel}}")),
+                url: url.map(str::to_string),
                 key_digest: format!("digest-of-{id}"),
             })
             .await?;
+        numbers.push(number);
     }
     let missing = store
         .claim_computer(helm_core::model::ChannelId(999_999), "node-a")
@@ -767,26 +767,44 @@ pub async fn each_computer_has_one_holder(s: &Subject) -> anyhow::Result<()> {
     if !store.shared() {
         ensure!(later.node == "node-b", "alone, every claimant: {later:?}");
         ensure!(store.node_by_key("digest-of-node-a").await?.is_none());
+        ensure!(numbers == [0, 0], "alone, the one node is 0: {numbers:?}");
+        ensure!(store.node_numbered(0).await?.is_none());
         return Ok(());
     }
+    let a_at = NodeAddress {
+        node: "node-a".into(),
+        computer_url: Some("http://a:7400/ot/{channel}".into()),
+        url: Some("http://a:7400".into()),
+    };
     ensure!(
-        later.node == "node-a"
-            && later.computer_url.as_deref() == Some("http://a:7400/ot/{channel}"),
-        "a later claimant is told the holder and its address: {later:?}"
+        later == a_at,
+        "a later claimant is told the holder and its addresses: {later:?}"
     );
-    // A start that says nothing of its address keeps the one recorded.
-    store
+    ensure!(
+        numbers[0] != numbers[1] && numbers.iter().all(|n| *n > 0),
+        "each node has a number of its own: {numbers:?}"
+    );
+    // A start that says nothing of its address keeps the one recorded, and
+    // the node keeps its number.
+    let number = store
         .register_node(NodeRecord {
             id: "node-a".into(),
             computer_url: None,
+            url: None,
             key_digest: "digest-of-node-a".into(),
         })
         .await?;
+    ensure!(number == numbers[0], "{number} after {numbers:?}");
     let again = store.claim_computer(lab.channel.id, "node-b").await?;
+    ensure!(again == a_at, "{again:?}");
+    ensure!(store.node_numbered(numbers[0]).await? == Some(a_at));
+    let b = store.node_numbered(numbers[1]).await?;
     ensure!(
-        again.computer_url.as_deref() == Some("http://a:7400/ot/{channel}"),
-        "{again:?}"
+        b.as_ref()
+            .is_some_and(|b| b.node == "node-b" && b.url.is_none()),
+        "{b:?}"
     );
+    ensure!(store.node_numbered(999_999).await?.is_none());
     ensure!(store.node_by_key("digest-of-node-b").await?.as_deref() == Some("node-b"));
     ensure!(store.node_by_key("digest-of-nobody").await?.is_none());
     // Two nodes claiming a new channel's computer at once: one holds it,

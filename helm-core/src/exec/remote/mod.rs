@@ -254,6 +254,14 @@ impl RemoteComputers {
         })
     }
 
+    /// The same, with the ids of the terminals kept here carrying `node`,
+    /// this node's number on a shared store (see
+    /// [`terminal_node`](crate::exec::terminal_node)).
+    pub fn on_node(mut self, node: u32) -> Self {
+        self.terminals = TerminalManager::for_node(self.host.options().terminals, node);
+        self
+    }
+
     /// Whether some channels' computers may be on this host.
     fn routed_here(&self) -> bool {
         matches!(self.executor.servers.placement, Placement::Routed(_))

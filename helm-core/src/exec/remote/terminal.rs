@@ -10,7 +10,6 @@ use std::time::Duration;
 use futures_util::{SinkExt, StreamExt};
 use reqwest::Method;
 use serde::Deserialize;
-use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
@@ -18,6 +17,7 @@ use super::client::OtServer;
 use crate::error::Result;
 use crate::exec::terminal::{Feed, TerminalSession, TerminalSize, ToRemote};
 use crate::model::ChannelId;
+use crate::net::{WebSocket, connect_websocket};
 
 /// How long opening a terminal's connection may take.
 const CONNECT_WAIT: Duration = Duration::from_secs(15);
@@ -86,14 +86,8 @@ pub(super) async fn open(
     Ok(terminal)
 }
 
-/// A terminal's WebSocket, plain or over TLS.
-type Socket = tokio_tungstenite::WebSocketStream<Box<dyn Stream>>;
-
-trait Stream: AsyncRead + AsyncWrite + Unpin + Send {}
-impl<T: AsyncRead + AsyncWrite + Unpin + Send> Stream for T {}
-
 /// Connects terminal `remote_id`'s WebSocket and authenticates.
-async fn connect(server: &OtServer, remote_id: &str, session: &str) -> Result<Socket> {
+async fn connect(server: &OtServer, remote_id: &str, session: &str) -> Result<WebSocket> {
     let url = server.ws_url(&format!("/api/terminals/{remote_id}"));
     let failed = |what: &str, e: &dyn std::fmt::Display| {
         server.unreachable(format!("its terminal could not {what}: {e}"))
@@ -110,26 +104,7 @@ async fn connect(server: &OtServer, remote_id: &str, session: &str) -> Result<So
             },
         )?,
     );
-    let uri = request.uri().clone();
-    let host = uri.host().unwrap_or_default().to_string();
-    let secure = uri.scheme_str() == Some("wss");
-    let port = uri.port_u16().unwrap_or(if secure { 443 } else { 80 });
-    let tcp = tokio::net::TcpStream::connect((host.as_str(), port))
-        .await
-        .map_err(|e| failed("connect", &e))?;
-    let stream: Box<dyn Stream> = if secure {
-        let config = crate::provider::http::tls_config()?;
-        let name = rustls::pki_types::ServerName::try_from(host.clone())
-            .map_err(|e| failed("name its host", &e))?;
-        let tls = tokio_rustls::TlsConnector::from(Arc::new(config))
-            .connect(name, tcp)
-            .await
-            .map_err(|e| failed("connect securely", &e))?;
-        Box::new(tls)
-    } else {
-        Box::new(tcp)
-    };
-    let (mut socket, _) = tokio_tungstenite::client_async(request, stream)
+    let mut socket = connect_websocket(request)
         .await
         .map_err(|e| failed("connect", &e))?;
     let auth = serde_json::json!({"type": "auth", "token": server.key(), "chat_id": session});
@@ -143,7 +118,7 @@ async fn connect(server: &OtServer, remote_id: &str, session: &str) -> Result<So
 /// Carries a terminal's traffic until it ends, then tells the session and
 /// lets the server forget it.
 async fn pump(
-    mut socket: Socket,
+    mut socket: WebSocket,
     feed: Feed,
     mut asked: tokio::sync::mpsc::UnboundedReceiver<ToRemote>,
     server: Arc<OtServer>,

@@ -31,6 +31,18 @@ use crate::model::ChannelId;
 /// How long closing a terminal waits for its shell to be reaped.
 const CLOSE_WAIT: Duration = Duration::from_secs(5);
 
+/// Where a terminal id's node number starts: ids are the number of the
+/// node whose memory keeps the terminal above 32 bits of their own, so
+/// that any node of a shared store can tell where a terminal is.
+const NODE_SHIFT: u32 = 32;
+
+/// The number of the node that keeps terminal `id` (0 on a store one
+/// node holds alone).
+pub fn terminal_node(id: u64) -> u32 {
+    // The shift leaves at most 32 bits.
+    u32::try_from(id >> NODE_SHIFT).unwrap_or(u32::MAX)
+}
+
 /// The open terminals of a workspace.
 pub struct TerminalManager {
     limits: TerminalLimits,
@@ -62,11 +74,17 @@ impl std::fmt::Debug for TerminalManager {
 impl TerminalManager {
     /// No terminals yet, with these limits.
     pub fn new(limits: TerminalLimits) -> Self {
+        Self::for_node(limits, 0)
+    }
+
+    /// No terminals yet, with these limits, on the node numbered `node`
+    /// (whose number the ids carry; see [`terminal_node`]).
+    pub fn for_node(limits: TerminalLimits, node: u32) -> Self {
         TerminalManager {
             limits,
             sessions: Mutex::new(BTreeMap::new()),
             openers: Mutex::new(BTreeMap::new()),
-            next_id: AtomicU64::new(1),
+            next_id: AtomicU64::new((u64::from(node) << NODE_SHIFT) + 1),
         }
     }
 

@@ -49,8 +49,14 @@ pub struct LocalTerminals {
 impl LocalTerminals {
     /// No terminals yet, with `limits`, launching through `computers`.
     pub fn new(limits: TerminalLimits, computers: Arc<LocalComputers>) -> Self {
+        Self::for_node(limits, computers, 0)
+    }
+
+    /// The same, on the node numbered `node` of a shared store (see
+    /// [`terminal_node`](super::terminal_node)).
+    pub fn for_node(limits: TerminalLimits, computers: Arc<LocalComputers>, node: u32) -> Self {
         LocalTerminals {
-            manager: TerminalManager::new(limits),
+            manager: TerminalManager::for_node(limits, node),
             computers,
         }
     }

@@ -19,6 +19,7 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (7, include_str!("migrations/007_vector_seq.sql")),
     (8, include_str!("migrations/008_live_turns_by_thread.sql")),
     (9, include_str!("migrations/009_nodes.sql")),
+    (10, include_str!("migrations/010_node_numbers.sql")),
 ];
 
 /// The advisory lock key migrations hold ("helm" in ASCII).

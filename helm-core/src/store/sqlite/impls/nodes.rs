@@ -9,7 +9,7 @@ use super::super::SqliteStore;
 use crate::error::{Error, Result};
 use crate::model::ChannelId;
 use crate::store::NodeStore;
-use crate::store::types::{ComputerHolder, NodeRecord};
+use crate::store::types::{NodeAddress, NodeRecord};
 
 #[async_trait]
 impl NodeStore for SqliteStore {
@@ -17,11 +17,11 @@ impl NodeStore for SqliteStore {
         false
     }
 
-    async fn register_node(&self, _node: NodeRecord) -> Result<()> {
-        Ok(())
+    async fn register_node(&self, _node: NodeRecord) -> Result<u32> {
+        Ok(0)
     }
 
-    async fn claim_computer(&self, channel: ChannelId, claimant: &str) -> Result<ComputerHolder> {
+    async fn claim_computer(&self, channel: ChannelId, claimant: &str) -> Result<NodeAddress> {
         let exists = self
             .read(move |c| {
                 Ok(c.prepare_cached("SELECT 1 FROM channels WHERE id = ?1")?
@@ -33,10 +33,15 @@ impl NodeStore for SqliteStore {
         if !exists {
             return Err(Error::not_found("channel", channel));
         }
-        Ok(ComputerHolder {
+        Ok(NodeAddress {
             node: claimant.to_string(),
             computer_url: None,
+            url: None,
         })
+    }
+
+    async fn node_numbered(&self, _number: u32) -> Result<Option<NodeAddress>> {
+        Ok(None)
     }
 
     async fn node_by_key(&self, _key_digest: &str) -> Result<Option<String>> {
