@@ -7,11 +7,13 @@
 //!
 //! `cargo bench -p helm-cli --bench memory_scale` (`HELM_SCALE=0.1` builds a
 //! tenth of it; `HELM_SCALE_ONLY=words` stops after timing the word search
-//! alone, for a profiler). Text comes from the LoCoMo conversations beside the
-//! repository, shuffled. Each distinct text is embedded for real with the
-//! local model, and each item gets its text's vector moved a little at
-//! random (embedding 1.2M items on this CPU would take hours; random vectors
-//! would have no neighbourhoods, which no approximate index could serve).
+//! alone, and `HELM_SCALE_ONLY=recall` only recalls, 3,000 times in the
+//! large channel and a small one, both for a profiler). Text comes from the
+//! LoCoMo conversations beside the repository, shuffled. Each distinct text
+//! is embedded for real with the local model, and each item gets its text's
+//! vector moved a little at random (embedding 1.2M items on this CPU would
+//! take hours; random vectors would have no neighbourhoods, which no
+//! approximate index could serve).
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -203,6 +205,16 @@ async fn main() -> anyhow::Result<()> {
         .await?
         .channel
         .id;
+    if std::env::var("HELM_SCALE_ONLY").as_deref() == Ok("recall") {
+        // Recall alone, over and over, for a profiler.
+        for i in 0..3000 {
+            let name = if i % 2 == 0 { "big" } else { "c00" };
+            let q = &questions[rng.below(questions.len())];
+            helm.recall(&name.parse()?, RecallQuery::new(q.clone()))
+                .await?;
+        }
+        return Ok(());
+    }
     words_alone(&helm, big, &questions).await?;
     if std::env::var("HELM_SCALE_ONLY").as_deref() == Ok("words") {
         return Ok(());

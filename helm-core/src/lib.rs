@@ -50,7 +50,7 @@ pub use error::{Error, ErrorKind, ProviderFailure, Result};
 pub use helm::{
     AccountRequest, Audience, ComputerPlacement, ComputerPorts, Conversation, ConversationUpdate,
     Helm, HelmOptions, InitOptions, InitReport, MAX_INSTRUCTIONS, MAX_INVITE_TTL,
-    MAX_WORKSPACE_NAME, MemoryNote, NewChannel, NodeOptions, OtherNode, PostedMessage, RESCAN_AUTHOR,
-    Status,
+    MAX_WORKSPACE_NAME, MemoryNote, NewChannel, NodeOptions, OtherNode, PostedMessage,
+    RESCAN_AUTHOR, Status,
 };
 pub use runtime::{ModelCheck, ProviderModels, RuntimeOptions, Verification};

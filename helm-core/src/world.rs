@@ -296,6 +296,18 @@ impl ChannelWorld {
         self.write_profile(record)
     }
 
+    /// Rewrites the profile mirror after the record changed, if this
+    /// world is on this node. With nodes sharing a store, a channel's world
+    /// is made where it is used; a node that has none skips, and the nodes
+    /// that have one rewrite theirs when they see the change in the live
+    /// feed (`Runtime::follow_other_nodes`).
+    pub(crate) fn mirror_profile(&self, record: &ChannelRecord) -> Result<()> {
+        if !self.profile().is_dir() {
+            return Ok(());
+        }
+        self.write_profile(record)
+    }
+
     /// Rewrites `profile/agent.json` from the store's record.
     pub(crate) fn write_profile(&self, record: &ChannelRecord) -> Result<()> {
         let mirror = ProfileMirror {

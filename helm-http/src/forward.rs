@@ -76,8 +76,8 @@ pub async fn request(
             .body(body.to_string());
     }
     let answer = request.send().await.map_err(|e| unreachable(node, &e))?;
-    let status = StatusCode::from_u16(answer.status().as_u16())
-        .map_err(|e| unreachable(node, &e))?;
+    let status =
+        StatusCode::from_u16(answer.status().as_u16()).map_err(|e| unreachable(node, &e))?;
     let kind = answer.headers().get(header::CONTENT_TYPE).cloned();
     let bytes = answer.bytes().await.map_err(|e| unreachable(node, &e))?;
     let mut response = Response::new(Body::from(bytes));
@@ -120,8 +120,8 @@ pub async fn socket(
         Err(tungstenite::Error::Http(answer)) => {
             let (parts, body) = answer.into_parts();
             let mut response = Response::new(Body::from(body.unwrap_or_default()));
-            *response.status_mut() = StatusCode::from_u16(parts.status.as_u16())
-                .unwrap_or(StatusCode::BAD_GATEWAY);
+            *response.status_mut() =
+                StatusCode::from_u16(parts.status.as_u16()).unwrap_or(StatusCode::BAD_GATEWAY);
             if let Some(kind) = parts.headers.get(header::CONTENT_TYPE)
                 && let Ok(kind) = HeaderValue::from_bytes(kind.as_bytes())
             {

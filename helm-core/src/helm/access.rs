@@ -370,7 +370,7 @@ impl Helm {
         self.inner
             .root
             .world(record.channel.id)
-            .write_profile(&record)?;
+            .mirror_profile(&record)?;
         Ok(record)
     }
 

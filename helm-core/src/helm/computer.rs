@@ -142,7 +142,11 @@ impl ComputerState {
     /// and the id carries another's number.
     pub(crate) async fn terminal_node(&self, id: u64) -> Result<Option<OtherNode>> {
         match &self.nodes {
-            Some(nodes) => nodes.other_numbered(crate::exec::terminal_node(id), id).await,
+            Some(nodes) => {
+                nodes
+                    .other_numbered(crate::exec::terminal_node(id), id)
+                    .await
+            }
             None => Ok(None),
         }
     }

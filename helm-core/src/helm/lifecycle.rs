@@ -49,7 +49,7 @@ pub(crate) async fn change_status(
         rt.mcp.close(id, None).await;
     }
     let after = rt.store.channel(&ChannelRef::Id(id)).await?;
-    rt.root.world(id).write_profile(&after)?;
+    rt.root.world(id).mirror_profile(&after)?;
     Ok(after)
 }
 

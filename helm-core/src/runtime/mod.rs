@@ -270,30 +270,38 @@ impl Runtime {
         let runtime = self.clone();
         tokio::spawn(async move { runtime.schedule_loop().await });
         if self.store.shared() {
-            self.wake_on_other_nodes();
+            self.follow_other_nodes();
         }
         Ok(())
     }
 
-    /// With nodes sharing the store: wakes the scheduler when a turn is
-    /// queued or ends anywhere, so that a turn posted on another node (for
-    /// a channel whose computer this node holds) or queued behind one that
-    /// ended there starts at once rather than at the next poll.
-    fn wake_on_other_nodes(self: &Arc<Self>) {
+    /// With nodes sharing the store: follows what other nodes do. Wakes the
+    /// scheduler when a turn is queued or ends anywhere, so that a turn
+    /// posted on another node (for a channel whose computer this node
+    /// holds) or queued behind one that ended there starts at once rather
+    /// than at the next poll; and when a channel changes anywhere, follows
+    /// it here (see [`Runtime::follow_change`]).
+    fn follow_other_nodes(self: &Arc<Self>) {
         let mut events = self.store.subscribe();
         let runtime = Arc::downgrade(self);
         tokio::spawn(async move {
             loop {
-                let woken = match events.recv().await {
-                    Ok(event) => matches!(
-                        event.body,
+                let (woken, changed, archived) = match events.recv().await {
+                    Ok(event) => match &event.body {
                         EventBody::TurnQueued { .. }
-                            | EventBody::TurnCompleted { .. }
-                            | EventBody::TurnFailed { .. }
-                            | EventBody::TurnCancelled { .. }
-                    ),
+                        | EventBody::TurnCompleted { .. }
+                        | EventBody::TurnFailed { .. }
+                        | EventBody::TurnCancelled { .. } => (true, None, false),
+                        EventBody::ChannelArchived { channel } => (false, Some(channel.id), true),
+                        EventBody::ChannelUpdated { channel }
+                        | EventBody::ChannelRenamed { channel, .. }
+                        | EventBody::ChannelRestored { channel } => {
+                            (false, Some(channel.id), false)
+                        }
+                        _ => (false, None, false),
+                    },
                     // Missed some: look anyway.
-                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => true,
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => (true, None, false),
                     Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
                 };
                 let Some(runtime) = runtime.upgrade() else {
@@ -305,8 +313,38 @@ impl Runtime {
                 if woken {
                     runtime.wake();
                 }
+                if let Some(channel) = changed {
+                    // Apart, as closing waits for shells to end. Doing again
+                    // what the node that made the change did (when it is
+                    // this one) changes nothing.
+                    tokio::spawn(async move { runtime.follow_change(channel, archived).await });
+                }
             }
         });
+    }
+
+    /// What a change to `channel` made on another node means here: its
+    /// profile mirror rewritten, if its world is on this node; and, when it
+    /// was archived, its terminals and MCP servers here closed.
+    async fn follow_change(&self, channel: ChannelId, archived: bool) {
+        match self
+            .store
+            .channel(&crate::model::ChannelRef::Id(channel))
+            .await
+        {
+            Ok(record) => {
+                if let Err(e) = self.root.world(channel).mirror_profile(&record) {
+                    tracing::warn!(channel = %channel, error = %e, "could not mirror a profile");
+                }
+            }
+            Err(e) => tracing::debug!(channel = %channel, error = %e, "a changed channel is gone"),
+        }
+        if archived {
+            if let Err(e) = self.computers.terminals.close_channel(channel).await {
+                tracing::warn!(channel = %channel, error = %e, "could not close a terminal");
+            }
+            self.mcp.close(channel, None).await;
+        }
     }
 
     /// Marks turns left running by a previous driver as interrupted (their

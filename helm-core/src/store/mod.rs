@@ -34,9 +34,9 @@ pub use sqlite::SqliteStore;
 pub use types::{
     Admission, AdmissionModel, AuditRecord, AuditVerification, Bootstrap, BootstrapPlan,
     CapabilityChange, CaptainSetup, ChannelFilter, ChannelPlan, ChannelRecord, ChannelUpdate,
-    Escalated, InviteAcceptance, JournalEntry, LeaseRenewal, MemoryFilter,
-    NewAgent, NewApiToken, NewApproval, NewEscalation, NewInvite, NewMemory, NewOtKey, NewPost,
-    NewThreadSummary, NewToolAction, NewUser, NodeAddress, NodeRecord, PolicyScope, Posted, Repaired, Resume,
+    Escalated, InviteAcceptance, JournalEntry, LeaseRenewal, MemoryFilter, NewAgent, NewApiToken,
+    NewApproval, NewEscalation, NewInvite, NewMemory, NewOtKey, NewPost, NewThreadSummary,
+    NewToolAction, NewUser, NodeAddress, NodeRecord, PolicyScope, Posted, Repaired, Resume,
     StoreStats, ThreadTail, ToolActionOutcome, TurnFinish, WorldHook, message_tokens,
 };
 

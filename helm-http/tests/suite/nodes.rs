@@ -547,7 +547,9 @@ async fn a_channels_computer_is_held_by_one_node_and_reached_through_it() -> any
     let unknown = (terminal >> 32 << 32) + 999_999;
     for (node, id) in [(&b, unknown), (&a, unknown), (&b, (999_999 << 32) | 1)] {
         let path = format!("/api/terminals/{id}");
-        let (code, body) = ada.call(reqwest::Method::DELETE, node, &path, json!(null)).await?;
+        let (code, body) = ada
+            .call(reqwest::Method::DELETE, node, &path, json!(null))
+            .await?;
         assert_eq!((code, &body["code"]), (404, &json!("not_found")), "{body}");
         let refused = events_ws(&format!("{}{path}/ws", node.ws_url()), &ada.token).await;
         assert!(
@@ -645,6 +647,49 @@ async fn a_channels_computer_is_held_by_one_node_and_reached_through_it() -> any
     assert_eq!(wrong.status(), 503);
     let body = wrong.text().await?;
     assert!(body.contains("does not hold"), "{body}");
+
+    // Edited through B, which has no copy of its world, a channel's
+    // profile mirror on A follows; archived through B, its terminals on A
+    // end: A follows both from the live feed.
+    let made = ada
+        .post(
+            &a,
+            "/api/channels",
+            json!({"name": "scratch", "purpose": "A scratch pad."}),
+        )
+        .await?;
+    let scratch = made["channel"]["id"].as_i64().unwrap_or_default();
+    let (code, body) = ada
+        .call(
+            reqwest::Method::PATCH,
+            &b,
+            "/api/channels/scratch",
+            json!({"purpose": "Drafts, edited on B."}),
+        )
+        .await?;
+    assert_eq!(code, 200, "{body}");
+    let mirror = a_data.join(format!("channels/{scratch}/profile/agent.json"));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !std::fs::read_to_string(&mirror)?.contains("edited on B") {
+        anyhow::ensure!(Instant::now() < deadline, "A's mirror never followed");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let opened = ada
+        .post(&b, "/api/channels/scratch/terminals", json!({}))
+        .await?;
+    let id = opened["id"].as_u64().unwrap_or_default();
+    let url = format!("{}/api/terminals/{id}/ws", b.ws_url());
+    let mut viewer = events_ws(&url, &ada.token).await?;
+    viewer
+        .send(Message::Binary(b"echo UP-$((3*3))\n".to_vec().into()))
+        .await?;
+    read_until(&mut viewer, "UP-9").await?;
+    ada.post(&b, "/api/channels/scratch/archive", json!({}))
+        .await?;
+    let end = read_until(&mut viewer, "\"closed\"").await?;
+    assert!(end.contains("exit_code"), "{end}");
+    let listed = ada.get(&a, "/api/channels/scratch/terminals").await?;
+    assert_eq!(listed, json!([]));
 
     // The holder gone, its computer is unreachable from B, saying where.
     a.kill_hard()?;
