@@ -45,7 +45,6 @@ use axum::routing::get;
 use axum::{Json, Router, middleware};
 use serde_json::{Value, json};
 use utoipa::OpenApi;
-use utoipa_axum::router::OpenApiRouter;
 
 pub use config::ServerConfig;
 pub use error::{ApiError, ErrorBody};
@@ -54,9 +53,7 @@ pub use state::AppState;
 
 /// The OpenAPI document of the API this crate serves.
 pub fn openapi() -> utoipa::openapi::OpenApi {
-    OpenApiRouter::<AppState>::with_openapi(openapi::ApiDoc::openapi())
-        .merge(routes::api())
-        .into_openapi()
+    routes::api().describe(openapi::ApiDoc::openapi())
 }
 
 /// The OpenAPI document as the server serves it (pretty JSON).
@@ -74,13 +71,10 @@ const DOCUMENT: &str = include_str!("../../docs/openapi.json");
 
 /// The whole application.
 pub fn router(state: AppState) -> Router {
-    // The routes bring their OpenAPI paths along; the server has no use for
-    // them once the routes are split off (it serves `DOCUMENT`).
-    let (api, _) = OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
-        .merge(routes::api())
-        .split_for_parts();
+    // The routes' OpenAPI description is never composed here: the server
+    // serves `DOCUMENT` (see `routes::described`).
     Router::new()
-        .merge(api)
+        .merge(routes::api().into_router())
         .route(
             "/api/openapi.json",
             get(|| async { ([(header::CONTENT_TYPE, "application/json")], DOCUMENT) }),
@@ -106,8 +100,9 @@ pub fn router(state: AppState) -> Router {
 /// paths are the channel's Open Terminal paths without their prefix. No
 /// host check: there is no cookie to protect, every request needs the key.
 pub fn computer_router(state: AppState, channel: &str) -> Router {
-    let (ot, _) = routes::open_terminal().split_for_parts();
-    let ot = ot.with_state(state.clone());
+    let ot = routes::open_terminal()
+        .into_router()
+        .with_state(state.clone());
     let prefix = format!("/api/channels/{channel}/ot");
     let served = tower::service_fn(move |mut request: axum::extract::Request| {
         let ot = ot.clone();

@@ -1,10 +1,9 @@
 //! Activity: the tool journal of a channel.
 
+use super::described::{Api, handlers};
 use axum::Json;
 use axum::extract::State;
 use helm_core::model::{ChannelRef, ThreadId};
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 use super::{ReadErrors, channel_ref, page_size, path_id};
 use crate::api::{ActivityQuery, ToolAction};
@@ -13,8 +12,8 @@ use crate::error::ApiResult;
 use crate::extract::{PathParams, QueryParams};
 use crate::state::AppState;
 
-pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(activity))
+pub fn routes() -> Api {
+    Api::new().routes(handlers!(activity))
 }
 
 /// What the channel's agent ran and changed, newest last.

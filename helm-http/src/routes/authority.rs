@@ -1,11 +1,10 @@
 //! Authority: approval requests (the Captain and admins decide them), the
 //! approval policy, calls for Skipper, and the audit log.
 
+use super::described::{Api, handlers};
 use axum::Json;
 use axum::extract::State;
 use helm_core::model::ApprovalAction;
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 use super::{ReadErrors, WriteErrors, channel_ref, page_size};
 use crate::api::{
@@ -17,15 +16,15 @@ use crate::error::ApiResult;
 use crate::extract::{Body, PathParams, QueryParams};
 use crate::state::AppState;
 
-pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(list_approvals))
-        .routes(routes!(approve))
-        .routes(routes!(deny))
-        .routes(routes!(set_rule))
-        .routes(routes!(list_escalations))
-        .routes(routes!(audit_log))
-        .routes(routes!(verify_audit))
+pub fn routes() -> Api {
+    Api::new()
+        .routes(handlers!(list_approvals))
+        .routes(handlers!(approve))
+        .routes(handlers!(deny))
+        .routes(handlers!(set_rule))
+        .routes(handlers!(list_escalations))
+        .routes(handlers!(audit_log))
+        .routes(handlers!(verify_audit))
 }
 
 /// Approval requests: all of them for the Captain and admins, a member's own

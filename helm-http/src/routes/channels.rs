@@ -1,14 +1,13 @@
 //! Channels: create (with a purpose), list, show, rename and edit, archive
 //! (which stops its agent's work), restore and delete with confirmation.
 
+use super::described::{Api, handlers};
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use helm_core::NewChannel;
 use helm_core::model::{ChannelRef, Visibility};
 use helm_core::store::{ChannelFilter, ChannelUpdate};
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 use super::{ReadErrors, WriteErrors, channel_ref, created};
 use crate::api::{
@@ -20,12 +19,12 @@ use crate::error::ApiResult;
 use crate::extract::{Body, PathParams, QueryParams};
 use crate::state::AppState;
 
-pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(list_channels, create_channel))
-        .routes(routes!(show_channel, update_channel, delete_channel))
-        .routes(routes!(archive_channel))
-        .routes(routes!(restore_channel))
+pub fn routes() -> Api {
+    Api::new()
+        .routes(handlers!(list_channels, create_channel))
+        .routes(handlers!(show_channel, update_channel, delete_channel))
+        .routes(handlers!(archive_channel))
+        .routes(handlers!(restore_channel))
 }
 
 /// The channels the caller may see, by name.

@@ -21,6 +21,7 @@
 
 use std::time::Duration;
 
+use super::described::{Api, handlers};
 use axum::Json;
 use axum::extract::State;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
@@ -31,8 +32,6 @@ use futures_util::{SinkExt, StreamExt};
 use helm_core::Audience;
 use serde_json::json;
 use tokio::sync::{mpsc, oneshot};
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 use super::{ReadErrors, page_size};
 use crate::api::{Event, EventPage, EventQuery};
@@ -55,10 +54,10 @@ const MAX_CLIENT_MESSAGE: usize = 64 * 1024;
 /// The socket's read buffer.
 const READ_BUFFER: usize = 4 * 1024;
 
-pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(events))
-        .routes(routes!(event_log))
+pub fn routes() -> Api {
+    Api::new()
+        .routes(handlers!(events))
+        .routes(handlers!(event_log))
 }
 
 /// The live event stream (WebSocket). See the module docs and docs/http.md

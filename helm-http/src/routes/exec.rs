@@ -7,11 +7,10 @@
 
 use std::time::Duration;
 
+use super::described::{Api, handlers};
 use axum::Json;
 use axum::extract::State;
 use helm_core::exec::CommandSpec;
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 use super::{WriteErrors, channel_ref};
 use crate::api::{CommandResult, ExecRequest};
@@ -27,8 +26,8 @@ const MAX_TIMEOUT: Duration = Duration::from_secs(3600);
 /// Output kept per stream (its tail).
 const OUTPUT_LIMIT: usize = 256 * 1024;
 
-pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(exec))
+pub fn routes() -> Api {
+    Api::new().routes(handlers!(exec))
 }
 
 fn timeout(asked: Option<f64>) -> ApiResult<Duration> {

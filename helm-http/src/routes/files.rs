@@ -9,14 +9,13 @@
 //! a multipart form or a raw body, land in `/workspace/uploads/` unless a
 //! directory is given, and are recorded as artifacts of kind `upload`.
 
+use super::described::{Api, handlers};
 use axum::Json;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use helm_core::exec::LineRange;
 use helm_core::model::{ChannelRef, ThreadId};
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 use super::upload::{UploadedFile, read_upload};
 use super::{ReadErrors, WriteErrors, channel_ref, created, path_id};
@@ -32,17 +31,17 @@ use crate::state::AppState;
 /// Where uploads go when no directory is given.
 pub const UPLOADS_DIR: &str = "/workspace/uploads";
 
-pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(list_files, write_file, delete_file))
-        .routes(routes!(stat_file))
-        .routes(routes!(read_file))
-        .routes(routes!(download_file))
-        .routes(routes!(upload_files))
-        .routes(routes!(make_dir))
-        .routes(routes!(move_file))
-        .routes(routes!(list_artifacts))
-        .routes(routes!(rescan_artifacts))
+pub fn routes() -> Api {
+    Api::new()
+        .routes(handlers!(list_files, write_file, delete_file))
+        .routes(handlers!(stat_file))
+        .routes(handlers!(read_file))
+        .routes(handlers!(download_file))
+        .routes(handlers!(upload_files))
+        .routes(handlers!(make_dir))
+        .routes(handlers!(move_file))
+        .routes(handlers!(list_artifacts))
+        .routes(handlers!(rescan_artifacts))
 }
 
 /// The entries of a directory (or the entry of a file), by name.

@@ -2,11 +2,10 @@
 //! one, remove one, approve their tools' definitions. Only the Captain and
 //! admins change them; anyone who may see the channel lists them.
 
+use super::described::{Api, handlers};
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 use super::{ReadErrors, WriteErrors, channel_ref};
 use crate::api::{McpApproveRequest, McpServerSettings, McpServerStatus};
@@ -15,11 +14,11 @@ use crate::error::ApiResult;
 use crate::extract::{Body, PathParams};
 use crate::state::AppState;
 
-pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(list_servers))
-        .routes(routes!(put_server, delete_server))
-        .routes(routes!(approve_tools))
+pub fn routes() -> Api {
+    Api::new()
+        .routes(handlers!(list_servers))
+        .routes(handlers!(put_server, delete_server))
+        .routes(handlers!(approve_tools))
 }
 
 /// The channel's MCP servers, each asked for its tools now.

@@ -1,12 +1,11 @@
 //! Channel membership: who belongs to a channel (and so may see it, when it
 //! is private).
 
+use super::described::{Api, handlers};
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use helm_core::model::{MemberRole, UserId};
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 use super::{ReadErrors, WriteErrors, channel_ref, created, path_id};
 use crate::api::{Member, NewMemberRequest};
@@ -15,10 +14,10 @@ use crate::error::ApiResult;
 use crate::extract::{Body, PathParams};
 use crate::state::AppState;
 
-pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(list_members, add_member))
-        .routes(routes!(remove_member))
+pub fn routes() -> Api {
+    Api::new()
+        .routes(handlers!(list_members, add_member))
+        .routes(handlers!(remove_member))
 }
 
 /// A channel's members.

@@ -3,6 +3,7 @@
 //! history, history imports and summaries on request. A private channel's
 //! memory reaches only those who may see the channel.
 
+use super::described::{Api, handlers};
 use axum::Json;
 use axum::extract::{Request, State};
 use axum::http::StatusCode;
@@ -11,8 +12,6 @@ use helm_core::MemoryNote;
 use helm_core::memory::recall::{MAX_LIMIT, RecallQuery as CoreRecall};
 use helm_core::model::{ChannelRef, MemoryId, MemoryKind, MemoryScope, ThreadId};
 use helm_core::store::MemoryFilter;
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 use super::{ReadErrors, WriteErrors, channel_ref, created, page_size, path_id};
 use crate::api::{
@@ -24,16 +23,16 @@ use crate::error::{ApiError, ApiResult};
 use crate::extract::{Body, PathParams, QueryParams};
 use crate::state::AppState;
 
-pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(list_memory, add_memory))
-        .routes(routes!(edit_memory))
-        .routes(routes!(forget_memory))
-        .routes(routes!(pin_memory))
-        .routes(routes!(unpin_memory))
-        .routes(routes!(recall))
-        .routes(routes!(import_history))
-        .routes(routes!(summarize_thread))
+pub fn routes() -> Api {
+    Api::new()
+        .routes(handlers!(list_memory, add_memory))
+        .routes(handlers!(edit_memory))
+        .routes(handlers!(forget_memory))
+        .routes(handlers!(pin_memory))
+        .routes(handlers!(unpin_memory))
+        .routes(handlers!(recall))
+        .routes(handlers!(import_history))
+        .routes(handlers!(summarize_thread))
 }
 
 /// A channel's memory records, newest first: current ones, or all with `all=true`.

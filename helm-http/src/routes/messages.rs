@@ -1,11 +1,10 @@
 //! Messages: post (which may wake the agent) and read in pages.
 
+use super::described::{Api, handlers};
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use helm_core::model::{ChannelRef, MessageId, ThreadId};
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 use super::{ReadErrors, WriteErrors, channel_ref, created, page_size, path_id};
 use crate::api::{MessagePage, PageQuery, PostRequest, PostedMessage, ThreadPostRequest};
@@ -14,10 +13,10 @@ use crate::error::{ApiError, ApiResult};
 use crate::extract::{Body, PathParams, QueryParams};
 use crate::state::AppState;
 
-pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(channel_messages, post_in_channel))
-        .routes(routes!(thread_messages, post_in_thread))
+pub fn routes() -> Api {
+    Api::new()
+        .routes(handlers!(channel_messages, post_in_channel))
+        .routes(handlers!(thread_messages, post_in_thread))
 }
 
 fn cursor(after: Option<i64>) -> ApiResult<Option<MessageId>> {

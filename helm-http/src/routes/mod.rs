@@ -1,15 +1,17 @@
 //! The REST API, one module per area. Each module exposes `routes()`, an
-//! [`OpenApiRouter`] whose handlers carry their own OpenAPI description;
-//! [`api`] merges them, so the document can never miss a route.
+//! [`Api`] whose handlers carry their own OpenAPI description; [`api`]
+//! merges them, so the document can never miss a route.
 //!
 //! To add an area (files, terminals, memory, …): write `routes/<area>.rs`
-//! with its handlers and `pub fn routes() -> OpenApiRouter<AppState>`, add
+//! with its handlers and `pub fn routes() -> Api` (`handlers!` in place of
+//! `utoipa_axum::routes!`; see `described`), add
 //! its wire types to `api/`, its tag to `openapi.rs`, and one `.merge(...)`
 //! line below.
 
 mod activity;
 mod authority;
 mod channels;
+pub(crate) mod described;
 mod events;
 mod exec;
 mod files;
@@ -38,16 +40,15 @@ use std::str::FromStr;
 use axum::http::StatusCode;
 use helm_core::model::ChannelRef;
 use utoipa::IntoResponses;
-use utoipa_axum::router::OpenApiRouter;
 
 use crate::error::{ApiError, ErrorBody};
-use crate::state::AppState;
 
+pub use described::Api;
 pub use events::EVENTS_PATH;
 
 /// Every `/api` route.
-pub fn api() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
+pub fn api() -> Api {
+    Api::new()
         .merge(session::routes())
         .merge(users::routes())
         .merge(tokens::routes())
@@ -75,8 +76,8 @@ pub fn api() -> OpenApiRouter<AppState> {
 
 /// The Open Terminal routes alone (`/api/channels/{channel}/ot/...`), for
 /// a computer server.
-pub fn open_terminal() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
+pub fn open_terminal() -> Api {
+    Api::new()
         .merge(ot::routes())
         .merge(ot_files::routes())
         .merge(ot_search::routes())

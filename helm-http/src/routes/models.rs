@@ -5,12 +5,11 @@
 //! whether the provider confirmed the model or it is unverified); every
 //! change is a `model.changed` event.
 
+use super::described::{Api, handlers};
 use axum::Json;
 use axum::extract::State;
 use helm_core::model::{ChannelRef, HOME_CHANNEL, ModelChoice, ThreadId};
 use helm_core::store::PolicyScope;
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 use super::{ReadErrors, WriteErrors, channel_ref, path_id};
 use crate::api::{ModelChoiceRequest, ModelPolicy};
@@ -19,11 +18,11 @@ use crate::error::ApiResult;
 use crate::extract::{Body, PathParams};
 use crate::state::AppState;
 
-pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(workspace_model, set_workspace_model))
-        .routes(routes!(channel_model, set_channel_model))
-        .routes(routes!(session_model, set_session_model))
+pub fn routes() -> Api {
+    Api::new()
+        .routes(handlers!(workspace_model, set_workspace_model))
+        .routes(handlers!(channel_model, set_channel_model))
+        .routes(handlers!(session_model, set_session_model))
 }
 
 /// A request's choice; the check happens in core when it is set.

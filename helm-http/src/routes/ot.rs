@@ -14,6 +14,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use super::described::{Api, handlers};
 use axum::Json;
 use axum::extract::State;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
@@ -23,8 +24,6 @@ use axum::response::{IntoResponse, Response};
 use helm_core::exec::CommandSpec;
 use helm_core::model::ChannelRef;
 use serde::Deserialize;
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 use super::terminals::{CLOSE_SIGNED_OUT, MAX_INPUT_FRAME, pump};
 use super::{WriteErrors, channel_ref};
@@ -51,16 +50,16 @@ const END_OF_INPUT: char = '\u{4}';
 /// Close code: no such terminal (as the protocol has it).
 const CLOSE_NOT_FOUND: u16 = 4004;
 
-pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(health))
-        .routes(routes!(config))
-        .routes(routes!(list_commands, execute))
-        .routes(routes!(command_status))
-        .routes(routes!(command_input))
-        .routes(routes!(kill_command))
-        .routes(routes!(list_ot_terminals, create_terminal))
-        .routes(routes!(terminal, delete_terminal))
+pub fn routes() -> Api {
+    Api::new()
+        .routes(handlers!(health))
+        .routes(handlers!(config))
+        .routes(handlers!(list_commands, execute))
+        .routes(handlers!(command_status))
+        .routes(handlers!(command_input))
+        .routes(handlers!(kill_command))
+        .routes(handlers!(list_ot_terminals, create_terminal))
+        .routes(handlers!(terminal, delete_terminal))
         .route_layer(axum::middleware::from_fn(super::ot_errors::protocol_errors))
 }
 

@@ -4,14 +4,13 @@
 //! workspace can be named. Uploads are recorded as artifacts like the
 //! normal API's.
 
+use super::described::{Api, handlers};
 use axum::Json;
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
 use helm_core::exec::{FileKind, Files, LineRange};
 use helm_core::model::{ChannelRef, ChannelStatus};
 use serde_json::json;
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 use super::WriteErrors;
 use super::files::{attachment, content_type_for};
@@ -28,17 +27,17 @@ use crate::state::AppState;
 /// The workspace, which is the protocol's home and working directory.
 const HOME: &str = "/workspace";
 
-pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(cwd))
-        .routes(routes!(list))
-        .routes(routes!(read))
-        .routes(routes!(view))
-        .routes(routes!(write))
-        .routes(routes!(mkdir))
-        .routes(routes!(delete))
-        .routes(routes!(move_entry))
-        .routes(routes!(upload))
+pub fn routes() -> Api {
+    Api::new()
+        .routes(handlers!(cwd))
+        .routes(handlers!(list))
+        .routes(handlers!(read))
+        .routes(handlers!(view))
+        .routes(handlers!(write))
+        .routes(handlers!(mkdir))
+        .routes(handlers!(delete))
+        .routes(handlers!(move_entry))
+        .routes(handlers!(upload))
         .route_layer(axum::middleware::from_fn(super::ot_errors::protocol_errors))
 }
 

@@ -2,13 +2,12 @@
 //! managers: see whether the channel has one, make one, rotate it (the old
 //! one stops working at once), revoke it. The secret is shown once.
 
+use super::described::{Api, handlers};
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use helm_core::auth::{Issued, OtKey as CoreKey};
 use helm_core::model::ChannelRef;
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 use super::{ReadErrors, WriteErrors, channel_ref, created};
 use crate::api::{OtKeyIssued, OtKeyState};
@@ -18,10 +17,10 @@ use crate::error::ErrorBody;
 use crate::extract::PathParams;
 use crate::state::AppState;
 
-pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(get_key, create_key, revoke_key))
-        .routes(routes!(rotate_key))
+pub fn routes() -> Api {
+    Api::new()
+        .routes(handlers!(get_key, create_key, revoke_key))
+        .routes(handlers!(rotate_key))
 }
 
 /// Where Open Terminal clients reach a channel's computer.

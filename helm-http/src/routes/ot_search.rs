@@ -4,13 +4,12 @@
 //! may repeat, and answer a missing or malformed parameter with 422, as
 //! the protocol does.
 
+use super::described::{Api, handlers};
 use axum::Json;
 use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use globset::{GlobBuilder, GlobMatcher};
 use helm_core::exec::{FileKind, GrepQuery};
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 use super::WriteErrors;
 use crate::api::{OtGlobMatch, OtGlobQuery, OtGlobResult, OtGrepMatch, OtGrepQuery, OtGrepResult};
@@ -25,10 +24,10 @@ const MAX_RESULTS: usize = 500;
 /// Entries a name search looks at before it stops, truncated.
 const MAX_WALK: usize = 20_000;
 
-pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(grep))
-        .routes(routes!(glob))
+pub fn routes() -> Api {
+    Api::new()
+        .routes(handlers!(grep))
+        .routes(handlers!(glob))
         .route_layer(axum::middleware::from_fn(super::ot_errors::protocol_errors))
 }
 

@@ -5,12 +5,11 @@
 //! a registered one (the model picker), `POST /api/providers/test` with the
 //! body of adding one, before it is saved (the connection test).
 
+use super::described::{Api, handlers};
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use helm_core::provider::{ApiKeyRef, ProviderConfig};
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 use super::{ReadErrors, WriteErrors, created};
 use crate::api::{Provider, ProviderModels, ProviderRequest};
@@ -19,11 +18,11 @@ use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::extract::{Body, PathParams};
 use crate::state::AppState;
 
-pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(list_providers, add_provider))
-        .routes(routes!(provider_models))
-        .routes(routes!(test_provider))
+pub fn routes() -> Api {
+    Api::new()
+        .routes(handlers!(list_providers, add_provider))
+        .routes(handlers!(provider_models))
+        .routes(handlers!(test_provider))
 }
 
 /// A request's provider configuration.

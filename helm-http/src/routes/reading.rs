@@ -1,12 +1,11 @@
 //! Reading a channel as a person: unread counts, read markers and the
 //! channel feed, so a client opens each channel where its person left it.
 
+use super::described::{Api, handlers};
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use helm_core::model::MessageId;
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 use super::{ReadErrors, WriteErrors, channel_ref, page_size, path_id};
 use crate::api::{ChannelUnread, FeedPage, FeedQuery, ReadMarker, ReadRequest};
@@ -15,11 +14,11 @@ use crate::error::{ApiError, ApiResult};
 use crate::extract::{Body, PathParams, QueryParams};
 use crate::state::AppState;
 
-pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(unread))
-        .routes(routes!(mark_read))
-        .routes(routes!(feed))
+pub fn routes() -> Api {
+    Api::new()
+        .routes(handlers!(unread))
+        .routes(handlers!(mark_read))
+        .routes(handlers!(feed))
 }
 
 /// What the caller has not read, per channel they may see: messages by

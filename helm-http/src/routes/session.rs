@@ -1,5 +1,6 @@
 //! First-run setup, signing in and out, and who is signed in.
 
+use super::described::{Api, handlers};
 use axum::Json;
 use axum::extract::State;
 use axum::http::header::SET_COOKIE;
@@ -9,8 +10,6 @@ use axum::response::{IntoResponse, Response};
 use helm_core::AccountRequest;
 use helm_core::auth::Credential;
 use helm_core::model::User;
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 use super::{ReadErrors, WriteErrors};
 use crate::api::{
@@ -21,14 +20,14 @@ use crate::error::{ApiError, ApiResult};
 use crate::extract::Body;
 use crate::state::AppState;
 
-pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(setup_status, complete_setup))
-        .routes(routes!(login))
-        .routes(routes!(logout))
-        .routes(routes!(me))
-        .routes(routes!(session_state))
-        .routes(routes!(set_password))
+pub fn routes() -> Api {
+    Api::new()
+        .routes(handlers!(setup_status, complete_setup))
+        .routes(handlers!(login))
+        .routes(handlers!(logout))
+        .routes(handlers!(me))
+        .routes(handlers!(session_state))
+        .routes(handlers!(set_password))
 }
 
 /// The client address of a request, for rate limits.

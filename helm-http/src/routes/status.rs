@@ -1,9 +1,8 @@
 //! The workspace at a glance.
 
+use super::described::{Api, handlers};
 use axum::Json;
 use axum::extract::State;
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 use super::{ReadErrors, WriteErrors};
 use crate::api::{Status, Workspace, WorkspaceUpdateRequest};
@@ -12,10 +11,10 @@ use crate::error::ApiResult;
 use crate::extract::Body;
 use crate::state::AppState;
 
-pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(status))
-        .routes(routes!(rename_workspace))
+pub fn routes() -> Api {
+    Api::new()
+        .routes(handlers!(status))
+        .routes(handlers!(rename_workspace))
 }
 
 /// Renames the workspace (the Captain and admins); a `workspace.updated`

@@ -21,6 +21,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::described::{Api, handlers};
 use axum::Json;
 use axum::extract::State;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
@@ -32,8 +33,6 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 use super::{ReadErrors, WriteErrors, channel_ref, created};
 use crate::api::{OpenTerminalRequest, Terminal};
@@ -52,11 +51,11 @@ const HEARTBEAT: Duration = Duration::from_secs(30);
 /// The largest frame a viewer may send (keystrokes and pastes).
 pub const MAX_INPUT_FRAME: usize = 1024 * 1024;
 
-pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(list_terminals, open_terminal))
-        .routes(routes!(close_terminal))
-        .routes(routes!(terminal_socket))
+pub fn routes() -> Api {
+    Api::new()
+        .routes(handlers!(list_terminals, open_terminal))
+        .routes(handlers!(close_terminal))
+        .routes(handlers!(terminal_socket))
 }
 
 /// A channel's open terminals.

@@ -1,10 +1,9 @@
 //! Threads (sessions): list, show, change status by hand, stop their work.
 
+use super::described::{Api, handlers};
 use axum::Json;
 use axum::extract::State;
 use helm_core::model::{ChannelRef, ThreadId, ThreadStatus};
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 use super::{ReadErrors, WriteErrors, channel_ref, page_size, path_id};
 use crate::api::{LimitQuery, Stopped, Thread, ThreadDetail, ThreadStatusRequest};
@@ -13,12 +12,12 @@ use crate::error::ApiResult;
 use crate::extract::{Body, PathParams, QueryParams};
 use crate::state::AppState;
 
-pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(list_threads))
-        .routes(routes!(show_thread))
-        .routes(routes!(set_status))
-        .routes(routes!(stop))
+pub fn routes() -> Api {
+    Api::new()
+        .routes(handlers!(list_threads))
+        .routes(handlers!(show_thread))
+        .routes(handlers!(set_status))
+        .routes(handlers!(stop))
 }
 
 /// A channel's threads, most recently active first.

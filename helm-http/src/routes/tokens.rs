@@ -2,11 +2,10 @@
 
 use std::time::Duration;
 
+use super::described::{Api, handlers};
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 use super::{ReadErrors, WriteErrors, created};
 use crate::api::{ApiToken, IssuedToken, NewTokenRequest};
@@ -15,10 +14,10 @@ use crate::error::{ApiError, ApiResult};
 use crate::extract::{Body, PathParams};
 use crate::state::AppState;
 
-pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(list_tokens, create_token))
-        .routes(routes!(revoke_token))
+pub fn routes() -> Api {
+    Api::new()
+        .routes(handlers!(list_tokens, create_token))
+        .routes(handlers!(revoke_token))
 }
 
 /// The caller's API tokens (never their secrets).

@@ -2,14 +2,13 @@
 
 use std::time::Duration;
 
+use super::described::{Api, handlers};
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use helm_core::AccountRequest;
 use helm_core::model::{Role, UserId};
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 use super::session::ClientIp;
 use super::{ReadErrors, WriteErrors, created, path_id};
@@ -22,13 +21,13 @@ use crate::error::{ApiError, ApiResult};
 use crate::extract::{Body, PathParams};
 use crate::state::AppState;
 
-pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(list_users, add_user))
-        .routes(routes!(give_password))
-        .routes(routes!(list_invites, create_invite))
-        .routes(routes!(revoke_invite))
-        .routes(routes!(accept_invite))
+pub fn routes() -> Api {
+    Api::new()
+        .routes(handlers!(list_users, add_user))
+        .routes(handlers!(give_password))
+        .routes(handlers!(list_invites, create_invite))
+        .routes(handlers!(revoke_invite))
+        .routes(handlers!(accept_invite))
 }
 
 fn role(raw: Option<&str>) -> ApiResult<Role> {
