@@ -1,9 +1,9 @@
 //! Giving start-up's scratch memory back to the OS.
 //!
 //! Opening the store (migrations, the schema parse) and building the router
-//! (each route brings its OpenAPI paths and schemas, dropped once the routes
-//! are split off) allocate a few megabytes that are free again by the time
-//! the server listens. glibc's allocator keeps freed memory below the top of
+//! allocate scratch memory that is free again by the time the server
+//! listens. (The router no longer composes the OpenAPI description at all:
+//! see `routes::described`.) glibc's allocator keeps freed memory below the top of
 //! its heap mapped, so an idle server would carry it for its whole life;
 //! `malloc_trim` hands those pages back. Other allocators return memory on
 //! their own, so elsewhere this does nothing.
