@@ -167,7 +167,10 @@ async fn relay(mut viewer: WebSocket, mut upstream: net::WebSocket, shutdown: Ca
                         let _ = viewer.send(ws::Message::Close(frame)).await;
                         return;
                     }
-                    // Pings are answered by the socket itself.
+                    // The node's heartbeat, passed on so that the viewer's
+                    // leg (and any proxy on it) sees traffic as often as a
+                    // viewer of this node would; the socket answers it too.
+                    Some(Ok(tungstenite::Message::Ping(data))) => ws::Message::Ping(data),
                     Some(Ok(_)) => continue,
                     Some(Err(_)) | None => {
                         let _ = viewer.send(ws::Message::Close(None)).await;
