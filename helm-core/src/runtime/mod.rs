@@ -67,6 +67,10 @@ fn waited(turn: &Turn, long: Duration) -> bool {
 /// command killed), so this is a bound, not a pause.
 const STOP_WAIT: Duration = Duration::from_secs(5);
 
+/// How long a node waits for its turn of a channel archived elsewhere to
+/// stop (as archiving waits on the node that archived it).
+const FOLLOW_CLOSE_WAIT: Duration = Duration::from_secs(15);
+
 /// Tunables of the turn engine.
 #[derive(Debug, Clone)]
 pub struct RuntimeOptions {
@@ -325,21 +329,33 @@ impl Runtime {
 
     /// What a change to `channel` made on another node means here: its
     /// profile mirror rewritten, if its world is on this node; and, when it
-    /// was archived, its terminals and MCP servers here closed.
+    /// was archived, its running turn here cancelled and its terminals and
+    /// MCP servers here closed.
     async fn follow_change(&self, channel: ChannelId, archived: bool) {
-        match self
+        let record = self
             .store
             .channel(&crate::model::ChannelRef::Id(channel))
-            .await
-        {
+            .await;
+        match &record {
             Ok(record) => {
-                if let Err(e) = self.root.world(channel).mirror_profile(&record) {
+                if let Err(e) = self.root.world(channel).mirror_profile(record) {
                     tracing::warn!(channel = %channel, error = %e, "could not mirror a profile");
                 }
             }
             Err(e) => tracing::debug!(channel = %channel, error = %e, "a changed channel is gone"),
         }
         if archived {
+            // A turn of it running here stops as it would on the node that
+            // archived it (which cancelled its own, and the queued ones).
+            let name = record.map_or_else(
+                |_| "the channel".to_string(),
+                |r| r.channel.name.to_string(),
+            );
+            let note = format!(
+                "This turn was cancelled: {name} was archived while it ran, and what it was \
+                 running was stopped. Restoring the channel does not run it again; ask again then."
+            );
+            self.close_channel(channel, &note, FOLLOW_CLOSE_WAIT).await;
             if let Err(e) = self.computers.terminals.close_channel(channel).await {
                 tracing::warn!(channel = %channel, error = %e, "could not close a terminal");
             }
@@ -675,8 +691,11 @@ impl Runtime {
             live.iter()
                 .filter(|(_, t)| t.channel == channel)
                 .map(|(id, t)| {
+                    // A turn already told why it stops keeps that reason:
+                    // the node that archived a channel also hears its own
+                    // archive from the live feed, with less to say.
                     if let Ok(mut r) = t.reason.lock() {
-                        *r = Some(StopReason::ChannelClosed(note.to_string()));
+                        r.get_or_insert_with(|| StopReason::ChannelClosed(note.to_string()));
                     }
                     t.cancel.cancel();
                     *id

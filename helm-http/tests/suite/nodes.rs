@@ -684,8 +684,29 @@ async fn a_channels_computer_is_held_by_one_node_and_reached_through_it() -> any
         .send(Message::Binary(b"echo UP-$((3*3))\n".to_vec().into()))
         .await?;
     read_until(&mut viewer, "UP-9").await?;
+    // A turn of it running on A (its holder) when B archives it stops too.
+    mock.push(Behaviour::text("Thinking it over").hang());
+    let posted = ada
+        .post(
+            &b,
+            "/api/channels/scratch/messages",
+            json!({"text": "@scratch-agent take your time"}),
+        )
+        .await?;
+    let thread = posted["thread"]["id"].as_i64().unwrap_or_default();
+    ada.wait_thread(&b, thread, "the turn never ran", |d| {
+        d["turns"][0]["state"] == "running"
+    })
+    .await?;
     ada.post(&b, "/api/channels/scratch/archive", json!({}))
         .await?;
+    let stopped = ada
+        .wait_thread(&b, thread, "the turn on A never stopped", |d| {
+            d["turns"][0]["state"] == "cancelled"
+        })
+        .await?;
+    let turn = stopped["turns"][0]["id"].as_i64().unwrap_or_default();
+    assert_eq!(lease_holder(&store, turn).await?, a.pid(), "{stopped}");
     let end = read_until(&mut viewer, "\"closed\"").await?;
     assert!(end.contains("exit_code"), "{end}");
     let listed = ada.get(&a, "/api/channels/scratch/terminals").await?;
