@@ -35,18 +35,8 @@ pub(crate) async fn change_status(
         .set_channel_status(id, status, Actor::user(actor))
         .await?;
     if status == ChannelStatus::Archived {
-        let note = format!(
-            "This turn was cancelled: {} was archived by {} while it ran, and what it was \
-             running was stopped. Restoring the channel does not run it again; ask again then.",
-            record.channel.name, actor.name
-        );
-        rt.close_channel(id, &note, CLOSE_WAIT).await;
-        // A paused agent's computer keeps its files but runs nothing.
-        if let Err(e) = rt.computers.terminals.close_channel(id).await {
-            tracing::warn!(channel = %record.channel.name, error = %e, "could not close a terminal");
-        }
-        // Its MCP servers stop too (they start again on first use).
-        rt.mcp.close(id, None).await;
+        let name = record.channel.name.to_string();
+        rt.pause_channel(id, &name, Some(&actor.name)).await;
     }
     let after = rt.store.channel(&ChannelRef::Id(id)).await?;
     rt.root.world(id).mirror_profile(&after)?;

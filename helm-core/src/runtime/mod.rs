@@ -67,9 +67,9 @@ fn waited(turn: &Turn, long: Duration) -> bool {
 /// command killed), so this is a bound, not a pause.
 const STOP_WAIT: Duration = Duration::from_secs(5);
 
-/// How long a node waits for its turn of a channel archived elsewhere to
-/// stop (as archiving waits on the node that archived it).
-const FOLLOW_CLOSE_WAIT: Duration = Duration::from_secs(15);
+/// How long pausing an archived channel waits for its running turn to stop
+/// (its command killed) before it goes on.
+const PAUSE_WAIT: Duration = Duration::from_secs(15);
 
 /// Tunables of the turn engine.
 #[derive(Debug, Clone)]
@@ -345,22 +345,31 @@ impl Runtime {
             Err(e) => tracing::debug!(channel = %channel, error = %e, "a changed channel is gone"),
         }
         if archived {
-            // A turn of it running here stops as it would on the node that
-            // archived it (which cancelled its own, and the queued ones).
             let name = record.map_or_else(
                 |_| "the channel".to_string(),
                 |r| r.channel.name.to_string(),
             );
-            let note = format!(
-                "This turn was cancelled: {name} was archived while it ran, and what it was \
-                 running was stopped. Restoring the channel does not run it again; ask again then."
-            );
-            self.close_channel(channel, &note, FOLLOW_CLOSE_WAIT).await;
-            if let Err(e) = self.computers.terminals.close_channel(channel).await {
-                tracing::warn!(channel = %channel, error = %e, "could not close a terminal");
-            }
-            self.mcp.close(channel, None).await;
+            self.pause_channel(channel, &name, None).await;
         }
+    }
+
+    /// What archiving `channel` (named `name`, archived by `by` when that is
+    /// known) stops on this node: its running turn, cancelled with a note
+    /// (waiting until it has ended), its terminals and its MCP servers. A
+    /// paused agent's computer keeps its files but runs nothing; its MCP
+    /// servers start again on first use. The node that archives a channel
+    /// and every node that hears of it call this.
+    pub(crate) async fn pause_channel(&self, channel: ChannelId, name: &str, by: Option<&str>) {
+        let by = by.map(|by| format!(" by {by}")).unwrap_or_default();
+        let note = format!(
+            "This turn was cancelled: {name} was archived{by} while it ran, and what it was \
+             running was stopped. Restoring the channel does not run it again; ask again then."
+        );
+        self.close_channel(channel, &note, PAUSE_WAIT).await;
+        if let Err(e) = self.computers.terminals.close_channel(channel).await {
+            tracing::warn!(channel = %channel, error = %e, "could not close a terminal");
+        }
+        self.mcp.close(channel, None).await;
     }
 
     /// Marks turns left running by a previous driver as interrupted (their
