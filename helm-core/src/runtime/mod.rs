@@ -609,6 +609,29 @@ impl Runtime {
     /// next sees it stopped, not still streaming.
     pub(crate) async fn stop_thread(&self, thread: ThreadId, by: &str) -> Result<Vec<TurnId>> {
         let mut affected = Vec::new();
+        let turns = self.store.thread_turns(thread).await?;
+        // The queued turns first: a running turn cancelled first can end at
+        // once, and the scheduler would then start the next one.
+        for turn in turns.iter().filter(|t| t.state == TurnState::Queued) {
+            let ended = self
+                .store
+                .finish_turn(
+                    turn.id,
+                    TurnFinish {
+                        state: TurnState::Cancelled,
+                        reply: String::new(),
+                        error: None,
+                        note: None,
+                        steps: 0,
+                        usage: Usage::default(),
+                    },
+                )
+                .await?;
+            if ended.is_some() {
+                affected.push(turn.id);
+            }
+        }
+        let mut running = Vec::new();
         {
             let live = self.lock_live();
             for (id, t) in live.iter().filter(|(_, t)| t.thread == thread) {
@@ -616,37 +639,15 @@ impl Runtime {
                     *r = Some(StopReason::Stopped(by.to_string()));
                 }
                 t.cancel.cancel();
-                affected.push(*id);
+                running.push(*id);
             }
         }
-        let running = affected.clone();
+        affected.extend(&running);
         let mut elsewhere = Vec::new();
-        for turn in self.store.thread_turns(thread).await? {
-            if turn.state == TurnState::Running
-                && !affected.contains(&turn.id)
-                && self.store.request_turn_stop(turn.id, by).await?
-            {
+        for turn in turns.iter().filter(|t| t.state == TurnState::Running) {
+            if !affected.contains(&turn.id) && self.store.request_turn_stop(turn.id, by).await? {
                 elsewhere.push(turn.id);
                 affected.push(turn.id);
-            }
-            if turn.state == TurnState::Queued && !affected.contains(&turn.id) {
-                let ended = self
-                    .store
-                    .finish_turn(
-                        turn.id,
-                        TurnFinish {
-                            state: TurnState::Cancelled,
-                            reply: String::new(),
-                            error: None,
-                            note: None,
-                            steps: 0,
-                            usage: Usage::default(),
-                        },
-                    )
-                    .await?;
-                if ended.is_some() {
-                    affected.push(turn.id);
-                }
             }
         }
         self.wait_ended(&running, STOP_WAIT).await;
