@@ -147,6 +147,8 @@ pub(crate) struct Runtime {
     driver: Mutex<Driver>,
     /// Threads whose summary failed lately, so they are not retried at once.
     summary_failures: Mutex<HashMap<ThreadId, std::time::Instant>>,
+    /// Skipper's agent, read once: it never changes, and every turn asks.
+    skipper: tokio::sync::OnceCell<crate::model::AgentId>,
 }
 
 struct LiveTurn {
@@ -220,7 +222,24 @@ impl Runtime {
             idle: Notify::new(),
             driver: Mutex::new(Driver::Idle),
             summary_failures: Mutex::new(HashMap::new()),
+            skipper: tokio::sync::OnceCell::new(),
         }
+    }
+
+    /// Skipper's agent: the home channel's resident.
+    pub(crate) async fn skipper_agent(&self) -> Result<crate::model::AgentId> {
+        self.skipper
+            .get_or_try_init(|| async {
+                let home = crate::model::ChannelName::parse(crate::model::HOME_CHANNEL)?;
+                Ok(self
+                    .store
+                    .channel(&crate::model::ChannelRef::Name(home))
+                    .await?
+                    .agent
+                    .id)
+            })
+            .await
+            .copied()
     }
 
     fn lock_live(&self) -> std::sync::MutexGuard<'_, HashMap<TurnId, LiveTurn>> {

@@ -4,6 +4,7 @@
 //! fails. Streamed text is written to the reply in small batches; the
 //! finalizer records how it ended.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -13,7 +14,7 @@ use super::context::{self as context, ContextInputs, MEMORY_HITS, system_prompt,
 use super::summary::{SummaryTrigger, refresh_due};
 use super::{Runtime, StopReason};
 use crate::error::{Error, ProviderFailure, Result};
-use crate::model::{ChannelRef, ChannelStatus, Turn, TurnState};
+use crate::model::{ChannelRef, ChannelStatus, ThreadId, Turn, TurnState};
 use crate::provider::{
     ChatMessage, ChatRequest, FinishReason, Provider, StreamEvent, ToolCall, Usage, next,
 };
@@ -77,13 +78,7 @@ pub(super) async fn drive(
     let model = choice.model.clone().unwrap_or_default();
 
     // Skipper sees the whole thread; a channel agent its budget.
-    let home = rt
-        .store
-        .channel(&ChannelRef::Name(crate::model::ChannelName::parse(
-            crate::model::HOME_CHANNEL,
-        )?))
-        .await?;
-    let skipper = turn.agent_id == home.agent.id;
+    let skipper = turn.agent_id == rt.skipper_agent().await?;
     let budget_tokens = if skipper {
         SKIPPER_TRANSCRIPT_TOKENS
     } else {
@@ -198,7 +193,14 @@ pub(super) async fn drive(
     let computer = rt.computers.computer_of(&record).await?;
     let executor = rt.computers.executor_of(&computer).await?;
     let services = ToolServices::new(rt.clone(), executor);
-    let acting = if skipper { &home.agent } else { &record.agent };
+    // Skipper acts as itself, read afresh (its name may have changed).
+    let home = if skipper {
+        let name = crate::model::ChannelName::parse(crate::model::HOME_CHANNEL)?;
+        Some(rt.store.channel(&ChannelRef::Name(name)).await?)
+    } else {
+        None
+    };
+    let acting = home.as_ref().map_or(&record.agent, |home| &home.agent);
     let tool_context = ToolContext::new(
         &record,
         &turn,
@@ -410,16 +412,25 @@ async fn recall_for_turn(
         Ok(hits) => {
             // Raw messages come only from threads no summary stands in for:
             // a summarised thread speaks through its records, not its transcript.
+            // Hits cluster in a few threads: each is looked up once.
+            let mut unsummarised: HashMap<ThreadId, bool> = HashMap::new();
             let mut kept = Vec::new();
             for hit in hits {
                 let keep = match (&hit.thread, hit.kind.as_str()) {
                     (Some(t), "message") if t.id == turn.thread_id => false,
-                    (Some(t), "message") => rt
-                        .store
-                        .thread(t.id)
-                        .await
-                        .map(|th| th.summary.trim().is_empty())
-                        .unwrap_or(false),
+                    (Some(t), "message") => match unsummarised.get(&t.id) {
+                        Some(open) => *open,
+                        None => {
+                            let open = rt
+                                .store
+                                .thread(t.id)
+                                .await
+                                .map(|th| th.summary.trim().is_empty())
+                                .unwrap_or(false);
+                            unsummarised.insert(t.id, open);
+                            open
+                        }
+                    },
                     _ => true,
                 };
                 if keep {
