@@ -458,7 +458,10 @@ fn resident_mb() -> f64 {
 }
 
 /// Real embeddings of distinct texts, handed out a little moved at random
-/// so that items of one text are near each other but not identical.
+/// so that items of one text are near each other but not identical. A
+/// message is embedded with the one before it, on a second line; here
+/// only its own line counts, or nearly every item would be a text of its
+/// own to embed (hours at this scale).
 struct TextVectors {
     embedder: std::sync::Arc<dyn helm_core::memory::embed::Embedder>,
     known: std::collections::HashMap<String, Vec<f32>>,
@@ -477,7 +480,8 @@ impl TextVectors {
     }
 
     /// Embeds the texts not embedded yet.
-    async fn embed(&mut self, mut texts: Vec<String>) -> anyhow::Result<()> {
+    async fn embed(&mut self, texts: Vec<String>) -> anyhow::Result<()> {
+        let mut texts: Vec<String> = texts.iter().map(|t| own_line(t).to_string()).collect();
         texts.retain(|t| !self.known.contains_key(t));
         texts.sort();
         texts.dedup();
@@ -491,7 +495,7 @@ impl TextVectors {
     /// `text`'s vector plus noise of about a third of its length (cosine
     /// about 0.94 to it), normalised.
     fn jittered(&self, text: &str, rng: &mut Rng) -> Vec<f32> {
-        let Some(base) = self.known.get(text) else {
+        let Some(base) = self.known.get(own_line(text)) else {
             return Vec::new();
         };
         let scale = 0.35 / (base.len() as f32 / 12.0).sqrt();
@@ -499,6 +503,11 @@ impl TextVectors {
         helm_core::memory::embed::normalize(&mut v);
         v
     }
+}
+
+/// An item's own text: a message's first line, without its context.
+fn own_line(text: &str) -> &str {
+    text.split('\n').next().unwrap_or(text)
 }
 
 /// How much of an exact search's top ten the index of channel `id` finds,

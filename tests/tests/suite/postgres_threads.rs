@@ -854,6 +854,23 @@ async fn memory_scenario(store: &dyn Areas, s: &Seeded) -> anyhow::Result<Transc
     for (key, channel, text) in &backlog {
         out.push(format!("queued {} c{channel} {text:?}", key.0));
     }
+    // Newest first, and an answer is embedded with the question it answers.
+    assert!(
+        backlog.windows(2).all(|w| w[0].0 > w[1].0),
+        "newest first: {backlog:?}"
+    );
+    let answer = backlog
+        .iter()
+        .find(|(key, _, _)| *key == ItemKey::message(answered.message.id))
+        .map(|(_, _, text)| text.as_str());
+    assert_eq!(
+        answer,
+        Some(
+            "captain: The north one, since March.\n\
+             captain: Which cluster holds the penguin archive?"
+        ),
+        "{backlog:?}"
+    );
     out.push(format!(
         "backlog {} / research {}",
         store.embed_backlog_len(None).await?,
@@ -874,7 +891,13 @@ async fn memory_scenario(store: &dyn Areas, s: &Seeded) -> anyhow::Result<Transc
     store.put_embeddings("mini", vectors.clone()).await?;
     let all = store.channel_vectors("mini", s.channel, 0).await?;
     // A vector stored again is numbered anew: a refresh reads only it.
-    store.put_embeddings("mini", vectors[1..2].to_vec()).await?;
+    let again = vectors
+        .iter()
+        .skip(1)
+        .find(|(_, channel, _)| *channel == s.channel)
+        .cloned()
+        .ok_or_else(|| anyhow::anyhow!("a vector of the channel"))?;
+    store.put_embeddings("mini", vec![again]).await?;
     out.push(format!(
         "backlog after {}",
         store.embed_backlog_len(None).await?

@@ -20,6 +20,7 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (8, include_str!("migrations/008_live_turns_by_thread.sql")),
     (9, include_str!("migrations/009_nodes.sql")),
     (10, include_str!("migrations/010_node_numbers.sql")),
+    (11, include_str!("migrations/011_embed_with_context.sql")),
 ];
 
 /// The advisory lock key migrations hold ("helm" in ASCII).

@@ -31,6 +31,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "live_turns_by_thread",
         include_str!("migrations/014_live_turns_by_thread.sql"),
     ),
+    (
+        "embed_with_context",
+        include_str!("migrations/015_embed_with_context.sql"),
+    ),
 ];
 
 /// Work a migration needs beyond its SQL, run after it in its transaction.

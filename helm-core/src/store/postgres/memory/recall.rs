@@ -234,8 +234,10 @@ pub(crate) async fn channel_authors(
     .collect())
 }
 
-/// Items waiting to be embedded (optionally of one channel), with the text
-/// to embed: `author: text` for messages, the content for memory records.
+/// Items waiting to be embedded (optionally of one channel), newest first,
+/// with the text to embed, as the SQLite store gives it: for a message
+/// `author: text` and, on a line after it, the thread's message before it
+/// (its first 512 characters); a memory record's content.
 pub(crate) async fn backlog(
     c: &impl GenericClient,
     channel: Option<ChannelId>,
@@ -245,10 +247,14 @@ pub(crate) async fn backlog(
         .query(
             "SELECT q.key, q.channel_id, \
              CASE WHEN q.key % 2 = 0 THEN \
-                 (SELECT m.author_name || ': ' || m.content FROM messages m WHERE m.id = q.key / 2) \
+                 (SELECT m.author_name || ': ' || m.content || coalesce(chr(10) || \
+                     (SELECT p.author_name || ': ' || substr(p.content, 1, 512) FROM messages p \
+                      WHERE p.thread_id = m.thread_id AND p.id < m.id AND p.status = 'complete' \
+                      AND p.author_kind != 'system' ORDER BY p.id DESC LIMIT 1), '') \
+                  FROM messages m WHERE m.id = q.key / 2) \
              ELSE (SELECT i.content FROM memory_items i WHERE i.id = q.key / 2) END \
              FROM embed_queue q WHERE $1::BIGINT IS NULL OR q.channel_id = $1 \
-             ORDER BY q.key LIMIT $2",
+             ORDER BY q.key DESC LIMIT $2",
             &[
                 &channel.map(ChannelId::get),
                 &i64::try_from(limit).unwrap_or(i64::MAX),

@@ -168,8 +168,11 @@ pub(super) fn thread_external_ids(conn: &Connection, thread: ThreadId) -> Result
     Ok(ids)
 }
 
-/// Items waiting to be embedded (optionally of one channel), with the text to
-/// embed: `author: text` for messages, the content for memory records.
+/// Items waiting to be embedded (optionally of one channel), newest first,
+/// with the text to embed: for a message `author: text` and, on a line
+/// after it, the thread's message before it (its first 512 characters), as
+/// its words are indexed with it, so an answer carries what it answers; a
+/// memory record's content.
 pub(super) fn backlog(
     conn: &Connection,
     channel: Option<ChannelId>,
@@ -178,9 +181,13 @@ pub(super) fn backlog(
     let mut stmt = conn.prepare_cached(
         "SELECT q.key, q.channel_id, \
          CASE WHEN q.key % 2 = 0 THEN \
-             (SELECT m.author_name || ': ' || m.content FROM messages m WHERE m.id = q.key / 2) \
+             (SELECT m.author_name || ': ' || m.content || coalesce(char(10) || \
+                 (SELECT p.author_name || ': ' || substr(p.content, 1, 512) FROM messages p \
+                  WHERE p.thread_id = m.thread_id AND p.id < m.id AND p.status = 'complete' \
+                  AND p.author_kind != 'system' ORDER BY p.id DESC LIMIT 1), '') \
+              FROM messages m WHERE m.id = q.key / 2) \
          ELSE (SELECT i.content FROM memory_items i WHERE i.id = q.key / 2) END \
-         FROM embed_queue q WHERE ?1 IS NULL OR q.channel_id = ?1 ORDER BY q.key LIMIT ?2",
+         FROM embed_queue q WHERE ?1 IS NULL OR q.channel_id = ?1 ORDER BY q.key DESC LIMIT ?2",
     )?;
     let rows = stmt
         .query_map(params![channel, limit as i64], |r| {

@@ -318,3 +318,41 @@ fn stored_vectors_are_kept_and_numbered_when_the_table_gains_numbers() -> anyhow
     assert!(plan.contains("USING INDEX embeddings_channel"), "{plan}");
     Ok(())
 }
+
+#[test]
+fn messages_embedded_without_their_context_are_embedded_again() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let mut conn = Connection::open(dir.path().join("helm.db"))?;
+    schema_9_with_words(&mut conn)?;
+    migrate_to(&mut conn, 14)?;
+    conn.execute("DELETE FROM embed_queue", [])?;
+    // Two models' vectors of one message, another message's, and a record's.
+    let vector = crate::memory::vectors::StoredVectors::encode(&[0.6, 0.8]);
+    for (model, key, channel) in [
+        ("mini", ItemKey::message(MessageId(5)), 1),
+        ("other", ItemKey::message(MessageId(5)), 1),
+        ("mini", ItemKey::message(MessageId(7)), 2),
+        ("mini", ItemKey::memory(MemoryId(3)), 1),
+    ] {
+        conn.execute(
+            "INSERT INTO embeddings (model, key, channel_id, vector) VALUES (?1, ?2, ?3, ?4)",
+            params![model, key.0, channel, vector],
+        )?;
+    }
+    migrate(&mut conn)?;
+    let queued: Vec<(i64, i64)> = conn
+        .prepare("SELECT key, channel_id FROM embed_queue ORDER BY key")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    assert_eq!(
+        queued,
+        vec![
+            (ItemKey::message(MessageId(5)).0, 1),
+            (ItemKey::message(MessageId(7)).0, 2)
+        ]
+    );
+    // Until then the old vectors still serve.
+    let kept: i64 = conn.query_row("SELECT count(*) FROM embeddings", [], |r| r.get(0))?;
+    assert_eq!(kept, 4);
+    Ok(())
+}
