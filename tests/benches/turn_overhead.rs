@@ -6,7 +6,8 @@
 //! messages against the same in an empty channel, and how many model calls a
 //! turn costs in that long thread (its summary refreshes included). Last, the
 //! first plain message posted into a new channel against its later ones.
-//! And 100 turns at once over 20 channels (five threads each, every thread
+//! A whole turn in a public channel of 300 people against the Captain alone
+//! (`HELM_BENCH_ONLY=people`). And 100 turns at once over 20 channels (five threads each, every thread
 //! posting its next message as soon as its reply is announced): the p50 and
 //! p99 of a whole turn and the turns finished per second.
 //!
@@ -267,7 +268,20 @@ fn fill_thread(
 /// messages (a fresh thread in an empty channel when 0). Returns the median
 /// in ms and the model calls per turn (turn calls, summary calls).
 async fn whole_turns(history: usize, turns: usize) -> anyhow::Result<(f64, f64, f64)> {
+    whole_turns_among(history, 0, turns).await
+}
+
+/// [`whole_turns`] in a workspace of `people` members besides the Captain,
+/// all readers of the (public) channel.
+async fn whole_turns_among(
+    history: usize,
+    people: usize,
+    turns: usize,
+) -> anyhow::Result<(f64, f64, f64)> {
     let (t, timed, record) = bench_channel().await?;
+    for i in 0..people {
+        t.member(&format!("person{i}")).await?;
+    }
     let mut thread = None;
     if history > 0 {
         thread = Some(helm_core::model::ThreadId(fill_thread(
@@ -500,6 +514,9 @@ async fn main() -> anyhow::Result<()> {
     if std::env::var("HELM_BENCH_ONLY").is_ok_and(|s| s == "concurrent") {
         return print_concurrent().await;
     }
+    if std::env::var("HELM_BENCH_ONLY").is_ok_and(|s| s == "people") {
+        return print_people(turns).await;
+    }
     scenario("1 thread, empty channel", 0, turns).await?;
     if comparing_stores() {
         let (empty, _, _) = whole_turns(0, turns).await?;
@@ -522,7 +539,21 @@ async fn main() -> anyhow::Result<()> {
         "plain post p50: first in a new channel {first:.2} ms | later {later:.2} ms | ratio {:.2}x",
         first / later
     );
+    print_people(turns).await?;
     print_concurrent().await
+}
+
+/// A whole turn in a public channel of a workspace of 300 people, against
+/// the same with the Captain alone: what the turn's audience (everyone who
+/// reads the thread) costs to work out.
+async fn print_people(turns: usize) -> anyhow::Result<()> {
+    let (alone, _, _) = whole_turns(0, turns).await?;
+    let (among, _, _) = whole_turns_among(0, 300, turns).await?;
+    println!(
+        "turn finished p50: Captain alone {alone:.2} ms | 300 people in the workspace {among:.2} ms | ratio {:.2}x",
+        among / alone
+    );
+    Ok(())
 }
 
 async fn print_concurrent() -> anyhow::Result<()> {

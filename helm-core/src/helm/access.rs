@@ -109,22 +109,27 @@ impl Audience {
                 .map(|m| m.user)
                 .collect()
         };
-        for reader in readers.iter().filter(|u| !u.role.is_admin()) {
-            if Some(reader.id) == asker.map(|a| a.id) && !audience.everything {
-                continue;
-            }
-            let theirs: HashSet<ChannelId> = store
-                .visible_channel_ids(reader.id)
-                .await?
-                .into_iter()
-                .collect();
-            audience.visible = if audience.everything {
-                theirs
-            } else {
-                audience.visible.intersection(&theirs).copied().collect()
-            };
-            audience.everything = false;
+        // The asker's own view is in the audience already (unless they see
+        // everything); admins see everything, so they narrow nothing.
+        let others: Vec<UserId> = readers
+            .iter()
+            .filter(|u| !u.role.is_admin())
+            .filter(|u| audience.everything || Some(u.id) != asker.map(|a| a.id))
+            .map(|u| u.id)
+            .collect();
+        if others.is_empty() {
+            return Ok(audience);
         }
+        // One read for all of them: a turn in a channel of many readers
+        // must not cost a read per reader.
+        let theirs: HashSet<ChannelId> =
+            store.channels_all_see(others).await?.into_iter().collect();
+        audience.visible = if audience.everything {
+            theirs
+        } else {
+            audience.visible.intersection(&theirs).copied().collect()
+        };
+        audience.everything = false;
         Ok(audience)
     }
 

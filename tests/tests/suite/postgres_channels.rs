@@ -517,6 +517,13 @@ async fn postgres_members_and_visible_channels_match_sqlite() -> anyhow::Result<
     };
     pair.sqlite.insert_user(ada.clone()).await?;
     let ada = pair.pg.insert_user(ada).await?;
+    let bob = NewUser {
+        name: "bob".into(),
+        display_name: "Bob".into(),
+        role: Role::Member,
+    };
+    pair.sqlite.insert_user(bob.clone()).await?;
+    let bob = pair.pg.insert_user(bob).await?;
     let mut made = Vec::new();
     for (name, visibility) in [
         ("secret", Visibility::Private),
@@ -561,6 +568,20 @@ async fn postgres_members_and_visible_channels_match_sqlite() -> anyhow::Result<
     both!(channel_members(secret));
     let inside = both!(visible_channel_ids(ada.id));
     assert_ne!(inside, outside);
+    // What several people all see: the private channel only when every one
+    // of them belongs to it.
+    assert_eq!(both!(channels_all_see(vec![ada.id])), inside);
+    assert_eq!(both!(channels_all_see(vec![ada.id, ada.id])), inside);
+    assert_eq!(both!(channels_all_see(vec![ada.id, bob.id])), outside);
+    both!(add_channel_member(
+        secret,
+        bob.id,
+        MemberRole::Member,
+        actor.clone()
+    ));
+    assert_eq!(both!(channels_all_see(vec![ada.id, bob.id])), inside);
+    assert_eq!(both!(channels_all_see(vec![])), outside);
+    both!(remove_channel_member(secret, bob.id, actor.clone()));
     both!(remove_channel_member(secret, ada.id, actor.clone()));
     let again = both!(remove_channel_member(secret, ada.id, actor.clone()));
     assert!(again.to_string().contains("NotFound"), "{again}");

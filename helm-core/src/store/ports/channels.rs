@@ -109,4 +109,10 @@ pub trait ChannelStore: Send + Sync + 'static {
 
     /// The channels `user` belongs to, and every public one.
     async fn visible_channel_ids(&self, user: UserId) -> Result<Vec<ChannelId>>;
+
+    /// The channels every one of `users` may see, in one read: every public
+    /// channel, and the private ones all of them belong to (none when
+    /// `users` is empty). What a turn may bring into a thread all of them
+    /// read.
+    async fn channels_all_see(&self, users: Vec<UserId>) -> Result<Vec<ChannelId>>;
 }

@@ -144,4 +144,9 @@ impl ChannelStore for PostgresStore {
         let client = self.client().await?;
         members::visible_ids(&**client, user).await
     }
+
+    async fn channels_all_see(&self, users: Vec<UserId>) -> Result<Vec<ChannelId>> {
+        let client = self.client().await?;
+        members::ids_all_see(&**client, &users).await
+    }
 }

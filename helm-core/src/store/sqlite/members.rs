@@ -130,6 +130,30 @@ pub(super) fn visible_ids(conn: &Connection, user: UserId) -> Result<Vec<Channel
     Ok(ids)
 }
 
+/// Every public channel, and the private ones each of `users` belongs to.
+pub(super) fn ids_all_see(conn: &Connection, users: &[UserId]) -> Result<Vec<ChannelId>> {
+    let distinct: std::collections::BTreeSet<i64> = users.iter().map(|u| u.0).collect();
+    // A JSON array of integers, read back by `json_each`.
+    let list = format!(
+        "[{}]",
+        distinct
+            .iter()
+            .map(i64::to_string)
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    let mut stmt = conn.prepare_cached(
+        "SELECT id FROM channels WHERE status IN ('active', 'archived') AND (visibility = 'public' \
+         OR id IN (SELECT channel_id FROM channel_members \
+             WHERE user_id IN (SELECT value FROM json_each(?1)) \
+             GROUP BY channel_id HAVING count(*) = ?2)) ORDER BY id",
+    )?;
+    let ids = stmt
+        .query_map(params![list, distinct.len() as i64], |r| r.get(0))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(ids)
+}
+
 pub(super) fn update_channel(
     tx: &mut Tx<'_>,
     channel: ChannelId,

@@ -143,6 +143,30 @@ pub(crate) async fn remove(
 }
 
 /// The live channels `user` belongs to, and every public one, by id.
+/// Every public channel, and the private ones each of `users` belongs to.
+pub(crate) async fn ids_all_see(
+    c: &impl GenericClient,
+    users: &[UserId],
+) -> Result<Vec<ChannelId>> {
+    let distinct: Vec<i64> = users
+        .iter()
+        .map(|u| u.get())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let rows = c
+        .query(
+            "SELECT id FROM channels WHERE status IN ('active', 'archived') \
+             AND (visibility = 'public' \
+             OR id IN (SELECT channel_id FROM channel_members WHERE user_id = ANY($1) \
+                 GROUP BY channel_id HAVING count(*) = $2)) ORDER BY id",
+            &[&distinct, &(distinct.len() as i64)],
+        )
+        .await
+        .map_err(failed("listing the channels several people all see"))?;
+    Ok(rows.iter().map(|r| ChannelId(r.get(0))).collect())
+}
+
 pub(crate) async fn visible_ids(c: &impl GenericClient, user: UserId) -> Result<Vec<ChannelId>> {
     let rows = c
         .query(

@@ -125,4 +125,8 @@ impl ChannelStore for SqliteStore {
     async fn visible_channel_ids(&self, user: UserId) -> Result<Vec<ChannelId>> {
         self.read(move |c| members::visible_ids(c, user)).await
     }
+
+    async fn channels_all_see(&self, users: Vec<UserId>) -> Result<Vec<ChannelId>> {
+        self.read(move |c| members::ids_all_see(c, &users)).await
+    }
 }
