@@ -425,7 +425,7 @@ async fn build(
     for (name, _) in channels {
         let id = helm.channel(&name.parse::<ChannelRef>()?).await?.channel.id;
         loop {
-            let batch = helm.store().embed_backlog(Some(id), 5000).await?;
+            let batch = helm.store().embed_backlog(Some(id), 5000, None).await?;
             if batch.is_empty() {
                 break;
             }

@@ -204,8 +204,9 @@ impl Backend for Local {
             .await?;
         let channel = ChannelRef::Id(record.channel.id);
         // Items not embedded yet are embedded first, so meaning-based recall
-        // sees them.
-        self.helm.embed_backlog(Some(&channel), |_, _| {}).await?;
+        // sees them; those embedded once already and queued again keep
+        // their vector until the server embeds them.
+        self.helm.embed_unembedded(&channel).await?;
         Ok(self.helm.recall_as(&self.actor, &channel, query).await?)
     }
 

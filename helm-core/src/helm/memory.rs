@@ -279,6 +279,15 @@ impl Helm {
         self.inner.recall.embed_backlog(channel, progress).await
     }
 
+    /// Embeds the queued items of `channel` that have no vector yet, so a
+    /// recall made outside the server finds them by meaning; items queued
+    /// to be embedded again keep their vector until the server gets to
+    /// them. Returns how many were embedded.
+    pub async fn embed_unembedded(&self, channel: &ChannelRef) -> Result<u64> {
+        let channel = self.channel(channel).await?.channel.id;
+        self.inner.recall.embed_unembedded(channel).await
+    }
+
     /// How many items wait to be embedded.
     pub async fn embed_backlog_len(&self, channel: Option<&ChannelRef>) -> Result<u64> {
         let channel = match channel {

@@ -421,15 +421,35 @@ impl RecallEngine {
     pub async fn embed_backlog(
         &self,
         channel: Option<ChannelId>,
+        progress: impl FnMut(u64, u64),
+    ) -> Result<u64> {
+        self.embed_queued(channel, false, progress).await
+    }
+
+    /// Embeds the queued items of `channel` that have no vector yet, and
+    /// leaves those waiting to be embedded again (after an upgrade) to the
+    /// background: what a recall outside the server embeds first.
+    pub async fn embed_unembedded(&self, channel: ChannelId) -> Result<u64> {
+        self.embed_queued(Some(channel), true, |_, _| {}).await
+    }
+
+    async fn embed_queued(
+        &self,
+        channel: Option<ChannelId>,
+        unembedded_only: bool,
         mut progress: impl FnMut(u64, u64),
     ) -> Result<u64> {
         let Some(embedder) = &self.embedder else {
             return Ok(0);
         };
         let total = self.store.embed_backlog_len(channel).await?;
+        let unembedded = unembedded_only.then(|| embedder.model().to_string());
         let mut done = 0u64;
         loop {
-            let batch = self.store.embed_backlog(channel, EMBED_BATCH).await?;
+            let batch = self
+                .store
+                .embed_backlog(channel, EMBED_BATCH, unembedded.clone())
+                .await?;
             if batch.is_empty() {
                 break;
             }

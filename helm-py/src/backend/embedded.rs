@@ -274,8 +274,9 @@ impl Backend for Embedded {
         let record = self.channel(channel).await?;
         let channel = ChannelRef::Id(record.channel.id);
         // Items not embedded yet are embedded first, so meaning-based recall
-        // sees them (a no-op without an embedder).
-        self.helm.embed_backlog(Some(&channel), |_, _| {}).await?;
+        // sees them (a no-op without an embedder); those queued again after
+        // an upgrade keep their vector until the server embeds them.
+        self.helm.embed_unembedded(&channel).await?;
         let mut request = RecallQuery::new(query);
         request.limit = limit;
         Ok(self.helm.recall_as(&self.actor, &channel, request).await?)

@@ -850,10 +850,15 @@ async fn memory_scenario(store: &dyn Areas, s: &Seeded) -> anyhow::Result<Transc
     ));
 
     // Vectors round-trip and take their items off the queue.
-    let backlog = store.embed_backlog(None, 100).await?;
+    let backlog = store.embed_backlog(None, 100, None).await?;
     for (key, channel, text) in &backlog {
         out.push(format!("queued {} c{channel} {text:?}", key.0));
     }
+    // None has a vector yet, of any model.
+    assert_eq!(
+        store.embed_backlog(None, 100, Some("mini".into())).await?,
+        backlog
+    );
     // Newest first, and an answer is embedded with the question it answers.
     assert!(
         backlog.windows(2).all(|w| w[0].0 > w[1].0),
@@ -889,6 +894,12 @@ async fn memory_scenario(store: &dyn Areas, s: &Seeded) -> anyhow::Result<Transc
         })
         .collect();
     store.put_embeddings("mini", vectors.clone()).await?;
+    assert!(
+        store
+            .embed_backlog(None, 100, Some("mini".into()))
+            .await?
+            .is_empty()
+    );
     let all = store.channel_vectors("mini", s.channel, 0).await?;
     // A vector stored again is numbered anew: a refresh reads only it.
     let again = vectors

@@ -73,11 +73,14 @@ pub trait MemoryStore: Send + Sync + 'static {
     /// The names that wrote in a channel (people, guests, agents).
     async fn channel_authors(&self, channel: ChannelId) -> Result<Vec<String>>;
 
-    /// Items waiting to be embedded, with the text to embed.
+    /// Items waiting to be embedded, newest first, with the text to embed.
+    /// With `unembedded` a model's name, only those with no vector of that
+    /// model yet, not those waiting to be embedded again.
     async fn embed_backlog(
         &self,
         channel: Option<ChannelId>,
         limit: usize,
+        unembedded: Option<String>,
     ) -> Result<Vec<(ItemKey, ChannelId, String)>>;
 
     /// How many items wait to be embedded.

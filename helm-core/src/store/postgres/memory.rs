@@ -109,9 +109,10 @@ impl MemoryStore for PostgresStore {
         &self,
         channel: Option<ChannelId>,
         limit: usize,
+        unembedded: Option<String>,
     ) -> Result<Vec<(ItemKey, ChannelId, String)>> {
         let client = self.client().await?;
-        recall::backlog(&**client, channel, limit).await
+        recall::backlog(&**client, channel, limit, unembedded.as_deref()).await
     }
 
     async fn embed_backlog_len(&self, channel: Option<ChannelId>) -> Result<u64> {

@@ -237,11 +237,13 @@ pub(crate) async fn channel_authors(
 /// Items waiting to be embedded (optionally of one channel), newest first,
 /// with the text to embed, as the SQLite store gives it: for a message
 /// `author: text` and, on a line after it, the thread's message before it
-/// (its first 512 characters); a memory record's content.
+/// (its first 512 characters); a memory record's content. With
+/// `unembedded` a model's name, only items with no vector of that model.
 pub(crate) async fn backlog(
     c: &impl GenericClient,
     channel: Option<ChannelId>,
     limit: usize,
+    unembedded: Option<&str>,
 ) -> Result<Vec<(ItemKey, ChannelId, String)>> {
     let rows = c
         .query(
@@ -253,11 +255,14 @@ pub(crate) async fn backlog(
                       AND p.author_kind != 'system' ORDER BY p.id DESC LIMIT 1), '') \
                   FROM messages m WHERE m.id = q.key / 2) \
              ELSE (SELECT i.content FROM memory_items i WHERE i.id = q.key / 2) END \
-             FROM embed_queue q WHERE $1::BIGINT IS NULL OR q.channel_id = $1 \
+             FROM embed_queue q WHERE ($1::BIGINT IS NULL OR q.channel_id = $1) \
+             AND ($3::TEXT IS NULL OR NOT EXISTS \
+                 (SELECT 1 FROM embeddings e WHERE e.model = $3 AND e.key = q.key)) \
              ORDER BY q.key DESC LIMIT $2",
             &[
                 &channel.map(ChannelId::get),
                 &i64::try_from(limit).unwrap_or(i64::MAX),
+                &unembedded,
             ],
         )
         .await

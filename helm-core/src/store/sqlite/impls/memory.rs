@@ -93,8 +93,10 @@ impl MemoryStore for SqliteStore {
         &self,
         channel: Option<ChannelId>,
         limit: usize,
+        unembedded: Option<String>,
     ) -> Result<Vec<(ItemKey, ChannelId, String)>> {
-        self.read(move |c| recall::backlog(c, channel, limit)).await
+        self.read(move |c| recall::backlog(c, channel, limit, unembedded.as_deref()))
+            .await
     }
 
     async fn embed_backlog_len(&self, channel: Option<ChannelId>) -> Result<u64> {

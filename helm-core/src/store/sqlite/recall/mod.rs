@@ -172,11 +172,13 @@ pub(super) fn thread_external_ids(conn: &Connection, thread: ThreadId) -> Result
 /// with the text to embed: for a message `author: text` and, on a line
 /// after it, the thread's message before it (its first 512 characters), as
 /// its words are indexed with it, so an answer carries what it answers; a
-/// memory record's content.
+/// memory record's content. With `unembedded` a model's name, only items
+/// with no vector of that model yet.
 pub(super) fn backlog(
     conn: &Connection,
     channel: Option<ChannelId>,
     limit: usize,
+    unembedded: Option<&str>,
 ) -> Result<Vec<(ItemKey, ChannelId, String)>> {
     let mut stmt = conn.prepare_cached(
         "SELECT q.key, q.channel_id, \
@@ -187,10 +189,13 @@ pub(super) fn backlog(
                   AND p.author_kind != 'system' ORDER BY p.id DESC LIMIT 1), '') \
               FROM messages m WHERE m.id = q.key / 2) \
          ELSE (SELECT i.content FROM memory_items i WHERE i.id = q.key / 2) END \
-         FROM embed_queue q WHERE ?1 IS NULL OR q.channel_id = ?1 ORDER BY q.key DESC LIMIT ?2",
+         FROM embed_queue q WHERE (?1 IS NULL OR q.channel_id = ?1) \
+         AND (?3 IS NULL OR NOT EXISTS \
+             (SELECT 1 FROM embeddings e WHERE e.model = ?3 AND e.key = q.key)) \
+         ORDER BY q.key DESC LIMIT ?2",
     )?;
     let rows = stmt
-        .query_map(params![channel, limit as i64], |r| {
+        .query_map(params![channel, limit as i64, unembedded], |r| {
             Ok((
                 ItemKey(r.get(0)?),
                 r.get(1)?,

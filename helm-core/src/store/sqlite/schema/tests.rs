@@ -354,5 +354,26 @@ fn messages_embedded_without_their_context_are_embedded_again() -> anyhow::Resul
     // Until then the old vectors still serve.
     let kept: i64 = conn.query_row("SELECT count(*) FROM embeddings", [], |r| r.get(0))?;
     assert_eq!(kept, 4);
+    // A recall outside the server embeds only what has no vector at all.
+    conn.execute(
+        "INSERT INTO embed_queue (key, channel_id) VALUES (?1, 1)",
+        [ItemKey::message(MessageId(9)).0],
+    )?;
+    let keys = |model: Option<&str>| -> anyhow::Result<Vec<ItemKey>> {
+        Ok(
+            crate::store::sqlite::recall::backlog(&conn, None, 10, model)?
+                .into_iter()
+                .map(|(key, _, _)| key)
+                .collect(),
+        )
+    };
+    let (five, seven, nine) = (
+        ItemKey::message(MessageId(5)),
+        ItemKey::message(MessageId(7)),
+        ItemKey::message(MessageId(9)),
+    );
+    assert_eq!(keys(None)?, vec![nine, seven, five]);
+    assert_eq!(keys(Some("mini"))?, vec![nine]);
+    assert_eq!(keys(Some("other"))?, vec![nine, seven]);
     Ok(())
 }
