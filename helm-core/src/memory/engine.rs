@@ -423,20 +423,45 @@ impl RecallEngine {
         channel: Option<ChannelId>,
         progress: impl FnMut(u64, u64),
     ) -> Result<u64> {
-        self.embed_queued(channel, false, progress).await
+        self.embed_queued(channel, false, false, progress).await
+    }
+
+    /// Embeds the whole queue at a pace that leaves the machine to the
+    /// turns: after each full batch it waits as long as the batch took, so
+    /// a large backlog (every message queued again by an upgrade) takes at
+    /// most half of the time the embedder could have. Fresh items fit in one
+    /// batch and are embedded at once.
+    pub async fn embed_in_background(&self) -> Result<u64> {
+        let mut told = false;
+        let done = self
+            .embed_queued(None, false, true, |_, total| {
+                // A backlog beyond a few batches (an upgrade's, an
+                // import's) is worth a word in the log.
+                if !told && total > 4 * EMBED_BATCH as u64 {
+                    told = true;
+                    tracing::info!(total, "embedding queued items for recall in the background");
+                }
+            })
+            .await?;
+        if told {
+            tracing::info!(done, "embedded the queued items for recall");
+        }
+        Ok(done)
     }
 
     /// Embeds the queued items of `channel` that have no vector yet, and
     /// leaves those waiting to be embedded again (after an upgrade) to the
     /// background: what a recall outside the server embeds first.
     pub async fn embed_unembedded(&self, channel: ChannelId) -> Result<u64> {
-        self.embed_queued(Some(channel), true, |_, _| {}).await
+        self.embed_queued(Some(channel), true, false, |_, _| {})
+            .await
     }
 
     async fn embed_queued(
         &self,
         channel: Option<ChannelId>,
         unembedded_only: bool,
+        paced: bool,
         mut progress: impl FnMut(u64, u64),
     ) -> Result<u64> {
         let Some(embedder) = &self.embedder else {
@@ -446,6 +471,7 @@ impl RecallEngine {
         let unembedded = unembedded_only.then(|| embedder.model().to_string());
         let mut done = 0u64;
         loop {
+            let started = std::time::Instant::now();
             let batch = self
                 .store
                 .embed_backlog(channel, EMBED_BATCH, unembedded.clone())
@@ -467,6 +493,9 @@ impl RecallEngine {
             self.store.put_embeddings(embedder.model(), rows).await?;
             done += batch.len() as u64;
             progress(done, total.max(done));
+            if paced && batch.len() == EMBED_BATCH {
+                tokio::time::sleep(started.elapsed()).await;
+            }
         }
         Ok(done)
     }

@@ -520,14 +520,14 @@ impl Runtime {
                     tracing::error!(error = %e, "scheduling turns failed");
                 }
                 // Items waiting for meaning-based recall are embedded in the
-                // background, one batch job at a time.
+                // background, one paced job at a time.
                 if self.recall.embedding_model().is_some()
                     && !indexing.swap(true, std::sync::atomic::Ordering::AcqRel)
                 {
                     let runtime = self.clone();
                     let flag = indexing.clone();
                     tokio::spawn(async move {
-                        if let Err(e) = runtime.recall.embed_backlog(None, |_, _| {}).await {
+                        if let Err(e) = runtime.recall.embed_in_background().await {
                             tracing::warn!(error = %e, "embedding items for recall failed");
                         }
                         flag.store(false, std::sync::atomic::Ordering::Release);
