@@ -66,37 +66,24 @@ impl Cluster {
         copy_dir(&template, &data)?;
         chown_tree(&root, owner)?;
         std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o700))?;
-        let port = free_port()?;
-        let log = std::fs::File::create(root.join("server.log"))?;
-        if let Some((uid, _)) = owner {
-            std::os::unix::fs::chown(root.join("server.log"), Some(uid), None)?;
+        // A free port may be taken by another process before the server
+        // binds it (tests of several processes start clusters at once):
+        // then the server stops at once, and another port is tried.
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            let port = free_port()?;
+            launch(&bin, owner, &root, &data, port)?;
+            let cluster = Cluster {
+                port,
+                dir: root.clone(),
+            };
+            match cluster.wait_ready(&bin) {
+                Err(e) if attempts < 5 && e.to_string().contains(PORT_TAKEN) => continue,
+                Err(e) => return Err(e),
+                Ok(()) => return Ok(cluster),
+            }
         }
-        // setpriv (util-linux) sets the parent-death signal, after taking the
-        // server user's ids when root, and execs the server.
-        let mut command = Command::new("setpriv");
-        if let Some((uid, gid)) = owner {
-            command.args([format!("--reuid={uid}"), format!("--regid={gid}")]);
-            command.arg("--clear-groups");
-        }
-        command
-            .args(["--pdeathsig", "INT", "--"])
-            .arg(bin.join("postgres"))
-            .arg("-D")
-            .arg(&data)
-            .args(["-c", "listen_addresses=127.0.0.1"])
-            .args(["-c", &format!("port={port}")])
-            .arg("-c")
-            .arg(format!("unix_socket_directories={}", root.display()))
-            // A test cluster: durability is not what is under test.
-            .args(["-c", "fsync=off", "-c", "synchronous_commit=off"])
-            .args(["-c", "full_page_writes=off", "-c", "max_connections=200"])
-            .stdin(Stdio::null())
-            .stdout(log.try_clone()?)
-            .stderr(log);
-        spawn_tied_to_process(command)?;
-        let cluster = Cluster { port, dir: root };
-        cluster.wait_ready(&bin)?;
-        Ok(cluster)
     }
 
     /// Waits until the server accepts connections (it listens before it
@@ -112,6 +99,13 @@ impl Cluster {
             if ready {
                 return Ok(());
             }
+            let log = std::fs::read_to_string(self.dir.join("server.log")).unwrap_or_default();
+            if log.contains(PORT_TAKEN) {
+                bail!(
+                    "port {} was taken before PostgreSQL bound it:\n{log}",
+                    self.port
+                );
+            }
             if Instant::now() > deadline {
                 let log = std::fs::read_to_string(self.dir.join("server.log")).unwrap_or_default();
                 bail!(
@@ -122,6 +116,47 @@ impl Cluster {
             std::thread::sleep(Duration::from_millis(50));
         }
     }
+}
+
+/// What the server logs when its port was taken first.
+const PORT_TAKEN: &str = "Address already in use";
+
+/// Starts the server on `port`, tied to this process; its log is
+/// `<root>/server.log`.
+fn launch(
+    bin: &Path,
+    owner: Option<(u32, u32)>,
+    root: &Path,
+    data: &Path,
+    port: u16,
+) -> anyhow::Result<()> {
+    let log = std::fs::File::create(root.join("server.log"))?;
+    if let Some((uid, _)) = owner {
+        std::os::unix::fs::chown(root.join("server.log"), Some(uid), None)?;
+    }
+    // setpriv (util-linux) sets the parent-death signal, after taking the
+    // server user's ids when root, and execs the server.
+    let mut command = Command::new("setpriv");
+    if let Some((uid, gid)) = owner {
+        command.args([format!("--reuid={uid}"), format!("--regid={gid}")]);
+        command.arg("--clear-groups");
+    }
+    command
+        .args(["--pdeathsig", "INT", "--"])
+        .arg(bin.join("postgres"))
+        .arg("-D")
+        .arg(data)
+        .args(["-c", "listen_addresses=127.0.0.1"])
+        .args(["-c", &format!("port={port}")])
+        .arg("-c")
+        .arg(format!("unix_socket_directories={}", root.display()))
+        // A test cluster: durability is not what is under test.
+        .args(["-c", "fsync=off", "-c", "synchronous_commit=off"])
+        .args(["-c", "full_page_writes=off", "-c", "max_connections=200"])
+        .stdin(Stdio::null())
+        .stdout(log.try_clone()?)
+        .stderr(log);
+    spawn_tied_to_process(command)
 }
 
 /// A new empty database on the shared cluster, for one test; its URL.
