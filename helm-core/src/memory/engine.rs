@@ -423,7 +423,7 @@ impl RecallEngine {
         channel: Option<ChannelId>,
         progress: impl FnMut(u64, u64),
     ) -> Result<u64> {
-        self.embed_queued(channel, false, false, progress).await
+        self.embed_queued(channel, Queued::All, progress).await
     }
 
     /// Embeds the whole queue at a pace that leaves the machine to the
@@ -434,7 +434,7 @@ impl RecallEngine {
     pub async fn embed_in_background(&self) -> Result<u64> {
         let mut told = false;
         let done = self
-            .embed_queued(None, false, true, |_, total| {
+            .embed_queued(None, Queued::AllPaced, |_, total| {
                 // A backlog beyond a few batches (an upgrade's, an
                 // import's) is worth a word in the log.
                 if !told && total > 4 * EMBED_BATCH as u64 {
@@ -453,22 +453,21 @@ impl RecallEngine {
     /// leaves those waiting to be embedded again (after an upgrade) to the
     /// background: what a recall outside the server embeds first.
     pub async fn embed_unembedded(&self, channel: ChannelId) -> Result<u64> {
-        self.embed_queued(Some(channel), true, false, |_, _| {})
+        self.embed_queued(Some(channel), Queued::Unembedded, |_, _| {})
             .await
     }
 
     async fn embed_queued(
         &self,
         channel: Option<ChannelId>,
-        unembedded_only: bool,
-        paced: bool,
+        which: Queued,
         mut progress: impl FnMut(u64, u64),
     ) -> Result<u64> {
         let Some(embedder) = &self.embedder else {
             return Ok(0);
         };
         let total = self.store.embed_backlog_len(channel).await?;
-        let unembedded = unembedded_only.then(|| embedder.model().to_string());
+        let unembedded = (which == Queued::Unembedded).then(|| embedder.model().to_string());
         let mut done = 0u64;
         loop {
             let started = std::time::Instant::now();
@@ -493,12 +492,23 @@ impl RecallEngine {
             self.store.put_embeddings(embedder.model(), rows).await?;
             done += batch.len() as u64;
             progress(done, total.max(done));
-            if paced && batch.len() == EMBED_BATCH {
+            if which == Queued::AllPaced && batch.len() == EMBED_BATCH {
                 tokio::time::sleep(started.elapsed()).await;
             }
         }
         Ok(done)
     }
+}
+
+/// Which queued items [`RecallEngine::embed_queued`] embeds, and how fast.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Queued {
+    /// All, as fast as the embedder goes.
+    All,
+    /// All, waiting after each full batch as long as it took.
+    AllPaced,
+    /// Only those with no vector of the embedder's model yet.
+    Unembedded,
 }
 
 /// A channel's vectors, the query's vector, and the nearest items.
