@@ -299,7 +299,9 @@ async fn main() -> anyhow::Result<()> {
         );
         helm.import_history(&captain, &big, std::io::Cursor::new(history.into_bytes()))
             .await?;
-        helm.embed_backlog(Some(&big), |_, _| {}).await?;
+        // Only the new messages: on a workspace kept from before migration
+        // 15 the channel's older ones wait to be embedded again too.
+        helm.embed_unembedded(&big).await?;
         let q = &questions[rng.below(questions.len())];
         let t = Instant::now();
         helm.recall(&big, RecallQuery::new(q.clone())).await?;
