@@ -107,7 +107,6 @@ impl Cluster {
                 );
             }
             if Instant::now() > deadline {
-                let log = std::fs::read_to_string(self.dir.join("server.log")).unwrap_or_default();
                 bail!(
                     "PostgreSQL did not listen on port {} within 30 s:\n{log}",
                     self.port

@@ -510,20 +510,17 @@ async fn postgres_refuses_what_sqlite_refuses_with_the_same_errors() -> anyhow::
 async fn postgres_members_and_visible_channels_match_sqlite() -> anyhow::Result<()> {
     let pair = Pair::new().await?;
     let boot = pair.bootstrap().await?;
-    let ada = NewUser {
-        name: "ada".into(),
-        display_name: "Ada".into(),
-        role: Role::Member,
-    };
-    pair.sqlite.insert_user(ada.clone()).await?;
-    let ada = pair.pg.insert_user(ada).await?;
-    let bob = NewUser {
-        name: "bob".into(),
-        display_name: "Bob".into(),
-        role: Role::Member,
-    };
-    pair.sqlite.insert_user(bob.clone()).await?;
-    let bob = pair.pg.insert_user(bob).await?;
+    let mut people = Vec::new();
+    for (name, display_name) in [("ada", "Ada"), ("bob", "Bob")] {
+        let person = NewUser {
+            name: name.into(),
+            display_name: display_name.into(),
+            role: Role::Member,
+        };
+        pair.sqlite.insert_user(person.clone()).await?;
+        people.push(pair.pg.insert_user(person).await?);
+    }
+    let [ada, bob] = <[_; 2]>::try_from(people).map_err(|_| anyhow::anyhow!("two people"))?;
     let mut made = Vec::new();
     for (name, visibility) in [
         ("secret", Visibility::Private),

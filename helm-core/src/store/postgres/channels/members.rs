@@ -142,7 +142,6 @@ pub(crate) async fn remove(
     Ok(())
 }
 
-/// The live channels `user` belongs to, and every public one, by id.
 /// Every public channel, and the private ones each of `users` belongs to.
 pub(crate) async fn ids_all_see(
     c: &impl GenericClient,
@@ -167,6 +166,7 @@ pub(crate) async fn ids_all_see(
     Ok(rows.iter().map(|r| ChannelId(r.get(0))).collect())
 }
 
+/// The live channels `user` belongs to, and every public one, by id.
 pub(crate) async fn visible_ids(c: &impl GenericClient, user: UserId) -> Result<Vec<ChannelId>> {
     let rows = c
         .query(
