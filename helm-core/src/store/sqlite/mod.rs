@@ -1,11 +1,12 @@
 //! `SqliteStore`: the embedded default store.
 //!
-//! One writer connection behind a mutex serialises every transaction (SQLite
-//! allows one writer anyway) and a small pool of read-only connections serves
-//! reads concurrently under WAL. All SQLite work runs on tokio's blocking
-//! threads, so async callers never stall the runtime. Events are published to
-//! live subscribers while the writer lock is still held, which keeps the live
-//! feed in exactly `seq` order.
+//! One writer connection, on a thread of its own, runs every write (SQLite
+//! allows one writer anyway) and commits the writes queued together in one
+//! transaction (`writer`); a small pool of read-only connections serves
+//! reads concurrently under WAL on tokio's blocking threads. So async
+//! callers never stall the runtime. Events are published by the writer
+//! after each commit and before the next, which keeps the live feed in
+//! exactly `seq` order.
 
 mod artifacts;
 mod audit;
@@ -33,12 +34,13 @@ mod threads;
 mod tool_actions;
 mod turns;
 mod workspace;
+mod writer;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags, TransactionBehavior};
+use rusqlite::{Connection, OpenFlags};
 use tokio::sync::broadcast;
 
 use crate::error::{Error, Result};
@@ -64,9 +66,9 @@ pub struct SqliteStore {
 
 struct Inner {
     path: PathBuf,
-    /// The one write connection. An async lock, so writes waiting their
-    /// turn wait as tasks, not as parked blocking threads.
-    writer: Arc<tokio::sync::Mutex<Connection>>,
+    /// The one write connection's thread. Writes waiting their turn wait
+    /// as tasks, not as parked blocking threads.
+    writer: writer::Writer,
     readers: Mutex<Vec<Connection>>,
     /// A permit per read in flight (`MAX_READERS`).
     reader_slots: tokio::sync::Semaphore,
@@ -81,7 +83,7 @@ struct Inner {
 /// A write transaction that also collects the events it emits, to be
 /// published once it commits.
 pub(crate) struct Tx<'c> {
-    tx: rusqlite::Transaction<'c>,
+    conn: &'c Connection,
     events: Vec<Event>,
 }
 
@@ -102,10 +104,11 @@ impl SqliteStore {
         configure(&writer, false)?;
         schema::migrate(&mut writer)?;
         let (live, _) = broadcast::channel(LIVE_CAPACITY);
+        let writer = writer::Writer::start(writer, live.clone())?;
         Ok(SqliteStore {
             inner: Arc::new(Inner {
                 path,
-                writer: Arc::new(tokio::sync::Mutex::new(writer)),
+                writer,
                 readers: Mutex::new(Vec::new()),
                 reader_slots: tokio::sync::Semaphore::new(MAX_READERS),
                 live,
@@ -148,44 +151,28 @@ impl SqliteStore {
         .map_err(|e| Error::Internal(format!("store read task failed: {e}")))?
     }
 
-    /// Runs `f` in one immediate write transaction on a blocking thread;
-    /// commits if it returns `Ok`, then publishes the events it emitted.
+    /// Runs `f` in an immediate write transaction on the writer's thread,
+    /// together with the other writes queued by then, each in a savepoint
+    /// of its own; returns after the commit, once the events `f` emitted
+    /// are published.
     pub(crate) async fn write<T, F>(&self, f: F) -> Result<T>
     where
         T: Send + 'static,
         F: FnOnce(&mut Tx<'_>) -> Result<T> + Send + 'static,
     {
-        let inner = self.inner.clone();
-        let mut conn = self.inner.writer.clone().lock_owned().await;
-        tokio::task::spawn_blocking(move || {
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let mut work = Tx {
-                tx,
-                events: Vec::new(),
-            };
-            let out = f(&mut work)?;
-            let Tx { tx, events } = work;
-            tx.commit()?;
-            for event in events {
-                // No receivers is fine: nobody is listening live.
-                let _ = inner.live.send(Arc::new(event));
-            }
-            Ok(out)
-        })
-        .await
-        .map_err(|e| Error::Internal(format!("store write task failed: {e}")))?
+        self.inner.writer.write(f).await
     }
 }
 
 impl Tx<'_> {
     /// The connection inside the transaction.
     pub(crate) fn conn(&self) -> &Connection {
-        &self.tx
+        self.conn
     }
 
     /// Appends an event to the durable log; it is published after commit.
     pub(crate) fn emit(&mut self, channel_id: Option<ChannelId>, body: EventBody) -> Result<Event> {
-        let event = events::append(&self.tx, channel_id, body)?;
+        let event = events::append(self.conn, channel_id, body)?;
         self.events.push(event.clone());
         Ok(event)
     }
@@ -214,6 +201,17 @@ impl Inner {
             pool.push(conn);
         }
     }
+}
+
+/// `conn.execute(sql, params)` with the statement kept prepared for the
+/// next call: for the writes every turn makes, where preparing again each
+/// time costs more than the write.
+pub(crate) fn execute_cached(
+    conn: &Connection,
+    sql: &str,
+    params: impl rusqlite::Params,
+) -> Result<usize> {
+    Ok(conn.prepare_cached(sql)?.execute(params)?)
 }
 
 fn lock<T>(m: &Mutex<T>) -> Result<MutexGuard<'_, T>> {

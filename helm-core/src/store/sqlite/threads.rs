@@ -164,11 +164,13 @@ pub(super) fn tail(
 fn touch(tx: &mut Tx<'_>, thread: ThreadId, status: Option<ThreadStatus>) -> Result<Thread> {
     let at = ms(now());
     match status {
-        Some(status) => tx.conn().execute(
+        Some(status) => super::execute_cached(
+            tx.conn(),
             "UPDATE threads SET status = ?1, updated_at = ?2 WHERE id = ?3",
             params![status.as_str(), at, thread],
         )?,
-        None => tx.conn().execute(
+        None => super::execute_cached(
+            tx.conn(),
             "UPDATE threads SET updated_at = ?1 WHERE id = ?2",
             params![at, thread],
         )?,
@@ -208,7 +210,8 @@ pub(super) fn post(tx: &mut Tx<'_>, post: NewPost) -> Result<Posted> {
         }
         None => {
             let at = ms(now());
-            tx.conn().execute(
+            super::execute_cached(
+                tx.conn(),
                 "INSERT INTO threads (channel_id, title, status, opened_by, opened_at, updated_at) \
                  VALUES (?1, ?2, 'open', ?3, ?4, ?4)",
                 params![
@@ -237,7 +240,8 @@ pub(super) fn post(tx: &mut Tx<'_>, post: NewPost) -> Result<Posted> {
     )?;
 
     let thread = if thread_created {
-        tx.conn().execute(
+        super::execute_cached(
+            tx.conn(),
             "UPDATE threads SET root_message_id = ?1 WHERE id = ?2",
             params![message.id, thread.id],
         )?;

@@ -304,7 +304,8 @@ fn set_agent_status(
         AgentStatus::Ready
     };
     if current != next.as_str() {
-        tx.conn().execute(
+        super::execute_cached(
+            tx.conn(),
             "UPDATE agents SET status = ?1 WHERE id = ?2",
             params![next.as_str(), agent],
         )?;
@@ -347,7 +348,8 @@ pub(super) fn start(
     }
     let turn = get(tx.conn(), id)?;
     let served = turn.served_by.clone();
-    tx.conn().execute(
+    super::execute_cached(
+        tx.conn(),
         "UPDATE messages SET status = 'streaming', provider = ?2, model = ?3, updated = ?4 \
          WHERE id = ?1",
         params![
@@ -436,7 +438,8 @@ pub(super) fn finish(
         TurnState::Interrupted => MessageStatus::Interrupted,
         _ => MessageStatus::Stopped,
     };
-    tx.conn().execute(
+    super::execute_cached(
+        tx.conn(),
         "UPDATE messages SET status = ?2, content = ?3, updated = ?4 WHERE id = ?1",
         params![
             turn.reply_message_id,
@@ -513,7 +516,8 @@ pub(super) fn finish(
     } else {
         thread_status_after(finish.state, thread.status)
     };
-    tx.conn().execute(
+    super::execute_cached(
+        tx.conn(),
         "UPDATE threads SET status = coalesce(?2, status), updated_at = ?3 WHERE id = ?1",
         params![turn.thread_id, next_status.map(|s| s.as_str()), ms(now())],
     )?;
