@@ -125,7 +125,11 @@ impl Drop for Writer {
         // joining it means the connection is closed (and the WAL
         // checkpointed) before a caller reopens or removes the database.
         drop(self.jobs.take());
-        if let Some(thread) = self.thread.take() {
+        if let Some(thread) = self.thread.take()
+            // A write that held the last handle to the store ends it from
+            // the writer's own thread, which must not wait for itself.
+            && thread.thread().id() != std::thread::current().id()
+        {
             let _ = thread.join();
         }
     }
@@ -167,6 +171,7 @@ fn run(
 /// it. Normally that is all of them; if a failure ended the transaction
 /// itself (SQLite rolls back on some I/O errors), the writes run so far get
 /// that failure and the rest stay in `batch` for the next transaction.
+/// Every call takes at least one write off `batch`.
 fn commit(
     conn: &mut Connection,
     batch: &mut VecDeque<Box<dyn Job>>,
@@ -188,7 +193,9 @@ fn commit(
     let mut broken = None;
     while let Some(job) = batch.pop_front() {
         if !alone && let Err(e) = tx.execute_batch("SAVEPOINT job") {
-            batch.push_front(job);
+            // Refused, not put back: each transaction takes at least one
+            // write off the queue, so a failure that repeats cannot loop.
+            job.refuse(&e);
             broken = Some(e);
             break;
         }
@@ -444,6 +451,50 @@ mod tests {
         insides.sort_unstable();
         assert_eq!(insides, (2..=21).collect::<Vec<i64>>());
         assert_eq!(rows(&outside)?.len(), 21);
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_write_holding_the_last_handle_to_the_store_still_commits() -> Result<()> {
+        let dir = tempdir()?;
+        let path = dir.path().join("helm.db");
+        let (live, _feed) = broadcast::channel(16);
+        let writer = Arc::new(Writer::start(connection(&dir)?, live)?);
+        // A write whose work holds a handle and waits at a gate, and whose
+        // caller gives up while it waits.
+        let (started, running) = tokio::sync::oneshot::channel::<()>();
+        let (open, gate) = std::sync::mpsc::channel::<()>();
+        let last = writer.clone();
+        let caller = tokio::spawn({
+            let writer = writer.clone();
+            async move {
+                writer
+                    .write(move |tx| {
+                        let _ = started.send(());
+                        let _ = gate.recv();
+                        tx.conn().execute("INSERT INTO t (x) VALUES (5)", [])?;
+                        // The last handle to the store ends here, on the
+                        // writer's own thread.
+                        drop(last);
+                        Ok(())
+                    })
+                    .await
+            }
+        });
+        running.await.map_err(|_| stopped())?;
+        caller.abort();
+        let _ = caller.await;
+        drop(writer);
+        let _ = open.send(());
+        // The writer's connection closes (the WAL goes with the last
+        // connection) and the write it ran is committed.
+        let wal = dir.path().join("helm.db-wal");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while wal.exists() && std::time::Instant::now() < deadline {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        assert!(!wal.exists(), "the writer's connection is still open");
+        assert_eq!(rows(&Connection::open(&path)?)?, [5]);
         Ok(())
     }
 }
