@@ -250,3 +250,52 @@ async fn a_store_url_names_the_sqlite_file() -> anyhow::Result<()> {
     assert_eq!(reopened.workspace().name, name);
     Ok(())
 }
+
+/// The profile mirror is rewritten by whoever changes a channel, and by the
+/// runtime following the change, at the same time: every one of those
+/// changes must succeed, and the mirror end whole. (Which change's record
+/// it holds last is not ordered: a slower writer may put an older one
+/// back until the next change.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_changes_all_rewrite_the_profile_mirror() -> anyhow::Result<()> {
+    let f = std::sync::Arc::new(Fixture::new().await?);
+    let record = f
+        .helm
+        .create_channel(&f.captain, "#mirror", LAUNCH_PURPOSE)
+        .await?;
+    let mut edits = tokio::task::JoinSet::new();
+    for i in 0..40 {
+        let f = f.clone();
+        edits.spawn(async move {
+            f.helm
+                .update_channel(
+                    &f.captain,
+                    &ChannelRef::Id(record.channel.id),
+                    helm_core::store::ChannelUpdate {
+                        purpose: Some(format!("Purpose number {i} of the mirror test.")),
+                        ..Default::default()
+                    },
+                )
+                .await
+        });
+    }
+    while let Some(edit) = edits.join_next().await {
+        edit??;
+    }
+    let world = f.helm.data_root().world(record.channel.id);
+    let profile: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(
+        world.profile().join("agent.json"),
+    )?)?;
+    let purpose = profile["channel"]["purpose"].as_str().unwrap_or_default();
+    assert!(
+        purpose.starts_with("Purpose number ") && purpose.ends_with(" of the mirror test."),
+        "{profile}"
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(world.profile())?
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    Ok(())
+}
