@@ -265,6 +265,14 @@ mod tests {
         Ok(conn)
     }
 
+    /// A writer thread on a fresh database in `dir` (nobody listening
+    /// live), and the database's path.
+    fn started(dir: &tempfile::TempDir) -> Result<(Arc<Writer>, std::path::PathBuf)> {
+        let (live, _) = broadcast::channel(16);
+        let writer = Writer::start(connection(dir)?, live)?;
+        Ok((Arc::new(writer), dir.path().join("helm.db")))
+    }
+
     fn tempdir() -> Result<tempfile::TempDir> {
         tempfile::tempdir().map_err(|e| Error::Internal(e.to_string()))
     }
@@ -392,9 +400,7 @@ mod tests {
     async fn writes_queued_together_commit_together_and_each_hears_after_its_commit() -> Result<()>
     {
         let dir = tempdir()?;
-        let path = dir.path().join("helm.db");
-        let (live, _feed) = broadcast::channel(256);
-        let writer = Arc::new(Writer::start(connection(&dir)?, live)?);
+        let (writer, path) = started(&dir)?;
         // The first write holds the writer until the others are queued.
         let (started, running) = tokio::sync::oneshot::channel::<()>();
         let (release, held) = std::sync::mpsc::channel::<()>();
@@ -457,9 +463,7 @@ mod tests {
     #[tokio::test]
     async fn a_write_holding_the_last_handle_to_the_store_still_commits() -> Result<()> {
         let dir = tempdir()?;
-        let path = dir.path().join("helm.db");
-        let (live, _feed) = broadcast::channel(16);
-        let writer = Arc::new(Writer::start(connection(&dir)?, live)?);
+        let (writer, path) = started(&dir)?;
         // A write whose work holds a handle and waits at a gate, and whose
         // caller gives up while it waits.
         let (started, running) = tokio::sync::oneshot::channel::<()>();
