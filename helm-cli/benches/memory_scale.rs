@@ -134,35 +134,61 @@ fn report(what: &str, mut times: Vec<Duration>) {
     );
 }
 
-/// The word search alone in the 100k-message channel (the store's part of
-/// recall), every question once: the stage that dominated recall there.
+/// The word search alone in a channel (the store's part of recall), every
+/// question once, ranking every match and walking at most
+/// `WORD_WALK` rows (as recall does), side by side: their latencies, and how
+/// much of the exact top 10 and top 100 the bounded search finds.
 async fn words_alone(
     helm: &Helm,
+    label: &str,
     channel: helm_core::model::ChannelId,
     questions: &[String],
 ) -> anyhow::Result<()> {
+    use helm_core::memory::recall::{DEPTH, WORD_WALK};
     let today = jiff::Timestamp::now()
         .to_zoned(jiff::tz::TimeZone::UTC)
         .date();
-    let mut times = Vec::new();
-    let mut found = 0;
+    let (mut exact_times, mut bounded_times) = (Vec::new(), Vec::new());
+    let (mut found, mut top10, mut top100) = (0, (0, 0), (0, 0));
     for q in questions.iter().take(400) {
         let terms = helm_core::memory::query::parse(q, today).terms;
         let t = Instant::now();
-        let hits = helm
+        let exact = helm
             .store()
-            .recall_lexical(channel, &terms, helm_core::memory::recall::DEPTH)
+            .recall_lexical(channel, &terms, DEPTH, None)
             .await?;
-        times.push(t.elapsed());
-        found += hits.len();
+        exact_times.push(t.elapsed());
+        let t = Instant::now();
+        let bounded = helm
+            .store()
+            .recall_lexical(channel, &terms, DEPTH, Some(WORD_WALK))
+            .await?;
+        bounded_times.push(t.elapsed());
+        found += exact.len();
+        let keys: std::collections::HashSet<ItemKey> = bounded.iter().map(|(k, _)| *k).collect();
+        for (n, share) in [(10, &mut top10), (100, &mut top100)] {
+            let top: Vec<ItemKey> = exact.iter().take(n).map(|(k, _)| *k).collect();
+            share.0 += top.iter().filter(|k| keys.contains(k)).count();
+            share.1 += top.len();
+        }
     }
+    let questions = exact_times.len();
     report(
         &format!(
-            "word search alone, 100k-message channel ({} questions, {:.0} hits each)",
-            times.len(),
-            found as f64 / times.len().max(1) as f64
+            "word search alone, {label}, every match ranked ({questions} questions, {:.0} hits each)",
+            found as f64 / questions.max(1) as f64
         ),
-        times,
+        exact_times,
+    );
+    report(
+        &format!("the same, walking at most {WORD_WALK} rows (as recall does)"),
+        bounded_times,
+    );
+    let share = |(hit, of): (usize, usize)| hit as f64 / of.max(1) as f64;
+    println!(
+        "the bounded word search finds {:.3} of the exact top 10 and {:.3} of the exact top 100",
+        share(top10),
+        share(top100)
     );
     Ok(())
 }
@@ -215,7 +241,13 @@ async fn main() -> anyhow::Result<()> {
         }
         return Ok(());
     }
-    words_alone(&helm, big, &questions).await?;
+    let small = helm
+        .channel(&"c00".parse::<ChannelRef>()?)
+        .await?
+        .channel
+        .id;
+    words_alone(&helm, "100k-message channel", big, &questions).await?;
+    words_alone(&helm, "a 10k-message channel", small, &questions).await?;
     if std::env::var("HELM_SCALE_ONLY").as_deref() == Ok("words") {
         return Ok(());
     }

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use super::embed::{Embedder, normalize};
 use super::fusion::{Candidates, Ranked, RecallTuning, fuse};
 use super::query::{self, ParsedQuery};
-use super::recall::{CandidateItem, DEPTH, HitThread, ItemKey, RecallHit, RecallQuery};
+use super::recall::{CandidateItem, DEPTH, HitThread, ItemKey, RecallHit, RecallQuery, WORD_WALK};
 use super::vector_cache::{DEFAULT_VECTOR_CACHE_BYTES, VectorCache, VectorCacheUse};
 use super::vectors::ChannelVectors;
 use crate::error::{Error, Result};
@@ -239,7 +239,7 @@ impl RecallEngine {
             return Ok(Vec::new());
         }
         self.store
-            .recall_lexical(channel, &parsed.terms, DEPTH)
+            .recall_lexical(channel, &parsed.terms, DEPTH, Some(WORD_WALK))
             .await
     }
 

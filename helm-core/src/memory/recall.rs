@@ -16,6 +16,12 @@ use crate::model::{
 
 /// How many candidates each list contributes.
 pub const DEPTH: usize = 100;
+/// The most rows recall's word search walks in one large channel (of more
+/// than four times this many rows) before it narrows to the rows holding
+/// the question's rarer words: asked about words common in it (a name, a
+/// common verb), such a channel would otherwise have tens of thousands of
+/// matches ranked one by one. Smaller channels are always searched exactly.
+pub const WORD_WALK: usize = 4096;
 /// The most hits one recall returns.
 pub const MAX_LIMIT: usize = 50;
 

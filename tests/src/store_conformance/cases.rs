@@ -357,7 +357,7 @@ pub async fn memory_records_are_listed_and_recalled(s: &Subject) -> anyhow::Resu
     );
     let hits = f
         .store
-        .recall_lexical(research.channel.id, &["zebra".to_string()], 10)
+        .recall_lexical(research.channel.id, &["zebra".to_string()], 10, None)
         .await?;
     let keys: Vec<ItemKey> = hits.iter().map(|(k, _)| *k).collect();
     ensure!(

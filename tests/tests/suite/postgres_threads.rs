@@ -766,7 +766,7 @@ async fn memory_scenario(store: &dyn Areas, s: &Seeded) -> anyhow::Result<Transc
         words(&["nothing", "matches", "this"]),
         vec![],
     ] {
-        let hits = store.recall_lexical(s.channel, &query, 10).await?;
+        let hits = store.recall_lexical(s.channel, &query, 10, None).await?;
         assert!(
             hits.iter().all(|(_, score)| *score > 0.0),
             "scores are positive: {hits:?}"
@@ -782,14 +782,14 @@ async fn memory_scenario(store: &dyn Areas, s: &Seeded) -> anyhow::Result<Transc
         ));
     }
     let top = store
-        .recall_lexical(s.channel, &words(&["zebra", "hourly"]), 10)
+        .recall_lexical(s.channel, &words(&["zebra", "hourly"]), 10, None)
         .await?;
     assert_eq!(
         top.first().map(|(k, _)| *k),
         Some(ItemKey::memory(newer.id))
     );
     let keys: Vec<ItemKey> = store
-        .recall_lexical(s.channel, &words(&["zebra"]), 10)
+        .recall_lexical(s.channel, &words(&["zebra"]), 10, None)
         .await?
         .into_iter()
         .map(|(k, _)| k)
@@ -803,7 +803,7 @@ async fn memory_scenario(store: &dyn Areas, s: &Seeded) -> anyhow::Result<Transc
         "one channel's stay there"
     );
     let penguin: Vec<ItemKey> = store
-        .recall_lexical(s.channel, &words(&["penguin"]), 10)
+        .recall_lexical(s.channel, &words(&["penguin"]), 10, None)
         .await?
         .into_iter()
         .map(|(k, _)| k)
@@ -1093,7 +1093,7 @@ async fn import_scenario(store: &dyn Areas, s: &Seeded) -> anyhow::Result<Transc
         .await?;
     out.push(format!("opened then {opened:?}"));
     let hits = store
-        .recall_lexical(s.channel, &words(&["launch", "tuesday"]), 10)
+        .recall_lexical(s.channel, &words(&["launch", "tuesday"]), 10, None)
         .await?;
     // The same items; their order is each engine's ranking.
     let mut keys: Vec<ItemKey> = hits.iter().map(|(k, _)| *k).collect();

@@ -49,11 +49,18 @@ pub trait MemoryStore: Send + Sync + 'static {
     /// positive scores (higher is better). Each term is letters and digits
     /// only (see [`crate::memory::query::ParsedQuery::terms`]); no terms, no
     /// matches.
+    ///
+    /// `walk` bounds how many matching rows a store that ranks them one by
+    /// one may walk in a large channel before it narrows the search to the
+    /// rows holding the rarer terms (SQLite's word index; see
+    /// [`crate::memory::recall::WORD_WALK`]); `None` ranks every match.
+    /// PostgreSQL ranks every match whatever it is.
     async fn recall_lexical(
         &self,
         channel: ChannelId,
         terms: &[String],
         depth: usize,
+        walk: Option<usize>,
     ) -> Result<Vec<(ItemKey, f64)>>;
 
     /// Recall's view of the given items (unknown keys are left out).

@@ -75,6 +75,7 @@ impl MemoryStore for PostgresStore {
         channel: ChannelId,
         terms: &[String],
         depth: usize,
+        _walk: Option<usize>,
     ) -> Result<Vec<(ItemKey, f64)>> {
         let client = self.client().await?;
         recall::lexical(&**client, channel, terms, depth).await

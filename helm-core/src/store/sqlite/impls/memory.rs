@@ -58,11 +58,10 @@ impl MemoryStore for SqliteStore {
         channel: ChannelId,
         terms: &[String],
         depth: usize,
+        walk: Option<usize>,
     ) -> Result<Vec<(ItemKey, f64)>> {
-        let Some(fts_query) = recall::fts5_expression(terms) else {
-            return Ok(Vec::new());
-        };
-        self.read(move |c| recall::lexical(c, channel, &fts_query, depth))
+        let terms = terms.to_vec();
+        self.read(move |c| recall::lexical(c, channel, &terms, depth, walk))
             .await
     }
 

@@ -100,7 +100,9 @@ unsafe fn fts5_api(db: *mut ffi::sqlite3) -> Result<*mut ffi::fts5_api> {
 /// the row's length in text tokens (one past the last matched offset of
 /// each text column), then one occurrence count per query phrase after the
 /// first (phrase 0 is the scope token; the others follow the order of the
-/// MATCH expression).
+/// MATCH expression). An optional integer argument limits the phrases
+/// counted to that many, phrase 0 included: a narrowed search
+/// (`words::Plan::query`) repeats phrases it needs no counts of.
 ///
 /// Why a bound and not the length: the length is a `docsize` b-tree seek
 /// per row, two thirds of a search that matches tens of thousands of rows;
@@ -112,14 +114,20 @@ unsafe extern "C" fn helm_row(
     api: *const ffi::Fts5ExtensionApi,
     fts: *mut ffi::Fts5Context,
     ctx: *mut ffi::sqlite3_context,
-    _n: c_int,
-    _values: *mut *mut ffi::sqlite3_value,
+    n: c_int,
+    values: *mut *mut ffi::sqlite3_value,
 ) {
     // SAFETY: FTS5 calls this with its API table, the current row's context
-    // and a result context, all valid for the duration of the call.
+    // and a result context, all valid for the duration of the call, and
+    // with `n` arguments in `values`.
     unsafe {
+        let counted = if n >= 1 && ffi::sqlite3_value_type(*values) == ffi::SQLITE_INTEGER {
+            usize::try_from(ffi::sqlite3_value_int64(*values)).unwrap_or(0)
+        } else {
+            usize::MAX
+        };
         let mut figures = [0u32; 1 + MAX_PHRASES];
-        match row_figures(&*api, fts, &mut figures) {
+        match row_figures(&*api, fts, counted, &mut figures) {
             Ok(len) => {
                 let mut bytes = [0u8; 4 * (1 + MAX_PHRASES)];
                 for (chunk, n) in bytes.chunks_exact_mut(4).zip(&figures[..len]) {
@@ -141,13 +149,15 @@ unsafe extern "C" fn helm_row(
 /// any beyond are not counted).
 const MAX_PHRASES: usize = 64;
 
-/// Fills `figures` and returns how many it holds.
+/// Fills `figures` from the first `counted` phrases and returns how many it
+/// holds.
 ///
 /// # Safety
 /// `fts` must be the context FTS5 passed with `api`.
 unsafe fn row_figures(
     api: &ffi::Fts5ExtensionApi,
     fts: *mut ffi::Fts5Context,
+    counted: usize,
     figures: &mut [u32; 1 + MAX_PHRASES],
 ) -> std::result::Result<usize, c_int> {
     let (Some(phrase_count), Some(first), Some(next)) =
@@ -159,7 +169,9 @@ unsafe fn row_figures(
     // the context it gave, as its documentation says; the iterator and the
     // out-parameters are locals that live across each call.
     unsafe {
-        let phrases = (phrase_count(fts).max(1) as usize).min(1 + MAX_PHRASES);
+        let phrases = (phrase_count(fts).max(1) as usize)
+            .min(counted.max(1))
+            .min(1 + MAX_PHRASES);
         let mut ends = [0u32; TEXT_COLUMNS.len()];
         for (phrase, count) in figures.iter_mut().enumerate().take(phrases).skip(1) {
             let mut iter = ffi::Fts5PhraseIter {

@@ -10,6 +10,8 @@ pub(super) mod words;
 
 pub(super) use words::{lexical, remove_channel};
 
+use std::collections::HashMap;
+
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::codec::{opt_ts, parsed, ts};
@@ -78,82 +80,78 @@ pub(super) fn index_memory(conn: &Connection, item: &MemoryItem) -> Result<()> {
     enqueue(conn, key, item.channel_id)
 }
 
-/// An FTS5 query matching any of `terms`: each quoted (a quote inside
-/// doubled), so nothing in a term is read as FTS5 syntax; `None` without
-/// terms.
-pub(super) fn fts5_expression(terms: &[String]) -> Option<String> {
-    (!terms.is_empty()).then(|| {
-        terms
-            .iter()
-            .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
-            .collect::<Vec<_>>()
-            .join(" OR ")
-    })
-}
-
 /// What recall needs to know about each candidate: its kind, thread, author,
-/// time, status and sources.
+/// time, status and sources; in the order of `keys`, unknown keys left out.
+///
+/// Two statements, each given every id at once (a JSON array read by
+/// `json_each`): recall asks for a few hundred items, and a statement per
+/// item cost more in running statements than in reading rows.
 pub(super) fn items(conn: &Connection, keys: &[ItemKey]) -> Result<Vec<CandidateItem>> {
-    let mut out = Vec::with_capacity(keys.len());
+    let ids = |id: fn(&ItemKey) -> Option<i64>| {
+        serde_json::Value::from(keys.iter().filter_map(id).collect::<Vec<i64>>()).to_string()
+    };
+    let mut found: HashMap<ItemKey, CandidateItem> = HashMap::with_capacity(keys.len());
     let mut message_stmt = conn.prepare_cached(
-        "SELECT m.channel_id, m.thread_id, m.author_name, m.content, m.created, m.external_id, \
-         t.opened_at FROM messages m LEFT JOIN threads t ON t.id = m.thread_id WHERE m.id = ?1",
+        "SELECT m.id, m.channel_id, m.thread_id, m.author_name, m.content, m.created, \
+         m.external_id, t.opened_at FROM json_each(?1) j JOIN messages m ON m.id = j.value \
+         LEFT JOIN threads t ON t.id = m.thread_id",
     )?;
-    let mut memory_stmt = conn.prepare_cached(
-        "SELECT i.channel_id, i.thread_id, i.kind, i.content, i.created, i.status, i.scope, \
-         i.source_message_id, s.author_name, s.external_id, coalesce(i.author_name, i.author_type), \
-         coalesce(s.created, i.created), t.opened_at \
-         FROM memory_items i LEFT JOIN messages s ON s.id = i.source_message_id \
-         LEFT JOIN threads t ON t.id = i.thread_id WHERE i.id = ?1",
-    )?;
-    for key in keys {
-        if let Some(id) = key.message_id() {
-            let found = message_stmt
-                .query_row([id], |r| {
-                    Ok(CandidateItem {
-                        key: *key,
-                        channel_id: r.get(0)?,
-                        thread_id: r.get(1)?,
-                        kind: None,
-                        author: r.get(2)?,
-                        content: r.get(3)?,
-                        created: ts(r, 4)?,
-                        said_at: ts(r, 4)?,
-                        thread_opened: opt_ts(r, 6)?,
-                        status: None,
-                        scope: None,
-                        turn: Some(id),
-                        source_external_id: r.get(5)?,
-                    })
-                })
-                .optional()?;
-            out.extend(found);
-        } else if let Some(id) = key.memory_id() {
-            let found = memory_stmt
-                .query_row([id], |r| {
-                    let source: Option<MessageId> = r.get(7)?;
-                    let source_author: Option<String> = r.get(8)?;
-                    Ok(CandidateItem {
-                        key: *key,
-                        channel_id: r.get(0)?,
-                        thread_id: r.get(1)?,
-                        kind: Some(parsed(r, 2)?),
-                        content: r.get(3)?,
-                        created: ts(r, 4)?,
-                        said_at: ts(r, 11)?,
-                        thread_opened: opt_ts(r, 12)?,
-                        status: Some(parsed(r, 5)?),
-                        scope: Some(parsed(r, 6)?),
-                        turn: source,
-                        source_external_id: r.get(9)?,
-                        author: source_author.or(r.get(10)?),
-                    })
-                })
-                .optional()?;
-            out.extend(found);
-        }
+    let mut rows = message_stmt.query([ids(|k| k.message_id().map(MessageId::get))])?;
+    while let Some(r) = rows.next()? {
+        let id: MessageId = r.get(0)?;
+        let key = ItemKey::message(id);
+        found.insert(
+            key,
+            CandidateItem {
+                key,
+                channel_id: r.get(1)?,
+                thread_id: r.get(2)?,
+                kind: None,
+                author: r.get(3)?,
+                content: r.get(4)?,
+                created: ts(r, 5)?,
+                said_at: ts(r, 5)?,
+                thread_opened: opt_ts(r, 7)?,
+                status: None,
+                scope: None,
+                turn: Some(id),
+                source_external_id: r.get(6)?,
+            },
+        );
     }
-    Ok(out)
+    let mut memory_stmt = conn.prepare_cached(
+        "SELECT i.id, i.channel_id, i.thread_id, i.kind, i.content, i.created, i.status, \
+         i.scope, i.source_message_id, s.author_name, s.external_id, \
+         coalesce(i.author_name, i.author_type), coalesce(s.created, i.created), t.opened_at \
+         FROM json_each(?1) j JOIN memory_items i ON i.id = j.value \
+         LEFT JOIN messages s ON s.id = i.source_message_id \
+         LEFT JOIN threads t ON t.id = i.thread_id",
+    )?;
+    let mut rows = memory_stmt.query([ids(|k| k.memory_id().map(|m| m.get()))])?;
+    while let Some(r) = rows.next()? {
+        let key = ItemKey::memory(r.get(0)?);
+        let source: Option<MessageId> = r.get(8)?;
+        let source_author: Option<String> = r.get(9)?;
+        found.insert(
+            key,
+            CandidateItem {
+                key,
+                channel_id: r.get(1)?,
+                thread_id: r.get(2)?,
+                kind: Some(parsed(r, 3)?),
+                content: r.get(4)?,
+                created: ts(r, 5)?,
+                said_at: ts(r, 12)?,
+                thread_opened: opt_ts(r, 13)?,
+                status: Some(parsed(r, 6)?),
+                scope: Some(parsed(r, 7)?),
+                turn: source,
+                source_external_id: r.get(10)?,
+                author: source_author.or(r.get(11)?),
+            },
+        );
+    }
+    Ok(keys.iter().filter_map(|k| found.remove(k)).collect())
 }
 
 /// The external ids of a thread's messages, in order.

@@ -4,7 +4,7 @@
 
 use rusqlite::{Connection, params};
 
-use super::{fts5_expression, words};
+use super::words;
 use crate::memory::recall::ItemKey;
 use crate::model::{ChannelId, MessageId};
 
@@ -89,8 +89,7 @@ fn each_channel_is_ranked_with_its_own_statistics() -> anyhow::Result<()> {
         [],
         |r| r.get(0),
     )?;
-    let all_words = fts5_expression(&WORDS.iter().map(|w| w.to_string()).collect::<Vec<_>>())
-        .ok_or_else(|| anyhow::anyhow!("no expression"))?;
+    let all_words = words::any_of(WORDS.iter().copied());
     let lengths: Vec<Vec<u8>> = conn
         .prepare("SELECT helm_row(recall) FROM recall WHERE recall MATCH ?1")?
         .query_map(
@@ -113,13 +112,11 @@ fn each_channel_is_ranked_with_its_own_statistics() -> anyhow::Result<()> {
     ];
     for question in questions {
         let terms: Vec<String> = question.iter().map(|s| s.to_string()).collect();
-        let Some(expression) = fts5_expression(&terms) else {
-            anyhow::bail!("no expression");
-        };
+        let expression = words::any_of(question.iter().copied());
         // Shallow depths leave most rows' lengths unread (`words::rank`);
         // the ranking must not change for it.
         for depth in [1, 5, 40, 400] {
-            let ours = words::lexical(&conn, ChannelId(1), &expression, depth)?;
+            let ours = words::lexical(&conn, ChannelId(1), &terms, depth, None)?;
             let fts5 = own_table_ranking(&conn, &expression, depth)?;
             same_ranking(question, &ours, &fts5);
         }
@@ -169,11 +166,9 @@ fn records_shared_with_the_workspace_reach_every_channel_until_theirs_is_deleted
         "",
         false,
     )?;
-    let Some(budget) = fts5_expression(&["budget".to_string()]) else {
-        anyhow::bail!("no expression");
-    };
+    let budget = ["budget".to_string()];
     let keys = |channel| -> anyhow::Result<Vec<ItemKey>> {
-        let mut keys: Vec<ItemKey> = words::lexical(&conn, ChannelId(channel), &budget, 10)?
+        let mut keys: Vec<ItemKey> = words::lexical(&conn, ChannelId(channel), &budget, 10, None)?
             .into_iter()
             .map(|(k, _)| k)
             .collect();
@@ -198,14 +193,75 @@ fn records_shared_with_the_workspace_reach_every_channel_until_theirs_is_deleted
 
 #[test]
 fn terms_are_quoted_and_joined_by_or() {
-    let terms: Vec<String> = ["caroline", "near", "agency"].map(String::from).to_vec();
     assert_eq!(
-        fts5_expression(&terms).as_deref(),
-        Some("\"caroline\" OR \"near\" OR \"agency\"")
+        words::any_of(["caroline", "near", "agency"]),
+        "\"caroline\" OR \"near\" OR \"agency\""
     );
-    assert_eq!(
-        fts5_expression(&["a\"b".to_string()]).as_deref(),
-        Some("\"a\"\"b\"")
+    assert_eq!(words::any_of(["a\"b"]), "\"a\"\"b\"");
+}
+
+#[test]
+fn a_plan_walks_the_rarest_terms_whose_estimates_fit_the_walk() {
+    // Estimated rows per term: 5000, 100, 900, 3000.
+    let plan = words::plan(
+        vec![(0, 5000.0), (1, 100.0), (2, 900.0), (3, 3000.0)],
+        4096.0,
     );
-    assert_eq!(fts5_expression(&[]), None);
+    assert_eq!(plan.walked, vec![1, 2, 3]);
+    assert_eq!(plan.common, vec![(0, 5000.0)]);
+    // Every term commoner than the walk: the rarest is walked all the same.
+    let plan = words::plan(vec![(0, 9000.0), (1, 8000.0)], 4096.0);
+    assert_eq!(plan.walked, vec![1]);
+    assert_eq!(plan.common, vec![(0, 9000.0)]);
+    // Once a term is left out, no commoner one is walked.
+    let plan = words::plan(vec![(0, 10.0), (1, 5000.0), (2, 20.0)], 100.0);
+    assert_eq!(plan.walked, vec![0, 2]);
+    assert_eq!(plan.common, vec![(1, 5000.0)]);
+}
+
+/// A channel of 600 rows where every word of `WORDS` is common and
+/// "zeppelin" is in one row of 40, with each row's text kept.
+fn channel_with_a_rare_word(conn: &Connection) -> anyhow::Result<Vec<(ItemKey, String)>> {
+    let mut seed = 11;
+    let mut rows = Vec::new();
+    for id in 1..=600i64 {
+        let (mut body, prev) = (text(&mut seed), text(&mut seed));
+        if id % 40 == 0 {
+            body.push_str(" zeppelin");
+        }
+        let key = ItemKey::message(MessageId(id));
+        words::insert(conn, ChannelId(1), key, &body, &prev, false)?;
+        rows.push((key, format!("{body} {prev}")));
+    }
+    Ok(rows)
+}
+
+#[test]
+fn a_narrowed_search_ranks_the_rows_holding_its_rarer_words_as_the_exact_search_does()
+-> anyhow::Result<()> {
+    let conn = store()?;
+    let rows = channel_with_a_rare_word(&conn)?;
+    let terms: Vec<String> = ["budget", "zeppelin", "venue"].map(String::from).to_vec();
+    let every = words::lexical(&conn, ChannelId(1), &terms, 1000, None)?;
+    assert!(every.len() > 400, "the common words match most rows");
+    // What narrowing keeps: the rows holding "zeppelin", the one term whose
+    // rows fit a walk of 100 (the others are in hundreds of rows); the
+    // channel's 600 rows are over four walks, so the search is narrowed.
+    let holding = |key: &ItemKey| {
+        rows.iter()
+            .any(|(k, text)| k == key && text.split(' ').any(|w| w == "zeppelin"))
+    };
+    let expected: Vec<(ItemKey, f64)> = every.iter().copied().filter(|(k, _)| holding(k)).collect();
+    assert_eq!(expected.len(), 15);
+    for depth in [5, 15, 50] {
+        // The channel has fewer rows than a sample, so the common words'
+        // estimates are their counts, and the scores are the exact ones.
+        let narrowed = words::lexical(&conn, ChannelId(1), &terms, depth, Some(100))?;
+        let question = ["budget", "zeppelin", "venue"];
+        same_ranking(&question, &narrowed, &expected[..depth.min(expected.len())]);
+    }
+    // A channel of fewer than four walks is searched whole.
+    let whole = words::lexical(&conn, ChannelId(1), &terms, 1000, Some(150))?;
+    same_ranking(&["budget", "zeppelin", "venue"], &whole, &every);
+    Ok(())
 }

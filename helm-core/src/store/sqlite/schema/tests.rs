@@ -244,11 +244,13 @@ fn word_tables_per_channel_move_into_the_shared_index_ranked_as_before() -> anyh
     let mut after = Vec::new();
     for question in questions {
         for channel in [1, 2] {
+            let terms: Vec<String> = question.split(" OR ").map(String::from).collect();
             let hits = crate::store::sqlite::recall::lexical(
                 &conn,
                 crate::model::ChannelId(channel),
-                question,
+                &terms,
                 50,
+                None,
             )?;
             after.push(hits.into_iter().map(|(k, s)| (k.0, s)).collect::<Vec<_>>());
         }
