@@ -369,6 +369,27 @@ pub async fn memory_records_are_listed_and_recalled(s: &Subject) -> anyhow::Resu
         items.iter().all(|i| i.channel_id == research.channel.id),
         "word search stays in its channel"
     );
+    // Items come in the order asked for; unknown ones are left out.
+    let second = f
+        .store
+        .add_memory(record(research.channel.id, "A second record."))
+        .await?;
+    let asked = vec![
+        ItemKey::memory(second.id),
+        ItemKey::message(helm_core::model::MessageId(1 << 40)),
+        ItemKey::memory(zebra.id),
+    ];
+    let got: Vec<ItemKey> = f
+        .store
+        .recall_items(asked)
+        .await?
+        .iter()
+        .map(|i| i.key)
+        .collect();
+    ensure!(
+        got == vec![ItemKey::memory(second.id), ItemKey::memory(zebra.id)],
+        "in the order asked, unknown keys left out: {got:?}"
+    );
     let newer = f
         .store
         .supersede_memory(
