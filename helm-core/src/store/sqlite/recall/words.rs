@@ -99,11 +99,12 @@ pub(in crate::store::sqlite) fn remove_channel(
     channel: ChannelId,
 ) -> Result<()> {
     let own = scope(channel);
-    let rows = matched(conn, &scope_match(&own), None)?;
+    let rows = matched(conn, &scope_match(&own), None, i64::MIN)?;
     let shared = matched(
         conn,
         &format!("{} AND {}", scope_match(&own), scope_match(WORKSPACE)),
         None,
+        i64::MIN,
     )?;
     let mut tokens = 0;
     for key in &shared.keys {
@@ -166,9 +167,9 @@ fn search(
         return Ok(Vec::new());
     };
     // Narrowing pays only in a scope several times the walk: in a smaller
-    // one, walking every match costs little more than the estimates (a
-    // count per word) that narrowing starts with (in a 10,000-message
-    // channel it made the search slower: p50 1.56 → 1.95 ms).
+    // one, walking every match costs little more than the estimates that
+    // narrowing starts with (in a 10,000-message channel it made the
+    // search slower: p50 1.56 → 1.95 ms).
     let plan = match walk {
         Some(walk) if stats.rows > (NARROW_FROM * walk) as i64 => {
             narrow(conn, scope, stats, terms, walk)?
@@ -176,7 +177,7 @@ fn search(
         _ => Plan::every_match(terms.len()),
     };
     let (query, counted) = plan.query(scope, terms);
-    let rows = matched(conn, &query, Some(counted))?;
+    let rows = matched(conn, &query, Some(counted), i64::MIN)?;
     let df = plan.frequencies(&rows);
     rank(stats, &rows, &df, depth, |key| text_tokens(conn, key))
 }
@@ -275,18 +276,16 @@ fn narrow(
         Some(from) => (from, stats.rows as f64 / SAMPLE as f64),
         None => (i64::MIN, 1.0),
     };
-    let mut count =
-        conn.prepare_cached("SELECT count(*) FROM recall WHERE recall MATCH ?1 AND rowid >= ?2")?;
-    let mut estimates = Vec::with_capacity(terms.len());
-    for (i, term) in terms.iter().enumerate() {
-        let query = format!(
-            "{} AND {{body prev}} : {}",
-            scope_match(scope),
-            any_of([term.as_str()])
-        );
-        let held: i64 = count.query_row(params![query, from], |r| r.get(0))?;
-        estimates.push((i, held as f64 * scale));
-    }
+    // One query over the sample tells which terms each sampled row holds.
+    let every = Plan::every_match(terms.len());
+    let (query, counted) = every.query(scope, terms);
+    let sampled = matched(conn, &query, Some(counted), from)?;
+    let estimates = every
+        .frequencies(&sampled)
+        .into_iter()
+        .map(|held| held * scale)
+        .enumerate()
+        .collect();
     Ok(plan(estimates, walk as f64))
 }
 
@@ -367,12 +366,13 @@ impl Matched {
     }
 }
 
-/// Every row matching `query`, with its `helm_row` figures (of its first
-/// `counted` phrases, or of all).
-fn matched(conn: &Connection, query: &str, counted: Option<usize>) -> Result<Matched> {
-    let mut stmt = conn
-        .prepare_cached("SELECT rowid, helm_row(recall, ?2) FROM recall WHERE recall MATCH ?1")?;
-    let mut rows = stmt.query(params![query, counted.map(|n| n as i64)])?;
+/// Every row from rowid `from` on matching `query`, with its `helm_row`
+/// figures (of its first `counted` phrases, or of all).
+fn matched(conn: &Connection, query: &str, counted: Option<usize>, from: i64) -> Result<Matched> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT rowid, helm_row(recall, ?2) FROM recall WHERE recall MATCH ?1 AND rowid >= ?3",
+    )?;
+    let mut rows = stmt.query(params![query, counted.map(|n| n as i64), from])?;
     let mut out = Matched {
         keys: Vec::new(),
         figures: Vec::new(),
