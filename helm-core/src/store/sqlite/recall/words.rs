@@ -169,9 +169,10 @@ fn search(
     // Narrowing pays only in a scope several times the walk: in a smaller
     // one, walking every match costs little more than the estimates that
     // narrowing starts with (in a 10,000-message channel it made the
-    // search slower: p50 1.56 → 1.95 ms).
+    // search slower: p50 1.56 → 1.95 ms). A single word is always walked,
+    // so it is not estimated either.
     let plan = match walk {
-        Some(walk) if stats.rows > (NARROW_FROM * walk) as i64 => {
+        Some(walk) if terms.len() > 1 && stats.rows > (NARROW_FROM * walk) as i64 => {
             narrow(conn, scope, stats, terms, walk)?
         }
         _ => Plan::every_match(terms.len()),
