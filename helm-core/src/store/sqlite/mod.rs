@@ -104,7 +104,8 @@ impl SqliteStore {
         configure(&writer, false)?;
         schema::migrate(&mut writer)?;
         let (live, _) = broadcast::channel(LIVE_CAPACITY);
-        let writer = writer::Writer::start(writer, live.clone())?;
+        let writer =
+            writer::Writer::start(writer, live.clone(), Some(recall::merging::merge_step))?;
         Ok(SqliteStore {
             inner: Arc::new(Inner {
                 path,

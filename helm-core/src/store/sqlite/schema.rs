@@ -35,6 +35,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "embed_with_context",
         include_str!("migrations/015_embed_with_context.sql"),
     ),
+    (
+        "merge_words_when_idle",
+        include_str!("migrations/016_merge_words_when_idle.sql"),
+    ),
 ];
 
 /// Work a migration needs beyond its SQL, run after it in its transaction.

@@ -17,11 +17,16 @@
 //! under 100 concurrent turns (784–880 against 847–969 turns/s): a
 //! checkpoint's sync waits on the disk, not the CPU, and the writes queued
 //! meanwhile simply join the next batch.
+//!
+//! Once no write has come for [`IDLE`], the writer does the store's idle
+//! work (merging the word index's segments), a short step at a time while
+//! nothing is queued, so a write never waits behind more than one step.
 
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::sync::mpsc;
+use std::sync::mpsc::{self, RecvTimeoutError, TryRecvError};
+use std::time::Duration;
 
 use rusqlite::{Connection, TransactionBehavior};
 use tokio::sync::broadcast;
@@ -34,6 +39,15 @@ use crate::events::Event;
 /// turns in one go, few enough that the first of them does not wait long
 /// behind the rest.
 const MAX_BATCH: usize = 64;
+
+/// How long the writer waits for writes before it does idle work: longer
+/// than the gap between the writes of a burst (a client posting one message
+/// after another), so a burst does not wait behind it.
+const IDLE: Duration = Duration::from_millis(50);
+
+/// Work the writer does when idle, one short step per call, each a
+/// transaction of its own; says whether it did any (so more may remain).
+pub(super) type IdleWork = fn(&mut Connection) -> Result<bool>;
 
 /// A queued write.
 pub(super) trait Job: Send {
@@ -89,12 +103,16 @@ pub(super) struct Writer {
 
 impl Writer {
     /// Starts the writer thread on `conn` (migrated already); committed
-    /// events go to `live`.
-    pub(super) fn start(conn: Connection, live: broadcast::Sender<Arc<Event>>) -> Result<Self> {
+    /// events go to `live`, and `idle` is run when writes pause.
+    pub(super) fn start(
+        conn: Connection,
+        live: broadcast::Sender<Arc<Event>>,
+        idle: Option<IdleWork>,
+    ) -> Result<Self> {
         let (jobs, queue) = mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("helm-store-writer".into())
-            .spawn(move || run(conn, &queue, &live))
+            .spawn(move || run(conn, &queue, &live, idle))
             .map_err(|e| Error::Internal(format!("cannot start the store's writer: {e}")))?;
         Ok(Writer {
             jobs: Some(jobs),
@@ -152,8 +170,12 @@ fn run(
     mut conn: Connection,
     queue: &mpsc::Receiver<Box<dyn Job>>,
     live: &broadcast::Sender<Arc<Event>>,
+    idle: Option<IdleWork>,
 ) {
-    while let Ok(first) = queue.recv() {
+    // A store just opened may have idle work left from before (an index
+    // grown by an older Helm, or by a process that never paused).
+    let mut idle_work = idle.is_some();
+    while let Some(first) = next(&mut conn, queue, idle, &mut idle_work) {
         let mut batch = VecDeque::from([first]);
         while batch.len() < MAX_BATCH {
             match queue.try_recv() {
@@ -163,6 +185,46 @@ fn run(
         }
         while !batch.is_empty() {
             commit(&mut conn, &mut batch, live);
+        }
+        idle_work = idle.is_some();
+    }
+}
+
+/// The next write, or `None` once the store is dropped. While there is
+/// idle work and no write comes for [`IDLE`], it is done step by step until
+/// none is left or a write arrives.
+fn next(
+    conn: &mut Connection,
+    queue: &mpsc::Receiver<Box<dyn Job>>,
+    idle: Option<IdleWork>,
+    idle_work: &mut bool,
+) -> Option<Box<dyn Job>> {
+    loop {
+        let Some(step) = idle.filter(|_| *idle_work) else {
+            return queue.recv().ok();
+        };
+        match queue.recv_timeout(IDLE) {
+            Ok(job) => return Some(job),
+            Err(RecvTimeoutError::Disconnected) => return None,
+            Err(RecvTimeoutError::Timeout) => {}
+        }
+        loop {
+            let done = catch_unwind(AssertUnwindSafe(|| step(conn)))
+                .unwrap_or_else(|_| Err(Error::Internal("the store's idle work panicked".into())));
+            *idle_work = done.unwrap_or_else(|e| {
+                // Idle work only tidies, and the next write arms it again:
+                // a failure (another process holding the lock) waits till then.
+                tracing::debug!(error = %e, "the store's idle work failed");
+                false
+            });
+            if !*idle_work {
+                break;
+            }
+            match queue.try_recv() {
+                Ok(job) => return Some(job),
+                Err(TryRecvError::Disconnected) => return None,
+                Err(TryRecvError::Empty) => {}
+            }
         }
     }
 }
@@ -256,12 +318,16 @@ mod tests {
     use crate::events::EventBody;
     use crate::model::MessageId;
 
-    /// A migrated write connection with a scratch table `t`.
+    /// A migrated write connection with scratch tables `t` (for writes)
+    /// and `idle_steps` (for idle work).
     fn connection(dir: &tempfile::TempDir) -> Result<Connection> {
         let mut conn = Connection::open(dir.path().join("helm.db"))?;
         super::super::configure(&conn, false)?;
         super::super::schema::migrate(&mut conn)?;
-        conn.execute_batch("CREATE TABLE t (x INTEGER PRIMARY KEY)")?;
+        conn.execute_batch(
+            "CREATE TABLE t (x INTEGER PRIMARY KEY); \
+             CREATE TABLE idle_steps (n INTEGER PRIMARY KEY)",
+        )?;
         Ok(conn)
     }
 
@@ -269,7 +335,7 @@ mod tests {
     /// live), and the database's path.
     fn started(dir: &tempfile::TempDir) -> Result<(Arc<Writer>, std::path::PathBuf)> {
         let (live, _) = broadcast::channel(16);
-        let writer = Writer::start(connection(dir)?, live)?;
+        let writer = Writer::start(connection(dir)?, live, None)?;
         Ok((Arc::new(writer), dir.path().join("helm.db")))
     }
 
@@ -499,6 +565,70 @@ mod tests {
         }
         assert!(!wal.exists(), "the writer's connection is still open");
         assert_eq!(rows(&Connection::open(&path)?)?, [5]);
+        Ok(())
+    }
+
+    /// Idle work in rounds of 30 steps of 10 ms each; each step records
+    /// itself in `idle_steps`.
+    fn thirty_slow_steps(conn: &mut Connection) -> Result<bool> {
+        let tx = conn.transaction()?;
+        tx.execute("INSERT INTO idle_steps DEFAULT VALUES", [])?;
+        std::thread::sleep(Duration::from_millis(10));
+        let done: i64 = tx.query_row("SELECT count(*) FROM idle_steps", [], |r| r.get(0))?;
+        tx.commit()?;
+        Ok(done % 30 != 0)
+    }
+
+    fn idle_steps(path: &std::path::Path) -> Result<i64> {
+        Ok(Connection::open(path)?
+            .query_row("SELECT count(*) FROM idle_steps", [], |r| r.get(0))?)
+    }
+
+    /// Waits (up to 10 s) until `idle_steps` holds `n` rows.
+    async fn steps_reach(path: &std::path::Path, n: i64) -> Result<i64> {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let mut steps = idle_steps(path)?;
+        while steps < n && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            steps = idle_steps(path)?;
+        }
+        Ok(steps)
+    }
+
+    #[tokio::test]
+    async fn idle_work_runs_while_writes_pause_and_a_write_goes_before_its_next_step() -> Result<()>
+    {
+        let dir = tempdir()?;
+        let (live, _) = broadcast::channel(16);
+        let writer = Writer::start(connection(&dir)?, live, Some(thirty_slow_steps))?;
+        let path = dir.path().join("helm.db");
+        // A store just opened does its idle work once writes pause.
+        assert!(steps_reach(&path, 1).await? >= 1, "idle work began");
+        // A write in the middle of it waits for one step at most.
+        let seen = writer
+            .write(|tx| {
+                tx.conn().execute("INSERT INTO t (x) VALUES (1)", [])?;
+                Ok(tx
+                    .conn()
+                    .query_row("SELECT count(*) FROM idle_steps", [], |r| {
+                        r.get::<_, i64>(0)
+                    })?)
+            })
+            .await?;
+        assert!(
+            seen < 30,
+            "the write ran before the idle work ended ({seen} steps)"
+        );
+        // The work goes on after it, and ends when a step says it is done.
+        assert_eq!(steps_reach(&path, 30).await?, 30);
+        tokio::time::sleep(IDLE * 4).await;
+        assert_eq!(idle_steps(&path)?, 30, "nothing runs once the work is done");
+        // The next write arms it again.
+        writer
+            .write(|tx| Ok(tx.conn().execute("INSERT INTO t (x) VALUES (2)", [])?))
+            .await?;
+        assert_eq!(steps_reach(&path, 60).await?, 60);
+        assert_eq!(rows(&Connection::open(&path)?)?, [1, 2]);
         Ok(())
     }
 }

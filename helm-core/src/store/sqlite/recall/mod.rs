@@ -5,6 +5,7 @@
 //! times two, a memory record's id times two plus one.
 
 mod fts5;
+pub(super) mod merging;
 pub(super) mod migrate;
 pub(super) mod words;
 

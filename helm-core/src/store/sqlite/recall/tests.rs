@@ -4,7 +4,7 @@
 
 use rusqlite::{Connection, params};
 
-use super::words;
+use super::{merging, words};
 use crate::memory::recall::ItemKey;
 use crate::model::{ChannelId, MessageId};
 
@@ -263,5 +263,53 @@ fn a_narrowed_search_ranks_the_rows_holding_its_rarer_words_as_the_exact_search_
     // A channel of fewer than four walks is searched whole.
     let whole = words::lexical(&conn, ChannelId(1), &terms, 1000, Some(150))?;
     same_ranking(&["budget", "zeppelin", "venue"], &whole, &every);
+    Ok(())
+}
+
+fn segments(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row("SELECT count(DISTINCT segid) FROM recall_idx", [], |r| {
+        r.get(0)
+    })
+}
+
+#[test]
+fn merging_when_idle_leaves_few_segments_and_ranks_as_before() -> anyhow::Result<()> {
+    let mut conn = store()?;
+    // Each insert commits alone, as posts do: a segment each, which FTS5
+    // merges four at a time as they pile up.
+    channel_with_a_rare_word(&conn)?;
+    let before = segments(&conn)?;
+    assert!(
+        before >= 6,
+        "the index was written in many segments: {before}"
+    );
+    let questions = [
+        vec!["budget", "venue"],
+        vec!["zeppelin", "keynote", "disk"],
+        vec!["daily", "logs", "rotate", "alert"],
+    ];
+    let terms = |q: &Vec<&str>| q.iter().map(|w| w.to_string()).collect::<Vec<_>>();
+    let mut ranked = Vec::new();
+    for q in &questions {
+        ranked.push(words::lexical(&conn, ChannelId(1), &terms(q), 50, None)?);
+    }
+    let mut steps = 0;
+    while merging::merge_step(&mut conn)? {
+        steps += 1;
+        assert!(steps < 1000, "merging ends");
+    }
+    let after = segments(&conn)?;
+    assert!(
+        steps > 0 && after <= 2,
+        "{steps} steps merged {before} segments into {after}"
+    );
+    assert!(!merging::merge_step(&mut conn)?, "nothing is left to merge");
+    for (q, before) in questions.iter().zip(&ranked) {
+        same_ranking(
+            q,
+            &words::lexical(&conn, ChannelId(1), &terms(q), 50, None)?,
+            before,
+        );
+    }
     Ok(())
 }
