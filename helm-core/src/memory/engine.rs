@@ -172,6 +172,8 @@ impl RecallEngine {
         // with this order (docs/memory.md, "At scale").
         let meaning = self.embed_query(channel, text).await?;
         let (lexical, nearest) = tokio::join!(self.lexical(channel, &parsed), async {
+            // Summaries are ranked in a list of their own; take enough to
+            // hold them.
             meaning
                 .as_ref()
                 .map(|(vectors, query)| vectors.nearest(query, 2 * DEPTH))
@@ -520,7 +522,6 @@ enum Queued {
     Unembedded,
 }
 
-/// A channel's vectors, the query's vector, and the nearest items.
 /// The meaning search again, from the query moved toward its first hits
 /// (the best of the word and meaning lists, fused by rank): it finds what
 /// the first hits are about, which a question's own words may not reach.
