@@ -39,6 +39,7 @@ pub mod memory;
 pub mod model;
 pub mod net;
 pub mod provider;
+pub(crate) mod replace_file;
 pub mod runtime;
 pub mod secrets;
 pub mod store;

@@ -18,6 +18,7 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::faults::{FaultPoint, Faults};
 use crate::model::ChannelId;
+use crate::replace_file::Keep;
 use crate::store::ChannelRecord;
 
 /// The directories of a channel's world, in creation order.
@@ -317,18 +318,11 @@ impl ChannelWorld {
         let text = serde_json::to_string_pretty(&mirror)
             .map_err(|e| Error::Internal(format!("profile does not serialise: {e}")))?;
         let path = self.profile().join("agent.json");
-        // A temporary file of this write's own: a request and the runtime
-        // following the same change mirror the profile at once, and with one
-        // shared name the second rename found the first had taken its file
-        // (a 500 on restoring a channel, seen on PostgreSQL). Each rename
-        // puts a whole file in place; the last one wins.
-        static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let tmp = self
-            .profile()
-            .join(format!(".agent.json.{}.{n}.tmp", std::process::id()));
-        std::fs::write(&tmp, text).map_err(|e| Error::io("writing", &tmp, e))?;
-        std::fs::rename(&tmp, &path).map_err(|e| Error::io("writing", &path, e))
+        // A request and the runtime following the same change may mirror
+        // the profile at once (seen on PostgreSQL): each puts a whole file
+        // in place, and the last one wins.
+        crate::replace_file::replace(&path, text.as_bytes(), Keep::Mirror)
+            .map_err(|e| Error::io("writing", &path, e))
     }
 }
 

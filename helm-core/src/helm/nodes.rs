@@ -17,6 +17,7 @@ use crate::auth::secret;
 use crate::error::{Error, Result};
 use crate::exec::{ComputerRoutes, RemoteComputer, Route};
 use crate::model::ChannelId;
+use crate::replace_file::{Keep, replace};
 use crate::store::{NodeAddress, NodeRecord, Store};
 use crate::world::DataRoot;
 
@@ -196,9 +197,6 @@ fn node_key(root: &DataRoot) -> Result<String> {
     }
     let key = secret::generate(secret::NODE_KEY_PREFIX)?;
     // Written whole or not at all, so a crash never leaves half a key.
-    let partial = path.with_extension("partial");
-    crate::lock::write_private(&partial, key.as_bytes())
-        .and_then(|()| std::fs::rename(&partial, &path))
-        .map_err(|e| Error::io("writing", &path, e))?;
+    replace(&path, key.as_bytes(), Keep::Secret).map_err(|e| Error::io("writing", &path, e))?;
     Ok(key)
 }

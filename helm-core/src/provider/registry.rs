@@ -18,6 +18,7 @@ use super::anthropic::Anthropic;
 use super::openai::OpenAiCompatible;
 use super::{HttpOptions, ModelInfo, Provider};
 use crate::error::{Error, ProviderFailure, Result};
+use crate::replace_file::{Keep, replace};
 
 /// Which wire format a provider speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -485,27 +486,15 @@ fn pasted_key(key: &str) -> Result<&str> {
 /// Writes a secret file readable only by this process's user (the
 /// directory too), through a temporary file so a reader never sees half.
 fn write_secret(dir: &std::path::Path, path: &std::path::Path, secret: &str) -> Result<()> {
-    use std::io::Write;
+    use std::os::unix::fs::PermissionsExt;
     let fail = |source: std::io::Error| Error::Io {
         action: "storing a provider key in",
         path: dir.to_path_buf(),
         source,
     };
     std::fs::create_dir_all(dir).map_err(fail)?;
-    let temporary = path.with_extension("key.tmp");
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).map_err(fail)?;
-        options.mode(0o600);
-    }
-    let mut file = options.open(&temporary).map_err(fail)?;
-    file.write_all(secret.as_bytes()).map_err(fail)?;
-    file.sync_all().map_err(fail)?;
-    std::fs::rename(&temporary, path).map_err(fail)?;
-    Ok(())
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).map_err(fail)?;
+    replace(path, secret.as_bytes(), Keep::Secret).map_err(fail)
 }
 
 #[cfg(test)]
