@@ -372,10 +372,7 @@ impl Helm {
                 Actor::user(actor),
             )
             .await?;
-        self.inner
-            .root
-            .world(record.channel.id)
-            .mirror_profile(&record)?;
+        self.inner.runtime.mirror_profile(record.channel.id).await?;
         Ok(record)
     }
 

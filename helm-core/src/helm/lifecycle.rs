@@ -12,7 +12,7 @@
 use std::time::Duration;
 
 use crate::error::{Error, Result};
-use crate::model::{Actor, ChannelKind, ChannelName, ChannelRef, ChannelStatus, User};
+use crate::model::{Actor, ChannelKind, ChannelName, ChannelStatus, User};
 use crate::runtime::Runtime;
 use crate::store::{ChannelRecord, WorldHook};
 
@@ -38,9 +38,7 @@ pub(crate) async fn change_status(
         let name = record.channel.name.to_string();
         rt.pause_channel(id, &name, Some(&actor.name)).await;
     }
-    let after = rt.store.channel(&ChannelRef::Id(id)).await?;
-    rt.root.world(id).mirror_profile(&after)?;
-    Ok(after)
+    rt.mirror_profile(id).await
 }
 
 /// Permanently deletes an archived channel and its agent world (rows and

@@ -149,6 +149,9 @@ pub(crate) struct Runtime {
     summary_failures: Mutex<HashMap<ThreadId, std::time::Instant>>,
     /// Skipper's agent, read once: it never changes, and every turn asks.
     skipper: tokio::sync::OnceCell<crate::model::AgentId>,
+    /// Held while a profile mirror is read and rewritten (see
+    /// [`Runtime::mirror_profile`]).
+    mirroring: tokio::sync::Mutex<()>,
 }
 
 struct LiveTurn {
@@ -223,7 +226,30 @@ impl Runtime {
             driver: Mutex::new(Driver::Idle),
             summary_failures: Mutex::new(HashMap::new()),
             skipper: tokio::sync::OnceCell::new(),
+            mirroring: tokio::sync::Mutex::new(()),
         }
+    }
+
+    /// Rewrites `channel`'s profile mirror from its record as the store
+    /// holds it now, if its world is on this node; returns that record.
+    ///
+    /// A request that changed the channel and the runtime following the
+    /// same change mirror it at once. One at a time, each reading the
+    /// record afresh, so a rewrite from a record read before the last
+    /// change never lands after one read since: the mirror ends as the
+    /// store is, not a change behind. (Mirrors are rewritten only when a
+    /// channel changes, so one lock for all of them costs nothing.)
+    pub(crate) async fn mirror_profile(
+        &self,
+        channel: ChannelId,
+    ) -> Result<crate::store::ChannelRecord> {
+        let _one_at_a_time = self.mirroring.lock().await;
+        let record = self
+            .store
+            .channel(&crate::model::ChannelRef::Id(channel))
+            .await?;
+        self.root.world(channel).mirror_profile(&record)?;
+        Ok(record)
     }
 
     /// Skipper's agent: the home channel's resident.
@@ -351,17 +377,13 @@ impl Runtime {
     /// was archived, its running turn here cancelled and its terminals and
     /// MCP servers here closed.
     async fn follow_change(&self, channel: ChannelId, archived: bool) {
-        let record = self
-            .store
-            .channel(&crate::model::ChannelRef::Id(channel))
-            .await;
+        let record = self.mirror_profile(channel).await;
         match &record {
-            Ok(record) => {
-                if let Err(e) = self.root.world(channel).mirror_profile(record) {
-                    tracing::warn!(channel = %channel, error = %e, "could not mirror a profile");
-                }
+            Ok(_) => {}
+            Err(e) if e.kind() == crate::error::ErrorKind::NotFound => {
+                tracing::debug!(channel = %channel, error = %e, "a changed channel is gone");
             }
-            Err(e) => tracing::debug!(channel = %channel, error = %e, "a changed channel is gone"),
+            Err(e) => tracing::warn!(channel = %channel, error = %e, "could not mirror a profile"),
         }
         if archived {
             let name = record.map_or_else(

@@ -253,12 +253,13 @@ async fn a_store_url_names_the_sqlite_file() -> anyhow::Result<()> {
 
 /// The profile mirror is rewritten by whoever changes a channel, and by the
 /// runtime following the change, at the same time: every one of those
-/// changes must succeed, and the mirror end whole. (Which change's record
-/// it holds last is not ordered: a slower writer may put an older one
-/// back until the next change.)
+/// changes must succeed, and once they have returned the mirror is whole
+/// and holds the record as the store has it, not an older one put back by
+/// a slower writer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_changes_all_rewrite_the_profile_mirror() -> anyhow::Result<()> {
     let f = std::sync::Arc::new(Fixture::new().await?);
+    f.helm.start_runtime().await?;
     let record = f
         .helm
         .create_channel(&f.captain, "#mirror", LAUNCH_PURPOSE)
@@ -287,10 +288,12 @@ async fn concurrent_changes_all_rewrite_the_profile_mirror() -> anyhow::Result<(
         world.profile().join("agent.json"),
     )?)?;
     let purpose = profile["channel"]["purpose"].as_str().unwrap_or_default();
-    assert!(
-        purpose.starts_with("Purpose number ") && purpose.ends_with(" of the mirror test."),
-        "{profile}"
-    );
+    let stored = f
+        .helm
+        .channel(&ChannelRef::Id(record.channel.id))
+        .await?;
+    assert_eq!(purpose, stored.channel.purpose.as_str(), "{profile}");
+    assert!(purpose.starts_with("Purpose number "), "{profile}");
     let leftovers: Vec<_> = std::fs::read_dir(world.profile())?
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
