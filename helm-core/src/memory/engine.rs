@@ -16,7 +16,7 @@ use super::vector_cache::{DEFAULT_VECTOR_CACHE_BYTES, VectorCache, VectorCacheUs
 use super::vectors::ChannelVectors;
 use crate::error::{Error, Result};
 use crate::helm::Audience;
-use crate::model::{ChannelId, MessageId, ThreadId};
+use crate::model::{ChannelId, MessageId};
 use crate::store::Store;
 
 /// The longest query accepted, in bytes.
@@ -171,35 +171,44 @@ impl RecallEngine {
         // 7 alone, and recall's p50 fell from 16.4–17.3 to 15.2–15.6 ms
         // with this order (docs/memory.md, "At scale").
         let meaning = self.embed_query(channel, text).await?;
-        let (lexical, nearest) = tokio::join!(self.lexical(channel, &parsed), async {
+        // While the words are searched, the nearest vectors are found on
+        // this thread and their items read on another store thread, so
+        // only the word matches' items are read after the search.
+        let (lexical, near) = tokio::join!(self.lexical(channel, &parsed), async {
+            let Some((vectors, query)) = &meaning else {
+                return Ok((Vec::new(), Vec::new()));
+            };
             // Summaries are ranked in a list of their own; take enough to
             // hold them.
-            meaning
-                .as_ref()
-                .map(|(vectors, query)| vectors.nearest(query, 2 * DEPTH))
+            let dense = vectors.nearest(query, 2 * DEPTH);
+            let items = self
+                .store
+                .recall_items(dense.iter().map(|(k, _)| *k).collect())
+                .await?;
+            Ok::<_, Error>((dense, items))
         });
         let lexical = lexical?;
-        let (dense, expanded) = match (meaning, nearest) {
-            (Some((vectors, query_vector)), Some(dense)) => {
-                let expanded = if tuning.expansion_weight > 0.0 {
-                    expand(&vectors, &query_vector, &lexical, &dense)
-                } else {
-                    Vec::new()
-                };
-                (dense, expanded)
+        let (dense, mut items) = near?;
+        let expanded = match &meaning {
+            Some((vectors, query)) if tuning.expansion_weight > 0.0 && !dense.is_empty() => {
+                expand(vectors, query, &lexical, &dense)
             }
-            _ => (Vec::new(), Vec::new()),
+            _ => Vec::new(),
         };
 
-        let mut keys: Vec<ItemKey> = lexical.iter().map(|(k, _)| *k).collect();
-        keys.extend(dense.iter().map(|(k, _)| *k));
-        keys.extend(expanded.iter().map(|(k, _)| *k));
+        let read: HashSet<ItemKey> = items.iter().map(|i| i.key).collect();
+        let mut keys: Vec<ItemKey> = lexical
+            .iter()
+            .map(|(k, _)| *k)
+            .chain(expanded.iter().map(|(k, _)| *k))
+            .filter(|k| !read.contains(k))
+            .collect();
         keys.sort();
         keys.dedup();
-        let items: HashMap<ItemKey, CandidateItem> = self
-            .store
-            .recall_items(keys)
-            .await?
+        if !keys.is_empty() {
+            items.extend(self.store.recall_items(keys).await?);
+        }
+        let items: HashMap<ItemKey, CandidateItem> = items
             .into_iter()
             .filter(|i| {
                 (i.channel_id == channel || i.scope == Some(crate::model::MemoryScope::Workspace))
@@ -370,28 +379,13 @@ impl RecallEngine {
 
     /// Adds provenance: the thread, the source messages and their external ids.
     async fn dress(&self, ranked: Vec<Ranked>) -> Result<Vec<RecallHit>> {
-        let mut titles: HashMap<ThreadId, String> = HashMap::new();
         let mut hits = Vec::with_capacity(ranked.len());
         for r in ranked {
             let item = r.item;
-            let thread = match item.thread_id {
-                Some(t) => {
-                    if let std::collections::hash_map::Entry::Vacant(slot) = titles.entry(t) {
-                        let title = self
-                            .store
-                            .thread(t)
-                            .await
-                            .map(|th| th.title)
-                            .unwrap_or_default();
-                        slot.insert(title);
-                    }
-                    Some(HitThread {
-                        id: t,
-                        title: titles.get(&t).cloned().unwrap_or_default(),
-                    })
-                }
-                None => None,
-            };
+            let thread = item.thread_id.map(|id| HitThread {
+                id,
+                title: item.thread_title.clone().unwrap_or_default(),
+            });
             let (kind, id) = match (item.kind, item.key.message_id(), item.key.memory_id()) {
                 (None, Some(m), _) => ("message".to_string(), m.0),
                 (Some(k), _, Some(m)) => (k.as_str().to_string(), m.0),

@@ -365,6 +365,7 @@ mod tests {
             created: Timestamp::UNIX_EPOCH,
             said_at: Timestamp::UNIX_EPOCH,
             thread_opened: Some(Timestamp::UNIX_EPOCH),
+            thread_title: Some(format!("thread {thread}")),
             status: kind.map(|_| MemoryStatus::Current),
             scope: None,
             turn: turn.map(MessageId),

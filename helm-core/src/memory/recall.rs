@@ -71,6 +71,9 @@ pub struct CandidateItem {
     pub said_at: Timestamp,
     /// When its thread was opened.
     pub thread_opened: Option<Timestamp>,
+    /// Its thread's title (read with the item, so a hit needs no second
+    /// read to name its thread).
+    pub thread_title: Option<String>,
     /// A memory record's status.
     pub status: Option<MemoryStatus>,
     /// A memory record's scope.

@@ -288,10 +288,7 @@ async fn concurrent_changes_all_rewrite_the_profile_mirror() -> anyhow::Result<(
         world.profile().join("agent.json"),
     )?)?;
     let purpose = profile["channel"]["purpose"].as_str().unwrap_or_default();
-    let stored = f
-        .helm
-        .channel(&ChannelRef::Id(record.channel.id))
-        .await?;
+    let stored = f.helm.channel(&ChannelRef::Id(record.channel.id)).await?;
     assert_eq!(purpose, stored.channel.purpose.as_str(), "{profile}");
     assert!(purpose.starts_with("Purpose number "), "{profile}");
     let leftovers: Vec<_> = std::fs::read_dir(world.profile())?

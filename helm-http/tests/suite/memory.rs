@@ -155,6 +155,11 @@ async fn memory_is_kept_recalled_imported_and_private() -> anyhow::Result<()> {
         .get("/api/channels/launch/recall?q=harbour%20venue", a)
         .await?;
     assert_eq!(hits.body[0]["source_external_ids"], json!(["D1:1"]));
+    assert_eq!(
+        hits.body[0]["thread"]["title"], "Kickoff",
+        "{:?}",
+        hits.body
+    );
     let huge = api.send(import(&"x".repeat(8192))?).await?;
     assert_eq!(huge.status, StatusCode::PAYLOAD_TOO_LARGE);
 

@@ -82,6 +82,20 @@ async fn a_decision_in_one_thread_is_recalled_in_another_after_a_model_change_an
         .find(|h| h.kind == "decision")
         .ok_or_else(|| anyhow::anyhow!("the decision is not recalled: {hits:?}"))?;
     assert_eq!(hit.thread.as_ref().map(|t| t.id), Some(first.thread.id));
+    assert_eq!(
+        hit.thread.as_ref().map(|t| t.title.as_str()),
+        Some(first.thread.title.as_str()),
+        "the hit names its thread"
+    );
+    assert!(!first.thread.title.is_empty());
+    let message_hit = hits
+        .iter()
+        .find(|h| h.kind == "message")
+        .ok_or_else(|| anyhow::anyhow!("no message recalled: {hits:?}"))?;
+    assert_eq!(
+        message_hit.thread.as_ref().map(|t| t.title.as_str()),
+        Some(first.thread.title.as_str())
+    );
     assert_eq!(hit.author.as_deref(), Some("captain"));
     assert_eq!(hit.source_message_ids, [first.message.id]);
 

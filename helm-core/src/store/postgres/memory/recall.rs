@@ -113,7 +113,7 @@ pub(crate) async fn items(c: &impl GenericClient, keys: &[ItemKey]) -> Result<Ve
         let rows = c
             .query(
                 "SELECT m.id, m.channel_id, m.thread_id, m.author_name, m.content, m.created, \
-                 m.external_id, t.opened_at FROM messages m \
+                 m.external_id, t.opened_at, t.title FROM messages m \
                  LEFT JOIN threads t ON t.id = m.thread_id WHERE m.id = ANY($1)",
                 &[&messages],
             )
@@ -134,6 +134,7 @@ pub(crate) async fn items(c: &impl GenericClient, keys: &[ItemKey]) -> Result<Ve
                     created: ts(&r, 5)?,
                     said_at: ts(&r, 5)?,
                     thread_opened: opt_ts(&r, 7)?,
+                    thread_title: r.get(8),
                     status: None,
                     scope: None,
                     turn: Some(id),
@@ -148,7 +149,7 @@ pub(crate) async fn items(c: &impl GenericClient, keys: &[ItemKey]) -> Result<Ve
                 "SELECT i.id, i.channel_id, i.thread_id, i.kind, i.content, i.created, i.status, \
                  i.scope, i.source_message_id, s.author_name, s.external_id, \
                  coalesce(i.author_name, i.author_type), coalesce(s.created, i.created), \
-                 t.opened_at \
+                 t.opened_at, t.title \
                  FROM memory_items i LEFT JOIN messages s ON s.id = i.source_message_id \
                  LEFT JOIN threads t ON t.id = i.thread_id WHERE i.id = ANY($1)",
                 &[&memories],
@@ -169,6 +170,7 @@ pub(crate) async fn items(c: &impl GenericClient, keys: &[ItemKey]) -> Result<Ve
                     created: ts(&r, 5)?,
                     said_at: ts(&r, 12)?,
                     thread_opened: opt_ts(&r, 13)?,
+                    thread_title: r.get(14),
                     status: Some(parsed(&r, 6)?),
                     scope: Some(parsed(&r, 7)?),
                     turn: r.get::<_, Option<i64>>(8).map(MessageId),

@@ -94,7 +94,8 @@ pub(super) fn items(conn: &Connection, keys: &[ItemKey]) -> Result<Vec<Candidate
     let mut found: HashMap<ItemKey, CandidateItem> = HashMap::with_capacity(keys.len());
     let mut message_stmt = conn.prepare_cached(
         "SELECT m.id, m.channel_id, m.thread_id, m.author_name, m.content, m.created, \
-         m.external_id, t.opened_at FROM json_each(?1) j JOIN messages m ON m.id = j.value \
+         m.external_id, t.opened_at, t.title FROM json_each(?1) j \
+         JOIN messages m ON m.id = j.value \
          LEFT JOIN threads t ON t.id = m.thread_id",
     )?;
     let mut rows = message_stmt.query([ids(|k| k.message_id().map(MessageId::get))])?;
@@ -113,6 +114,7 @@ pub(super) fn items(conn: &Connection, keys: &[ItemKey]) -> Result<Vec<Candidate
                 created: ts(r, 5)?,
                 said_at: ts(r, 5)?,
                 thread_opened: opt_ts(r, 7)?,
+                thread_title: r.get(8)?,
                 status: None,
                 scope: None,
                 turn: Some(id),
@@ -123,7 +125,8 @@ pub(super) fn items(conn: &Connection, keys: &[ItemKey]) -> Result<Vec<Candidate
     let mut memory_stmt = conn.prepare_cached(
         "SELECT i.id, i.channel_id, i.thread_id, i.kind, i.content, i.created, i.status, \
          i.scope, i.source_message_id, s.author_name, s.external_id, \
-         coalesce(i.author_name, i.author_type), coalesce(s.created, i.created), t.opened_at \
+         coalesce(i.author_name, i.author_type), coalesce(s.created, i.created), t.opened_at, \
+         t.title \
          FROM json_each(?1) j JOIN memory_items i ON i.id = j.value \
          LEFT JOIN messages s ON s.id = i.source_message_id \
          LEFT JOIN threads t ON t.id = i.thread_id",
@@ -144,6 +147,7 @@ pub(super) fn items(conn: &Connection, keys: &[ItemKey]) -> Result<Vec<Candidate
                 created: ts(r, 5)?,
                 said_at: ts(r, 12)?,
                 thread_opened: opt_ts(r, 13)?,
+                thread_title: r.get(14)?,
                 status: Some(parsed(r, 6)?),
                 scope: Some(parsed(r, 7)?),
                 turn: source,
