@@ -163,17 +163,15 @@ impl RecallEngine {
             .to_zoned(jiff::tz::TimeZone::UTC)
             .date();
         let parsed = query::parse(text, today);
-        // The query is embedded first, and only then are its words searched
-        // (on a store thread) beside its nearest vectors (on this one).
-        // Embedding keeps both cores busy, and a word search beside it
-        // slowed it more than it saved: in a 100,000-message channel
-        // embedding took 12 ms at the median beside the word search against
-        // 7 alone, and recall's p50 fell from 16.4–17.3 to 15.2–15.6 ms
-        // with this order (docs/memory.md, "At scale").
+        // The query is embedded first; then its words are searched on a
+        // store thread while its nearest vectors are found on this one and
+        // their items read on another store thread, so only the word
+        // matches' items are read after the search. Embedding keeps both
+        // cores busy, and a word search beside it slowed it more than it
+        // saved: in a 100,000-message channel embedding took 12 ms at the
+        // median beside the word search against 7 alone (docs/memory.md,
+        // "At scale").
         let meaning = self.embed_query(channel, text).await?;
-        // While the words are searched, the nearest vectors are found on
-        // this thread and their items read on another store thread, so
-        // only the word matches' items are read after the search.
         let (lexical, near) = tokio::join!(self.lexical(channel, &parsed), async {
             let Some((vectors, query)) = &meaning else {
                 return Ok((Vec::new(), Vec::new()));
@@ -190,7 +188,7 @@ impl RecallEngine {
         let lexical = lexical?;
         let (dense, mut items) = near?;
         let expanded = match &meaning {
-            Some((vectors, query)) if tuning.expansion_weight > 0.0 && !dense.is_empty() => {
+            Some((vectors, query)) if tuning.expansion_weight > 0.0 => {
                 expand(vectors, query, &lexical, &dense)
             }
             _ => Vec::new(),
