@@ -24,4 +24,5 @@ mod promises_restart;
 mod promises_skipper;
 mod reading;
 mod security;
+mod startup_layout;
 mod ui;
