@@ -7,6 +7,9 @@
 //! shared name, two writers of the same file at once (a request and the
 //! runtime following the same change) truncated each other's temporary,
 //! and the second rename failed because the first had taken its file.
+//! A crash between the write and the rename leaves its temporary behind;
+//! the next replacement of the same file removes those of processes that
+//! are gone.
 
 use std::io::Write;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
@@ -34,7 +37,46 @@ pub(crate) fn replace(path: &Path, bytes: &[u8], keep: Keep) -> std::io::Result<
     if written.is_err() {
         let _ = std::fs::remove_file(&temporary);
     }
+    if written.is_ok() {
+        remove_leftovers(path);
+    }
     written
+}
+
+/// Removes the temporaries of `path` that processes which have since died
+/// left behind (a crash before the rename). Best effort: they are only
+/// clutter. A live process's temporary is kept, as it may be about to be
+/// renamed; one whose process id a new process has taken stays until that
+/// one is gone too.
+fn remove_leftovers(path: &Path) {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return;
+    };
+    let prefix = format!(".{}.", name.to_string_lossy());
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file = entry.file_name();
+        let Some(rest) = file
+            .to_str()
+            .and_then(|f| f.strip_prefix(&prefix))
+            .and_then(|r| r.strip_suffix(".tmp"))
+        else {
+            continue;
+        };
+        // `<pid>.<n>`: the name of a temporary this module made.
+        let Some(pid) = rest
+            .split_once('.')
+            .filter(|(_, n)| n.parse::<u64>().is_ok())
+            .and_then(|(pid, _)| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
 }
 
 /// A name in `path`'s folder no other write uses: `.<name>.<pid>.<n>.tmp`.
@@ -110,6 +152,31 @@ mod tests {
         let kept = std::fs::read_to_string(&path)?;
         assert!(texts.contains(&kept), "a mixed file: {} bytes", kept.len());
         assert_eq!(leftovers(dir.path())?, Vec::<String>::new());
+        Ok(())
+    }
+
+    #[test]
+    fn a_replacement_removes_what_a_dead_process_left_and_keeps_a_live_ones() -> std::io::Result<()>
+    {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("agent.json");
+        // A process that has exited: its id names no process now.
+        let mut gone = std::process::Command::new("true").spawn()?;
+        gone.wait()?;
+        let dead = format!(".agent.json.{}.3.tmp", gone.id());
+        // Process 1 lives as long as the machine does.
+        let live = ".agent.json.1.7.tmp".to_string();
+        // Not this module's temporaries: another file's, and a user's file.
+        let others = [".other.json.999999.1.tmp", ".agent.json.notes.tmp"];
+        for name in [dead.as_str(), live.as_str()].into_iter().chain(others) {
+            std::fs::write(dir.path().join(name), "left")?;
+        }
+        replace(&path, b"{}", Keep::Mirror)?;
+        let mut kept = leftovers(dir.path())?;
+        kept.sort();
+        let mut expected = vec![live, others[0].to_string(), others[1].to_string()];
+        expected.sort();
+        assert_eq!(kept, expected);
         Ok(())
     }
 
