@@ -34,11 +34,10 @@ pub(crate) fn replace(path: &Path, bytes: &[u8], keep: Keep) -> std::io::Result<
     let temporary = temporary_beside(path)?;
     let written =
         write_new(&temporary, bytes, keep).and_then(|()| std::fs::rename(&temporary, path));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&temporary);
-    }
     if written.is_ok() {
         remove_leftovers(path);
+    } else {
+        let _ = std::fs::remove_file(&temporary);
     }
     written
 }
