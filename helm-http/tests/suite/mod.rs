@@ -24,5 +24,7 @@ mod promises_restart;
 mod promises_skipper;
 mod reading;
 mod security;
+// Where build.rs applies the start-up layout, and only there.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
 mod startup_layout;
 mod ui;
