@@ -163,30 +163,32 @@ impl RecallEngine {
             .to_zoned(jiff::tz::TimeZone::UTC)
             .date();
         let parsed = query::parse(text, today);
-        // The query is embedded first; then its words are searched on a
-        // store thread while its nearest vectors are found on this one and
-        // their items read on another store thread, so only the word
-        // matches' items are read after the search. Embedding keeps both
-        // cores busy, and a word search beside it slowed it more than it
-        // saved: in a 100,000-message channel embedding took 12 ms at the
-        // median beside the word search against 7 alone (docs/memory.md,
-        // "At scale").
-        let meaning = self.embed_query(channel, text).await?;
-        let (lexical, near) = tokio::join!(self.lexical(channel, &parsed), async {
-            let Some((vectors, query)) = &meaning else {
-                return Ok((Vec::new(), Vec::new()));
-            };
-            // Summaries are ranked in a list of their own; take enough to
-            // hold them.
-            let dense = vectors.nearest(query, 2 * DEPTH);
-            let items = self
-                .store
-                .recall_items(dense.iter().map(|(k, _)| *k).collect())
-                .await?;
-            Ok::<_, Error>((dense, items))
-        });
+        // The query's words are searched on a store thread while the query
+        // is embedded on another (one core: the embedder's few-row product),
+        // its nearest vectors are found and their items read, so only the
+        // word matches' items are read after both (docs/memory.md, "At
+        // scale").
+        let (meaning, lexical) = tokio::join!(
+            async {
+                let Some((vectors, query)) = self.embed_query(channel, text).await? else {
+                    return Ok(None);
+                };
+                // Summaries are ranked in a list of their own; take enough
+                // to hold them.
+                let dense = vectors.nearest(&query, 2 * DEPTH);
+                let items = self
+                    .store
+                    .recall_items(dense.iter().map(|(k, _)| *k).collect())
+                    .await?;
+                Ok::<_, Error>(Some(((vectors, query), dense, items)))
+            },
+            self.lexical(channel, &parsed),
+        );
         let lexical = lexical?;
-        let (dense, mut items) = near?;
+        let (meaning, dense, mut items) = match meaning? {
+            Some((meaning, dense, items)) => (Some(meaning), dense, items),
+            None => (None, Vec::new(), Vec::new()),
+        };
         let expanded = match &meaning {
             Some((vectors, query)) if tuning.expansion_weight > 0.0 => {
                 expand(vectors, query, &lexical, &dense)
@@ -278,8 +280,8 @@ impl RecallEngine {
             return Ok(None);
         }
         // Meaning is an extra: if the embedder fails, recall still works by words.
-        match embedder.embed(&[text.to_string()]).await {
-            Ok(query) => Ok(query.into_iter().next().map(|query| (vectors, query))),
+        match embedder.embed_query(text).await {
+            Ok(query) => Ok(Some((vectors, query))),
             Err(e) => {
                 tracing::warn!(error = %e, "embedding a query failed; recalling by words only");
                 Ok(None)

@@ -190,6 +190,43 @@ fn batches_agree_with_single_texts_and_keep_their_order() -> anyhow::Result<()> 
 }
 
 #[tokio::test]
+async fn a_query_is_embedded_within_a_hair_of_an_item() -> anyhow::Result<()> {
+    let embedder = embedder()?;
+    let questions = [
+        "What did we decide about the logo?",
+        "When did Caroline go to the LGBTQ support group?",
+        "?",
+        "Héllo, wörld! Ça va? Naïve café — résumé.",
+        // Over 32 tokens: embedded exactly as an item is.
+        "Could you remind me what the three of us agreed on Tuesday about the launch date, \
+         the budget for the offsite, and who takes the vendor review while Alice is out?",
+    ];
+    for question in questions {
+        let exact = embed_one(question)?;
+        let query = embedder.embed_query_blocking(question)?;
+        let through_the_port = Embedder::embed_query(embedder, question).await?;
+        assert_eq!(query, through_the_port, "{question:?}");
+        let norm = query.iter().map(|x| x * x).sum::<f32>().sqrt();
+        assert!((norm - 1.0).abs() < 1e-5, "{question:?}: norm {norm}");
+        let c = cosine(&query, &exact);
+        assert!(c > 0.9995, "{question:?}: cosine {c} to the exact vector");
+        if embedder.tokenizer()?.encode(question).len() > 32 {
+            assert_eq!(query, exact, "a long query is embedded as an item is");
+        } else {
+            assert_ne!(
+                query, exact,
+                "a short query is embedded by the rounded weights"
+            );
+        }
+    }
+    // The published pair, with the question's side embedded as a query.
+    let food = embedder.embed_query_blocking("A man is eating food.")?;
+    let related = cosine(&food, &embed_one("A man is eating a piece of bread.")?);
+    assert!((related - 0.7553).abs() <= 0.005, "cosine {related}");
+    Ok(())
+}
+
+#[tokio::test]
 async fn the_embedder_port_gives_unit_vectors_of_384() -> anyhow::Result<()> {
     let embedder: &dyn Embedder = embedder()?;
     assert_eq!(embedder.model(), MINILM_MODEL_ID);

@@ -17,6 +17,8 @@ use std::collections::HashMap;
 
 use candle_core::{DType, Device, Tensor};
 
+use super::few_rows::PackedWeights;
+
 use super::kernels::{
     AddBias, AddBiasGelu, AddBiasResidualNorm, Norm, NormParams, Softmax, apply, apply_with,
 };
@@ -50,6 +52,20 @@ pub(crate) struct MiniLmEncoder {
 struct Linear {
     weight_t: Tensor,
     bias: Vec<f32>,
+    /// The same weights rounded and packed for a query's few rows
+    /// ([`few_rows`](super::few_rows)); `None` where the width does not
+    /// pack, and then queries use `weight_t` too.
+    packed: Option<PackedWeights>,
+}
+
+/// Which weights an embedding multiplies by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Precision {
+    /// The model's f32 weights: for items, whose vectors are stored.
+    Exact,
+    /// A query's few tokens by the bfloat16 copy, where it applies
+    /// (see [`few_rows`](super::few_rows)).
+    Query,
 }
 
 struct EncoderLayer {
@@ -101,7 +117,11 @@ impl Weights {
             .t()
             .and_then(|t| t.contiguous())
             .map_err(|e| format!("{prefix}: {e}"))?;
-        Ok(Linear { weight_t, bias })
+        Ok(Linear {
+            weight_t,
+            bias,
+            packed: None,
+        })
     }
 
     fn layer_norm(&mut self, prefix: &str) -> Result<NormParams, LoadError> {
@@ -143,17 +163,24 @@ impl MiniLmEncoder {
             let query = w.linear(&format!("{p}.attention.self.query"), HIDDEN, HIDDEN)?;
             let key = w.linear(&format!("{p}.attention.self.key"), HIDDEN, HIDDEN)?;
             let value = w.linear(&format!("{p}.attention.self.value"), HIDDEN, HIDDEN)?;
-            let qkv = Linear::fuse_attention(query, key, value).map_err(|e| format!("{p}: {e}"))?;
+            let packed = |linear: Linear| linear.with_packed().map_err(|e| format!("{p}: {e}"));
+            let qkv = packed(
+                Linear::fuse_attention(query, key, value).map_err(|e| format!("{p}: {e}"))?,
+            )?;
             layers.push(EncoderLayer {
                 qkv,
-                attention_output: w.linear(
+                attention_output: packed(w.linear(
                     &format!("{p}.attention.output.dense"),
                     HIDDEN,
                     HIDDEN,
-                )?,
+                )?)?,
                 attention_norm: w.layer_norm(&format!("{p}.attention.output.LayerNorm"))?,
-                intermediate: w.linear(&format!("{p}.intermediate.dense"), HIDDEN, INTERMEDIATE)?,
-                output: w.linear(&format!("{p}.output.dense"), INTERMEDIATE, HIDDEN)?,
+                intermediate: packed(w.linear(
+                    &format!("{p}.intermediate.dense"),
+                    HIDDEN,
+                    INTERMEDIATE,
+                )?)?,
+                output: packed(w.linear(&format!("{p}.output.dense"), INTERMEDIATE, HIDDEN)?)?,
                 output_norm: w.layer_norm(&format!("{p}.output.LayerNorm"))?,
             });
         }
@@ -182,10 +209,12 @@ impl MiniLmEncoder {
     ///
     /// Shorter sequences are padded with `pad_id` and masked out of attention
     /// and pooling, so a text's vector does not depend on its batch-mates.
+    /// `precision` says which weights the matrix products use.
     pub(crate) fn embed(
         &self,
         sequences: &[&[u32]],
         pad_id: u32,
+        precision: Precision,
     ) -> candle_core::Result<Vec<Vec<f32>>> {
         let batch = sequences.len();
         let len = sequences.iter().map(|s| s.len()).max().unwrap_or(0);
@@ -229,7 +258,7 @@ impl MiniLmEncoder {
             .reshape((batch * len, HIDDEN))?;
         let mut x = apply(x, &Norm(&self.embeddings_norm))?;
         for layer in &self.layers {
-            x = layer.forward(&x, batch, len, attention_bias.as_ref())?;
+            x = layer.forward(&x, batch, len, attention_bias.as_ref(), precision)?;
         }
 
         let x = x.reshape((batch, len, HIDDEN))?;
@@ -265,11 +294,31 @@ impl Linear {
             .chain(key.bias)
             .chain(value.bias)
             .collect();
-        Ok(Linear { weight_t, bias })
+        Ok(Linear {
+            weight_t,
+            bias,
+            packed: None,
+        })
+    }
+
+    /// Packs the copy of the weights a query's product reads.
+    fn with_packed(mut self) -> candle_core::Result<Self> {
+        let (inputs, outputs) = self.weight_t.dims2()?;
+        let weights = self.weight_t.flatten_all()?.to_vec1::<f32>()?;
+        self.packed = PackedWeights::pack(&weights, inputs, outputs);
+        Ok(self)
     }
 
     /// `x · Wᵀ` for `x` of (rows, in): (rows, out), bias not yet added.
-    fn product(&self, x: &Tensor) -> candle_core::Result<Tensor> {
+    fn product(&self, x: &Tensor, precision: Precision) -> candle_core::Result<Tensor> {
+        if let (Precision::Query, Some(packed)) = (precision, &self.packed) {
+            let (rows, _) = x.dims2()?;
+            let values = x.flatten_all()?.to_vec1::<f32>()?;
+            if let Some(product) = packed.product(&values, rows) {
+                let outputs = self.weight_t.dim(1)?;
+                return Tensor::from_vec(product, (rows, outputs), &Device::Cpu);
+            }
+        }
         x.matmul(&self.weight_t)
     }
 }
@@ -282,8 +331,9 @@ impl EncoderLayer {
         batch: usize,
         len: usize,
         attention_bias: Option<&Tensor>,
+        precision: Precision,
     ) -> candle_core::Result<Tensor> {
-        let qkv = apply(self.qkv.product(x)?, &AddBias(&self.qkv.bias))?
+        let qkv = apply(self.qkv.product(x, precision)?, &AddBias(&self.qkv.bias))?
             .reshape((batch, len, 3, HEADS, HEAD_DIM))?
             .permute((2, 0, 3, 1, 4))?; // (3, batch, heads, len, head_dim)
         let query = qkv.get(0)?.contiguous()?;
@@ -302,7 +352,7 @@ impl EncoderLayer {
             .reshape((batch * len, HIDDEN))?;
 
         let x = apply_with(
-            self.attention_output.product(&context)?,
+            self.attention_output.product(&context, precision)?,
             x,
             &AddBiasResidualNorm {
                 bias: &self.attention_output.bias,
@@ -310,11 +360,11 @@ impl EncoderLayer {
             },
         )?;
         let hidden = apply(
-            self.intermediate.product(&x)?,
+            self.intermediate.product(&x, precision)?,
             &AddBiasGelu(&self.intermediate.bias),
         )?;
         apply_with(
-            self.output.product(&hidden)?,
+            self.output.product(&hidden, precision)?,
             &x,
             &AddBiasResidualNorm {
                 bias: &self.output.bias,

@@ -42,9 +42,16 @@ fn elements<'a>(storage: &'a CpuStorage, layout: &Layout) -> candle_core::Result
     Ok(&data[start..end])
 }
 
+/// Whether there is enough work to hand rows to the embedder's pool, and
+/// this thread is in it: a query is embedded on its caller's thread, which
+/// must not wake rayon's global pool.
+fn spread(elements: usize) -> bool {
+    elements >= PARALLEL_ELEMENTS && rayon::current_thread_index().is_some()
+}
+
 /// Runs `f` on each row, on the current rayon pool when there is enough work.
 fn for_each_row(data: &mut [f32], width: usize, f: impl Fn(&mut [f32]) + Send + Sync) {
-    if data.len() >= PARALLEL_ELEMENTS {
+    if spread(data.len()) {
         data.par_chunks_mut(width).for_each(f);
     } else {
         data.chunks_mut(width).for_each(f);
@@ -58,7 +65,7 @@ fn for_each_row_with(
     width: usize,
     f: impl Fn(&mut [f32], &[f32]) + Send + Sync,
 ) {
-    if data.len() >= PARALLEL_ELEMENTS {
+    if spread(data.len()) {
         data.par_chunks_mut(width)
             .zip(other.par_chunks(width))
             .for_each(|(row, other)| f(row, other));

@@ -13,6 +13,8 @@
 #[cfg(feature = "local-embed")]
 mod bert;
 #[cfg(feature = "local-embed")]
+mod few_rows;
+#[cfg(feature = "local-embed")]
 mod kernels;
 mod locate;
 #[cfg(feature = "local-embed")]
@@ -47,6 +49,18 @@ pub trait Embedder: Send + Sync {
 
     /// Embeds `texts`, one L2-normalised vector each, in order.
     async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>>;
+
+    /// Embeds one search query, L2-normalised. An embedder may compute a
+    /// query's vector more cheaply than an item's, which is stored and
+    /// compared for as long as the item lives (the local one reads
+    /// bfloat16 weights); by default it is [`embed`](Self::embed) of the
+    /// one text.
+    async fn embed_query(&self, text: &str) -> Result<Vec<f32>> {
+        self.embed(&[text.to_string()])
+            .await?
+            .pop()
+            .ok_or_else(|| crate::error::Error::Internal("the embedder gave no vector".into()))
+    }
 }
 
 /// An embedder backed by a model provider's embeddings endpoint.
