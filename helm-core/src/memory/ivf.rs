@@ -15,6 +15,7 @@
 //! `n × lists × dim × 2` multiply-adds, a few seconds for 100,000 vectors;
 //! the engine builds it on a blocking thread, off the request path.
 
+use super::bf16;
 use super::vectors::dot;
 
 /// Channels with at least this many vectors are indexed; below it an exact
@@ -42,10 +43,10 @@ pub struct Ivf {
 }
 
 impl Ivf {
-    /// Centroids for `data`, rows of `dim` unit vectors, and the list of
-    /// each row. `None` when there are too few rows to group (fewer than
-    /// two per list).
-    pub fn train(data: &[f32], dim: usize) -> Option<(Vec<f32>, Vec<u32>)> {
+    /// Centroids for `data`, rows of `dim` unit vectors in bfloat16 (as
+    /// recall holds them), and the list of each row. `None` when there are
+    /// too few rows to group (fewer than two per list).
+    pub fn train(data: &[u16], dim: usize) -> Option<(Vec<f32>, Vec<u32>)> {
         if dim == 0 {
             return None;
         }
@@ -54,18 +55,18 @@ impl Ivf {
         if lists < 2 || n < 2 * lists {
             return None;
         }
-        let row = |i: usize| &data[i * dim..(i + 1) * dim];
+        let row = |i: usize| bf16::widen_row(&data[i * dim..(i + 1) * dim]);
         let sample: Vec<usize> = strided(n, (lists * SAMPLE_PER_LIST).min(n));
         // Start from evenly strided sample rows: deterministic, and spread
         // over the channel's history.
         let mut centroids: Vec<f32> = strided(sample.len(), lists)
             .into_iter()
-            .flat_map(|s| row(sample[s]).iter().copied())
+            .flat_map(|s| row(sample[s]))
             .collect();
         let mut nearest = vec![(0usize, 0f32); sample.len()];
         for _ in 0..ROUNDS {
             for (slot, &i) in nearest.iter_mut().zip(&sample) {
-                *slot = closest(&centroids, dim, row(i));
+                *slot = closest(&centroids, dim, &row(i));
             }
             let mut sums = vec![0f32; lists * dim];
             let mut counts = vec![0usize; lists];
@@ -88,14 +89,14 @@ impl Ivf {
                 if counts[list] == 0
                     && let Some(s) = spare.next()
                 {
-                    centroid.copy_from_slice(row(sample[s]));
+                    centroid.copy_from_slice(&row(sample[s]));
                 }
                 super::embed::normalize(centroid);
             }
             centroids = sums;
         }
         let lists_of = (0..n)
-            .map(|i| closest(&centroids, dim, row(i)).0 as u32)
+            .map(|i| closest(&centroids, dim, &row(i)).0 as u32)
             .collect();
         Some((centroids, lists_of))
     }
@@ -223,9 +224,16 @@ pub(crate) mod tests {
         data
     }
 
+    /// `data` rounded to bfloat16, as recall holds it.
+    fn rounded(data: &[f32]) -> Vec<u16> {
+        let mut out = Vec::with_capacity(data.len());
+        bf16::round_into(&mut out, data);
+        out
+    }
+
     /// Trains on `data` and groups it: the index and the row order.
     fn indexed(data: &[f32], dim: usize) -> Option<(Ivf, Vec<u32>)> {
-        let (centroids, lists_of) = Ivf::train(data, dim)?;
+        let (centroids, lists_of) = Ivf::train(&rounded(data), dim)?;
         Some(Ivf::grouped(dim, centroids, &lists_of))
     }
 
@@ -241,8 +249,8 @@ pub(crate) mod tests {
         // Each row, in its new place, is in the list of its nearest centroid.
         let lists_of = ivf.lists_of_rows();
         for (place, &row) in order.iter().enumerate() {
-            let v = &data[row as usize * dim..][..dim];
-            assert_eq!(lists_of[place], Ivf::place(ivf.centroids(), v));
+            let v = bf16::widen_row(&rounded(&data[row as usize * dim..][..dim]));
+            assert_eq!(lists_of[place], Ivf::place(ivf.centroids(), &v));
         }
         Ok(())
     }
@@ -279,7 +287,7 @@ pub(crate) mod tests {
 
     #[test]
     fn too_few_rows_are_not_indexed() {
-        assert!(Ivf::train(&clustered(3, 8, 1, 1), 8).is_none());
+        assert!(Ivf::train(&rounded(&clustered(3, 8, 1, 1)), 8).is_none());
         assert!(Ivf::train(&[], 0).is_none());
     }
 }

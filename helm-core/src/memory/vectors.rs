@@ -11,10 +11,16 @@
 //! scanned exactly, until [`ChannelVectors::merged`] folds them into the
 //! main one (the engine does that on a blocking thread).
 //!
+//! The matrices hold bfloat16 ([`bf16`](super::bf16)): a search is bounded
+//! by the bytes it reads, and in the 100,000-message channel an indexed
+//! search took 2.5 ms in f32 (see docs/memory.md, "At scale"). The store
+//! keeps every vector in f32; only this copy is rounded.
+//!
 //! Fusion never sees this: it gets ranked keys with their similarity.
 
 use std::sync::Arc;
 
+use super::bf16;
 use super::ivf::{INDEX_FROM, Ivf};
 use super::recall::ItemKey;
 
@@ -106,11 +112,12 @@ pub struct ChannelVectors {
     last: i64,
 }
 
-/// Rows of one length. `main`'s are in key order, or, once indexed, list
-/// by list (the index's order) with `by_key` giving the key order.
+/// Rows of one length, in bfloat16. `main`'s are in key order, or, once
+/// indexed, list by list (the index's order) with `by_key` giving the key
+/// order.
 struct Matrix {
     keys: Vec<ItemKey>,
-    data: Vec<f32>,
+    data: Vec<u16>,
     dim: usize,
     index: Option<Ivf>,
     /// The rows in key order, when they are not kept in it (indexed).
@@ -161,7 +168,7 @@ impl Matrix {
         // so no second copy of the matrix is made.
         let dim = self.dim;
         let mut done = vec![false; order.len()];
-        let mut spare = vec![0f32; dim];
+        let mut spare = vec![0u16; dim];
         for start in 0..order.len() {
             if done[start] || order[start] as usize == start {
                 continue;
@@ -193,23 +200,31 @@ impl Matrix {
         self.index = Some(ivf);
     }
 
-    fn row(&self, i: usize) -> &[f32] {
+    fn row(&self, i: usize) -> &[u16] {
         &self.data[i * self.dim..(i + 1) * self.dim]
     }
 
     /// Appends rows of its length (or, while empty of a length, of the
-    /// first row's).
+    /// first row's), rounded.
     fn extend<'a>(&mut self, rows: impl Iterator<Item = (ItemKey, &'a [f32])>) {
         for (key, vector) in rows {
             if fits(&mut self.dim, self.keys.is_empty(), vector.len()) {
                 self.keys.push(key);
-                self.data.extend_from_slice(vector);
+                bf16::round_into(&mut self.data, vector);
             }
         }
     }
 
+    /// Appends a row of another matrix (of this one's length).
+    fn push_row(&mut self, key: ItemKey, row: &[u16]) {
+        if fits(&mut self.dim, self.keys.is_empty(), row.len()) {
+            self.keys.push(key);
+            self.data.extend_from_slice(row);
+        }
+    }
+
     fn bytes(&self) -> usize {
-        self.data.len() * std::mem::size_of::<f32>()
+        self.data.len() * std::mem::size_of::<u16>()
             + self.keys.len() * std::mem::size_of::<ItemKey>()
             + self.by_key.len() * std::mem::size_of::<u32>()
             + self.index.as_ref().map_or(0, Ivf::bytes)
@@ -223,7 +238,7 @@ impl Matrix {
         n: usize,
     ) -> Vec<(f32, ItemKey)> {
         let mut scored: Vec<(f32, ItemKey)> = rows
-            .map(|i| (dot(self.row(i), query), self.keys[i]))
+            .map(|i| (bf16::dot(self.row(i), query), self.keys[i]))
             .collect();
         let n = n.min(scored.len());
         if n == 0 {
@@ -253,25 +268,21 @@ impl ChannelVectors {
         let dim = stored.dim;
         // Items are mostly embedded in the order they were made, so the
         // rows usually arrive in key order already and are kept as they are.
-        let main = if stored.keys.is_sorted() {
-            Matrix {
-                keys: stored.keys,
-                data: stored.data,
-                ..Matrix::empty(dim)
-            }
+        let mut main = Matrix::empty(dim);
+        if stored.keys.is_sorted() {
+            main.data.reserve_exact(stored.data.len());
+            bf16::round_into(&mut main.data, &stored.data);
+            main.keys = stored.keys;
         } else {
             let mut order: Vec<usize> = (0..stored.keys.len()).collect();
             order.sort_by_key(|&i| stored.keys[i]);
             order.dedup_by_key(|i| stored.keys[*i]);
-            let mut main = Matrix::empty(dim);
             main.keys = order.iter().map(|&i| stored.keys[i]).collect();
             main.data.reserve_exact(order.len() * dim);
             for &i in &order {
-                main.data
-                    .extend_from_slice(&stored.data[i * dim..(i + 1) * dim]);
+                bf16::round_into(&mut main.data, &stored.data[i * dim..(i + 1) * dim]);
             }
-            main
-        };
+        }
         ChannelVectors {
             main: Arc::new(main),
             recent: Arc::new(Matrix::empty(dim)),
@@ -372,7 +383,9 @@ impl ChannelVectors {
                     let lists_of = known
                         .iter()
                         .zip(main.data.chunks_exact(dim))
-                        .map(|(list, v)| list.unwrap_or_else(|| Ivf::place(ivf.centroids(), v)))
+                        .map(|(list, v)| {
+                            list.unwrap_or_else(|| Ivf::place(ivf.centroids(), &bf16::widen_row(v)))
+                        })
                         .collect();
                     Some((ivf.centroids().to_vec(), lists_of))
                 }
@@ -399,9 +412,9 @@ impl ChannelVectors {
         }
         let taken = from.recent.keys.len();
         let mut recent = Matrix::empty(self.dim());
-        recent.extend(
-            (taken..self.recent.keys.len()).map(|i| (self.recent.keys[i], self.recent.row(i))),
-        );
+        for i in taken..self.recent.keys.len() {
+            recent.push_row(self.recent.keys[i], self.recent.row(i));
+        }
         Some(ChannelVectors {
             main: merged.main.clone(),
             recent: Arc::new(recent),
@@ -424,12 +437,12 @@ impl ChannelVectors {
         self.len() == 0
     }
 
-    /// The vector of `key`, if it has one.
-    pub fn get(&self, key: ItemKey) -> Option<&[f32]> {
+    /// The vector of `key`, if it has one (as held: rounded to bfloat16).
+    pub fn get(&self, key: ItemKey) -> Option<Vec<f32>> {
         if let Some(i) = self.recent.keys.iter().rposition(|k| *k == key) {
-            return Some(self.recent.row(i));
+            return Some(bf16::widen_row(self.recent.row(i)));
         }
-        Some(self.main.row(self.main.find(key)?))
+        Some(bf16::widen_row(self.main.row(self.main.find(key)?)))
     }
 
     /// The `n` keys closest to `query`, best first, with their similarity:
@@ -452,7 +465,7 @@ impl ChannelVectors {
             let newest: Vec<(f32, ItemKey)> = (0..recent.keys.len())
                 .rev()
                 .filter(|&i| seen.insert(recent.keys[i]))
-                .map(|i| (dot(recent.row(i), query), recent.keys[i]))
+                .map(|i| (bf16::dot(recent.row(i), query), recent.keys[i]))
                 .collect();
             scored.retain(|(_, k)| !seen.contains(k));
             scored.extend(newest);
@@ -484,6 +497,11 @@ pub(super) fn dot(a: &[f32], b: &[f32]) -> f32 {
 mod tests {
     use super::*;
 
+    /// `v` as a matrix holds it: rounded to bfloat16.
+    fn held(v: &[f32]) -> Option<Vec<f32>> {
+        Some(v.iter().map(|&x| bf16::widen(bf16::round(x))).collect())
+    }
+
     #[test]
     fn nearest_ranks_by_cosine_and_get_finds_rows() {
         let m = ChannelVectors::new(vec![
@@ -497,8 +515,8 @@ mod tests {
             near.iter().map(|(k, _)| *k).collect::<Vec<_>>(),
             [ItemKey(2), ItemKey(4)]
         );
-        assert!((near[1].1 - 0.6).abs() < 1e-6);
-        assert_eq!(m.get(ItemKey(6)), Some(&[0.0, 1.0][..]));
+        assert!((near[1].1 - 0.6).abs() < 0.6 / 256.0);
+        assert_eq!(m.get(ItemKey(6)), held(&[0.0, 1.0]));
         assert_eq!(
             m.get(ItemKey(8)),
             None,
@@ -520,14 +538,14 @@ mod tests {
         let v = ChannelVectors::loaded(stored(&[(2, [1.0, 0.0]), (4, [0.0, 1.0])], 7));
         let v = v.with_newer(stored(&[(6, [0.8, 0.6]), (4, [0.6, 0.8])], 9));
         assert_eq!(v.last_stored(), 9);
-        assert_eq!(v.get(ItemKey(4)), Some(&[0.6, 0.8][..]));
+        assert_eq!(v.get(ItemKey(4)), held(&[0.6, 0.8]));
         let near = v.nearest(&[0.0, 1.0], 3);
         assert_eq!(
             near.iter().map(|(k, _)| *k).collect::<Vec<_>>(),
             [ItemKey(4), ItemKey(6), ItemKey(2)],
             "key 4 once, with its newer vector"
         );
-        assert!((near[0].1 - 0.8).abs() < 1e-6);
+        assert!((near[0].1 - 0.8).abs() < 0.8 / 256.0);
         // Merged, the same answers from one matrix.
         let m = v.merged();
         assert_eq!(m.len(), 3);
@@ -553,7 +571,7 @@ mod tests {
         let four = near.iter().find(|(k, _)| *k == ItemKey(4)).map(|(_, s)| *s);
         assert_eq!(four, Some(0.0), "key 4's newest vector is [1, 0]");
         assert_eq!(near[0].0, ItemKey(12));
-        assert_eq!(v.get(ItemKey(4)), Some(&[1.0, 0.0][..]));
+        assert_eq!(v.get(ItemKey(4)), held(&[1.0, 0.0]));
     }
 
     #[test]
@@ -602,7 +620,7 @@ mod tests {
         // index moved the rows out of key order.
         for (key, vector) in rows.iter().step_by(997) {
             assert_eq!(grown.nearest(vector, 1)[0].0, *key);
-            assert_eq!(grown.get(*key), Some(&vector[..]));
+            assert_eq!(grown.get(*key), held(vector));
         }
         assert_eq!(grown.get(ItemKey(1)), None);
         // A key stored again keeps one row, the newer, through a merge.
@@ -612,7 +630,7 @@ mod tests {
         moved.push(*key, &rows[9].1);
         let again = again.with_newer(moved).merged();
         assert_eq!(again.len(), INDEX_FROM + 100);
-        assert_eq!(again.get(*key), Some(&rows[9].1[..]));
+        assert_eq!(again.get(*key), held(&rows[9].1));
         assert!(again.is_indexed());
     }
 }

@@ -22,6 +22,8 @@
 
 use pulp::{Arch, Simd, WithSimd};
 
+use crate::memory::bf16;
+
 /// Up to this many rows a product may be done here; above it, candle's
 /// blocked product over the exact weights wins.
 pub(super) const MAX_ROWS: usize = 32;
@@ -59,9 +61,9 @@ impl PackedWeights {
                 let strip = &row[strip..strip + width];
                 let (low, high) = strip.split_at(lanes);
                 words.extend(
-                    low.iter()
-                        .zip(high)
-                        .map(|(&l, &h)| u32::from(bf16(l)) | (u32::from(bf16(h)) << 16)),
+                    low.iter().zip(high).map(|(&l, &h)| {
+                        u32::from(bf16::round(l)) | (u32::from(bf16::round(h)) << 16)
+                    }),
                 );
             }
         }
@@ -83,16 +85,6 @@ impl PackedWeights {
         });
         done.then_some(out)
     }
-}
-
-/// Rounds to the nearest bfloat16, ties to even.
-fn bf16(x: f32) -> u16 {
-    if x.is_nan() {
-        return 0x7fc0;
-    }
-    let bits = x.to_bits();
-    let rounded = bits.wrapping_add(0x7fff + ((bits >> 16) & 1));
-    (rounded >> 16) as u16
 }
 
 /// Asks `pulp` how many f32 lanes a vector has on this machine.
@@ -230,9 +222,7 @@ mod tests {
 
     /// Rounds every value to bfloat16 and back.
     fn rounded(w: &[f32]) -> Vec<f32> {
-        w.iter()
-            .map(|&v| f32::from_bits(u32::from(bf16(v)) << 16))
-            .collect()
+        w.iter().map(|&v| bf16::widen(bf16::round(v))).collect()
     }
 
     #[test]
@@ -252,22 +242,6 @@ mod tests {
             for (g, e) in got.iter().zip(&want) {
                 assert!((g - e).abs() < 1e-4, "rows {rows}: {g} against {e}");
             }
-        }
-    }
-
-    #[test]
-    fn rounding_to_bfloat16_is_to_the_nearest_and_ties_to_even() {
-        assert_eq!(bf16(1.0), 0x3f80);
-        assert_eq!(bf16(-2.0), 0xc000);
-        // 1 + 2^-8 is halfway between 1 and 1 + 2^-7: to even, 1.
-        assert_eq!(bf16(1.0 + 1.0 / 256.0), 0x3f80);
-        // 1 + 3 · 2^-8 is halfway between 1 + 2^-7 and 1 + 2^-6: to even.
-        assert_eq!(bf16(1.0 + 3.0 / 256.0), 0x3f82);
-        assert_eq!(bf16(1.0 + 1.5 / 256.0), 0x3f81);
-        assert_eq!(bf16(f32::NAN) & 0x7fc0, 0x7fc0);
-        for v in values(1000, 3) {
-            let back = f32::from_bits(u32::from(bf16(v)) << 16);
-            assert!((back - v).abs() <= v.abs() / 256.0, "{v} became {back}");
         }
     }
 
