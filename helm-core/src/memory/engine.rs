@@ -81,8 +81,7 @@ impl RecallEngine {
         let Some(cache) = self.vector_cache() else {
             return Ok(0);
         };
-        let row = embedder.dimensions() * std::mem::size_of::<f32>()
-            + std::mem::size_of::<super::recall::ItemKey>();
+        let row = ChannelVectors::row_bytes(embedder.dimensions());
         let mut room = cache.budget.saturating_sub(cache.bytes);
         let mut read = 0;
         for (channel, count) in self.store.vector_channels(embedder.model()).await? {

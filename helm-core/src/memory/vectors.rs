@@ -290,6 +290,12 @@ impl ChannelVectors {
         }
     }
 
+    /// The memory one row of `dim` values takes when held, its key
+    /// included (an index adds a little, see [`bytes`](Self::bytes)).
+    pub fn row_bytes(dim: usize) -> usize {
+        dim * std::mem::size_of::<u16>() + std::mem::size_of::<ItemKey>()
+    }
+
     /// The store's number of the newest vector held: a refresh asks for
     /// those after it.
     pub fn last_stored(&self) -> i64 {
