@@ -605,11 +605,11 @@ async fn the_vector_cache_stays_within_its_budget_and_recall_still_finds_evicted
         o.memory.vector_cache_mb = 1;
     })
     .await?;
-    // Three channels of 100 messages: about 410 KiB of vectors each, so two
-    // fit in the 1 MiB budget and the third does not.
+    // Three channels of 200 messages: about 410 KiB of vectors each (held
+    // in bfloat16), so two fit in the 1 MiB budget and the third does not.
     for name in ["north", "south", "east"] {
         t.helm.create_channel(&t.captain, name, "Stores.").await?;
-        let lines: Vec<String> = (0..100)
+        let lines: Vec<String> = (0..200)
             .map(|i| format!("shelf {i} in {name} holds crate{i} of apples"))
             .collect();
         let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
@@ -621,7 +621,7 @@ async fn the_vector_cache_stays_within_its_budget_and_recall_still_finds_evicted
             )
             .await?;
     }
-    assert_eq!(t.helm.embed_backlog(None, |_, _| {}).await?, 300);
+    assert_eq!(t.helm.embed_backlog(None, |_, _| {}).await?, 600);
 
     let search = |name: &'static str| {
         let helm = t.helm.clone();

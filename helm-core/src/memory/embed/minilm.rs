@@ -1,10 +1,12 @@
 //! [`MiniLmEmbedder`]: all-MiniLM-L6-v2 on the CPU, as an [`Embedder`].
 //!
 //! Vectors match sentence-transformers' `all-MiniLM-L6-v2` (mean pooling,
-//! unit length, 256-token limit). A query is one unpadded sequence, the
-//! fastest path; a list of texts is sorted by length and run in batches, so
-//! each batch pads little. The work runs on the embedder's own thread pool,
-//! off the async runtime.
+//! unit length, 256-token limit). Items are a list of texts, sorted by
+//! length and run in batches (so each batch pads little) on the embedder's
+//! own thread pool, with the exact weights. A query of up to 32 tokens is
+//! one unpadded sequence run on its caller's thread by the bfloat16 copy of
+//! the weights ([`few_rows`](super::few_rows)); both stay off the async
+//! runtime.
 
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
