@@ -182,7 +182,7 @@ impl MiniLmEmbedder {
 
     /// Embeds one search query on the calling thread alone, by the
     /// bfloat16 copy of the weights when it has at most 32 tokens (a
-    /// vector within cosine 0.999 of [`embed_blocking`](Self::embed_blocking)'s,
+    /// vector within cosine 0.9995 of [`embed_blocking`](Self::embed_blocking)'s,
     /// in about half the time on one core); a longer one as an item is.
     pub fn embed_query_blocking(&self, text: &str) -> Result<Vec<f32>> {
         self.engine()?.embed_query(text)
@@ -300,20 +300,20 @@ impl Engine {
 
     fn embed_query(&self, text: &str) -> Result<Vec<f32>> {
         let tokens = self.tokenizer.encode(text);
-        if tokens.len() > MAX_ROWS {
-            let mut vectors = self.embed(&[text])?;
-            return vectors
-                .pop()
-                .ok_or_else(|| Error::Internal("the embedder gave no vector".into()));
-        }
+        let (batch, pad) = ([tokens.as_slice()], self.tokenizer.pad_id());
         // Not in the pool: the pool may be busy with a batch of items, and
-        // the product of a few rows is done on one thread anyway.
-        let mut vectors = self
-            .encoder
-            .embed(&[&tokens], self.tokenizer.pad_id(), Precision::Query)
-            .map_err(|e| Error::Internal(format!("embedding with {MINILM_MODEL_ID}: {e}")))?;
+        // the product of a few rows is done on one thread anyway. A longer
+        // query is a batch of one, as an item would be.
+        let vectors = if tokens.len() <= MAX_ROWS {
+            self.encoder.embed(&batch, pad, Precision::Query)
+        } else {
+            self.pool
+                .install(|| self.encoder.embed(&batch, pad, Precision::Exact))
+        }
+        .map_err(failed)?;
         vectors
-            .pop()
+            .into_iter()
+            .next()
             .ok_or_else(|| Error::Internal("the embedder gave no vector".into()))
     }
 
@@ -333,9 +333,7 @@ impl Engine {
                 let embedded = self
                     .encoder
                     .embed(&batch, self.tokenizer.pad_id(), Precision::Exact)
-                    .map_err(|e| {
-                        Error::Internal(format!("embedding with {MINILM_MODEL_ID}: {e}"))
-                    })?;
+                    .map_err(failed)?;
                 for (&i, vector) in chunk.iter().zip(embedded) {
                     vectors[i] = vector;
                 }
@@ -344,6 +342,11 @@ impl Engine {
         })?;
         Ok(vectors)
     }
+}
+
+/// The encoder's failure as Helm's.
+fn failed(e: candle_core::Error) -> Error {
+    Error::Internal(format!("embedding with {MINILM_MODEL_ID}: {e}"))
 }
 
 #[async_trait]
