@@ -7,8 +7,10 @@
 //!
 //! `cargo bench -p helm-cli --bench memory_scale` (`HELM_SCALE=0.1` builds a
 //! tenth of it; `HELM_SCALE_ONLY=words` stops after timing the word search
-//! alone, and `HELM_SCALE_ONLY=recall` only recalls, 3,000 times in the
-//! large channel and a small one, both for a profiler). Text comes from the
+//! alone, and `HELM_SCALE_ONLY=recall` only recalls, 3,000 times
+//! alternating between the large channel and a small one, for a profiler
+//! or to compare builds: it prints each channel's latencies after the
+//! first 500). Text comes from the
 //! LoCoMo conversations beside the repository, shuffled. Each distinct text
 //! is embedded for real with the local model, and each item gets its text's
 //! vector moved a little at random (embedding 1.2M items on this CPU would
@@ -232,13 +234,21 @@ async fn main() -> anyhow::Result<()> {
         .channel
         .id;
     if std::env::var("HELM_SCALE_ONLY").as_deref() == Ok("recall") {
-        // Recall alone, over and over, for a profiler.
+        // Recall alone, over and over, for a profiler; the latencies after
+        // the first 500 are reported.
+        let (mut large, mut small) = (Vec::new(), Vec::new());
         for i in 0..3000 {
             let name = if i % 2 == 0 { "big" } else { "c00" };
             let q = &questions[rng.below(questions.len())];
+            let t = Instant::now();
             helm.recall(&name.parse()?, RecallQuery::new(q.clone()))
                 .await?;
+            if i >= 500 {
+                [&mut large, &mut small][i % 2].push(t.elapsed());
+            }
         }
+        report("recall alone, alternating, 100k-message channel", large);
+        report("recall alone, alternating, a 10k-message channel", small);
         return Ok(());
     }
     let small = helm

@@ -237,8 +237,13 @@ impl Matrix {
         rows: impl Iterator<Item = usize>,
         n: usize,
     ) -> Vec<(f32, ItemKey)> {
-        let mut scored: Vec<(f32, ItemKey)> = rows
-            .map(|i| (bf16::dot(self.row(i), query), self.keys[i]))
+        let rows: Vec<usize> = rows.collect();
+        let mut sims = Vec::with_capacity(rows.len());
+        bf16::dots(rows.iter().map(|&i| self.row(i)), query, &mut sims);
+        let mut scored: Vec<(f32, ItemKey)> = sims
+            .into_iter()
+            .zip(&rows)
+            .map(|(s, &i)| (s, self.keys[i]))
             .collect();
         let n = n.min(scored.len());
         if n == 0 {
