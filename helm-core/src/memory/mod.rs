@@ -5,9 +5,9 @@
 //! superseded rather than overwritten. [`recall`] searches a channel's records
 //! and its message history together, by words and (with an [`embed::Embedder`])
 //! by meaning: the [`engine`] gathers candidates, [`fusion`] ranks them, and
-//! [`vectors`] holds what the meaning search scans (held in bfloat16),
-//! [`vector_cache`] keeps those of recently searched channels within a budget. Histories from elsewhere
-//! come in through [`import`].
+//! [`vectors`] holds what the meaning search scans (in bfloat16), and
+//! [`vector_cache`] keeps those of recently searched channels within a
+//! budget. Histories from elsewhere come in through [`import`].
 
 mod bf16;
 pub mod config;

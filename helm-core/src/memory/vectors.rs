@@ -473,11 +473,11 @@ impl ChannelVectors {
             // The newest row of a key replaces its older ones, recent or main.
             let recent = &self.recent;
             let mut seen = std::collections::HashSet::new();
-            let newest: Vec<(f32, ItemKey)> = (0..recent.keys.len())
+            let rows = (0..recent.keys.len())
                 .rev()
-                .filter(|&i| seen.insert(recent.keys[i]))
-                .map(|i| (bf16::dot(recent.row(i), query), recent.keys[i]))
-                .collect();
+                .filter(|&i| seen.insert(recent.keys[i]));
+            // Only the best `n` of them can be in the answer.
+            let newest = recent.best(query, rows, n);
             scored.retain(|(_, k)| !seen.contains(k));
             scored.extend(newest);
         }
