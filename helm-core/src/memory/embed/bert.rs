@@ -63,7 +63,7 @@ struct Linear {
 pub(crate) enum Precision {
     /// The model's f32 weights: for items, whose vectors are stored.
     Exact,
-    /// A query's few tokens by the bfloat16 copy, where it applies
+    /// A query's few tokens by the 16-bit copy, where it applies
     /// (see [`few_rows`](super::few_rows)).
     Query,
 }

@@ -7,23 +7,29 @@
 //! profiled, a query took 7 ms on one core, mostly repacking. A batch of
 //! items pays that once; a query pays it for every product. So a query's
 //! product reads a second copy of the weights, packed once at load, in the
-//! order the product reads them, and rounded to bfloat16 (21 MB, half the
-//! bytes to read), while up to six rows' sums stay in registers: 3.3 ms on
-//! one core, 3.5 with the caches flushed. It runs on the calling thread,
-//! leaving the other core to a recall's word search.
+//! order the product reads them, in 16 bits a weight (21 MB, half the bytes
+//! to read), while a few rows' sums stay in registers. It runs on the
+//! calling thread, leaving the other core to a recall's word search.
 //!
-//! bfloat16 keeps f32's exponent and 7 of its 23 mantissa bits: a weight
-//! moves by at most 1/256 of itself, and a query's vector stays within
-//! cosine 0.9995 of the exact one (`tests/suite/embed.rs`; 0.99999 on the
-//! bench's questions). Items' vectors, which are stored and reused, are
-//! always computed with the exact weights.
+//! The copy takes one of two forms:
+//! - **Pairs of 16-bit integers** ([`pairs`]) where AVX2 is there:
+//!   `vpmaddwd` does twice the multiply-adds a cycle of f32 FMAs. Each
+//!   column of weights and each row of activations is scaled to 13 bits.
+//!   A query's vector is within cosine 0.99999 of the exact one.
+//! - **bfloat16** elsewhere (NEON on aarch64, scalar on older x86-64), at
+//!   the width `pulp` detects. It keeps f32's exponent and 7 of its 23
+//!   mantissa bits: a weight moves by at most 1/256 of itself.
 //!
-//! The vector width is chosen at run time by `pulp` (already built for
-//! `gemm`): AVX2 and FMA on x86-64-v3, NEON on aarch64, scalar elsewhere.
+//! Either way a query's vector stays within cosine 0.9995 of the exact one
+//! (`tests/suite/embed.rs`). Items' vectors, which are stored and reused,
+//! are always computed with the exact weights.
 
 use pulp::{Arch, Simd, WithSimd};
 
 use crate::memory::bf16;
+
+#[cfg(target_arch = "x86_64")]
+mod pairs;
 
 /// Up to this many rows a product may be done here; above it, candle's
 /// blocked product over the exact weights wins.
@@ -34,11 +40,45 @@ pub(super) const MAX_ROWS: usize = 32;
 /// both FMA units busy.
 const TILE_ROWS: usize = 6;
 
+/// A weight matrix packed for a query's product: as pairs of 16-bit
+/// integers where AVX2 is there to multiply them (twice the multiply-adds a
+/// cycle of f32 FMAs, see [`pairs`]), else in bfloat16.
+pub(super) enum PackedWeights {
+    #[cfg(target_arch = "x86_64")]
+    Pairs(pairs::PairWeights),
+    Bf16(Bf16Weights),
+}
+
+impl PackedWeights {
+    /// Packs `w`, (`k`, `n`) row-major; `None` when neither form takes its
+    /// shape (every width of the encoder is a multiple of 32).
+    pub(super) fn pack(w: &[f32], k: usize, n: usize) -> Option<Self> {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(pairs) = pairs::PairWeights::pack(w, k, n) {
+            return Some(PackedWeights::Pairs(pairs));
+        }
+        Bf16Weights::pack(w, k, n).map(PackedWeights::Bf16)
+    }
+
+    /// `x · w` for `x` of (`rows`, `k`), row-major: (`rows`, `n`). `None`
+    /// for more than [`MAX_ROWS`] rows or an `x` of another length.
+    pub(super) fn product(&self, x: &[f32], rows: usize) -> Option<Vec<f32>> {
+        if rows > MAX_ROWS {
+            return None;
+        }
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            PackedWeights::Pairs(pairs) => pairs.product(x, rows),
+            PackedWeights::Bf16(bf16) => bf16.product(x, rows),
+        }
+    }
+}
+
 /// A (`k`, `n`) weight matrix rounded to bfloat16, in strips of two vectors'
 /// width: strip after strip, each row of a strip one `u32` per lane holding
 /// the column of the first vector in its low half and that of the second in
 /// its high half.
-pub(super) struct PackedWeights {
+pub(super) struct Bf16Weights {
     k: usize,
     n: usize,
     /// f32 lanes per vector on this machine when packed.
@@ -46,10 +86,9 @@ pub(super) struct PackedWeights {
     words: Vec<u32>,
 }
 
-impl PackedWeights {
+impl Bf16Weights {
     /// Packs `w`, (`k`, `n`) row-major; `None` when `n` is not a whole
-    /// number of strips on this machine (every width of the encoder is a
-    /// multiple of 32).
+    /// number of strips on this machine.
     pub(super) fn pack(w: &[f32], k: usize, n: usize) -> Option<Self> {
         let lanes = Arch::new().dispatch(Lanes);
         let width = 2 * lanes;
@@ -68,7 +107,7 @@ impl PackedWeights {
                 );
             }
         }
-        Some(PackedWeights { k, n, lanes, words })
+        Some(Bf16Weights { k, n, lanes, words })
     }
 
     /// `x · w` for `x` of (`rows`, `k`), row-major: (`rows`, `n`). `None`
@@ -102,7 +141,7 @@ impl WithSimd for Lanes {
 
 /// One product's operands, handed to `pulp` to run at the machine's width.
 struct Product<'a> {
-    weights: &'a PackedWeights,
+    weights: &'a Bf16Weights,
     x: &'a [f32],
     rows: usize,
     out: &'a mut [f32],
@@ -211,7 +250,7 @@ mod tests {
     }
 
     /// Deterministic values in [-1, 1).
-    fn values(len: usize, seed: u32) -> Vec<f32> {
+    pub(super) fn values(len: usize, seed: u32) -> Vec<f32> {
         let mut s = seed;
         (0..len)
             .map(|_| {
@@ -230,7 +269,7 @@ mod tests {
     fn every_row_count_matches_the_textbook_product_of_the_rounded_weights() {
         let (k, n) = (48, 64);
         let w = values(k * n, 7);
-        let Some(packed) = PackedWeights::pack(&w, k, n) else {
+        let Some(packed) = Bf16Weights::pack(&w, k, n) else {
             panic!("64 columns were not packed");
         };
         let exact = rounded(&w);
@@ -252,14 +291,14 @@ mod tests {
         let lanes = Arch::new().dispatch(Lanes);
         let uneven = 5 * lanes;
         assert!(
-            PackedWeights::pack(&values(8 * uneven, 1), 8, uneven).is_none(),
+            Bf16Weights::pack(&values(8 * uneven, 1), 8, uneven).is_none(),
             "{uneven} columns"
         );
         assert!(
-            PackedWeights::pack(&values(8 * 32, 1), 8, 64).is_none(),
+            Bf16Weights::pack(&values(8 * 32, 1), 8, 64).is_none(),
             "too few weights"
         );
-        let Some(packed) = PackedWeights::pack(&values(8 * 32, 1), 8, 32) else {
+        let Some(packed) = Bf16Weights::pack(&values(8 * 32, 1), 8, 32) else {
             panic!("32 columns were not packed");
         };
         assert!(packed.product(&values(8, 2), 2).is_none(), "x too short");

@@ -4,7 +4,7 @@
 //! unit length, 256-token limit). Items are a list of texts, sorted by
 //! length and run in batches (so each batch pads little) on the embedder's
 //! own thread pool, with the exact weights. A query of up to 32 tokens is
-//! one unpadded sequence run on its caller's thread by the bfloat16 copy of
+//! one unpadded sequence run on its caller's thread by the 16-bit copy of
 //! the weights ([`few_rows`](super::few_rows)); both stay off the async
 //! runtime.
 
@@ -181,7 +181,7 @@ impl MiniLmEmbedder {
     }
 
     /// Embeds one search query on the calling thread alone, by the
-    /// bfloat16 copy of the weights when it has at most 32 tokens (a
+    /// 16-bit copy of the weights when it has at most 32 tokens (a
     /// vector within cosine 0.9995 of [`embed_blocking`](Self::embed_blocking)'s,
     /// in about half the time on one core); a longer one as an item is.
     pub fn embed_query_blocking(&self, text: &str) -> Result<Vec<f32>> {
