@@ -30,9 +30,9 @@ const STRIP: usize = 16;
 
 /// At most this many rows' sums are held in registers at once: 5 rows × 2
 /// vectors are 10 of AVX2's 16 registers. Not 6, as the f32 product holds:
-/// `vpmaddwd` does not add into its sums, so each needs a register for its
-/// products as well, and 6 rows spilled sums to the stack (measured 30%
-/// slower).
+/// `vpmaddwd` does not add into its sums, so its products need registers
+/// of their own, and with 6 rows the compiler kept sums on the stack
+/// (seen in `perf annotate`).
 const TILE_ROWS: usize = 5;
 
 /// A (`k`, `n`) weight matrix as 16-bit integers, column by column scaled:
@@ -166,7 +166,7 @@ impl NullaryFnOnce for Product<'_> {
         } = self;
         let (words, _) = V3::as_simd_u32s(&weights.words);
         let (half, n) = (weights.k / 2, weights.n);
-        // Rows split into even tiles (10 rows are 5 + 5, not 4 + 4 + 2).
+        // Rows split into even tiles (12 rows are 4 + 4 + 4, not 5 + 5 + 2).
         let tiles = rows.div_ceil(TILE_ROWS);
         // Strips outermost, then blocks of pairs, then tiles of rows: a
         // block of a strip's weights (4 KB) is read from memory once and
