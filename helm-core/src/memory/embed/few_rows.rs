@@ -127,6 +127,19 @@ impl Bf16Weights {
     }
 }
 
+/// `rows` split into tiles of at most `most` rows, as even as they go (10
+/// rows in tiles of 6 are 5 + 5, not 6 + 4), so every tile has enough sums
+/// in flight.
+fn even_tiles(rows: usize, most: usize) -> impl Iterator<Item = std::ops::Range<usize>> {
+    let tiles = rows.div_ceil(most);
+    let mut first = 0;
+    (0..tiles).map(move |t| {
+        let take = (rows - first) / (tiles - t);
+        first += take;
+        first - take..first
+    })
+}
+
 /// Asks `pulp` how many f32 lanes a vector has on this machine.
 struct Lanes;
 
@@ -168,19 +181,14 @@ impl WithSimd for Product<'_> {
         }
         let (words, _) = S::as_simd_u32s(&weights.words);
         let (k, n) = (weights.k, weights.n);
-        // Rows split into even tiles (10 rows are 5 + 5, not 6 + 4), so
-        // every tile has enough sums in flight.
-        let tiles = rows.div_ceil(TILE_ROWS);
         // Strips outermost: a strip's k × 2 vectors of weights are read
         // from memory once and stay in cache for every tile of rows.
         for (strip, strip_words) in words.chunks_exact(k).enumerate() {
             let column = strip * 2 * S::F32_LANES;
-            let mut first = 0;
-            for t in 0..tiles {
-                let take = (rows - first) / (tiles - t);
-                let x = &x[first * k..(first + take) * k];
-                let out = &mut out[first * n..(first + take) * n];
-                match take {
+            for tile_rows in even_tiles(rows, TILE_ROWS) {
+                let x = &x[tile_rows.start * k..tile_rows.end * k];
+                let out = &mut out[tile_rows.start * n..tile_rows.end * n];
+                match tile_rows.len() {
                     6 => tile::<S, 6>(simd, x, strip_words, out, column),
                     5 => tile::<S, 5>(simd, x, strip_words, out, column),
                     4 => tile::<S, 4>(simd, x, strip_words, out, column),
@@ -188,7 +196,6 @@ impl WithSimd for Product<'_> {
                     2 => tile::<S, 2>(simd, x, strip_words, out, column),
                     _ => tile::<S, 1>(simd, x, strip_words, out, column),
                 }
-                first += take;
             }
         }
         true
@@ -283,6 +290,19 @@ mod tests {
                 assert!((g - e).abs() < 1e-4, "rows {rows}: {g} against {e}");
             }
         }
+    }
+
+    #[test]
+    fn rows_are_split_into_tiles_as_even_as_they_go() {
+        let split = |rows, most| even_tiles(rows, most).map(|t| t.len()).collect::<Vec<_>>();
+        assert_eq!(split(10, 6), vec![5, 5]);
+        assert_eq!(split(12, 5), vec![4, 4, 4]);
+        assert_eq!(split(13, 5), vec![4, 4, 5]);
+        assert_eq!(split(3, 6), vec![3]);
+        let tiles: Vec<_> = even_tiles(32, 5).collect();
+        assert_eq!(tiles.first().map(|t| t.start), Some(0));
+        assert_eq!(tiles.last().map(|t| t.end), Some(32));
+        assert!(tiles.windows(2).all(|w| w[0].end == w[1].start));
     }
 
     #[test]

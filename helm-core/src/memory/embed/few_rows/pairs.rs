@@ -14,9 +14,12 @@
 //! many pairs of two products of at most `LEVELS`² stay below 2³¹), then
 //! added into the f32 output, and scaled back at the end.
 
+use std::arch::x86_64::{__m256, __m256i};
+
 use pulp::x86::V3;
 use pulp::{NullaryFnOnce, Simd, cast};
-use std::arch::x86_64::{__m256, __m256i};
+
+use super::even_tiles;
 
 /// The largest magnitude a weight or an activation is scaled to.
 const LEVELS: f32 = 4095.0;
@@ -166,8 +169,6 @@ impl NullaryFnOnce for Product<'_> {
         } = self;
         let (words, _) = V3::as_simd_u32s(&weights.words);
         let (half, n) = (weights.k / 2, weights.n);
-        // Rows split into even tiles (12 rows are 4 + 4 + 4, not 5 + 5 + 2).
-        let tiles = rows.div_ceil(TILE_ROWS);
         // Strips outermost, then blocks of pairs, then tiles of rows: a
         // block of a strip's weights (4 KB) is read from memory once and
         // stays in the nearest cache for every tile.
@@ -175,20 +176,17 @@ impl NullaryFnOnce for Product<'_> {
             let column = strip * STRIP;
             for (b, block) in strip_words.chunks(2 * BLOCK).enumerate() {
                 let from = b * BLOCK;
-                let mut first = 0;
-                for t in 0..tiles {
-                    let take = (rows - first) / (tiles - t);
-                    let x = &pairs[first * half..(first + take) * half];
-                    let out = &mut out[first * n..(first + take) * n];
+                for tile_rows in even_tiles(rows, TILE_ROWS) {
+                    let x = &pairs[tile_rows.start * half..tile_rows.end * half];
+                    let out = &mut out[tile_rows.start * n..tile_rows.end * n];
                     let at = Block { half, from, column };
-                    match take {
+                    match tile_rows.len() {
                         5 => tile::<5>(simd, x, block, out, at),
                         4 => tile::<4>(simd, x, block, out, at),
                         3 => tile::<3>(simd, x, block, out, at),
                         2 => tile::<2>(simd, x, block, out, at),
                         _ => tile::<1>(simd, x, block, out, at),
                     }
-                    first += take;
                 }
             }
         }
