@@ -54,7 +54,7 @@ enum EnvKind {
 }
 
 /// The variables core reads: name, key, and how the text is read.
-const ENV: [(&str, &str, EnvKind); 13] = [
+const ENV: [(&str, &str, EnvKind); 14] = [
     ("HELM_STORE", "store", EnvKind::Text),
     ("HELM_ISOLATION", "computer.isolation", EnvKind::Text),
     ("HELM_COMPUTER", "computer.at", EnvKind::Text),
@@ -71,6 +71,7 @@ const ENV: [(&str, &str, EnvKind); 13] = [
         "memory.vector_cache_mb",
         EnvKind::Number,
     ),
+    ("HELM_READ_MAP_MB", "memory.read_map_mb", EnvKind::Number),
     ("HELM_PUBLIC_ORIGINS", "public_origins", EnvKind::List),
     ("HELM_MAX_STEPS", "runtime.max_steps", EnvKind::Number),
     (

@@ -32,6 +32,7 @@
 //! [memory]
 //! embedder = "auto"          # or "required" (refuse to start without it), or "off"
 //! vector_cache_mb = 256      # searched channels' vectors kept in memory; HELM_VECTOR_CACHE_MB
+//! read_map_mb = 0            # MiB of an SQLite store each reader maps, for faster reads; HELM_READ_MAP_MB
 //!
 //! public_origins = ["https://helm.example.org"]
 //! ```

@@ -134,6 +134,15 @@ fn bad_values_name_their_key_and_where_they_came_from() -> Result<()> {
     );
     let cache = HelmConfig::resolve([env(&[("HELM_VECTOR_CACHE_MB", "64")])?])?;
     assert_eq!(cache.config.memory.vector_cache_bytes(), 64 << 20);
+    assert_eq!(
+        cache.config.memory.read_map_bytes(),
+        0,
+        "readers map nothing by default"
+    );
+    let map = HelmConfig::resolve([env(&[("HELM_READ_MAP_MB", "512")])?])?;
+    assert_eq!(map.config.memory.read_map_bytes(), 512 << 20);
+    let bad_map = message(env(&[("HELM_READ_MAP_MB", "lots")]));
+    assert!(bad_map.contains("memory.read_map_mb"), "{bad_map}");
 
     let mut flags = ConfigLayer::new();
     flags.set_flag("store", "mysql://db/helm")?;

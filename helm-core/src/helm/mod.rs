@@ -269,7 +269,7 @@ impl Helm {
                     // others either.
                     create_private_file(&db)?;
                 }
-                Arc::new(SqliteStore::open(db).await?)
+                Arc::new(SqliteStore::open_mapped(db, options.memory.read_map_bytes()).await?)
             }
             StoreChoice::Postgres(url) => {
                 let store = postgres_store(&url, &options).await?;
@@ -289,7 +289,7 @@ impl Helm {
                     return Err(Error::NotInitialized(options.data_dir));
                 }
                 root.close()?;
-                Arc::new(SqliteStore::open(db).await?)
+                Arc::new(SqliteStore::open_mapped(db, options.memory.read_map_bytes()).await?)
             }
             // A node joining a shared database brings its own data root
             // (its channels' computers); the workspace is the database's.

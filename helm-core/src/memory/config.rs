@@ -63,6 +63,10 @@ pub struct MemoryConfig {
     /// past it the least recently searched channels' are dropped (and read
     /// from the store again when next searched).
     pub vector_cache_mb: u64,
+    /// How many MiB of an SQLite database each store reader maps into
+    /// memory, which makes recall's reads of items faster; 0 maps none.
+    /// Mapped pages count in resident memory, up to this much per reader.
+    pub read_map_mb: u64,
 }
 
 impl Default for MemoryConfig {
@@ -70,6 +74,7 @@ impl Default for MemoryConfig {
         MemoryConfig {
             embedder: EmbedderSetting::default(),
             vector_cache_mb: (super::vector_cache::DEFAULT_VECTOR_CACHE_BYTES >> 20) as u64,
+            read_map_mb: 0,
         }
     }
 }
@@ -78,6 +83,11 @@ impl MemoryConfig {
     /// The vector cache's budget in bytes.
     pub fn vector_cache_bytes(&self) -> usize {
         usize::try_from(self.vector_cache_mb.saturating_mul(1 << 20)).unwrap_or(usize::MAX)
+    }
+
+    /// The bytes of an SQLite database each store reader maps.
+    pub fn read_map_bytes(&self) -> u64 {
+        self.read_map_mb.saturating_mul(1 << 20)
     }
 }
 
