@@ -451,12 +451,35 @@ async fn concurrent_turns(
     Ok((pct(&took, 0.5), pct(&took, 0.99), finished / wall))
 }
 
-/// Plain messages (no agent woken) posted into `channels` new channels, five
-/// each: the median of each channel's first post and of the later ones, in
-/// ms. The first message is where a channel's first indexed item lands.
-async fn first_messages(channels: usize) -> anyhow::Result<(f64, f64)> {
-    let (t, _timed, _record) = bench_channel().await?;
+/// Medians of plain posts (no agent woken), in ms.
+struct FirstPosts {
+    /// A new channel's first message, posted right after the channel is made.
+    first: f64,
+    /// Its next four messages.
+    later: f64,
+    /// A message into the channel made before, posted right after a new one
+    /// is made: the same place in the sequence as `first`, in a channel that
+    /// is not new.
+    after_create: f64,
+}
+
+/// Plain messages posted into `channels` new channels, five each; then, as
+/// the control, `channels` more channels made, each followed by a post into
+/// the channel made before it. The first message is where a channel's first
+/// indexed item lands; the control tells what of its cost is the channel
+/// being new and what is following another operation (the post's code and
+/// pages are no longer in the core's caches after making a channel).
+async fn first_messages(channels: usize) -> anyhow::Result<FirstPosts> {
+    let (t, _timed, launch) = bench_channel().await?;
     t.helm.start_runtime().await?;
+    let post = |ch: ChannelRef, text: String| {
+        let t = &t;
+        async move {
+            let at = Instant::now();
+            t.helm.post_message(&t.captain, &ch, &text, None).await?;
+            anyhow::Ok(at.elapsed())
+        }
+    };
     let mut first = Vec::new();
     let mut later = Vec::new();
     for c in 0..channels {
@@ -464,27 +487,52 @@ async fn first_messages(channels: usize) -> anyhow::Result<(f64, f64)> {
             .helm
             .create_channel(&t.captain, &format!("desk-{c}"), "Bench channel.")
             .await?;
-        let ch = ChannelRef::Id(record.channel.id);
         for i in 0..5 {
-            let at = Instant::now();
-            t.helm
-                .post_message(
-                    &t.captain,
-                    &ch,
-                    &format!("note {i} on launch logistics"),
-                    None,
-                )
-                .await?;
-            if i == 0 {
-                first.push(at.elapsed());
-            } else {
-                later.push(at.elapsed());
-            }
+            let took = post(
+                ChannelRef::Id(record.channel.id),
+                format!("note {i} on launch logistics"),
+            )
+            .await?;
+            [&mut later, &mut first][usize::from(i == 0)].push(took);
         }
     }
-    first.sort();
-    later.sort();
-    Ok((pct(&first, 0.5), pct(&later, 0.5)))
+    let mut after_create = Vec::new();
+    let mut before = ChannelRef::Id(launch.channel.id);
+    for c in 0..channels {
+        let record = t
+            .helm
+            .create_channel(&t.captain, &format!("control-{c}"), "Bench channel.")
+            .await?;
+        after_create.push(post(before, "note 0 on launch logistics".into()).await?);
+        before = ChannelRef::Id(record.channel.id);
+        post(before.clone(), "note 1 on launch logistics".into()).await?;
+    }
+    for v in [&mut first, &mut later, &mut after_create] {
+        v.sort();
+    }
+    Ok(FirstPosts {
+        first: pct(&first, 0.5),
+        later: pct(&later, 0.5),
+        after_create: pct(&after_create, 0.5),
+    })
+}
+
+/// Prints [`first_messages`] and its two ratios.
+async fn print_first_messages(channels: usize) -> anyhow::Result<()> {
+    let p = first_messages(channels).await?;
+    println!(
+        "plain post p50: first in a new channel {:.2} ms | later {:.2} ms | ratio {:.2}x",
+        p.first,
+        p.later,
+        p.first / p.later
+    );
+    println!(
+        "plain post p50, right after a channel is made: into it {:.2} ms | into the one before {:.2} ms | ratio {:.2}x",
+        p.first,
+        p.after_create,
+        p.first / p.after_create
+    );
+    Ok(())
 }
 
 #[tokio::main]
@@ -507,9 +555,7 @@ async fn main() -> anyhow::Result<()> {
         return Ok(());
     }
     if std::env::var("HELM_BENCH_ONLY").is_ok_and(|s| s == "first") {
-        let (first, later) = first_messages(turns).await?;
-        println!("plain post p50: first in a new channel {first:.2} ms | later {later:.2} ms");
-        return Ok(());
+        return print_first_messages(turns).await;
     }
     if std::env::var("HELM_BENCH_ONLY").is_ok_and(|s| s == "concurrent") {
         return print_concurrent().await;
@@ -534,11 +580,7 @@ async fn main() -> anyhow::Result<()> {
         "model calls per turn in the long thread: {:.2} ({calls:.2} turn calls + {summaries:.2} summary calls)",
         calls + summaries
     );
-    let (first, later) = first_messages(turns).await?;
-    println!(
-        "plain post p50: first in a new channel {first:.2} ms | later {later:.2} ms | ratio {:.2}x",
-        first / later
-    );
+    print_first_messages(turns).await?;
     print_people(turns).await?;
     print_concurrent().await
 }
