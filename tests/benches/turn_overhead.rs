@@ -461,11 +461,18 @@ struct FirstPosts {
     /// is made: the same place in the sequence as `first`, in a channel that
     /// is not new.
     after_create: f64,
+    /// A message posted after [`IDLE_MOMENT`] with nothing to do, as most
+    /// of a person's messages are: what waking the threads it passes
+    /// through costs.
+    after_idle: f64,
 }
+
+/// The pause before each message of [`FirstPosts::after_idle`].
+const IDLE_MOMENT: Duration = Duration::from_millis(5);
 
 /// Plain messages posted into `channels` new channels, five each; then, as
 /// the control, `channels` more channels made, each followed by a post into
-/// the channel made before it. The first message is where a channel's first
+/// the channel made before it; then `channels` posts, each after a pause. The first message is where a channel's first
 /// indexed item lands; the control tells what of its cost is the channel
 /// being new and what is following another operation (the post's code and
 /// pages are no longer in the core's caches after making a channel).
@@ -507,13 +514,19 @@ async fn first_messages(channels: usize) -> anyhow::Result<FirstPosts> {
         before = ChannelRef::Id(record.channel.id);
         post(before.clone(), "note 1 on launch logistics".into()).await?;
     }
-    for v in [&mut first, &mut later, &mut after_create] {
+    let mut after_idle = Vec::new();
+    for i in 0..channels {
+        tokio::time::sleep(IDLE_MOMENT).await;
+        after_idle.push(post(before.clone(), format!("note {i} after a pause")).await?);
+    }
+    for v in [&mut first, &mut later, &mut after_create, &mut after_idle] {
         v.sort();
     }
     Ok(FirstPosts {
         first: pct(&first, 0.5),
         later: pct(&later, 0.5),
         after_create: pct(&after_create, 0.5),
+        after_idle: pct(&after_idle, 0.5),
     })
 }
 
@@ -531,6 +544,12 @@ async fn print_first_messages(channels: usize) -> anyhow::Result<()> {
         p.first,
         p.after_create,
         p.first / p.after_create
+    );
+    println!(
+        "plain post p50 after {} ms idle {:.2} ms | back to back {:.2} ms",
+        IDLE_MOMENT.as_millis(),
+        p.after_idle,
+        p.later
     );
     Ok(())
 }

@@ -156,14 +156,27 @@ impl SqliteStore {
             .acquire()
             .await
             .map_err(|_| Error::Internal("the store's readers are closed".into()))?;
-        tokio::task::spawn_blocking(move || {
-            let conn = inner.take_reader()?;
-            let out = f(&conn);
-            inner.return_reader(conn);
-            out
-        })
-        .await
-        .map_err(|e| Error::Internal(format!("store read task failed: {e}")))?
+        tokio::task::spawn_blocking(move || inner.with_reader(f))
+            .await
+            .map_err(|e| Error::Internal(format!("store read task failed: {e}")))?
+    }
+
+    /// Runs `f` on a read-only connection right here, on the caller's
+    /// thread: for reads by key that touch a handful of cached pages.
+    /// Handing such a read to a blocking thread and back costs two thread
+    /// wake-ups, each more than the read itself, and after an idle moment a
+    /// wake-up is what a post waits on most.
+    pub(crate) async fn read_here<T, F>(&self, f: F) -> Result<T>
+    where
+        F: FnOnce(&Connection) -> Result<T>,
+    {
+        let _slot = self
+            .inner
+            .reader_slots
+            .acquire()
+            .await
+            .map_err(|_| Error::Internal("the store's readers are closed".into()))?;
+        self.inner.with_reader(f)
     }
 
     /// Runs `f` in an immediate write transaction on the writer's thread,
@@ -194,6 +207,14 @@ impl Tx<'_> {
 }
 
 impl Inner {
+    /// Runs `f` on a pooled reader (the caller holds a reader slot).
+    fn with_reader<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        let conn = self.take_reader()?;
+        let out = f(&conn);
+        self.return_reader(conn);
+        out
+    }
+
     fn take_reader(&self) -> Result<Connection> {
         if let Some(conn) = lock(&self.readers)?.pop() {
             return Ok(conn);

@@ -13,7 +13,7 @@ use crate::store::types::{CaptainSetup, InviteAcceptance, NewApiToken, NewInvite
 #[async_trait]
 impl AuthStore for SqliteStore {
     async fn setup_done(&self) -> Result<bool> {
-        self.read(auth::setup_done).await
+        self.read_here(auth::setup_done).await
     }
 
     async fn complete_setup(&self, setup: CaptainSetup) -> Result<User> {
@@ -42,8 +42,7 @@ impl AuthStore for SqliteStore {
     }
 
     async fn session_user(&self, secret_hash: &str) -> Result<Option<(Session, User)>> {
-        let hash = secret_hash.to_string();
-        self.read(move |c| auth::session_user(c, &hash)).await
+        self.read_here(|c| auth::session_user(c, secret_hash)).await
     }
 
     async fn delete_session(&self, secret_hash: &str) -> Result<bool> {
@@ -62,8 +61,9 @@ impl AuthStore for SqliteStore {
     }
 
     async fn api_token_user(&self, secret_hash: &str) -> Result<Option<(ApiToken, User)>> {
-        let hash = secret_hash.to_string();
-        let found = self.read(move |c| auth::api_token_user(c, &hash)).await?;
+        let found = self
+            .read_here(|c| auth::api_token_user(c, secret_hash))
+            .await?;
         Ok(match found {
             Some((token, user, stale)) => {
                 if stale {

@@ -27,8 +27,7 @@ impl ChannelStore for SqliteStore {
     }
 
     async fn channel(&self, channel: &ChannelRef) -> Result<ChannelRecord> {
-        let channel = channel.clone();
-        self.read(move |c| channels::get(c, &channel)).await
+        self.read_here(|c| channels::get(c, channel)).await
     }
 
     async fn list_channels(&self, filter: ChannelFilter) -> Result<Vec<ChannelRecord>> {
@@ -98,7 +97,7 @@ impl ChannelStore for SqliteStore {
     }
 
     async fn channel_members(&self, channel: ChannelId) -> Result<Vec<Member>> {
-        self.read(move |c| members::list(c, channel)).await
+        self.read_here(|c| members::list(c, channel)).await
     }
 
     async fn add_channel_member(

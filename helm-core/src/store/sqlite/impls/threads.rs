@@ -31,7 +31,7 @@ impl ThreadStore for SqliteStore {
     }
 
     async fn thread(&self, id: ThreadId) -> Result<Thread> {
-        self.read(move |c| threads::get(c, id)).await
+        self.read_here(|c| threads::get(c, id)).await
     }
 
     async fn threads(&self, channel: ChannelId, limit: usize) -> Result<Vec<Thread>> {
@@ -68,7 +68,7 @@ impl ThreadStore for SqliteStore {
     }
 
     async fn message(&self, id: MessageId) -> Result<Message> {
-        self.read(move |c| messages::get(c, id)).await
+        self.read_here(|c| messages::get(c, id)).await
     }
 
     async fn messages_page(

@@ -17,7 +17,7 @@ use crate::store::types::{LeaseRenewal, NewToolAction, Repaired, ToolActionOutco
 #[async_trait]
 impl TurnStore for SqliteStore {
     async fn turn(&self, id: TurnId) -> Result<Turn> {
-        self.read(move |c| turns::get(c, id)).await
+        self.read_here(|c| turns::get(c, id)).await
     }
 
     async fn thread_turns(&self, thread: ThreadId) -> Result<Vec<Turn>> {
