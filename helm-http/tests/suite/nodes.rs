@@ -686,6 +686,7 @@ async fn a_channels_computer_is_held_by_one_node_and_reached_through_it() -> any
     read_until(&mut viewer, "UP-9").await?;
     // A turn of it running on A (its holder) when B archives it stops too.
     mock.push(Behaviour::text("Thinking it over").hang());
+    let asked = mock.requests().len();
     let posted = ada
         .post(
             &b,
@@ -698,6 +699,12 @@ async fn a_channels_computer_is_held_by_one_node_and_reached_through_it() -> any
         d["turns"][0]["state"] == "running"
     })
     .await?;
+    // Running is not yet asking the model: a claimed turn reads its
+    // context first. Archived before its call, it would end without
+    // taking the hanging answer, and the next model call (the last turn
+    // below, on B) would get it and hang. So B archives once A has asked.
+    mock.wait_for_requests(asked + 1, Duration::from_secs(30))
+        .await?;
     ada.post(&b, "/api/channels/scratch/archive", json!({}))
         .await?;
     let stopped = ada

@@ -190,6 +190,17 @@ impl SqliteStore {
     {
         self.inner.writer.write(f).await
     }
+
+    /// [`write`](Self::write) for a write that may take long (an import,
+    /// a batch of vectors, a channel's deletion): it always runs on the
+    /// writer's thread, never on the caller's.
+    pub(crate) async fn write_apart<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Tx<'_>) -> Result<T> + Send + 'static,
+    {
+        self.inner.writer.write_apart(f).await
+    }
 }
 
 impl Tx<'_> {

@@ -1,4 +1,4 @@
-//! The store's one writer: a thread of its own that owns the write
+//! The store's one writer: a thread of its own that holds the write
 //! connection and commits queued writes together (group commit).
 //!
 //! Why a thread and batches: SQLite has one writer anyway, and under load
@@ -12,11 +12,24 @@
 //! the commit that holds it, and events are published after it in `seq`
 //! order, so every guarantee of a write committed alone still holds.
 //!
-//! SQLite's own WAL checkpoints stay on this thread. Moving them to a
-//! thread of their own (woken by a WAL hook) was measured and was slower
-//! under 100 concurrent turns (784–880 against 847–969 turns/s): a
-//! checkpoint's sync waits on the disk, not the CPU, and the writes queued
-//! meanwhile simply join the next batch.
+//! SQLite's own WAL checkpoints stay in the commit that crosses the WAL's
+//! limit, on whichever thread commits it (below). Moving them to a thread
+//! of their own (woken by a WAL hook) was measured and was slower under
+//! 100 concurrent turns (784–880 against 847–969 turns/s): a checkpoint's
+//! sync waits on the disk, not the CPU, and the writes queued meanwhile
+//! simply join the next batch.
+//!
+//! A write made while the writer is free (nobody holds the connection and
+//! no write is queued) runs on its caller's thread instead, alone in its
+//! transaction: handing it to the writer's thread and back costs two
+//! thread wake-ups, which on a 2-vCPU machine is most of a small write
+//! (a plain post 0.20 -> 0.10 ms, a whole turn 3.1 -> 2.5 ms). So that a
+//! caller's thread, a runtime worker, never waits long, such a write does
+//! not wait for another process's write lock (it queues instead), and
+//! writes that may take long ([`Writer::write_apart`]) always queue. Under
+//! load the connection is rarely free, so writes batch as before. Either
+//! way one connection commits one transaction at a time, and events are
+//! published before it is let go, so they stay in commit order.
 //!
 //! Once no write has come for [`IDLE`], the writer does the store's idle
 //! work (merging the word index's segments), a short step at a time while
@@ -24,14 +37,15 @@
 
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, TryRecvError};
-use std::time::Duration;
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
+use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, TransactionBehavior};
 use tokio::sync::broadcast;
 
-use super::Tx;
+use super::{BUSY_TIMEOUT, Tx};
 use crate::error::{Error, Result};
 use crate::events::Event;
 
@@ -94,11 +108,37 @@ where
     }
 }
 
-/// The handle the store keeps: queues writes, and on drop lets the thread
-/// finish what is queued and close the connection before it returns.
+/// The handle the store keeps: writes here when the writer is free, queues
+/// otherwise, and on drop lets the thread finish what is queued and close
+/// the connection before it returns.
 pub(super) struct Writer {
-    jobs: Option<mpsc::Sender<Box<dyn Job>>>,
+    shared: Arc<Shared>,
+    jobs: Option<mpsc::Sender<Wake>>,
     thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// What the callers and the writer thread share.
+struct Shared {
+    /// The write connection, held by whoever commits: the thread for a
+    /// queued batch or its idle work, or a caller writing on its own.
+    pen: Mutex<Connection>,
+    live: broadcast::Sender<Arc<Event>>,
+    /// Writes sent to the thread and not yet taken by it: while any wait,
+    /// a caller queues behind them rather than overtaking them. (A batch
+    /// taken may be overtaken: it had not begun, and writes made at once
+    /// are in no order.)
+    queued: AtomicUsize,
+    /// When a caller last wrote on its own thread, for the thread's idle
+    /// wait; and whether the thread knows there is idle work to do.
+    last_write: Mutex<Instant>,
+    idle_armed: AtomicBool,
+}
+
+/// What wakes the thread: a write to run, or word that writes happened
+/// elsewhere (so idle work is due once they pause).
+enum Wake {
+    Write(Box<dyn Job>),
+    Wrote,
 }
 
 impl Writer {
@@ -110,30 +150,135 @@ impl Writer {
         idle: Option<IdleWork>,
     ) -> Result<Self> {
         let (jobs, queue) = mpsc::channel();
+        let shared = Arc::new(Shared {
+            pen: Mutex::new(conn),
+            live,
+            queued: AtomicUsize::new(0),
+            last_write: Mutex::new(Instant::now()),
+            // A store just opened may have idle work left from before (an
+            // index grown by an older Helm, or by a process that never
+            // paused).
+            idle_armed: AtomicBool::new(idle.is_some()),
+        });
         let thread = std::thread::Builder::new()
             .name("helm-store-writer".into())
-            .spawn(move || run(conn, &queue, &live, idle))
+            .spawn({
+                let shared = shared.clone();
+                move || run(&shared, &queue, idle)
+            })
             .map_err(|e| Error::Internal(format!("cannot start the store's writer: {e}")))?;
         Ok(Writer {
+            shared,
             jobs: Some(jobs),
             thread: Some(thread),
         })
     }
 
-    /// Runs `f` in the next batch; its result arrives after that batch
-    /// committed (or failed to).
+    /// Runs `f` in a transaction and returns its result once committed (or
+    /// the reason it was not). When nobody is writing and no write waits,
+    /// it runs here, on the caller's thread: handing it to the writer's
+    /// thread and back costs two thread wake-ups, more than a small write,
+    /// most of all after an idle moment. Otherwise it joins the thread's
+    /// next batch.
     pub(super) async fn write<T, F>(&self, f: F) -> Result<T>
     where
         T: Send + 'static,
         F: FnOnce(&mut Tx<'_>) -> Result<T> + Send + 'static,
     {
-        let (done, result) = tokio::sync::oneshot::channel();
-        let job: Box<dyn Job> = Box::new(Queued { work: f, done });
-        self.jobs
+        self.submit(f, true).await
+    }
+
+    /// [`write`](Self::write) for a write that may take long (an import,
+    /// a batch of vectors, a channel's deletion): always on the writer's
+    /// thread, so it never holds up the caller's (a runtime worker).
+    pub(super) async fn write_apart<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Tx<'_>) -> Result<T> + Send + 'static,
+    {
+        self.submit(f, false).await
+    }
+
+    async fn submit<T, F>(&self, f: F, here: bool) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Tx<'_>) -> Result<T> + Send + 'static,
+    {
+        let (done, mut result) = tokio::sync::oneshot::channel();
+        let mut job: Box<dyn Job> = Box::new(Queued { work: f, done });
+        if here && self.shared.queued.load(Ordering::Acquire) == 0 {
+            match self.shared.write_here(job) {
+                Ok(()) => {
+                    self.wrote();
+                    return result.try_recv().map_err(|_| stopped())?;
+                }
+                Err(busy) => job = busy,
+            }
+        }
+        self.shared.queued.fetch_add(1, Ordering::AcqRel);
+        if self
+            .jobs
             .as_ref()
-            .and_then(|jobs| jobs.send(job).ok())
-            .ok_or_else(stopped)?;
+            .and_then(|jobs| jobs.send(Wake::Write(job)).ok())
+            .is_none()
+        {
+            self.shared.queued.fetch_sub(1, Ordering::AcqRel);
+            return Err(stopped());
+        }
         result.await.map_err(|_| stopped())?
+    }
+
+    /// Notes a write made here, and tells the thread once that idle work
+    /// is due when writes pause.
+    fn wrote(&self) {
+        if let Ok(mut at) = self.shared.last_write.lock() {
+            *at = Instant::now();
+        }
+        if !self.shared.idle_armed.swap(true, Ordering::AcqRel)
+            && let Some(jobs) = &self.jobs
+        {
+            let _ = jobs.send(Wake::Wrote);
+        }
+    }
+}
+
+impl Shared {
+    /// Commits `job` alone on this thread if the connection is free and
+    /// the write lock is to be had at once; otherwise hands it back.
+    fn write_here(&self, job: Box<dyn Job>) -> std::result::Result<(), Box<dyn Job>> {
+        let conn = match self.pen.try_lock() {
+            Ok(conn) => conn,
+            Err(TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(TryLockError::WouldBlock) => return Err(job),
+        };
+        // Another process holding the write lock would keep this thread
+        // (a runtime worker, likely) waiting: that wait is the writer
+        // thread's to do.
+        if conn.busy_timeout(Duration::ZERO).is_err() {
+            return Err(job);
+        }
+        // Unchecked only in that it borrows the connection shared; holding
+        // the pen, nothing else uses it.
+        let began =
+            rusqlite::Transaction::new_unchecked(&conn, TransactionBehavior::Immediate).ok();
+        let Some(tx) = began else {
+            let _ = conn.busy_timeout(BUSY_TIMEOUT);
+            return Err(job);
+        };
+        if tx.busy_timeout(BUSY_TIMEOUT).is_err() {
+            return Err(job);
+        }
+        commit_in(tx, &mut VecDeque::from([job]), &self.live);
+        Ok(())
+    }
+
+    /// How long since a caller last wrote on its own thread.
+    fn since_last_write(&self) -> Duration {
+        self.last_write.lock().map_or(IDLE, |at| at.elapsed())
+    }
+
+    fn pen(&self) -> MutexGuard<'_, Connection> {
+        self.pen.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
@@ -166,88 +311,111 @@ fn not_committed(e: &rusqlite::Error) -> Error {
 
 /// The writer thread: waits for a write, takes every other one queued by
 /// then, and commits them together, until the store is dropped.
-fn run(
-    mut conn: Connection,
-    queue: &mpsc::Receiver<Box<dyn Job>>,
-    live: &broadcast::Sender<Arc<Event>>,
-    idle: Option<IdleWork>,
-) {
-    // A store just opened may have idle work left from before (an index
-    // grown by an older Helm, or by a process that never paused).
-    let mut idle_work = idle.is_some();
-    while let Some(first) = next(&mut conn, queue, idle, &mut idle_work) {
+fn run(shared: &Shared, queue: &mpsc::Receiver<Wake>, idle: Option<IdleWork>) {
+    while let Some(first) = next(shared, queue, idle) {
         let mut batch = VecDeque::from([first]);
         while batch.len() < MAX_BATCH {
             match queue.try_recv() {
-                Ok(job) => batch.push_back(job),
+                Ok(Wake::Write(job)) => batch.push_back(job),
+                Ok(Wake::Wrote) => {}
                 Err(_) => break,
             }
         }
+        shared.queued.fetch_sub(batch.len(), Ordering::AcqRel);
+        let mut conn = shared.pen();
         while !batch.is_empty() {
-            commit(&mut conn, &mut batch, live);
+            commit(&mut conn, &mut batch, &shared.live);
         }
-        idle_work = idle.is_some();
+        drop(conn);
+        shared.idle_armed.store(idle.is_some(), Ordering::Release);
     }
 }
 
-/// The next write, or `None` once the store is dropped. While there is
-/// idle work and no write comes for [`IDLE`], it is done step by step until
-/// none is left or a write arrives.
+/// The next write for the thread, or `None` once the store is dropped.
+/// While there is idle work and no write comes for [`IDLE`] (neither
+/// queued nor made by a caller on its own thread), it is done step by step
+/// until none is left or a write arrives.
 fn next(
-    conn: &mut Connection,
-    queue: &mpsc::Receiver<Box<dyn Job>>,
+    shared: &Shared,
+    queue: &mpsc::Receiver<Wake>,
     idle: Option<IdleWork>,
-    idle_work: &mut bool,
 ) -> Option<Box<dyn Job>> {
     loop {
-        let Some(step) = idle.filter(|_| *idle_work) else {
-            return queue.recv().ok();
+        let step = idle.filter(|_| shared.idle_armed.load(Ordering::Acquire));
+        let Some(step) = step else {
+            match queue.recv().ok()? {
+                Wake::Write(job) => return Some(job),
+                Wake::Wrote => continue,
+            }
         };
         match queue.recv_timeout(IDLE) {
-            Ok(job) => return Some(job),
+            Ok(Wake::Write(job)) => return Some(job),
+            Ok(Wake::Wrote) => continue,
             Err(RecvTimeoutError::Disconnected) => return None,
             Err(RecvTimeoutError::Timeout) => {}
         }
+        if shared.since_last_write() < IDLE {
+            continue;
+        }
         loop {
-            let done = catch_unwind(AssertUnwindSafe(|| step(conn)))
+            let began = Instant::now();
+            let mut conn = shared.pen();
+            let done = catch_unwind(AssertUnwindSafe(|| step(&mut conn)))
                 .unwrap_or_else(|_| Err(Error::Internal("the store's idle work panicked".into())));
-            *idle_work = done.unwrap_or_else(|e| {
+            drop(conn);
+            let more = done.unwrap_or_else(|e| {
                 // Idle work only tidies, and the next write arms it again:
                 // a failure (another process holding the lock) waits till then.
                 tracing::debug!(error = %e, "the store's idle work failed");
                 false
             });
-            if !*idle_work {
+            if !more {
+                // A write made here meanwhile saw the work armed and did
+                // not say so: it arms the work again.
+                let wrote_since = shared.since_last_write() < began.elapsed();
+                shared.idle_armed.store(wrote_since, Ordering::Release);
                 break;
             }
             match queue.try_recv() {
-                Ok(job) => return Some(job),
+                Ok(Wake::Write(job)) => return Some(job),
+                Ok(Wake::Wrote) => {}
                 Err(TryRecvError::Disconnected) => return None,
                 Err(TryRecvError::Empty) => {}
+            }
+            if shared.since_last_write() < IDLE {
+                break;
             }
         }
     }
 }
 
-/// Runs writes from the front of `batch` in one transaction and commits
-/// it. Normally that is all of them; if a failure ended the transaction
-/// itself (SQLite rolls back on some I/O errors), the writes run so far get
-/// that failure and the rest stay in `batch` for the next transaction.
-/// Every call takes at least one write off `batch`.
+/// Begins an immediate transaction and commits writes from the front of
+/// `batch` in it (see [`commit_in`]); if it cannot begin, every write in
+/// `batch` is told why.
 fn commit(
     conn: &mut Connection,
     batch: &mut VecDeque<Box<dyn Job>>,
     live: &broadcast::Sender<Arc<Event>>,
 ) {
-    let tx = match conn.transaction_with_behavior(TransactionBehavior::Immediate) {
-        Ok(tx) => tx,
+    match conn.transaction_with_behavior(TransactionBehavior::Immediate) {
+        Ok(tx) => commit_in(tx, batch, live),
         Err(e) => {
             for job in batch.drain(..) {
                 job.refuse(&e);
             }
-            return;
         }
-    };
+    }
+}
+
+/// Runs writes from the front of `batch` in `tx` and commits it. Normally that is all of them; if a failure ended the transaction
+/// itself (SQLite rolls back on some I/O errors), the writes run so far get
+/// that failure and the rest stay in `batch` for the next transaction.
+/// Every call takes at least one write off `batch`.
+fn commit_in(
+    tx: rusqlite::Transaction<'_>,
+    batch: &mut VecDeque<Box<dyn Job>>,
+    live: &broadcast::Sender<Arc<Event>>,
+) {
     // Alone, a write needs no savepoint: its failure rolls back everything.
     let alone = batch.len() == 1;
     let mut events = Vec::new();
@@ -337,6 +505,39 @@ mod tests {
         let (live, _) = broadcast::channel(16);
         let writer = Writer::start(connection(dir)?, live, None)?;
         Ok((Arc::new(writer), dir.path().join("helm.db")))
+    }
+
+    /// Holds the writer's connection from a thread of its own until the
+    /// returned sender is used or dropped: writes made meanwhile queue for
+    /// the writer thread.
+    fn hold_pen(writer: &Writer) -> std::sync::mpsc::Sender<()> {
+        let shared = writer.shared.clone();
+        let (release, wait) = std::sync::mpsc::channel::<()>();
+        let (held, holding) = std::sync::mpsc::channel::<()>();
+        std::thread::spawn(move || {
+            let _pen = shared.pen();
+            let _ = held.send(());
+            let _ = wait.recv();
+        });
+        let _ = holding.recv();
+        release
+    }
+
+    /// Lets the writes just spawned run up to their wait: on the test's
+    /// one runtime thread they run at its first pause, and with the
+    /// connection held they queue for the writer thread.
+    async fn queued() {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    /// A write that inserts `x` and says on which thread it ran.
+    async fn insert_where(writer: &Writer, x: i64) -> Result<std::thread::ThreadId> {
+        writer
+            .write(move |tx| {
+                tx.conn().execute("INSERT INTO t (x) VALUES (?1)", [x])?;
+                Ok(std::thread::current().id())
+            })
+            .await
     }
 
     fn tempdir() -> Result<tempfile::TempDir> {
@@ -467,7 +668,9 @@ mod tests {
     {
         let dir = tempdir()?;
         let (writer, path) = started(&dir)?;
-        // The first write holds the writer until the others are queued.
+        // The first write goes to the writer thread (the connection is
+        // held when it is made) and holds it until the others are queued.
+        let pen = hold_pen(&writer);
         let (started, running) = tokio::sync::oneshot::channel::<()>();
         let (release, held) = std::sync::mpsc::channel::<()>();
         let first = {
@@ -483,6 +686,8 @@ mod tests {
                     .await
             })
         };
+        queued().await;
+        drop(pen);
         running.await.map_err(|_| stopped())?;
         let queued: Vec<_> = (1..=20)
             .map(|x| {
@@ -530,8 +735,9 @@ mod tests {
     async fn a_write_holding_the_last_handle_to_the_store_still_commits() -> Result<()> {
         let dir = tempdir()?;
         let (writer, path) = started(&dir)?;
-        // A write whose work holds a handle and waits at a gate, and whose
-        // caller gives up while it waits.
+        // A write on the writer thread whose work holds a handle and waits
+        // at a gate, and whose caller gives up while it waits.
+        let pen = hold_pen(&writer);
         let (started, running) = tokio::sync::oneshot::channel::<()>();
         let (open, gate) = std::sync::mpsc::channel::<()>();
         let last = writer.clone();
@@ -551,6 +757,8 @@ mod tests {
                     .await
             }
         });
+        queued().await;
+        drop(pen);
         running.await.map_err(|_| stopped())?;
         caller.abort();
         let _ = caller.await;
@@ -565,6 +773,61 @@ mod tests {
         }
         assert!(!wal.exists(), "the writer's connection is still open");
         assert_eq!(rows(&Connection::open(&path)?)?, [5]);
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_write_with_the_writer_free_runs_on_the_callers_thread() -> Result<()> {
+        let dir = tempdir()?;
+        let (writer, path) = started(&dir)?;
+        let here = std::thread::current().id();
+        assert_eq!(insert_where(&writer, 1).await?, here);
+        assert_eq!(insert_where(&writer, 2).await?, here);
+        // Committed when the caller hears, as on the writer thread.
+        assert_eq!(rows(&Connection::open(&path)?)?, [1, 2]);
+        // With the connection held, the next write waits for the thread.
+        let pen = hold_pen(&writer);
+        let later = tokio::spawn({
+            let writer = writer.clone();
+            async move { insert_where(&writer, 3).await }
+        });
+        queued().await;
+        drop(pen);
+        let there = later.await.map_err(|e| Error::Internal(e.to_string()))??;
+        assert_ne!(there, here);
+        assert_eq!(rows(&Connection::open(&path)?)?, [1, 2, 3]);
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_write_while_another_process_writes_waits_on_the_writer_thread() -> Result<()> {
+        let dir = tempdir()?;
+        let (writer, path) = started(&dir)?;
+        // Another connection holds the write lock: a caller's thread does
+        // not wait for it...
+        let other = Connection::open(&path)?;
+        other.execute_batch("BEGIN IMMEDIATE; INSERT INTO t (x) VALUES (1)")?;
+        let waiting = tokio::spawn({
+            let writer = writer.clone();
+            async move { insert_where(&writer, 2).await }
+        });
+        queued().await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(!waiting.is_finished());
+        // ...the writer thread does, for as long as the busy timeout lets
+        // it, and commits once the lock is free.
+        other.execute_batch("COMMIT")?;
+        let there = waiting
+            .await
+            .map_err(|e| Error::Internal(e.to_string()))??;
+        assert_ne!(there, std::thread::current().id());
+        assert_eq!(rows(&other)?, [1, 2]);
+        // The connection kept its busy timeout.
+        let timeout: i64 = writer
+            .shared
+            .pen()
+            .pragma_query_value(None, "busy_timeout", |r| r.get(0))?;
+        assert_eq!(u128::try_from(timeout).ok(), Some(BUSY_TIMEOUT.as_millis()));
         Ok(())
     }
 

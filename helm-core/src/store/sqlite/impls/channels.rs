@@ -50,7 +50,7 @@ impl ChannelStore for SqliteStore {
         actor: Actor,
         world: WorldHook,
     ) -> Result<()> {
-        self.write(move |tx| channels::delete(tx, channel, &actor, world))
+        self.write_apart(move |tx| channels::delete(tx, channel, &actor, world))
             .await
     }
 

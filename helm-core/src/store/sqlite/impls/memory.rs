@@ -49,7 +49,7 @@ impl MemoryStore for SqliteStore {
         plan: ImportPlan,
         actor: Actor,
     ) -> Result<ImportReport> {
-        self.write(move |tx| import::import(tx, channel, plan, &actor))
+        self.write_apart(move |tx| import::import(tx, channel, plan, &actor))
             .await
     }
 
@@ -108,7 +108,7 @@ impl MemoryStore for SqliteStore {
         vectors: Vec<(ItemKey, ChannelId, Vec<f32>)>,
     ) -> Result<()> {
         let model = model.to_string();
-        self.write(move |tx| recall::put_embeddings(tx.conn(), &model, &vectors))
+        self.write_apart(move |tx| recall::put_embeddings(tx.conn(), &model, &vectors))
             .await
     }
 

@@ -82,7 +82,7 @@ impl TurnStore for SqliteStore {
     }
 
     async fn repair_after_stop(&self) -> Result<Repaired> {
-        self.write(|tx| {
+        self.write_apart(|tx| {
             Ok(Repaired {
                 tool_actions: tool_actions::interrupt_orphans(tx)?,
                 threads: threads::follow_latest_turns(tx)?,
