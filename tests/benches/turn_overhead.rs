@@ -472,10 +472,11 @@ const IDLE_MOMENT: Duration = Duration::from_millis(5);
 
 /// Plain messages posted into `channels` new channels, five each; then, as
 /// the control, `channels` more channels made, each followed by a post into
-/// the channel made before it; then `channels` posts, each after a pause. The first message is where a channel's first
-/// indexed item lands; the control tells what of its cost is the channel
-/// being new and what is following another operation (the post's code and
-/// pages are no longer in the core's caches after making a channel).
+/// the channel made before it; then `channels` posts, each after a pause.
+/// The first message is where a channel's first indexed item lands; the
+/// control tells what of its cost is the channel being new and what is
+/// following another operation (the post's code and pages are no longer in
+/// the core's caches after making a channel).
 async fn first_messages(channels: usize) -> anyhow::Result<FirstPosts> {
     let (t, _timed, launch) = bench_channel().await?;
     t.helm.start_runtime().await?;

@@ -150,15 +150,19 @@ impl SqliteStore {
         F: FnOnce(&Connection) -> Result<T> + Send + 'static,
     {
         let inner = self.inner.clone();
-        let _slot = self
-            .inner
-            .reader_slots
-            .acquire()
-            .await
-            .map_err(|_| Error::Internal("the store's readers are closed".into()))?;
+        let _slot = self.reader_slot().await?;
         tokio::task::spawn_blocking(move || inner.with_reader(f))
             .await
             .map_err(|e| Error::Internal(format!("store read task failed: {e}")))?
+    }
+
+    /// A permit for one read in flight (`MAX_READERS` at once).
+    async fn reader_slot(&self) -> Result<tokio::sync::SemaphorePermit<'_>> {
+        self.inner
+            .reader_slots
+            .acquire()
+            .await
+            .map_err(|_| Error::Internal("the store's readers are closed".into()))
     }
 
     /// Runs `f` on a read-only connection right here, on the caller's
@@ -170,19 +174,14 @@ impl SqliteStore {
     where
         F: FnOnce(&Connection) -> Result<T>,
     {
-        let _slot = self
-            .inner
-            .reader_slots
-            .acquire()
-            .await
-            .map_err(|_| Error::Internal("the store's readers are closed".into()))?;
+        let _slot = self.reader_slot().await?;
         self.inner.with_reader(f)
     }
 
-    /// Runs `f` in an immediate write transaction on the writer's thread,
-    /// together with the other writes queued by then, each in a savepoint
-    /// of its own; returns after the commit, once the events `f` emitted
-    /// are published.
+    /// Runs `f` in an immediate write transaction: on the caller's thread
+    /// when the writer is free, else on the writer's thread together with
+    /// the other writes queued by then, each in a savepoint of its own;
+    /// returns after the commit, once the events `f` emitted are published.
     pub(crate) async fn write<T, F>(&self, f: F) -> Result<T>
     where
         T: Send + 'static,

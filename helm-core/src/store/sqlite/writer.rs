@@ -407,10 +407,11 @@ fn commit(
     }
 }
 
-/// Runs writes from the front of `batch` in `tx` and commits it. Normally that is all of them; if a failure ended the transaction
-/// itself (SQLite rolls back on some I/O errors), the writes run so far get
-/// that failure and the rest stay in `batch` for the next transaction.
-/// Every call takes at least one write off `batch`.
+/// Runs writes from the front of `batch` in `tx` and commits it. Normally
+/// that is all of them; if a failure ended the transaction itself (SQLite
+/// rolls back on some I/O errors), the writes run so far get that failure
+/// and the rest stay in `batch` for the next transaction. Every call takes
+/// at least one write off `batch`.
 fn commit_in(
     tx: rusqlite::Transaction<'_>,
     batch: &mut VecDeque<Box<dyn Job>>,
