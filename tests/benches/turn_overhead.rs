@@ -3,8 +3,9 @@
 //! the model's last chunk to the stored, announced reply. Measured at one
 //! thread on a fresh channel, and with 100,000 messages already in the channel.
 //! Then a whole turn (posted → reply announced) inside one thread of 10,000
-//! messages against the same in an empty channel, and how many model calls a
-//! turn costs in that long thread (its summary refreshes included). Last, the
+//! messages against the same in an empty channel, taken in alternating
+//! blocks, and how many model calls a turn costs in that long thread (its
+//! summary refreshes included). Last, the
 //! first plain message posted into a new channel against its later ones.
 //! A whole turn in a public channel of 300 people against the Captain alone
 //! (`HELM_BENCH_ONLY=people`). And 100 turns at once over 20 channels (five threads each, every thread
@@ -17,7 +18,7 @@
 //! workspace in a throwaway PostgreSQL cluster (the long-history ones seed
 //! SQLite directly and are left out); `HELM_BENCH_STORE=sqlite` measures
 //! the same two on SQLite, for the comparison. `HELM_BENCH_ONLY=long` runs
-//! only the long-thread turns, `HELM_BENCH_ONLY=first` only the first
+//! only the long-thread turns against the empty channel's, `HELM_BENCH_ONLY=first` only the first
 //! posts, `HELM_BENCH_ONLY=concurrent` only the concurrent turns
 //! (`HELM_BENCH_ROUNDS` turns per thread, default 10), for a profiler.
 
@@ -66,6 +67,14 @@ impl Provider for Timed {
         if let Ok(mut r) = self.requested.lock() {
             r.push(Instant::now());
         }
+        // The scripted model keeps every request it is sent; a real
+        // provider lets the conversation go once sent. Kept, a long
+        // thread's would grow the heap by a conversation every turn.
+        let request = ChatRequest {
+            system: String::new(),
+            messages: Default::default(),
+            ..request
+        };
         let stream = self.inner.stream(request).await?;
         let last = self.last_chunk.clone();
         Ok(stream
@@ -278,61 +287,142 @@ async fn whole_turns_among(
     people: usize,
     turns: usize,
 ) -> anyhow::Result<(f64, f64, f64)> {
-    let (t, timed, record) = bench_channel().await?;
-    for i in 0..people {
-        t.member(&format!("person{i}")).await?;
-    }
-    let mut thread = None;
-    if history > 0 {
-        thread = Some(helm_core::model::ThreadId(fill_thread(
-            &t.data_dir(),
-            record.channel.id.get(),
-            t.captain.id.get(),
-            record.agent.id.get(),
-            history,
-        )?));
-    }
-    t.helm.start_runtime().await?;
-    let ch = ChannelRef::Id(record.channel.id);
+    let mut bench = TurnBench::new(history, people).await?;
     let mut took = Vec::new();
-    for i in 0..turns {
-        timed.inner.push(ScriptedReply::text(REPLY));
-        let mut live = t.helm.subscribe();
-        let posted_at = Instant::now();
-        let posted = t
-            .helm
-            .post_message(&t.captain, &ch, &format!("@launch-agent task {i}"), thread)
-            .await?;
-        thread = Some(posted.thread.id);
-        let reply_id = posted
-            .turn
-            .ok_or_else(|| anyhow::anyhow!("no turn"))?
-            .reply_message_id;
-        loop {
-            let event = live.recv().await?;
-            if let EventBody::MessageCompleted { message } = &event.body
-                && message.id == reply_id
-            {
-                break;
-            }
-        }
-        took.push(posted_at.elapsed());
-    }
+    bench.run(turns, &mut took).await?;
     took.sort();
-    let calls = timed
-        .requested
-        .lock()
-        .map_err(|_| anyhow::anyhow!("lock"))?
-        .len();
-    let summaries = *timed
-        .summaries
-        .lock()
-        .map_err(|_| anyhow::anyhow!("lock"))?;
+    let (calls, summaries) = bench.calls()?;
     Ok((
         pct(&took, 0.5),
         calls as f64 / turns as f64,
         summaries as f64 / turns as f64,
     ))
+}
+
+/// One channel whose agent takes whole turns, one after another, in one
+/// thread (seeded with `history` messages, if any).
+struct TurnBench {
+    t: TestHelm,
+    timed: Arc<Timed>,
+    channel: ChannelRef,
+    thread: Option<helm_core::model::ThreadId>,
+    turns: usize,
+}
+
+impl TurnBench {
+    /// A workspace of `people` members besides the Captain, all readers of
+    /// the (public) channel, its runtime started.
+    async fn new(history: usize, people: usize) -> anyhow::Result<Self> {
+        let (t, timed, record) = bench_channel().await?;
+        for i in 0..people {
+            t.member(&format!("person{i}")).await?;
+        }
+        let mut thread = None;
+        if history > 0 {
+            thread = Some(helm_core::model::ThreadId(fill_thread(
+                &t.data_dir(),
+                record.channel.id.get(),
+                t.captain.id.get(),
+                record.agent.id.get(),
+                history,
+            )?));
+        }
+        t.helm.start_runtime().await?;
+        Ok(TurnBench {
+            t,
+            timed,
+            channel: ChannelRef::Id(record.channel.id),
+            thread,
+            turns: 0,
+        })
+    }
+
+    /// Takes `turns` more turns, adding how long each took (posted → reply
+    /// announced) to `took`.
+    async fn run(&mut self, turns: usize, took: &mut Vec<Duration>) -> anyhow::Result<()> {
+        for _ in 0..turns {
+            self.timed.inner.push(ScriptedReply::text(REPLY));
+            let mut live = self.t.helm.subscribe();
+            let posted_at = Instant::now();
+            let text = format!("@launch-agent task {}", self.turns);
+            let posted = self
+                .t
+                .helm
+                .post_message(&self.t.captain, &self.channel, &text, self.thread)
+                .await?;
+            self.thread = Some(posted.thread.id);
+            self.turns += 1;
+            let reply_id = posted
+                .turn
+                .ok_or_else(|| anyhow::anyhow!("no turn"))?
+                .reply_message_id;
+            loop {
+                let event = live.recv().await?;
+                if let EventBody::MessageCompleted { message } = &event.body
+                    && message.id == reply_id
+                {
+                    break;
+                }
+            }
+            took.push(posted_at.elapsed());
+        }
+        Ok(())
+    }
+
+    /// The turn requests and the summary requests the model has had.
+    fn calls(&self) -> anyhow::Result<(usize, usize)> {
+        let calls = self
+            .timed
+            .requested
+            .lock()
+            .map_err(|_| anyhow::anyhow!("lock"))?
+            .len();
+        let summaries = *self
+            .timed
+            .summaries
+            .lock()
+            .map_err(|_| anyhow::anyhow!("lock"))?;
+        Ok((calls, summaries))
+    }
+}
+
+/// Whole turns in an empty channel and in a thread of 10,000 messages,
+/// taken in alternating blocks so that a host's slow spell weighs on both:
+/// the p50 of each in ms, and the long thread's model calls and summary
+/// calls per turn.
+async fn empty_and_long(turns: usize) -> anyhow::Result<(f64, f64, f64, f64)> {
+    const BLOCKS: usize = 10;
+    let mut empty = TurnBench::new(0, 0).await?;
+    let mut long = TurnBench::new(10_000, 0).await?;
+    let (mut took_empty, mut took_long) = (Vec::new(), Vec::new());
+    for block in 0..BLOCKS {
+        let n = turns / BLOCKS + usize::from(block < turns % BLOCKS);
+        empty.run(n, &mut took_empty).await?;
+        long.run(n, &mut took_long).await?;
+    }
+    took_empty.sort();
+    took_long.sort();
+    let (calls, summaries) = long.calls()?;
+    Ok((
+        pct(&took_empty, 0.5),
+        pct(&took_long, 0.5),
+        calls as f64 / turns as f64,
+        summaries as f64 / turns as f64,
+    ))
+}
+
+/// Prints [`empty_and_long`].
+async fn print_empty_and_long(turns: usize) -> anyhow::Result<()> {
+    let (empty, long, calls, summaries) = empty_and_long(turns).await?;
+    println!(
+        "turn finished p50: empty channel {empty:.2} ms | thread of 10,000 messages {long:.2} ms | ratio {:.2}x",
+        long / empty
+    );
+    println!(
+        "model calls per turn in the long thread: {:.2} ({calls:.2} turn calls + {summaries:.2} summary calls)",
+        calls + summaries
+    );
+    Ok(())
 }
 
 /// When each reply was announced, for the threads waiting on them: the
@@ -570,9 +660,7 @@ async fn main() -> anyhow::Result<()> {
         "turn engine overhead on {store}, {turns} turns per scenario, zero-latency scripted model"
     );
     if std::env::var("HELM_BENCH_ONLY").is_ok_and(|s| s == "long") {
-        let (long, _, _) = whole_turns(10_000, turns).await?;
-        println!("turn finished p50: thread of 10,000 messages {long:.2} ms");
-        return Ok(());
+        return print_empty_and_long(turns).await;
     }
     if std::env::var("HELM_BENCH_ONLY").is_ok_and(|s| s == "first") {
         return print_first_messages(turns).await;
@@ -590,16 +678,7 @@ async fn main() -> anyhow::Result<()> {
         return Ok(());
     }
     scenario("1 thread, 100,000 messages in the channel", 100_000, turns).await?;
-    let (empty, _, _) = whole_turns(0, turns).await?;
-    let (long, calls, summaries) = whole_turns(10_000, turns).await?;
-    println!(
-        "turn finished p50: empty channel {empty:.2} ms | thread of 10,000 messages {long:.2} ms | ratio {:.2}x",
-        long / empty
-    );
-    println!(
-        "model calls per turn in the long thread: {:.2} ({calls:.2} turn calls + {summaries:.2} summary calls)",
-        calls + summaries
-    );
+    print_empty_and_long(turns).await?;
     print_first_messages(turns).await?;
     print_people(turns).await?;
     print_concurrent().await

@@ -201,7 +201,8 @@ pub struct Turn {
     /// Why it failed, for failed and interrupted turns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    /// Model calls made so far.
+    /// Model calls made so far: while the turn runs, those whose tools have
+    /// started; at its end, all of them.
     pub steps: u32,
     /// How many agent-to-agent hops led to this turn (0 when a person woke it).
     #[serde(default)]

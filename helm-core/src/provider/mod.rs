@@ -26,6 +26,7 @@ mod scripted;
 mod sse;
 
 use std::pin::Pin;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use futures_core::Stream;
@@ -99,8 +100,10 @@ pub struct ChatRequest {
     pub model: String,
     /// The system prompt.
     pub system: String,
-    /// The conversation so far.
-    pub messages: Vec<ChatMessage>,
+    /// The conversation so far. Shared: a turn's steps send the same
+    /// conversation, grown by each step's tool results, and a long thread's
+    /// is hundreds of messages.
+    pub messages: Arc<Vec<ChatMessage>>,
     /// The tools the model may call.
     pub tools: Vec<ToolSpec>,
     /// An upper bound on output tokens.

@@ -3,7 +3,7 @@
 //! budget, the files it made, its tools, and the `/workspace` contract.
 
 use crate::memory::recall::RecallHit;
-use crate::model::{Artifact, Author, MemoryItem, Message, MessageStatus, Thread};
+use crate::model::{AgentId, Artifact, Author, MemoryItem, Message, MessageStatus, Thread};
 use crate::provider::ChatMessage;
 use crate::store::ChannelRecord;
 
@@ -22,23 +22,14 @@ pub fn estimate_tokens(text: &str) -> usize {
 pub struct ContextInputs<'a> {
     /// The channel, its agent and profile.
     pub record: &'a ChannelRecord,
-    /// The agent whose turn it is (its own earlier messages are its replies).
-    pub own_agent: crate::model::AgentId,
     /// The session.
     pub thread: &'a Thread,
-    /// The thread's messages up to the trigger that were read, in server
-    /// order: its first message and its newest ones.
-    pub transcript: &'a [Message],
-    /// How many messages between the first and the newest were not read.
-    pub omitted: usize,
     /// The files this session made.
     pub artifacts: &'a [Artifact],
     /// What recall found for the message that started the turn.
     pub recalled: &'a [RecallHit],
     /// Records people pinned for the agent.
     pub pinned: &'a [MemoryItem],
-    /// How many tokens the transcript may take.
-    pub budget_tokens: usize,
 }
 
 /// The system prompt.
@@ -98,80 +89,98 @@ pub fn system_prompt(inputs: &ContextInputs<'_>) -> String {
     prompt
 }
 
-fn as_chat(message: &Message, own_agent: crate::model::AgentId) -> Option<ChatMessage> {
-    if message.content.trim().is_empty() {
-        return None;
-    }
-    Some(match &message.author {
+/// `message` as the model reads it. Its own agent's replies are the
+/// model's; everyone else speaks as a named user. Takes the message, so
+/// the agent's own replies are not copied.
+fn into_chat(message: Message, own_agent: AgentId) -> ChatMessage {
+    let Message {
+        author,
+        content,
+        status,
+        ..
+    } = message;
+    // `format!` would guess the length; this is exact.
+    let spoken_by = |prefix: &[&str]| {
+        let length = prefix.iter().map(|p| p.len()).sum::<usize>() + content.len();
+        let mut text = String::with_capacity(length);
+        prefix.iter().for_each(|p| text.push_str(p));
+        text.push_str(&content);
+        ChatMessage::User { content: text }
+    };
+    match &author {
         Author::Agent { agent_id, .. } if *agent_id == own_agent => {
-            let content = match message.status {
-                MessageStatus::Complete => message.content.clone(),
-                other => format!("{}\n[this reply was {other}]", message.content),
+            let content = match status {
+                MessageStatus::Complete => content,
+                other => format!("{content}\n[this reply was {other}]"),
             };
             ChatMessage::Assistant {
                 content,
                 tool_calls: Vec::new(),
             }
         }
-        Author::Human { name, .. } | Author::Guest { name } => ChatMessage::User {
-            content: format!("{name}: {}", message.content),
-        },
-        Author::Agent { handle, .. } => ChatMessage::User {
-            content: format!("{handle}: {}", message.content),
-        },
-        Author::System => ChatMessage::User {
-            content: format!("[helm] {}", message.content),
-        },
-    })
+        Author::Human { name, .. } | Author::Guest { name } => spoken_by(&[name, ": "]),
+        Author::Agent { handle, .. } => spoken_by(&["@", handle.as_str(), ": "]),
+        Author::System => spoken_by(&["[helm] "]),
+    }
+}
+
+/// What `message` costs in the budget.
+fn chat_tokens(message: &ChatMessage) -> usize {
+    match message {
+        ChatMessage::User { content }
+        | ChatMessage::Assistant { content, .. }
+        | ChatMessage::Tool { content, .. } => estimate_tokens(content),
+    }
 }
 
 /// The transcript as model messages, within the budget: the thread's first
 /// message always, then as many of the most recent as fit, with a note where
 /// messages were left out.
-pub fn transcript(inputs: &ContextInputs<'_>) -> Vec<ChatMessage> {
-    let own = inputs.own_agent;
-    let cost = |m: &ChatMessage| match m {
-        ChatMessage::User { content } | ChatMessage::Assistant { content, .. } => {
-            estimate_tokens(content)
-        }
-        ChatMessage::Tool { content, .. } => estimate_tokens(content),
-    };
-    // Only what fits is converted: the first message, then the newest ones
-    // back to where the budget runs out.
-    let Some((at, first)) = inputs
-        .transcript
-        .iter()
-        .enumerate()
-        .find_map(|(i, m)| as_chat(m, own).map(|c| (i, c)))
-    else {
+///
+/// `messages` are what was read of the thread, oldest first: its first
+/// message and its newest ones; `omitted` counts those between the two
+/// that were not read. Only what fits is converted, newest first, and
+/// nothing is copied that can be moved: in a long thread this is hundreds
+/// of messages every turn.
+pub fn transcript(
+    messages: Vec<Message>,
+    omitted: usize,
+    own_agent: AgentId,
+    budget_tokens: usize,
+) -> Vec<ChatMessage> {
+    // Empty messages (a reply that never said anything) are not sent.
+    let mut said = messages
+        .into_iter()
+        .filter(|m| !m.content.trim().is_empty());
+    let Some(first) = said.next() else {
         return Vec::new();
     };
-    let rest: Vec<&Message> = inputs.transcript[at + 1..]
-        .iter()
-        .filter(|m| !m.content.trim().is_empty())
-        .collect();
-    let mut budget = inputs.budget_tokens.saturating_sub(cost(&first));
-    let mut kept: Vec<ChatMessage> = Vec::new();
-    for message in rest.iter().rev().filter_map(|m| as_chat(m, own)) {
-        let c = cost(&message);
-        if c > budget {
+    let first = into_chat(first, own_agent);
+    let mut rest = said.rev();
+    let mut budget = budget_tokens.saturating_sub(chat_tokens(&first));
+    // Built newest first and turned round at the end: one vector, no shifts.
+    let mut out = Vec::with_capacity(rest.size_hint().1.unwrap_or(0) + 2);
+    let mut left_out = omitted;
+    for message in rest.by_ref() {
+        let message = into_chat(message, own_agent);
+        let cost = chat_tokens(&message);
+        if cost > budget {
+            left_out += 1 + rest.count();
             break;
         }
-        budget -= c;
-        kept.push(message);
+        budget -= cost;
+        out.push(message);
     }
-    kept.reverse();
-    let omitted = inputs.omitted + rest.len() - kept.len();
-    let mut out = vec![first];
-    if omitted > 0 {
+    if left_out > 0 {
         out.push(ChatMessage::User {
             content: format!(
-                "[helm] {omitted} earlier messages of this thread are left out here for length; \
+                "[helm] {left_out} earlier messages of this thread are left out here for length; \
                  the session summary covers them."
             ),
         });
     }
-    out.extend(kept);
+    out.push(first);
+    out.reverse();
     out
 }
 
@@ -222,4 +231,103 @@ fn memory_section(inputs: &ContextInputs<'_>) -> String {
         section.push('\n');
     }
     section
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{ChannelId, Handle, MessageId, UserId};
+
+    fn message(id: i64, author: Author, content: &str, status: MessageStatus) -> Message {
+        Message {
+            id: MessageId(id),
+            channel_id: ChannelId(1),
+            thread_id: None,
+            author,
+            content: content.into(),
+            status,
+            served_by: None,
+            external_id: None,
+            created: jiff::Timestamp::UNIX_EPOCH,
+        }
+    }
+
+    fn human(id: i64, content: &str) -> Message {
+        let author = Author::Human {
+            user_id: UserId(1),
+            name: "ada".into(),
+        };
+        message(id, author, content, MessageStatus::Complete)
+    }
+
+    fn agent(id: i64, agent: i64, content: &str, status: MessageStatus) -> Message {
+        let author = Author::Agent {
+            agent_id: AgentId(agent),
+            handle: Handle::from_stored("launch-agent".into()),
+            agent_kind: crate::model::AgentKind::Channel,
+        };
+        message(id, author, content, status)
+    }
+
+    fn texts(conversation: &[ChatMessage]) -> Vec<(&'static str, &str)> {
+        conversation
+            .iter()
+            .map(|m| match m {
+                ChatMessage::User { content } => ("user", content.as_str()),
+                ChatMessage::Assistant { content, .. } => ("assistant", content.as_str()),
+                ChatMessage::Tool { content, .. } => ("tool", content.as_str()),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn speakers_are_named_and_the_agents_own_replies_are_its_own() {
+        let messages = vec![
+            human(1, "Plan the launch."),
+            agent(2, 7, "On it.", MessageStatus::Complete),
+            agent(3, 8, "I can help.", MessageStatus::Complete),
+            message(
+                4,
+                Author::System,
+                "Files were restored.",
+                MessageStatus::Complete,
+            ),
+            agent(5, 7, "Half a plan", MessageStatus::Stopped),
+            agent(6, 7, "  ", MessageStatus::Failed),
+        ];
+        let conversation = transcript(messages, 0, AgentId(7), 10_000);
+        assert_eq!(
+            texts(&conversation),
+            vec![
+                ("user", "ada: Plan the launch."),
+                ("assistant", "On it."),
+                ("user", "@launch-agent: I can help."),
+                ("user", "[helm] Files were restored."),
+                ("assistant", "Half a plan\n[this reply was stopped]"),
+            ]
+        );
+    }
+
+    #[test]
+    fn the_first_message_stays_and_the_newest_fill_the_budget() {
+        let mut messages = vec![message(1, Author::System, "", MessageStatus::Complete)];
+        messages.extend((2..=21).map(|i| human(i, &format!("message {i:02} {}", "x".repeat(30)))));
+        // Each costs 16 tokens (46 characters with "ada: ", plus framing):
+        // the first and four more fit in 80.
+        let conversation = transcript(messages, 100, AgentId(7), 80);
+        let texts = texts(&conversation);
+        assert_eq!(texts.len(), 6, "{texts:?}");
+        assert!(texts[0].1.starts_with("ada: message 02"), "{texts:?}");
+        assert_eq!(
+            texts[1].1,
+            "[helm] 115 earlier messages of this thread are left out here for length; \
+             the session summary covers them."
+        );
+        let newest: Vec<&str> = texts[2..].iter().map(|t| &t.1[5..15]).collect();
+        assert_eq!(
+            newest,
+            ["message 18", "message 19", "message 20", "message 21"]
+        );
+        assert!(transcript(Vec::new(), 0, AgentId(7), 80).is_empty());
+    }
 }

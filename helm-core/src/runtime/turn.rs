@@ -131,14 +131,10 @@ pub(super) async fn drive(
     // the channels the person who asked may see.
     let inputs = ContextInputs {
         record: &record,
-        own_agent: turn.agent_id,
         thread: &thread,
-        transcript: &messages,
-        omitted,
         artifacts: &artifacts,
         recalled: &recalled,
         pinned: &pinned,
-        budget_tokens,
     };
     let system = if skipper {
         let escalation = match turn.escalation_id {
@@ -189,7 +185,9 @@ pub(super) async fn drive(
         }
     }
     let specs = registry.functions();
-    let mut conversation = transcript(&inputs);
+    // Shared with each step's request; copied only if a provider still
+    // holds the last request when a tool's result is added.
+    let mut conversation = Arc::new(transcript(messages, omitted, turn.agent_id, budget_tokens));
     let computer = rt.computers.computer_of(&record).await?;
     let executor = rt.computers.executor_of(&computer).await?;
     let services = ToolServices::new(rt.clone(), executor);
@@ -240,7 +238,7 @@ pub(super) async fn drive(
         let request = ChatRequest {
             model: model.clone(),
             system: system.clone(),
-            messages: conversation.clone(),
+            messages: Arc::clone(&conversation),
             tools: specs.clone(),
             max_tokens: Some(rt.options.max_tokens),
             temperature: None,
@@ -281,7 +279,7 @@ pub(super) async fn drive(
                 },
             };
         }
-        conversation.push(ChatMessage::Assistant {
+        Arc::make_mut(&mut conversation).push(ChatMessage::Assistant {
             content: step.text,
             tool_calls: step.tool_calls.clone(),
         });
@@ -294,8 +292,10 @@ pub(super) async fn drive(
                 halt = Some(ending);
                 break;
             }
-            let output = registry.run_journaled(&tool_context, call, cancel).await?;
-            conversation.push(ChatMessage::Tool {
+            let output = registry
+                .run_journaled(&tool_context, call, steps, cancel)
+                .await?;
+            Arc::make_mut(&mut conversation).push(ChatMessage::Tool {
                 call_id: call.id.clone(),
                 content: output.content,
                 is_error: output.is_error,

@@ -324,6 +324,10 @@ pub struct NewToolAction {
     pub thread_id: Option<ThreadId>,
     /// The turn.
     pub turn_id: Option<TurnId>,
+    /// Which of the turn's model calls asked for it (1 for the first). The
+    /// turn's `steps` is brought up to it in the same write, so a running
+    /// turn shows how far it has got.
+    pub step: u32,
     /// The tool's name.
     pub tool: String,
     /// A short account of the input.
@@ -429,7 +433,12 @@ impl ThreadTail {
 
     /// The messages read, in server order, taken out of the tail.
     pub fn into_messages(self) -> Vec<Message> {
-        self.first.into_iter().chain(self.recent).collect()
+        // In place: a long thread's tail is hundreds of messages.
+        let mut messages = self.recent;
+        if let Some(first) = self.first {
+            messages.insert(0, first);
+        }
+        messages
     }
 
     /// The newest message in range, read or not (reading starts there).

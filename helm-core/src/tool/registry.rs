@@ -163,10 +163,12 @@ impl ToolRegistry {
 
     /// [`ToolRegistry::dispatch`], journaled as a tool action of the turn
     /// (and so audited), ending `cancelled` if the turn is cancelled first.
+    /// `step` is which of the turn's model calls asked for it.
     pub(crate) async fn run_journaled(
         &self,
         cx: &ToolContext<'_>,
         call: &ToolCall,
+        step: u32,
         cancel: &CancellationToken,
     ) -> Result<ToolOutput> {
         let turn = cx.turn();
@@ -177,6 +179,7 @@ impl ToolRegistry {
                 channel_id: turn.channel_id,
                 thread_id: Some(turn.thread_id),
                 turn_id: Some(turn.id),
+                step,
                 tool: call.name.clone(),
                 input_summary: self.input_summary(call),
             })

@@ -283,9 +283,9 @@ pub fn user_request(text: &str) -> ChatRequest {
     ChatRequest {
         model: "mock-model".to_string(),
         system: String::new(),
-        messages: vec![ChatMessage::User {
+        messages: std::sync::Arc::new(vec![ChatMessage::User {
             content: text.to_string(),
-        }],
+        }]),
         tools: Vec::new(),
         max_tokens: None,
         temperature: None,

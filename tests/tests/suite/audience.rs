@@ -14,7 +14,7 @@ const SECRET: &str = "BLUEBIRD";
 /// Everything a model saw in one request, as text.
 fn seen(request: &ChatRequest) -> String {
     let mut text = request.system.clone();
-    for m in &request.messages {
+    for m in request.messages.iter() {
         text.push('\n');
         text.push_str(match m {
             ChatMessage::User { content } | ChatMessage::Assistant { content, .. } => content,

@@ -177,7 +177,7 @@ async fn a_decision_in_one_thread_is_recalled_in_another_after_a_model_change_an
         "{}",
         request.system
     );
-    for m in &request.messages {
+    for m in request.messages.iter() {
         let text = match m {
             ChatMessage::User { content } | ChatMessage::Assistant { content, .. } => content,
             ChatMessage::Tool { content, .. } => content,

@@ -289,6 +289,7 @@ async fn turn_script(s: &(impl TurnStore + EventStore)) -> anyhow::Result<Vec<(S
         channel_id: RESEARCH,
         thread_id: Some(ThreadId(1)),
         turn_id: (turn > 0).then_some(TurnId(turn)),
+        step: 1,
         tool: tool.into(),
         input_summary: format!("{tool} input"),
     };

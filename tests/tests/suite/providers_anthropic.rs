@@ -279,7 +279,7 @@ async fn merges_same_role_messages_and_honours_max_tokens() -> anyhow::Result<()
     mock.push(Behaviour::text("ok"));
     let mut request = user_request("first");
     request.max_tokens = Some(300);
-    request.messages.extend([
+    std::sync::Arc::make_mut(&mut request.messages).extend([
         ChatMessage::User {
             content: "second".into(),
         },

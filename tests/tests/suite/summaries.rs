@@ -33,7 +33,7 @@ impl Provider for Noting {
     async fn stream(&self, request: ChatRequest) -> helm_core::Result<EventStream> {
         let summary = request.system.starts_with(SUMMARY_SYSTEM);
         let mut text = request.system.clone();
-        for m in &request.messages {
+        for m in request.messages.iter() {
             match m {
                 ChatMessage::User { content }
                 | ChatMessage::Assistant { content, .. }

@@ -207,6 +207,41 @@ async fn who_wakes_the_agent() -> anyhow::Result<()> {
 }
 
 #[tokio::test]
+async fn a_running_turn_shows_the_steps_it_has_taken() -> anyhow::Result<()> {
+    let t = TestHelm::new().await?;
+    let scripted = t.scripted().await?;
+    let ch = launch(&t).await?;
+    let gate = Arc::new(Notify::new());
+    for path in ["notes.md", "plan.md"] {
+        let input = format!(r#"{{"path": "{path}", "content": "draft"}}"#);
+        scripted.push(ScriptedReply::tool_calls(&[("write_file", input.as_str())]));
+    }
+    scripted.push(ScriptedReply::text("Both drafts are written.").gated(gate.clone()));
+
+    let posted = t
+        .helm
+        .post_message(
+            &t.captain,
+            &ch,
+            "@launch-agent draft the notes and the plan",
+            None,
+        )
+        .await?;
+    let turn = posted.turn.ok_or_else(|| anyhow::anyhow!("no turn"))?;
+    t.wait_for("the third model call", || async {
+        Ok(scripted.requests().len() == 3)
+    })
+    .await?;
+    // Two calls asked for tools, which ran; the third is still answering.
+    let running = t.helm.turn(turn.id).await?;
+    assert_eq!((running.state, running.steps), (TurnState::Running, 2));
+    gate.notify_one();
+    let done = t.wait_turn(turn.id).await?;
+    assert_eq!((done.state, done.steps), (TurnState::Completed, 3));
+    Ok(())
+}
+
+#[tokio::test]
 async fn turns_in_one_thread_run_in_order_and_show_their_place() -> anyhow::Result<()> {
     let t = TestHelm::new().await?;
     let scripted = t.scripted().await?;

@@ -52,6 +52,13 @@ pub(super) fn start(tx: &mut Tx<'_>, new: NewToolAction) -> Result<ToolAction> {
             ms(now())
         ])?;
     let action = get(tx.conn(), ToolActionId(tx.conn().last_insert_rowid()))?;
+    if let Some(turn) = new.turn_id {
+        super::execute_cached(
+            tx.conn(),
+            "UPDATE turns SET steps = max(steps, ?2) WHERE id = ?1",
+            params![turn, new.step],
+        )?;
+    }
     tx.emit(
         Some(action.channel_id),
         EventBody::ToolActionStarted {

@@ -69,6 +69,14 @@ pub(super) async fn start(c: &impl GenericClient, new: NewToolAction) -> Result<
         .await
         .map_err(failed("journaling a tool call"))?;
     let action = action_at(&row)?;
+    if let Some(turn) = new.turn_id {
+        c.execute(
+            "UPDATE turns SET steps = GREATEST(steps, $2) WHERE id = $1",
+            &[&turn.get(), &i64::from(new.step)],
+        )
+        .await
+        .map_err(failed("counting a turn's steps"))?;
+    }
     events::append(
         c,
         Some(action.channel_id),
