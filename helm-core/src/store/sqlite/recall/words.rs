@@ -455,7 +455,15 @@ fn rank(
         let (slice, after) = rest.split_at_mut(take);
         slice.sort_unstable_by(by_ceiling);
         for &(ceiling, i) in slice.iter() {
-            if best.len() == depth && best.last().is_some_and(|(s, _)| ceiling < *s) {
+            // Rows come in ceiling order, so once one falls behind the
+            // `depth`th best, counting its tie rule (the older row first),
+            // none after it can enter: with many equal scores (short
+            // messages sharing the asked-for word) nothing more is looked up.
+            if best.len() == depth
+                && best
+                    .last()
+                    .is_some_and(|&last| by_ceiling(&last, &(ceiling, i)).is_lt())
+            {
                 return Ok(best.into_iter().map(|(s, i)| (rows.keys[i], s)).collect());
             }
             let exact = score(rows.row(i), length(rows.keys[i])? as f64);
@@ -468,4 +476,42 @@ fn rank(
         rest = after;
     }
     Ok(best.into_iter().map(|(s, i)| (rows.keys[i], s)).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 300 rows holding the asked-for word once, all four tokens long but
+    /// the last, which is two: every score but that one's ties.
+    fn tied_rows() -> Matched {
+        let mut figures = [4, 1].repeat(300);
+        figures[2 * 299] = 2;
+        Matched {
+            keys: (0..300).map(ItemKey).collect(),
+            figures,
+            width: 2,
+        }
+    }
+
+    #[test]
+    fn equal_scores_end_the_lookups_once_the_depth_is_filled() -> Result<()> {
+        let rows = tied_rows();
+        let stats = Stats {
+            rows: 1000,
+            tokens: 4000,
+        };
+        let mut looked_up = Vec::new();
+        let best = rank(stats, &rows, &[300.0], 5, |key| {
+            looked_up.push(key.0);
+            Ok(if key.0 == 299 { 2 } else { 4 })
+        })?;
+        // The shorter row first, then the oldest of the tied ones; no row
+        // past them had its length looked up.
+        let keys: Vec<i64> = best.iter().map(|(k, _)| k.0).collect();
+        assert_eq!(keys, [299, 0, 1, 2, 3]);
+        assert_eq!(looked_up, [299, 0, 1, 2, 3]);
+        assert!(best[0].1 > best[1].1 && best[1].1 == best[4].1, "{best:?}");
+        Ok(())
+    }
 }
