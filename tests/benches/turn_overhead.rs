@@ -1,16 +1,19 @@
 //! The turn engine's own overhead, with a zero-latency scripted model:
 //! from a message being posted to the model receiving its request, and from
 //! the model's last chunk to the stored, announced reply. Measured at one
-//! thread on a fresh channel, and with 100,000 messages already in the channel.
-//! Then a whole turn (posted → reply announced) inside one thread of 10,000
-//! messages against the same in an empty channel, taken in alternating
-//! blocks, and how many model calls a turn costs in that long thread (its
-//! summary refreshes included). Last, the
-//! first plain message posted into a new channel against its later ones.
-//! A whole turn in a public channel of 300 people against the Captain alone
-//! (`HELM_BENCH_ONLY=people`). And 100 turns at once over 20 channels (five threads each, every thread
-//! posting its next message as soon as its reply is announced): the p50 and
-//! p99 of a whole turn and the turns finished per second.
+//! thread on a fresh channel, and with 100,000 messages already in the
+//! channel. Then a whole turn (posted → reply announced) inside one thread
+//! of 10,000 messages against the same in an empty channel, taken in
+//! alternating blocks, and how many model calls a turn costs in that long
+//! thread (its summary refreshes included). The empty channel's turns all
+//! go to one thread, which grows by two messages a turn: past about 500
+//! turns (`HELM_BENCH_TURNS`) it outgrows the transcript budget too, and
+//! the ratio falls towards 1. Last, the first plain message posted into a
+//! new channel against its later ones; a whole turn in a public channel of
+//! 300 people against the Captain alone (`HELM_BENCH_ONLY=people`); and 100
+//! turns at once over 20 channels (five threads each, every thread posting
+//! its next message as soon as its reply is announced): the p50 and p99 of
+//! a whole turn and the turns finished per second.
 //!
 //! `cargo bench -p helm-tests --bench turn_overhead` (`HELM_BENCH_TURNS` sets
 //! the number of turns per scenario). Prints medians and p99s.
@@ -18,8 +21,9 @@
 //! workspace in a throwaway PostgreSQL cluster (the long-history ones seed
 //! SQLite directly and are left out); `HELM_BENCH_STORE=sqlite` measures
 //! the same two on SQLite, for the comparison. `HELM_BENCH_ONLY=long` runs
-//! only the long-thread turns against the empty channel's, `HELM_BENCH_ONLY=first` only the first
-//! posts, `HELM_BENCH_ONLY=concurrent` only the concurrent turns
+//! only the long-thread turns against the empty channel's,
+//! `HELM_BENCH_ONLY=first` only the first posts,
+//! `HELM_BENCH_ONLY=concurrent` only the concurrent turns
 //! (`HELM_BENCH_ROUNDS` turns per thread, default 10), for a profiler.
 
 use std::sync::{Arc, Mutex};

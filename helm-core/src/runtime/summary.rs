@@ -204,9 +204,10 @@ impl Runtime {
             .complete(ChatRequest {
                 model: choice.model.clone().unwrap_or_default(),
                 system: INSTRUCTIONS.to_string(),
-                messages: std::sync::Arc::new(vec![ChatMessage::User {
+                messages: vec![ChatMessage::User {
                     content: transcript,
-                }]),
+                }]
+                .into(),
                 tools: Vec::new(),
                 max_tokens: Some(1200),
                 temperature: Some(0.0),

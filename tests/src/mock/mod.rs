@@ -283,9 +283,10 @@ pub fn user_request(text: &str) -> ChatRequest {
     ChatRequest {
         model: "mock-model".to_string(),
         system: String::new(),
-        messages: std::sync::Arc::new(vec![ChatMessage::User {
+        messages: vec![ChatMessage::User {
             content: text.to_string(),
-        }]),
+        }]
+        .into(),
         tools: Vec::new(),
         max_tokens: None,
         temperature: None,

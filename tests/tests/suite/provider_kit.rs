@@ -93,7 +93,7 @@ pub fn conversation_with_tool_results() -> ChatRequest {
     ChatRequest {
         model: "mock-model".into(),
         system: "You are the channel's agent.".into(),
-        messages: std::sync::Arc::new(vec![
+        messages: vec![
             ChatMessage::User {
                 content: "Write the plan.".into(),
             },
@@ -125,7 +125,8 @@ pub fn conversation_with_tool_results() -> ChatRequest {
             ChatMessage::User {
                 content: "Thanks. Now summarise.".into(),
             },
-        ]),
+        ]
+        .into(),
         tools: vec![write_file_tool()],
         max_tokens: None,
         temperature: Some(0.2),
