@@ -2,6 +2,9 @@
 //! starts `helm-http` on a temporary data dir and a free port, then acts as
 //! the load tool.
 //!
+//! - a new channel's first message against its later ones, one client
+//!   (`HELM_BENCH_CHANNELS`, 200 channels), with a control: a post into an
+//!   older channel right after a channel is made;
 //! - message posts per second (no agent woken), at several concurrencies;
 //! - event fan-out latency to 500 WebSocket clients (p50, p99), from a post
 //!   leaving the tool to each client receiving its `message.created`;
@@ -13,7 +16,8 @@
 //!
 //! `cargo bench -p helm-http --bench load`. `HELM_BENCH_POSTS` (default
 //! 2000), `HELM_BENCH_CLIENTS` (500) and `HELM_BENCH_FANOUT` (40 posts) tune
-//! it; `HELM_BENCH_ONLY=footprint` runs the footprint alone. Every loop is
+//! it; `HELM_BENCH_ONLY=footprint` runs the footprint alone,
+//! `HELM_BENCH_ONLY=first` the first messages alone. Every loop is
 //! bounded; the server is stopped at the end.
 //!
 //! `HELM_BENCH_STORE=postgres` runs the same load with the server's state
@@ -141,8 +145,18 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 }
 
 async fn post(http: &reqwest::Client, base: &str, token: &str, text: &str) -> anyhow::Result<()> {
+    post_into(http, base, token, "load", text).await
+}
+
+async fn post_into(
+    http: &reqwest::Client,
+    base: &str,
+    token: &str,
+    channel: &str,
+    text: &str,
+) -> anyhow::Result<()> {
     let response = http
-        .post(format!("{base}/api/channels/load/messages"))
+        .post(format!("{base}/api/channels/{channel}/messages"))
         .bearer_auth(token)
         .json(&json!({"text": text}))
         .send()
@@ -215,6 +229,77 @@ async fn footprint(channels: usize) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Median of `v`, in ms.
+fn median_ms(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    percentile(v, 50.0)
+}
+
+/// A new channel's first message against its later ones, over HTTP as a
+/// client meets them: `channels` channels made one after another, each
+/// followed by five posts. As the control, `channels` more channels, each
+/// followed by a post into the channel made before it (a channel that is
+/// not new, at the same place in the sequence).
+async fn first_messages(
+    http: &reqwest::Client,
+    base: &str,
+    token: &str,
+    channels: usize,
+) -> anyhow::Result<()> {
+    let create = |name: String| async move {
+        let sent = Instant::now();
+        let response = http
+            .post(format!("{base}/api/channels"))
+            .bearer_auth(token)
+            .json(&json!({"name": name, "purpose": "First messages."}))
+            .send()
+            .await?;
+        anyhow::ensure!(
+            response.status().as_u16() == 201,
+            "creating {name}: {}",
+            response.status()
+        );
+        anyhow::Ok(sent.elapsed().as_secs_f64() * 1000.0)
+    };
+    let timed_post = |channel: String, text: String| async move {
+        let sent = Instant::now();
+        post_into(http, base, token, &channel, &text).await?;
+        anyhow::Ok(sent.elapsed().as_secs_f64() * 1000.0)
+    };
+    let (mut made, mut first, mut later) = (Vec::new(), Vec::new(), Vec::new());
+    for c in 0..channels {
+        let name = format!("first-{c:04}");
+        made.push(create(name.clone()).await?);
+        first.push(timed_post(name.clone(), "note 0 on launch logistics".into()).await?);
+        for i in 1..5 {
+            later.push(timed_post(name.clone(), format!("note {i} on launch logistics")).await?);
+        }
+    }
+    let mut control = Vec::new();
+    let mut before = String::from("load");
+    for c in 0..channels {
+        let name = format!("control-{c:04}");
+        create(name.clone()).await?;
+        control.push(timed_post(before, "note 0 on launch logistics".into()).await?);
+        before = name;
+    }
+    let (first, later, control) = (
+        median_ms(&mut first),
+        median_ms(&mut later),
+        median_ms(&mut control),
+    );
+    println!(
+        "first messages over HTTP, p50 of {channels} channels: channel made {:.2} ms | first post {first:.2} ms | later {later:.2} ms | ratio {:.2}x",
+        median_ms(&mut made),
+        first / later
+    );
+    println!(
+        "first messages over HTTP, right after a channel is made: into it {first:.2} ms | into the one before {control:.2} ms | ratio {:.2}x",
+        first / control
+    );
+    Ok(())
+}
+
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> anyhow::Result<()> {
     let _ = rustls::crypto::ring::default_provider().install_default();
@@ -222,8 +307,11 @@ async fn main() -> anyhow::Result<()> {
     let clients = env_usize("HELM_BENCH_CLIENTS", 500);
     let fanout = env_usize("HELM_BENCH_FANOUT", 40);
     let idle_channels = env_usize("HELM_BENCH_IDLE_CHANNELS", 10_000);
-    footprint(idle_channels).await?;
-    if std::env::var("HELM_BENCH_ONLY").as_deref() == Ok("footprint") {
+    let only = std::env::var("HELM_BENCH_ONLY").ok();
+    if only.as_deref() != Some("first") {
+        footprint(idle_channels).await?;
+    }
+    if only.as_deref() == Some("footprint") {
         return Ok(());
     }
     let store = match std::env::var("HELM_BENCH_STORE").as_deref() {
@@ -252,6 +340,10 @@ async fn main() -> anyhow::Result<()> {
             "SQLite"
         }
     );
+    first_messages(&http, &base, &token, env_usize("HELM_BENCH_CHANNELS", 200)).await?;
+    if only.as_deref() == Some("first") {
+        return Ok(());
+    }
     // Posts per second: each post is one durable transaction with its events.
     for concurrency in [1usize, 8, 32] {
         let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));

@@ -9,11 +9,14 @@
 //! go to one thread, which grows by two messages a turn: past about 500
 //! turns (`HELM_BENCH_TURNS`) it outgrows the transcript budget too, and
 //! the ratio falls towards 1. Last, the first plain message posted into a
-//! new channel against its later ones; a whole turn in a public channel of
-//! 300 people against the Captain alone (`HELM_BENCH_ONLY=people`); and 100
-//! turns at once over 20 channels (five threads each, every thread posting
-//! its next message as soon as its reply is announced): the p50 and p99 of
-//! a whole turn and the turns finished per second.
+//! new channel against its later ones, in process (with a control that
+//! tells the channel being new from the post following a channel's making;
+//! `helm-http`'s `load` bench measures the same over HTTP); a whole turn
+//! in a public channel of 300 people against the Captain alone
+//! (`HELM_BENCH_ONLY=people`); and 100 turns at once over 20 channels (five
+//! threads each, every thread posting its next message as soon as its
+//! reply is announced): the p50 and p99 of a whole turn and the turns
+//! finished per second.
 //!
 //! `cargo bench -p helm-tests --bench turn_overhead` (`HELM_BENCH_TURNS` sets
 //! the number of turns per scenario). Prints medians and p99s.
