@@ -9,12 +9,13 @@
 //! rows removed from the end of the log.
 
 use jiff::Timestamp;
-use tokio_postgres::{GenericClient, Row};
+use tokio_postgres::Row;
 
 use super::failed;
 use crate::audit::{AuditFields, GENESIS, row_hash};
 use crate::error::{Error, Result};
 use crate::model::{AuditEntry, ChannelId, ThreadId};
+use crate::store::postgres::prepared::Db;
 
 /// The advisory lock key appends hold ("audt" in ASCII).
 const LOCK: i64 = 0x6175_6474;
@@ -23,7 +24,7 @@ const COLUMNS: &str =
     "id, at, channel_id, thread_id, agent, asker, action, input_summary, outcome, prev_hash, hash";
 
 /// Appends a row inside the caller's transaction, chained to the last one.
-pub(crate) async fn append(tx: &impl GenericClient, fields: AuditFields<'_>) -> Result<()> {
+pub(crate) async fn append(tx: &impl Db, fields: AuditFields<'_>) -> Result<()> {
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&LOCK])
         .await
         .map_err(failed("waiting for the audit log"))?;
@@ -91,7 +92,7 @@ fn from_row(row: &Row) -> Result<AuditEntry> {
 
 /// The newest `limit` rows (of one channel, or all), oldest first.
 pub(crate) async fn list(
-    client: &impl GenericClient,
+    client: &impl Db,
     channel: Option<ChannelId>,
     limit: i64,
 ) -> Result<Vec<AuditEntry>> {
@@ -111,11 +112,7 @@ pub(crate) async fn list(
 }
 
 /// Up to `limit` rows with ids above `after`, in id order.
-pub(crate) async fn chain(
-    client: &impl GenericClient,
-    after: i64,
-    limit: i64,
-) -> Result<Vec<AuditEntry>> {
+pub(crate) async fn chain(client: &impl Db, after: i64, limit: i64) -> Result<Vec<AuditEntry>> {
     let rows = client
         .query(
             &format!("SELECT {COLUMNS} FROM audit_log WHERE id > $1 ORDER BY id LIMIT $2"),
@@ -127,7 +124,7 @@ pub(crate) async fn chain(
 }
 
 /// The highest row id ever given out.
-pub(crate) async fn head(client: &impl GenericClient) -> Result<i64> {
+pub(crate) async fn head(client: &impl Db) -> Result<i64> {
     Ok(client
         .query_one("SELECT last FROM audit_counter WHERE id = 1", &[])
         .await

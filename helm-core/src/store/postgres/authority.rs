@@ -10,7 +10,7 @@
 pub(crate) mod escalations;
 
 use async_trait::async_trait;
-use tokio_postgres::{GenericClient, Row};
+use tokio_postgres::Row;
 
 use super::channels::record::{self, record_journal};
 use super::codec::ms;
@@ -28,6 +28,7 @@ use crate::model::{
     Turn, TurnId, UserId,
 };
 use crate::store::AuthorityStore;
+use crate::store::postgres::prepared::Db;
 use crate::store::types::{CapabilityChange, Escalated, NewApproval, NewEscalation, Resume};
 
 const APPROVAL: &str = "id, channel_id, thread_id, turn_id, agent_id, asker_id, action, \
@@ -52,7 +53,7 @@ fn approval_at(row: &Row) -> Result<Approval> {
     })
 }
 
-async fn approval(c: &impl GenericClient, id: i64) -> Result<Approval> {
+async fn approval(c: &impl Db, id: i64) -> Result<Approval> {
     let row = c
         .query_opt(
             &format!("SELECT {APPROVAL} FROM approvals WHERE id = $1"),
@@ -66,7 +67,7 @@ async fn approval(c: &impl GenericClient, id: i64) -> Result<Approval> {
 
 /// Asks for approval: the request (already decided when the asker may
 /// approve it themselves), a visible card in its thread, and the event.
-async fn request_approval(c: &impl GenericClient, new: NewApproval) -> Result<Approval> {
+async fn request_approval(c: &impl Db, new: NewApproval) -> Result<Approval> {
     let created = ms(now());
     let (status, decided_by) = match new.approved_by {
         Some(user) => (ApprovalStatus::Approved, Some(user)),
@@ -142,7 +143,7 @@ async fn request_approval(c: &impl GenericClient, new: NewApproval) -> Result<Ap
 /// Decides a pending approval (approve, deny, or expire), with a visible
 /// note in its thread. One conditional update: decided once.
 async fn decide_approval(
-    c: &impl GenericClient,
+    c: &impl Db,
     id: i64,
     status: ApprovalStatus,
     by: Option<UserId>,
@@ -219,10 +220,7 @@ async fn decide_approval(
 /// Changes a channel's capability policy: the profile, the grant log, a
 /// note in the thread that asked (and in the channel, if elsewhere), the
 /// journal, the event and the audit log.
-async fn change_capabilities(
-    c: &impl GenericClient,
-    change: CapabilityChange,
-) -> Result<CapabilityPolicy> {
+async fn change_capabilities(c: &impl Db, change: CapabilityChange) -> Result<CapabilityPolicy> {
     let record = record::get(c, &ChannelRef::Id(change.channel_id)).await?;
     if record.agent.kind != AgentKind::Channel {
         return Err(Error::Refused(format!(
@@ -318,7 +316,7 @@ fn pin_at(row: &Row) -> Result<McpPin> {
 }
 
 /// Pins a definition (replacing an earlier pin of the same tool), audited.
-async fn put_pin(c: &impl GenericClient, pin: &McpPin, by: Option<&str>) -> Result<()> {
+async fn put_pin(c: &impl Db, pin: &McpPin, by: Option<&str>) -> Result<()> {
     let schema = serde_json::to_string(&pin.input_schema)
         .map_err(|e| Error::Internal(format!("a schema does not serialise: {e}")))?;
     c.execute(
@@ -380,12 +378,12 @@ impl AuthorityStore for PostgresStore {
 
     async fn escalation(&self, id: EscalationId) -> Result<Escalation> {
         let client = self.client().await?;
-        escalations::escalation(&**client, id).await
+        escalations::escalation(&client, id).await
     }
 
     async fn escalations(&self, open_only: bool) -> Result<Vec<Escalation>> {
         let client = self.client().await?;
-        escalations::escalations(&**client, open_only).await
+        escalations::escalations(&client, open_only).await
     }
 
     async fn request_approval(&self, new: NewApproval) -> Result<Approval> {
@@ -406,7 +404,7 @@ impl AuthorityStore for PostgresStore {
 
     async fn approval(&self, id: i64) -> Result<Approval> {
         let client = self.client().await?;
-        approval(&**client, id).await
+        approval(&client, id).await
     }
 
     async fn approvals(&self, pending_only: bool) -> Result<Vec<Approval>> {

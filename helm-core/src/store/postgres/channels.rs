@@ -36,12 +36,12 @@ impl ChannelStore for PostgresStore {
 
     async fn channel(&self, channel: &ChannelRef) -> Result<ChannelRecord> {
         let client = self.client().await?;
-        record::get(&**client, channel).await
+        record::get(&client, channel).await
     }
 
     async fn list_channels(&self, filter: ChannelFilter) -> Result<Vec<ChannelRecord>> {
         let client = self.client().await?;
-        record::list(&**client, filter).await
+        record::list(&client, filter).await
     }
 
     async fn set_channel_status(
@@ -79,12 +79,12 @@ impl ChannelStore for PostgresStore {
 
     async fn insert_agent(&self, agent: NewAgent) -> Result<Agent> {
         let client = self.client().await?;
-        provision::insert_agent(&**client, &agent).await
+        provision::insert_agent(&client, &agent).await
     }
 
     async fn bind_agent(&self, agent: AgentId, channel: ChannelId) -> Result<Binding> {
         let client = self.client().await?;
-        provision::bind_alone(&**client, agent, channel).await
+        provision::bind_alone(&client, agent, channel).await
     }
 
     async fn model_policy(
@@ -93,7 +93,7 @@ impl ChannelStore for PostgresStore {
         thread: Option<ThreadId>,
     ) -> Result<ModelPolicy> {
         let client = self.client().await?;
-        policy::get(&**client, channel, thread).await
+        policy::get(&client, channel, thread).await
     }
 
     async fn set_model_policy(
@@ -109,12 +109,12 @@ impl ChannelStore for PostgresStore {
 
     async fn journal(&self, channel: Option<ChannelId>) -> Result<Vec<JournalEntry>> {
         let client = self.client().await?;
-        record::journal(&**client, channel).await
+        record::journal(&client, channel).await
     }
 
     async fn channel_members(&self, channel: ChannelId) -> Result<Vec<Member>> {
         let client = self.client().await?;
-        members::list(&**client, channel).await
+        members::list(&client, channel).await
     }
 
     async fn add_channel_member(
@@ -142,11 +142,11 @@ impl ChannelStore for PostgresStore {
 
     async fn visible_channel_ids(&self, user: UserId) -> Result<Vec<ChannelId>> {
         let client = self.client().await?;
-        members::visible_ids(&**client, user).await
+        members::visible_ids(&client, user).await
     }
 
     async fn channels_all_see(&self, users: Vec<UserId>) -> Result<Vec<ChannelId>> {
         let client = self.client().await?;
-        members::ids_all_see(&**client, &users).await
+        members::ids_all_see(&client, &users).await
     }
 }

@@ -22,6 +22,7 @@ use super::failed;
 use crate::error::{Error, Result};
 use crate::events::{Event, EventBody};
 use crate::model::ChannelId;
+use crate::store::postgres::prepared::Db;
 
 /// The notification channel writers ring.
 pub(crate) const DOORBELL: &str = "helm_events";
@@ -42,7 +43,7 @@ const PAGE: i64 = 500;
 /// Appends one event inside the caller's transaction and rings the doorbell
 /// (delivered at commit). Holds the counter row until that commit.
 pub(crate) async fn append(
-    tx: &impl GenericClient,
+    tx: &impl Db,
     channel_id: Option<ChannelId>,
     body: EventBody,
 ) -> Result<Event> {

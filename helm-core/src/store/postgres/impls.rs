@@ -37,7 +37,7 @@ impl EventStore for PostgresStore {
             .await
             .map_err(failed("starting an audit append"))?;
         audit::append(
-            &*tx,
+            &tx,
             AuditFields {
                 channel_id: entry.channel_id,
                 thread_id: entry.thread_id,
@@ -56,16 +56,16 @@ impl EventStore for PostgresStore {
 
     async fn audit_log(&self, channel: Option<ChannelId>, n: usize) -> Result<Vec<AuditEntry>> {
         let client = self.client().await?;
-        audit::list(&**client, channel, limit(n)).await
+        audit::list(&client, channel, limit(n)).await
     }
 
     async fn audit_chain(&self, after: i64, n: usize) -> Result<Vec<AuditEntry>> {
         let client = self.client().await?;
-        audit::chain(&**client, after, limit(n)).await
+        audit::chain(&client, after, limit(n)).await
     }
 
     async fn audit_head(&self) -> Result<i64> {
         let client = self.client().await?;
-        audit::head(&**client).await
+        audit::head(&client).await
     }
 }

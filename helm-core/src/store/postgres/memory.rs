@@ -47,7 +47,7 @@ impl MemoryStore for PostgresStore {
 
     async fn memory(&self, id: MemoryId) -> Result<MemoryItem> {
         let client = self.client().await?;
-        records::get(&**client, id).await
+        records::get(&client, id).await
     }
 
     async fn list_memory(
@@ -56,7 +56,7 @@ impl MemoryStore for PostgresStore {
         filter: MemoryFilter,
     ) -> Result<Vec<MemoryItem>> {
         let client = self.client().await?;
-        records::list(&**client, channel, &filter).await
+        records::list(&client, channel, &filter).await
     }
 
     async fn import_history(
@@ -78,17 +78,17 @@ impl MemoryStore for PostgresStore {
         _walk: Option<usize>,
     ) -> Result<Vec<(ItemKey, f64)>> {
         let client = self.client().await?;
-        recall::lexical(&**client, channel, terms, depth).await
+        recall::lexical(&client, channel, terms, depth).await
     }
 
     async fn recall_items(&self, keys: Vec<ItemKey>) -> Result<Vec<CandidateItem>> {
         let client = self.client().await?;
-        recall::items(&**client, &keys).await
+        recall::items(&client, &keys).await
     }
 
     async fn thread_external_ids(&self, thread: ThreadId) -> Result<Vec<String>> {
         let client = self.client().await?;
-        recall::thread_external_ids(&**client, thread).await
+        recall::thread_external_ids(&client, thread).await
     }
 
     async fn threads_opened_between(
@@ -98,12 +98,12 @@ impl MemoryStore for PostgresStore {
         to: i64,
     ) -> Result<Vec<ThreadId>> {
         let client = self.client().await?;
-        recall::threads_opened_between(&**client, channel, from, to).await
+        recall::threads_opened_between(&client, channel, from, to).await
     }
 
     async fn channel_authors(&self, channel: ChannelId) -> Result<Vec<String>> {
         let client = self.client().await?;
-        recall::channel_authors(&**client, channel).await
+        recall::channel_authors(&client, channel).await
     }
 
     async fn embed_backlog(
@@ -113,12 +113,12 @@ impl MemoryStore for PostgresStore {
         unembedded: Option<String>,
     ) -> Result<Vec<(ItemKey, ChannelId, String)>> {
         let client = self.client().await?;
-        recall::backlog(&**client, channel, limit, unembedded.as_deref()).await
+        recall::backlog(&client, channel, limit, unembedded.as_deref()).await
     }
 
     async fn embed_backlog_len(&self, channel: Option<ChannelId>) -> Result<u64> {
         let client = self.client().await?;
-        recall::backlog_len(&**client, channel).await
+        recall::backlog_len(&client, channel).await
     }
 
     async fn put_embeddings(
@@ -138,11 +138,11 @@ impl MemoryStore for PostgresStore {
         after: i64,
     ) -> Result<StoredVectors> {
         let client = self.client().await?;
-        recall::vectors(&**client, model, channel, after).await
+        recall::vectors(&client, model, channel, after).await
     }
 
     async fn vector_channels(&self, model: &str) -> Result<Vec<(ChannelId, u64)>> {
         let client = self.client().await?;
-        recall::vector_channels(&**client, model).await
+        recall::vector_channels(&client, model).await
     }
 }

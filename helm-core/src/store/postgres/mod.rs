@@ -30,7 +30,7 @@ macro_rules! in_tx {
                     "starting ",
                     $what
                 )))?;
-        let $tx = &*transaction;
+        let $tx = &transaction;
         let out = $body.await?;
         transaction
             .commit()
@@ -54,6 +54,7 @@ mod impls;
 mod memory;
 mod migrations;
 mod nodes;
+mod prepared;
 mod threads;
 mod turns;
 mod workspace;

@@ -36,12 +36,12 @@ impl ThreadStore for PostgresStore {
 
     async fn thread(&self, id: ThreadId) -> Result<Thread> {
         let client = self.client().await?;
-        rows::thread(&**client, id).await
+        rows::thread(&client, id).await
     }
 
     async fn threads(&self, channel: ChannelId, limit: usize) -> Result<Vec<Thread>> {
         let client = self.client().await?;
-        reading::threads(&**client, channel, limit).await
+        reading::threads(&client, channel, limit).await
     }
 
     async fn set_thread_status(
@@ -61,7 +61,7 @@ impl ThreadStore for PostgresStore {
         up_to: Option<MessageId>,
     ) -> Result<Vec<Message>> {
         let client = self.client().await?;
-        reading::thread_messages(&**client, thread, up_to).await
+        reading::thread_messages(&client, thread, up_to).await
     }
 
     async fn thread_tail(
@@ -79,7 +79,7 @@ impl ThreadStore for PostgresStore {
             .start()
             .await
             .map_err(failed("starting to read a thread's tail"))?;
-        let tail = reading::tail(&*tx, thread, up_to, budget_tokens).await?;
+        let tail = reading::tail(&tx, thread, up_to, budget_tokens).await?;
         tx.commit()
             .await
             .map_err(failed("reading a thread's tail"))?;
@@ -88,7 +88,7 @@ impl ThreadStore for PostgresStore {
 
     async fn message(&self, id: MessageId) -> Result<Message> {
         let client = self.client().await?;
-        rows::message(&**client, id).await
+        rows::message(&client, id).await
     }
 
     async fn messages_page(
@@ -99,7 +99,7 @@ impl ThreadStore for PostgresStore {
         limit: usize,
     ) -> Result<Vec<Message>> {
         let client = self.client().await?;
-        reading::messages_page(&**client, channel, thread, after, limit).await
+        reading::messages_page(&client, channel, thread, after, limit).await
     }
 
     async fn messages_before(
@@ -110,7 +110,7 @@ impl ThreadStore for PostgresStore {
         limit: usize,
     ) -> Result<Vec<Message>> {
         let client = self.client().await?;
-        reading::messages_before(&**client, channel, thread, before, limit).await
+        reading::messages_before(&client, channel, thread, before, limit).await
     }
 
     async fn feed(
@@ -120,7 +120,7 @@ impl ThreadStore for PostgresStore {
         limit: usize,
     ) -> Result<Vec<FeedItem>> {
         let client = self.client().await?;
-        reading::feed(&**client, channel, before, limit).await
+        reading::feed(&client, channel, before, limit).await
     }
 
     async fn mark_read(&self, user: UserId, message: MessageId) -> Result<ReadMarker> {
@@ -131,7 +131,7 @@ impl ThreadStore for PostgresStore {
 
     async fn unread(&self, user: User, channels: Vec<ChannelId>) -> Result<Vec<ChannelUnread>> {
         let client = self.client().await?;
-        reading::unread(&**client, &user, &channels).await
+        reading::unread(&client, &user, &channels).await
     }
 
     async fn put_thread_summary(&self, summary: NewThreadSummary) -> Result<MemoryId> {
@@ -144,11 +144,11 @@ impl ThreadStore for PostgresStore {
         limit: usize,
     ) -> Result<Vec<ThreadId>> {
         let client = self.client().await?;
-        summaries::due(&**client, idle_before, limit).await
+        summaries::due(&client, idle_before, limit).await
     }
 
     async fn last_human_post_at(&self, thread: ThreadId) -> Result<Option<Timestamp>> {
         let client = self.client().await?;
-        post::last_human_post_at(&**client, thread).await
+        post::last_human_post_at(&client, thread).await
     }
 }

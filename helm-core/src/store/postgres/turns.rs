@@ -13,12 +13,13 @@
 pub(crate) mod lease;
 mod tools;
 
+use crate::store::postgres::prepared::Db;
 use crate::store::rules::thread_status_after;
 use std::collections::HashMap;
 
 use async_trait::async_trait;
 use jiff::Timestamp;
-use tokio_postgres::{GenericClient, Row};
+use tokio_postgres::Row;
 
 use super::codec::ms;
 use super::codec::{now, opt_ts, parsed, ts};
@@ -80,7 +81,7 @@ fn count(n: i64) -> u32 {
 }
 
 /// A turn by id.
-pub(crate) async fn get(c: &impl GenericClient, id: TurnId) -> Result<Turn> {
+pub(crate) async fn get(c: &impl Db, id: TurnId) -> Result<Turn> {
     let row = c
         .query_opt(
             &format!("SELECT {COLUMNS} FROM turns t WHERE t.id = $1"),
@@ -92,7 +93,7 @@ pub(crate) async fn get(c: &impl GenericClient, id: TurnId) -> Result<Turn> {
     turn_at(&row)
 }
 
-async fn list(c: &impl GenericClient, filter: &str, thread: Option<ThreadId>) -> Result<Vec<Turn>> {
+async fn list(c: &impl Db, filter: &str, thread: Option<ThreadId>) -> Result<Vec<Turn>> {
     c.query(
         &format!("SELECT {COLUMNS} FROM turns t WHERE {filter} ORDER BY t.id"),
         &[&thread.map(ThreadId::get)],
@@ -122,7 +123,7 @@ pub(crate) struct Chain<'a> {
 /// when no model can serve it, or its channel is archived. Returns the turn
 /// and how many turns must end before it can start.
 pub(crate) async fn admit(
-    c: &impl GenericClient,
+    c: &impl Db,
     thread: &Thread,
     trigger: &Message,
     agent: &Agent,
@@ -222,7 +223,7 @@ pub(crate) async fn admit(
 /// How many turns must end before `turn` can start (as the SQLite store
 /// counts: the earlier live turns of its thread, or else the places of
 /// its agent's `capacity` taken before it, and one more).
-async fn queue_position(c: &impl GenericClient, turn: &Turn, capacity: u32) -> Result<u32> {
+async fn queue_position(c: &impl Db, turn: &Turn, capacity: u32) -> Result<u32> {
     let row = c
         .query_one(
             "SELECT
@@ -249,7 +250,7 @@ async fn queue_position(c: &impl GenericClient, turn: &Turn, capacity: u32) -> R
 /// Queued turns that may start now, oldest first: the first queued turn of
 /// each thread without a running turn, in an active channel, while its
 /// agent has fewer than `capacity` running turns.
-async fn runnable(c: &impl GenericClient, capacity: u32) -> Result<Vec<Turn>> {
+async fn runnable(c: &impl Db, capacity: u32) -> Result<Vec<Turn>> {
     let rows = c
         .query(
             &format!(
@@ -286,11 +287,7 @@ async fn runnable(c: &impl GenericClient, capacity: u32) -> Result<Vec<Turn>> {
 /// Sets an agent's status from its running turns. The agent's row is
 /// locked first, so two nodes ending two of its turns at once count each
 /// other's (the count is read after the lock, in a fresh snapshot).
-async fn set_agent_status(
-    c: &impl GenericClient,
-    agent: AgentId,
-    channel: ChannelId,
-) -> Result<()> {
+async fn set_agent_status(c: &impl Db, agent: AgentId, channel: ChannelId) -> Result<()> {
     let row = c
         .query_one(
             "SELECT a.status, a.kind,
@@ -343,7 +340,7 @@ async fn set_agent_status(
 /// archived. A turn admitted with its model keeps it; `served_by` only
 /// fills in turns admitted without one.
 async fn start(
-    c: &impl GenericClient,
+    c: &impl Db,
     id: TurnId,
     served_by: Option<ModelChoice>,
     lease_ms: i64,
@@ -423,7 +420,7 @@ fn live_and_fenced(param: usize) -> String {
 /// written) once the reply is final, or when `fence` is no longer the
 /// turn's token. The turn's row is taken first, as the finalizer takes it.
 pub(crate) async fn append_reply(
-    c: &impl GenericClient,
+    c: &impl Db,
     id: TurnId,
     delta: &str,
     fence: Option<i64>,
@@ -486,7 +483,7 @@ pub(crate) async fn append_reply(
 /// reply's deltas leave the durable log: live listeners had them, and
 /// `message.completed` carries the whole text.
 pub(crate) async fn finish(
-    c: &impl GenericClient,
+    c: &impl Db,
     id: TurnId,
     finish: TurnFinish,
     fence: Option<i64>,
@@ -623,7 +620,7 @@ pub(crate) async fn finish(
 
 /// Each failed thread with no live turn takes the status its latest ended
 /// turn gives it. Returns how many changed.
-async fn follow_latest_turns(c: &impl GenericClient) -> Result<u64> {
+async fn follow_latest_turns(c: &impl Db) -> Result<u64> {
     let rows = c
         .query(
             "SELECT t.id, t.status, (SELECT u.state FROM turns u WHERE u.thread_id = t.id
@@ -724,27 +721,22 @@ impl PostgresStore {
 impl TurnStore for PostgresStore {
     async fn turn(&self, id: TurnId) -> Result<Turn> {
         let client = self.client().await?;
-        get(&**client, id).await
+        get(&client, id).await
     }
 
     async fn thread_turns(&self, thread: ThreadId) -> Result<Vec<Turn>> {
         let client = self.client().await?;
-        list(&**client, "t.thread_id = $1", Some(thread)).await
+        list(&client, "t.thread_id = $1", Some(thread)).await
     }
 
     async fn runnable_turns(&self, capacity: u32) -> Result<Vec<Turn>> {
         let client = self.client().await?;
-        runnable(&**client, capacity).await
+        runnable(&client, capacity).await
     }
 
     async fn running_turns(&self) -> Result<Vec<Turn>> {
         let client = self.client().await?;
-        list(
-            &**client,
-            "t.state = 'running' AND $1::BIGINT IS NULL",
-            None,
-        )
-        .await
+        list(&client, "t.state = 'running' AND $1::BIGINT IS NULL", None).await
     }
 
     async fn start_turn(
@@ -914,7 +906,7 @@ impl TurnStore for PostgresStore {
         limit: usize,
     ) -> Result<Vec<ToolAction>> {
         let client = self.client().await?;
-        tools::list(&**client, channel, thread, limit).await
+        tools::list(&client, channel, thread, limit).await
     }
 
     async fn record_artifacts(
@@ -938,6 +930,6 @@ impl TurnStore for PostgresStore {
         thread: Option<ThreadId>,
     ) -> Result<Vec<Artifact>> {
         let client = self.client().await?;
-        tools::artifacts(&**client, channel, thread).await
+        tools::artifacts(&client, channel, thread).await
     }
 }

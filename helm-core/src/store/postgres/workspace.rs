@@ -2,7 +2,7 @@
 //! `#main`, Skipper), users, the provider registry and counts.
 
 use async_trait::async_trait;
-use tokio_postgres::{GenericClient, Row};
+use tokio_postgres::Row;
 
 use super::channels::record::{self, add_member, json, record_journal, workspace_id};
 use super::codec::{USER, now, parsed, ts, user_at};
@@ -15,6 +15,7 @@ use crate::model::{
 };
 use crate::provider::ProviderConfig;
 use crate::store::WorkspaceStore;
+use crate::store::postgres::prepared::Db;
 use crate::store::types::{Bootstrap, BootstrapPlan, NewUser, StoreStats, WorldHook};
 
 /// The advisory lock bootstraps hold ("helm" in ASCII, then 1), so that two
@@ -22,7 +23,7 @@ use crate::store::types::{Bootstrap, BootstrapPlan, NewUser, StoreStats, WorldHo
 /// the first made.
 const BOOTSTRAP_LOCK: i64 = 0x6865_6c6d_0001;
 
-async fn workspace(c: &impl GenericClient) -> Result<Option<Workspace>> {
+async fn workspace(c: &impl Db) -> Result<Option<Workspace>> {
     let row = c
         .query_opt(
             "SELECT id, name, created FROM workspaces ORDER BY id LIMIT 1",
@@ -40,7 +41,7 @@ async fn workspace(c: &impl GenericClient) -> Result<Option<Workspace>> {
     .transpose()
 }
 
-async fn captain(c: &impl GenericClient) -> Result<User> {
+async fn captain(c: &impl Db) -> Result<User> {
     let ws = workspace_id(c).await?;
     let row = c
         .query_opt(
@@ -53,7 +54,7 @@ async fn captain(c: &impl GenericClient) -> Result<User> {
     user_at(&row, 0)
 }
 
-async fn insert_user(c: &impl GenericClient, user: &NewUser) -> Result<User> {
+async fn insert_user(c: &impl Db, user: &NewUser) -> Result<User> {
     let ws = workspace_id(c).await?;
     let created = now();
     let id: i64 = c
@@ -80,11 +81,7 @@ async fn insert_user(c: &impl GenericClient, user: &NewUser) -> Result<User> {
     })
 }
 
-async fn bootstrap(
-    c: &impl GenericClient,
-    plan: BootstrapPlan,
-    world: WorldHook,
-) -> Result<Bootstrap> {
+async fn bootstrap(c: &impl Db, plan: BootstrapPlan, world: WorldHook) -> Result<Bootstrap> {
     c.execute("SELECT pg_advisory_xact_lock($1)", &[&BOOTSTRAP_LOCK])
         .await
         .map_err(failed("waiting for the bootstrap lock"))?;
@@ -260,7 +257,7 @@ impl WorkspaceStore for PostgresStore {
 
     async fn workspace(&self) -> Result<Option<Workspace>> {
         let client = self.client().await?;
-        workspace(&**client).await
+        workspace(&client).await
     }
 
     async fn rename_workspace(&self, name: String) -> Result<Workspace> {
@@ -289,7 +286,7 @@ impl WorkspaceStore for PostgresStore {
 
     async fn insert_user(&self, user: NewUser) -> Result<User> {
         let client = self.client().await?;
-        insert_user(&**client, &user).await
+        insert_user(&client, &user).await
     }
 
     async fn user(&self, id: UserId) -> Result<User> {
@@ -307,7 +304,7 @@ impl WorkspaceStore for PostgresStore {
 
     async fn user_by_name(&self, name: &str) -> Result<User> {
         let client = self.client().await?;
-        let ws = workspace_id(&**client).await?;
+        let ws = workspace_id(&client).await?;
         let row = client
             .query_opt(
                 &format!("SELECT {USER} FROM users u WHERE u.workspace_id = $1 AND u.name = $2"),
@@ -412,10 +409,7 @@ impl WorkspaceStore for PostgresStore {
 }
 
 /// A user's name (for the audit log); `None` for no user.
-pub(crate) async fn user_name(
-    c: &impl GenericClient,
-    id: Option<UserId>,
-) -> Result<Option<String>> {
+pub(crate) async fn user_name(c: &impl Db, id: Option<UserId>) -> Result<Option<String>> {
     let Some(id) = id else { return Ok(None) };
     Ok(
         c.query_opt("SELECT name FROM users WHERE id = $1", &[&id.get()])

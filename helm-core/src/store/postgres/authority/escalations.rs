@@ -8,8 +8,9 @@
 //! so a call is settled once and the second writer gets the conflict the
 //! SQLite store gives for an already settled call.
 
+use crate::store::postgres::prepared::Db;
 use crate::store::rules;
-use tokio_postgres::{GenericClient, Row};
+use tokio_postgres::Row;
 
 use super::super::channels::record;
 use super::super::codec::ms;
@@ -48,7 +49,7 @@ fn escalation_at(row: &Row) -> Result<Escalation> {
 }
 
 /// An escalation.
-pub(super) async fn escalation(c: &impl GenericClient, id: EscalationId) -> Result<Escalation> {
+pub(super) async fn escalation(c: &impl Db, id: EscalationId) -> Result<Escalation> {
     let row = c
         .query_opt(&format!("{SELECT} WHERE e.id = $1"), &[&id.get()])
         .await
@@ -58,10 +59,7 @@ pub(super) async fn escalation(c: &impl GenericClient, id: EscalationId) -> Resu
 }
 
 /// Escalations, oldest first; only open ones if asked.
-pub(super) async fn escalations(
-    c: &impl GenericClient,
-    open_only: bool,
-) -> Result<Vec<Escalation>> {
+pub(super) async fn escalations(c: &impl Db, open_only: bool) -> Result<Vec<Escalation>> {
     c.query(
         &format!("{SELECT} WHERE NOT $1 OR e.status = 'open' ORDER BY e.id"),
         &[&open_only],
@@ -78,7 +76,7 @@ pub(super) async fn escalations(
 /// behind the thread's others). With one open, adds the reason to it and
 /// says so in the thread; Skipper gets another turn only if none of its
 /// turns for that call is still waiting to start.
-pub(crate) async fn escalate(c: &impl GenericClient, new: NewEscalation) -> Result<Escalated> {
+pub(crate) async fn escalate(c: &impl Db, new: NewEscalation) -> Result<Escalated> {
     // The thread's row serializes calls in it across nodes.
     c.query_opt(
         "SELECT id FROM threads WHERE id = $1 FOR UPDATE",
@@ -236,7 +234,7 @@ pub(crate) async fn escalate(c: &impl GenericClient, new: NewEscalation) -> Resu
 /// Closes a call for Skipper (resolved, or handed to the Captain) with a
 /// visible note; with `resume`, wakes the channel agent that called.
 pub(super) async fn settle(
-    c: &impl GenericClient,
+    c: &impl Db,
     id: EscalationId,
     status: EscalationStatus,
     outcome: &str,

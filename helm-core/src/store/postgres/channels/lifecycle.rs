@@ -3,8 +3,6 @@
 //! locks the channel's row first, so two nodes changing one channel take
 //! turns instead of both acting on what they read.
 
-use tokio_postgres::GenericClient;
-
 use super::super::codec::now;
 use super::super::turns;
 use super::super::{events, failed};
@@ -16,12 +14,13 @@ use crate::model::{
     TurnState,
 };
 use crate::provider::Usage;
+use crate::store::postgres::prepared::Db;
 use crate::store::types::TurnFinish;
 use crate::store::types::{ChannelRecord, ChannelUpdate, WorldHook};
 
 /// Archives or restores a channel, pausing or waking its agent.
 pub(crate) async fn set_status(
-    c: &impl GenericClient,
+    c: &impl Db,
     channel: ChannelId,
     status: ChannelStatus,
     actor: &Actor,
@@ -113,7 +112,7 @@ pub(crate) async fn set_status(
 /// node started meanwhile is running, not queued, and is left to the
 /// runtime, which stops it.
 async fn cancel_queued(
-    c: &impl GenericClient,
+    c: &impl Db,
     channel: ChannelId,
     name: &ChannelName,
     actor: &Actor,
@@ -149,7 +148,7 @@ async fn cancel_queued(
 
 /// Permanently removes an archived channel with its agent, rows and events.
 pub(crate) async fn delete(
-    c: &impl GenericClient,
+    c: &impl Db,
     channel: ChannelId,
     actor: &Actor,
     world: WorldHook,
@@ -216,7 +215,7 @@ pub(crate) async fn delete(
 /// Renames a channel, or changes its purpose (and its agent's) or its
 /// agent's instructions.
 pub(crate) async fn update(
-    c: &impl GenericClient,
+    c: &impl Db,
     channel: ChannelId,
     update: &ChannelUpdate,
     actor: &Actor,

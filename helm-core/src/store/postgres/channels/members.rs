@@ -1,15 +1,14 @@
 //! Who belongs to a channel, and which channels a person sees.
 
-use tokio_postgres::GenericClient;
-
 use super::super::codec::{USER, now, parsed, ts, user_at};
 use super::super::{events, failed};
 use super::record::{self, record_journal};
 use crate::error::{Error, Result};
 use crate::events::EventBody;
 use crate::model::{Actor, ChannelId, ChannelRef, Member, MemberRole, User, UserId};
+use crate::store::postgres::prepared::Db;
 
-async fn user(c: &impl GenericClient, id: UserId) -> Result<User> {
+async fn user(c: &impl Db, id: UserId) -> Result<User> {
     let row = c
         .query_opt(
             &format!("SELECT {USER} FROM users u WHERE u.id = $1"),
@@ -22,7 +21,7 @@ async fn user(c: &impl GenericClient, id: UserId) -> Result<User> {
 }
 
 /// A channel's members, oldest first.
-pub(crate) async fn list(c: &impl GenericClient, channel: ChannelId) -> Result<Vec<Member>> {
+pub(crate) async fn list(c: &impl Db, channel: ChannelId) -> Result<Vec<Member>> {
     record::get(c, &ChannelRef::Id(channel)).await?;
     let rows = c
         .query(
@@ -48,7 +47,7 @@ pub(crate) async fn list(c: &impl GenericClient, channel: ChannelId) -> Result<V
 
 /// Makes a person a member of a channel; a member already is one.
 pub(crate) async fn add(
-    c: &impl GenericClient,
+    c: &impl Db,
     channel: ChannelId,
     user_id: UserId,
     role: MemberRole,
@@ -104,7 +103,7 @@ pub(crate) async fn add(
 
 /// Removes a person from a channel.
 pub(crate) async fn remove(
-    c: &impl GenericClient,
+    c: &impl Db,
     channel: ChannelId,
     user_id: UserId,
     actor: &Actor,
@@ -143,10 +142,7 @@ pub(crate) async fn remove(
 }
 
 /// Every public channel, and the private ones each of `users` belongs to.
-pub(crate) async fn ids_all_see(
-    c: &impl GenericClient,
-    users: &[UserId],
-) -> Result<Vec<ChannelId>> {
+pub(crate) async fn ids_all_see(c: &impl Db, users: &[UserId]) -> Result<Vec<ChannelId>> {
     let distinct: Vec<i64> = users
         .iter()
         .map(|u| u.get())
@@ -167,7 +163,7 @@ pub(crate) async fn ids_all_see(
 }
 
 /// The live channels `user` belongs to, and every public one, by id.
-pub(crate) async fn visible_ids(c: &impl GenericClient, user: UserId) -> Result<Vec<ChannelId>> {
+pub(crate) async fn visible_ids(c: &impl Db, user: UserId) -> Result<Vec<ChannelId>> {
     let rows = c
         .query(
             "SELECT id FROM channels WHERE status IN ('active', 'archived') \

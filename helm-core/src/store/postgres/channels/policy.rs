@@ -1,21 +1,16 @@
 //! Model policy rows: one per level, a NULL provider meaning "inherit".
 
-use tokio_postgres::GenericClient;
-
 use super::super::codec::now;
 use super::super::{events, failed};
 use super::record::{record_journal, workspace_id};
 use crate::error::{Error, Result};
 use crate::events::EventBody;
 use crate::model::{Actor, ChannelId, ModelChoice, ModelPolicy, PolicyLevel, ThreadId};
+use crate::store::postgres::prepared::Db;
 use crate::store::types::PolicyScope;
 
 /// The choice stored at one level, if any.
-async fn choice_at(
-    c: &impl GenericClient,
-    filter: &str,
-    key: Option<i64>,
-) -> Result<Option<ModelChoice>> {
+async fn choice_at(c: &impl Db, filter: &str, key: Option<i64>) -> Result<Option<ModelChoice>> {
     let row = c
         .query_opt(
             &format!("SELECT provider, model FROM model_policies WHERE {filter}"),
@@ -33,7 +28,7 @@ async fn choice_at(
 
 /// The stored choices that apply in `channel` (and `thread`).
 pub(crate) async fn get(
-    c: &impl GenericClient,
+    c: &impl Db,
     channel: ChannelId,
     thread: Option<ThreadId>,
 ) -> Result<ModelPolicy> {
@@ -57,7 +52,7 @@ pub(crate) async fn get(
 /// Sets the choice at one level, with a journal record and a
 /// `model.changed` event.
 pub(crate) async fn set(
-    c: &impl GenericClient,
+    c: &impl Db,
     scope: PolicyScope,
     choice: Option<ModelChoice>,
     actor: &Actor,

@@ -1,8 +1,6 @@
 //! Provisioning a channel's whole agent world in one transaction, and the
 //! agent and binding rows it is made of.
 
-use tokio_postgres::GenericClient;
-
 use super::super::codec::now;
 use super::super::{events, failed};
 use super::record::{self, add_member, record_journal, workspace_id};
@@ -12,12 +10,13 @@ use crate::model::{
     Actor, Agent, AgentId, AgentKind, AgentStatus, Author, Binding, ChannelId, ChannelName,
     ChannelRef, Handle, WorkspaceId,
 };
+use crate::store::postgres::prepared::Db;
 use crate::store::types::{ChannelPlan, ChannelRecord, NewAgent, WorldHook};
 
 /// Inserts the channel row unless a live channel has the name; a second
 /// node provisioning the same name waits here for the first to commit.
 async fn insert_channel(
-    c: &impl GenericClient,
+    c: &impl Db,
     ws: WorkspaceId,
     plan: &ChannelPlan,
     created: i64,
@@ -66,7 +65,7 @@ async fn insert_channel(
 /// Inserts the channel's agent under the first free handle among `base`,
 /// `base-2`, `base-3`, …; a handle another node takes meanwhile is skipped.
 async fn insert_resident(
-    c: &impl GenericClient,
+    c: &impl Db,
     ws: WorkspaceId,
     name: &ChannelName,
     display_name: &str,
@@ -93,7 +92,7 @@ async fn insert_resident(
 /// Provisions a channel and its agent world; runs `world` before the caller
 /// commits, so a failing world leaves nothing behind.
 pub(crate) async fn provision(
-    c: &impl GenericClient,
+    c: &impl Db,
     plan: ChannelPlan,
     world: WorldHook,
 ) -> Result<ChannelRecord> {
@@ -187,7 +186,7 @@ pub(crate) async fn provision(
 }
 
 /// Adds an unbound agent.
-pub(crate) async fn insert_agent(c: &impl GenericClient, agent: &NewAgent) -> Result<Agent> {
+pub(crate) async fn insert_agent(c: &impl Db, agent: &NewAgent) -> Result<Agent> {
     let ws = workspace_id(c).await?;
     let created = now();
     let id: i64 = c
@@ -217,11 +216,7 @@ pub(crate) async fn insert_agent(c: &impl GenericClient, agent: &NewAgent) -> Re
 
 /// Binds a resident agent; the schema refuses a second resident, a second
 /// channel and any Skipper binding.
-pub(crate) async fn bind(
-    c: &impl GenericClient,
-    agent: AgentId,
-    channel: ChannelId,
-) -> Result<Binding> {
+pub(crate) async fn bind(c: &impl Db, agent: AgentId, channel: ChannelId) -> Result<Binding> {
     let bound_at = now();
     c.execute(
         "INSERT INTO agent_channels (agent_id, channel_id, bound_at) VALUES ($1, $2, $3)",
@@ -245,11 +240,7 @@ const CHANNEL_HAS_RESIDENT: &str =
 /// already bound to a channel that already has a resident breaks two rules
 /// at once; SQLite names the channel's, PostgreSQL would name the first
 /// index it checks, so the channel's is named here too.
-pub(crate) async fn bind_alone(
-    c: &impl GenericClient,
-    agent: AgentId,
-    channel: ChannelId,
-) -> Result<Binding> {
+pub(crate) async fn bind_alone(c: &impl Db, agent: AgentId, channel: ChannelId) -> Result<Binding> {
     match bind(c, agent, channel).await {
         Err(Error::Conflict(meaning)) => {
             let resident = c

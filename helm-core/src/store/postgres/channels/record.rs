@@ -3,7 +3,7 @@
 //! Skipper and Helm post themselves.
 
 use serde::de::DeserializeOwned;
-use tokio_postgres::{GenericClient, Row};
+use tokio_postgres::Row;
 
 use super::super::codec::{now, parsed, ts};
 use super::super::failed;
@@ -13,6 +13,7 @@ use crate::model::{
     Actor, Agent, AgentId, AgentProfile, Author, Channel, ChannelId, ChannelName, ChannelRef,
     Handle, Message, MessageStatus, ThreadId, UserId, WorkspaceId,
 };
+use crate::store::postgres::prepared::Db;
 use crate::store::types::{ChannelFilter, ChannelRecord, JournalEntry};
 
 /// A channel joined with its agent (Skipper for the home channel) and profile.
@@ -66,7 +67,7 @@ fn record_at(r: &Row) -> Result<ChannelRecord> {
 }
 
 /// The workspace id, or an error if bootstrap has not run.
-pub(crate) async fn workspace_id(c: &impl GenericClient) -> Result<WorkspaceId> {
+pub(crate) async fn workspace_id(c: &impl Db) -> Result<WorkspaceId> {
     c.query_opt("SELECT id FROM workspaces ORDER BY id LIMIT 1", &[])
         .await
         .map_err(failed("reading the workspace"))?
@@ -75,7 +76,7 @@ pub(crate) async fn workspace_id(c: &impl GenericClient) -> Result<WorkspaceId> 
 }
 
 /// A channel with its agent, by id or by live name.
-pub(crate) async fn get(c: &impl GenericClient, channel: &ChannelRef) -> Result<ChannelRecord> {
+pub(crate) async fn get(c: &impl Db, channel: &ChannelRef) -> Result<ChannelRecord> {
     let row = match channel {
         ChannelRef::Id(id) => c
             .query_opt(&format!("{RECORD_SELECT} WHERE c.id = $1"), &[&id.get()])
@@ -102,7 +103,7 @@ pub(crate) async fn get(c: &impl GenericClient, channel: &ChannelRef) -> Result<
 
 /// Locks a channel's row until the transaction ends, so that two nodes
 /// changing one channel take turns; a missing channel is not found.
-pub(crate) async fn lock(c: &impl GenericClient, channel: ChannelId) -> Result<()> {
+pub(crate) async fn lock(c: &impl Db, channel: ChannelId) -> Result<()> {
     c.query_opt(
         "SELECT 1 FROM channels WHERE id = $1 FOR UPDATE",
         &[&channel.get()],
@@ -114,7 +115,7 @@ pub(crate) async fn lock(c: &impl GenericClient, channel: ChannelId) -> Result<(
 }
 
 /// The home channel with Skipper.
-pub(crate) async fn home(c: &impl GenericClient) -> Result<ChannelRecord> {
+pub(crate) async fn home(c: &impl Db) -> Result<ChannelRecord> {
     let ws = workspace_id(c).await?;
     let row = c
         .query_opt(
@@ -129,7 +130,7 @@ pub(crate) async fn home(c: &impl GenericClient) -> Result<ChannelRecord> {
 
 /// The workspace's Skipper (its agent row alone: what a call for Skipper
 /// needs, without `#main`'s record).
-pub(crate) async fn skipper(c: &impl GenericClient) -> Result<Agent> {
+pub(crate) async fn skipper(c: &impl Db) -> Result<Agent> {
     let ws = workspace_id(c).await?;
     let row = c
         .query_opt(
@@ -151,10 +152,7 @@ pub(crate) async fn skipper(c: &impl GenericClient) -> Result<Agent> {
 }
 
 /// Live channels by name; archived ones only when asked for.
-pub(crate) async fn list(
-    c: &impl GenericClient,
-    filter: ChannelFilter,
-) -> Result<Vec<ChannelRecord>> {
+pub(crate) async fn list(c: &impl Db, filter: ChannelFilter) -> Result<Vec<ChannelRecord>> {
     let ws = workspace_id(c).await?;
     let status = if filter.include_archived {
         ""
@@ -177,7 +175,7 @@ pub(crate) async fn list(
 
 /// Makes `user` a member of `channel` unless they already are.
 pub(crate) async fn add_member(
-    c: &impl GenericClient,
+    c: &impl Db,
     channel: ChannelId,
     user: UserId,
     role: &str,
@@ -194,7 +192,7 @@ pub(crate) async fn add_member(
 
 /// Appends a lifecycle record.
 pub(crate) async fn record_journal(
-    c: &impl GenericClient,
+    c: &impl Db,
     channel: Option<ChannelId>,
     channel_name: Option<&str>,
     actor: &Actor,
@@ -221,10 +219,7 @@ pub(crate) async fn record_journal(
 }
 
 /// The journal, oldest first; of one channel or of everything.
-pub(crate) async fn journal(
-    c: &impl GenericClient,
-    channel: Option<ChannelId>,
-) -> Result<Vec<JournalEntry>> {
+pub(crate) async fn journal(c: &impl Db, channel: Option<ChannelId>) -> Result<Vec<JournalEntry>> {
     let rows = c
         .query(
             "SELECT id, channel_id, channel_name, actor, action, detail, created FROM journal \
@@ -251,7 +246,7 @@ pub(crate) async fn journal(
 /// Posts a complete message that Skipper or Helm itself writes (a welcome,
 /// an announcement, a note), outside the turn machinery.
 pub(crate) async fn post(
-    c: &impl GenericClient,
+    c: &impl Db,
     channel: ChannelId,
     thread: Option<ThreadId>,
     author: &Author,

@@ -2,8 +2,6 @@
 
 use std::collections::HashMap;
 
-use tokio_postgres::GenericClient;
-
 use super::super::channels::record::record_journal;
 use super::super::codec::now;
 use super::super::events::append;
@@ -15,11 +13,12 @@ use crate::events::EventBody;
 use crate::memory::import::{ImportPlan, ImportReport};
 use crate::memory::recall::ItemKey;
 use crate::model::{Actor, AuthorType, ChannelId, MemoryScope, MemorySource, MessageId, ThreadId};
+use crate::store::postgres::prepared::Db;
 use crate::store::types::NewMemory;
 
 /// See [`crate::store::MemoryStore::import_history`].
 pub(crate) async fn import(
-    tx: &impl GenericClient,
+    tx: &impl Db,
     channel: ChannelId,
     plan: ImportPlan,
     actor: &Actor,

@@ -8,21 +8,16 @@
 
 use std::collections::HashMap;
 
-use tokio_postgres::GenericClient;
-
 use super::super::codec::{opt_ts, parsed, ts};
 use super::super::failed;
 use crate::error::Result;
 use crate::memory::recall::{CandidateItem, ItemKey};
 use crate::memory::vectors::StoredVectors;
 use crate::model::{ChannelId, Message, MessageId, ThreadId};
+use crate::store::postgres::prepared::Db;
 
 /// Queues an item to be embedded (once).
-pub(crate) async fn enqueue(
-    c: &impl GenericClient,
-    channel: ChannelId,
-    key: ItemKey,
-) -> Result<()> {
+pub(crate) async fn enqueue(c: &impl Db, channel: ChannelId, key: ItemKey) -> Result<()> {
     c.execute(
         "INSERT INTO embed_queue (key, channel_id) VALUES ($1, $2) ON CONFLICT DO NOTHING",
         &[&key.0, &channel.get()],
@@ -35,7 +30,7 @@ pub(crate) async fn enqueue(
 /// Makes a final message of a thread recallable: its words are indexed by
 /// the schema, so this only queues it to be embedded. Call it where SQLite
 /// calls `recall::index_message` (a person's post, a completed reply).
-pub(crate) async fn index_message(c: &impl GenericClient, message: &Message) -> Result<()> {
+pub(crate) async fn index_message(c: &impl Db, message: &Message) -> Result<()> {
     if message.thread_id.is_none() || message.content.trim().is_empty() {
         return Ok(());
     }
@@ -52,7 +47,7 @@ pub(crate) async fn index_message(c: &impl GenericClient, message: &Message) -> 
 /// becomes its own `plainto_tsquery`, joined by `|`, so no term is ever
 /// read as query syntax.
 pub(crate) async fn lexical(
-    c: &impl GenericClient,
+    c: &impl Db,
     channel: ChannelId,
     terms: &[String],
     depth: usize,
@@ -99,7 +94,7 @@ pub(crate) async fn lexical(
 }
 
 /// Recall's view of each known item of `keys`, in their order.
-pub(crate) async fn items(c: &impl GenericClient, keys: &[ItemKey]) -> Result<Vec<CandidateItem>> {
+pub(crate) async fn items(c: &impl Db, keys: &[ItemKey]) -> Result<Vec<CandidateItem>> {
     let messages: Vec<i64> = keys
         .iter()
         .filter_map(|k| k.message_id().map(MessageId::get))
@@ -184,10 +179,7 @@ pub(crate) async fn items(c: &impl GenericClient, keys: &[ItemKey]) -> Result<Ve
 }
 
 /// The external ids of a thread's messages, in order.
-pub(crate) async fn thread_external_ids(
-    c: &impl GenericClient,
-    thread: ThreadId,
-) -> Result<Vec<String>> {
+pub(crate) async fn thread_external_ids(c: &impl Db, thread: ThreadId) -> Result<Vec<String>> {
     Ok(c.query(
         "SELECT external_id FROM messages WHERE thread_id = $1 AND external_id IS NOT NULL \
              ORDER BY id",
@@ -202,7 +194,7 @@ pub(crate) async fn thread_external_ids(
 
 /// Threads of a channel opened within `[from, to]` (Unix milliseconds).
 pub(crate) async fn threads_opened_between(
-    c: &impl GenericClient,
+    c: &impl Db,
     channel: ChannelId,
     from: i64,
     to: i64,
@@ -220,10 +212,7 @@ pub(crate) async fn threads_opened_between(
 }
 
 /// The distinct names that wrote in a channel.
-pub(crate) async fn channel_authors(
-    c: &impl GenericClient,
-    channel: ChannelId,
-) -> Result<Vec<String>> {
+pub(crate) async fn channel_authors(c: &impl Db, channel: ChannelId) -> Result<Vec<String>> {
     Ok(c.query(
         "SELECT DISTINCT author_name FROM messages WHERE channel_id = $1 \
              AND author_kind IN ('human', 'guest', 'agent', 'skipper')",
@@ -242,7 +231,7 @@ pub(crate) async fn channel_authors(
 /// (its first 512 characters); a memory record's content. With
 /// `unembedded` a model's name, only items with no vector of that model.
 pub(crate) async fn backlog(
-    c: &impl GenericClient,
+    c: &impl Db,
     channel: Option<ChannelId>,
     limit: usize,
     unembedded: Option<&str>,
@@ -283,7 +272,7 @@ pub(crate) async fn backlog(
 }
 
 /// How many items wait to be embedded.
-pub(crate) async fn backlog_len(c: &impl GenericClient, channel: Option<ChannelId>) -> Result<u64> {
+pub(crate) async fn backlog_len(c: &impl Db, channel: Option<ChannelId>) -> Result<u64> {
     let n: i64 = c
         .query_one(
             "SELECT count(*) FROM embed_queue WHERE $1::BIGINT IS NULL OR channel_id = $1",
@@ -300,7 +289,7 @@ pub(crate) async fn backlog_len(c: &impl GenericClient, channel: Option<ChannelI
 /// counter row, held until commit, so numbers become visible in order: a
 /// reader that has seen number `n` has seen every number below it.
 pub(crate) async fn put_embeddings(
-    tx: &impl GenericClient,
+    tx: &impl Db,
     model: &str,
     vectors: &[(ItemKey, ChannelId, Vec<f32>)],
 ) -> Result<()> {
@@ -347,7 +336,7 @@ pub(crate) async fn put_embeddings(
 /// A channel's vectors for `model` stored after number `after` (0: all of
 /// them), and the number of the newest.
 pub(crate) async fn vectors(
-    c: &impl GenericClient,
+    c: &impl Db,
     model: &str,
     channel: ChannelId,
     after: i64,
@@ -369,10 +358,7 @@ pub(crate) async fn vectors(
 
 /// The channels with vectors for `model`, the most recently stored first,
 /// and how many each has.
-pub(crate) async fn vector_channels(
-    c: &impl GenericClient,
-    model: &str,
-) -> Result<Vec<(ChannelId, u64)>> {
+pub(crate) async fn vector_channels(c: &impl Db, model: &str) -> Result<Vec<(ChannelId, u64)>> {
     Ok(c.query(
         "SELECT channel_id, count(*) FROM embeddings WHERE model = $1 \
              GROUP BY channel_id ORDER BY max(seq) DESC",

@@ -2,7 +2,7 @@
 //! forgetting, pinning and listing. A change to a record first locks its
 //! row, so two nodes cannot both supersede (or forget) the same one.
 
-use tokio_postgres::{GenericClient, Row};
+use tokio_postgres::Row;
 
 use super::super::codec::{now, parsed, ts};
 use super::super::events::append;
@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 use crate::events::EventBody;
 use crate::memory::recall::ItemKey;
 use crate::model::{ChannelId, MemoryId, MemoryItem, MemoryStatus, MessageId, ThreadId};
+use crate::store::postgres::prepared::Db;
 use crate::store::types::{MemoryFilter, NewMemory};
 
 const COLUMNS: &str = "m.id, m.channel_id, m.thread_id, m.kind, m.content, \
@@ -39,16 +40,16 @@ fn item_at(r: &Row) -> Result<MemoryItem> {
 }
 
 /// A memory record.
-pub(crate) async fn get(c: &impl GenericClient, id: MemoryId) -> Result<MemoryItem> {
+pub(crate) async fn get(c: &impl Db, id: MemoryId) -> Result<MemoryItem> {
     read(c, id, "").await
 }
 
 /// A memory record, locked until the caller's transaction ends.
-async fn lock(c: &impl GenericClient, id: MemoryId) -> Result<MemoryItem> {
+async fn lock(c: &impl Db, id: MemoryId) -> Result<MemoryItem> {
     read(c, id, " FOR UPDATE").await
 }
 
-async fn read(c: &impl GenericClient, id: MemoryId, suffix: &str) -> Result<MemoryItem> {
+async fn read(c: &impl Db, id: MemoryId, suffix: &str) -> Result<MemoryItem> {
     let row = c
         .query_opt(
             &format!("SELECT {COLUMNS} FROM memory_items m WHERE m.id = $1{suffix}"),
@@ -62,7 +63,7 @@ async fn read(c: &impl GenericClient, id: MemoryId, suffix: &str) -> Result<Memo
 
 /// Inserts a record without events (imports write many at once) and queues
 /// it to be embedded; its words are indexed by the schema.
-pub(crate) async fn insert_row(c: &impl GenericClient, new: &NewMemory) -> Result<MemoryId> {
+pub(crate) async fn insert_row(c: &impl Db, new: &NewMemory) -> Result<MemoryId> {
     let id = MemoryId(
         c.query_one(
             "INSERT INTO memory_items (channel_id, thread_id, kind, content, source_kind, \
@@ -93,7 +94,7 @@ pub(crate) async fn insert_row(c: &impl GenericClient, new: &NewMemory) -> Resul
 }
 
 /// Adds a record, with its event.
-pub(crate) async fn insert(tx: &impl GenericClient, new: NewMemory) -> Result<MemoryItem> {
+pub(crate) async fn insert(tx: &impl Db, new: NewMemory) -> Result<MemoryItem> {
     let id = insert_row(tx, &new).await?;
     let item = get(tx, id).await?;
     append(
@@ -107,7 +108,7 @@ pub(crate) async fn insert(tx: &impl GenericClient, new: NewMemory) -> Result<Me
 
 /// Replaces a current record's content with a new record that supersedes it.
 pub(crate) async fn supersede(
-    tx: &impl GenericClient,
+    tx: &impl Db,
     id: MemoryId,
     replacement: NewMemory,
 ) -> Result<MemoryItem> {
@@ -143,7 +144,7 @@ pub(crate) async fn supersede(
 }
 
 /// Marks a record forgotten (and unpinned).
-pub(crate) async fn forget(tx: &impl GenericClient, id: MemoryId) -> Result<MemoryItem> {
+pub(crate) async fn forget(tx: &impl Db, id: MemoryId) -> Result<MemoryItem> {
     let item = lock(tx, id).await?;
     if item.status == MemoryStatus::Forgotten {
         return Err(Error::Conflict(format!("memory {id} is already forgotten")));
@@ -158,7 +159,7 @@ pub(crate) async fn forget(tx: &impl GenericClient, id: MemoryId) -> Result<Memo
 }
 
 /// Pins or unpins a record; only a current one can be pinned.
-pub(crate) async fn pin(tx: &impl GenericClient, id: MemoryId, pinned: bool) -> Result<MemoryItem> {
+pub(crate) async fn pin(tx: &impl Db, id: MemoryId, pinned: bool) -> Result<MemoryItem> {
     let item = lock(tx, id).await?;
     if item.status != MemoryStatus::Current && pinned {
         return Err(Error::Conflict(format!(
@@ -176,7 +177,7 @@ pub(crate) async fn pin(tx: &impl GenericClient, id: MemoryId, pinned: bool) -> 
 }
 
 /// The record as it is now, with its `memory.changed` event.
-async fn changed(tx: &impl GenericClient, id: MemoryId) -> Result<MemoryItem> {
+async fn changed(tx: &impl Db, id: MemoryId) -> Result<MemoryItem> {
     let item = get(tx, id).await?;
     append(
         tx,
@@ -189,7 +190,7 @@ async fn changed(tx: &impl GenericClient, id: MemoryId) -> Result<MemoryItem> {
 
 /// A channel's records, pinned first, then newest first.
 pub(crate) async fn list(
-    c: &impl GenericClient,
+    c: &impl Db,
     channel: ChannelId,
     filter: &MemoryFilter,
 ) -> Result<Vec<MemoryItem>> {

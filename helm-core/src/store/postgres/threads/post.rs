@@ -3,8 +3,6 @@
 //! their turns, and a status change cannot cross a post that reopens or
 //! wakes the thread.
 
-use tokio_postgres::GenericClient;
-
 use super::super::authority::escalations;
 use super::super::channels::record::record_journal;
 use super::super::codec::now;
@@ -17,14 +15,11 @@ use crate::error::{Error, Result};
 use crate::events::EventBody;
 use crate::model::{Actor, Author, ChannelStatus, MessageStatus, Thread, ThreadId, ThreadStatus};
 use crate::runtime::wake::{decided_by_message, should_wake, thread_title, without_mentions};
+use crate::store::postgres::prepared::Db;
 use crate::store::types::{NewEscalation, NewPost, Posted};
 
 /// Marks a thread active now (and sets its status, if given).
-async fn touch(
-    tx: &impl GenericClient,
-    id: ThreadId,
-    status: Option<ThreadStatus>,
-) -> Result<Thread> {
+async fn touch(tx: &impl Db, id: ThreadId, status: Option<ThreadStatus>) -> Result<Thread> {
     let at = now().as_millisecond();
     match status {
         Some(status) => {
@@ -47,7 +42,7 @@ async fn touch(
 }
 
 /// See [`crate::store::ThreadStore::post_message`].
-pub(super) async fn post(tx: &impl GenericClient, post: NewPost) -> Result<Posted> {
+pub(super) async fn post(tx: &impl Db, post: NewPost) -> Result<Posted> {
     // Shared: the channel cannot be archived while the post is written.
     let status: String = tx
         .query_opt(
@@ -236,7 +231,7 @@ pub(super) async fn post(tx: &impl GenericClient, post: NewPost) -> Result<Poste
 
 /// See [`crate::store::ThreadStore::set_thread_status`].
 pub(super) async fn set_status(
-    tx: &impl GenericClient,
+    tx: &impl Db,
     id: ThreadId,
     status: ThreadStatus,
     actor: &Actor,
@@ -281,7 +276,7 @@ pub(super) async fn set_status(
 
 /// When a person last wrote in a thread.
 pub(super) async fn last_human_post_at(
-    c: &impl GenericClient,
+    c: &impl Db,
     id: ThreadId,
 ) -> Result<Option<jiff::Timestamp>> {
     let row = c

@@ -1,8 +1,6 @@
 //! Reading threads back: a thread's messages and its budgeted tail, pages
 //! of a channel, the feed, read markers, mentions and unread counts.
 
-use tokio_postgres::GenericClient;
-
 use super::super::codec::{now, ts};
 use super::super::events::append;
 use super::super::failed;
@@ -14,6 +12,7 @@ use crate::model::{
     Thread, ThreadId, UNREAD_CAP, User, UserId,
 };
 use crate::runtime::wake::person_mentions;
+use crate::store::postgres::prepared::Db;
 use crate::store::types::{ThreadTail, message_tokens};
 
 /// A `usize` limit as SQL's BIGINT.
@@ -27,11 +26,7 @@ pub(crate) fn limit(n: usize) -> i64 {
 const TAIL_STEP: i64 = 32;
 
 /// A channel's threads, most recently active first.
-pub(super) async fn threads(
-    c: &impl GenericClient,
-    channel: ChannelId,
-    n: usize,
-) -> Result<Vec<Thread>> {
+pub(super) async fn threads(c: &impl Db, channel: ChannelId, n: usize) -> Result<Vec<Thread>> {
     c.query(
         &format!(
             "SELECT {THREAD} FROM threads t WHERE t.channel_id = $1 \
@@ -48,7 +43,7 @@ pub(super) async fn threads(
 
 /// A thread's messages in server order, up to and including `up_to`.
 pub(super) async fn thread_messages(
-    c: &impl GenericClient,
+    c: &impl Db,
     id: ThreadId,
     up_to: Option<MessageId>,
 ) -> Result<Vec<Message>> {
@@ -67,7 +62,7 @@ pub(super) async fn thread_messages(
 
 /// How many messages of `thread` have ids in `(after, upto]`, both its
 /// messages: the difference of their places, or counted where one has none.
-async fn between(c: &impl GenericClient, thread: ThreadId, after: i64, upto: i64) -> Result<usize> {
+async fn between(c: &impl Db, thread: ThreadId, after: i64, upto: i64) -> Result<usize> {
     let rows = c
         .query(
             "SELECT id, seq FROM messages WHERE id IN ($1, $2) AND thread_id = $3",
@@ -96,7 +91,7 @@ async fn between(c: &impl GenericClient, thread: ThreadId, after: i64, upto: i64
 
 /// See [`crate::store::ThreadStore::thread_tail`].
 pub(super) async fn tail(
-    c: &impl GenericClient,
+    c: &impl Db,
     id: ThreadId,
     up_to: Option<MessageId>,
     budget_tokens: usize,
@@ -180,7 +175,7 @@ pub(super) async fn tail(
 /// A page of a channel's messages (or one thread's) after `after`, oldest
 /// first.
 pub(super) async fn messages_page(
-    c: &impl GenericClient,
+    c: &impl Db,
     channel: ChannelId,
     thread: Option<ThreadId>,
     after: Option<MessageId>,
@@ -208,7 +203,7 @@ pub(super) async fn messages_page(
 /// The newest `n` messages of a channel (or one thread) before `before`,
 /// oldest first.
 pub(super) async fn messages_before(
-    c: &impl GenericClient,
+    c: &impl Db,
     channel: ChannelId,
     thread: Option<ThreadId>,
     before: Option<MessageId>,
@@ -241,7 +236,7 @@ pub(super) async fn messages_before(
 /// first: each thread's root (with the thread, its reply count and newest
 /// reply) and the announcements made outside threads.
 pub(super) async fn feed(
-    c: &impl GenericClient,
+    c: &impl Db,
     channel: ChannelId,
     before: Option<MessageId>,
     n: usize,
@@ -300,11 +295,7 @@ pub(super) async fn feed(
 /// Moves `user`'s marker in the message's channel forward to `message`
 /// (never back), in one statement so two nodes marking at once cannot move
 /// it back; emits `channel.read` when it moved.
-pub(super) async fn mark_read(
-    tx: &impl GenericClient,
-    user: UserId,
-    id: MessageId,
-) -> Result<ReadMarker> {
+pub(super) async fn mark_read(tx: &impl Db, user: UserId, id: MessageId) -> Result<ReadMarker> {
     let channel = ChannelId(
         tx.query_opt(
             "SELECT channel_id FROM messages WHERE id = $1",
@@ -360,7 +351,7 @@ pub(super) async fn mark_read(
 /// What `user` has not read in each of `channels`. Without a marker, a
 /// channel counts from when the person joined the workspace.
 pub(super) async fn unread(
-    c: &impl GenericClient,
+    c: &impl Db,
     user: &User,
     channels: &[ChannelId],
 ) -> Result<Vec<ChannelUnread>> {
@@ -397,7 +388,7 @@ pub(super) async fn unread(
 /// Records who a finished message mentions and tells each of them: the
 /// people named `@name` who may see its channel, other than its author.
 /// System notes and imported history notify nobody.
-pub(crate) async fn record_mentions(tx: &impl GenericClient, message: &Message) -> Result<()> {
+pub(crate) async fn record_mentions(tx: &impl Db, message: &Message) -> Result<()> {
     if matches!(message.author, Author::System | Author::Guest { .. })
         || message.status != MessageStatus::Complete
     {

@@ -2,7 +2,7 @@
 //! note from Helm, and touching a thread. Every area that writes a message
 //! or a thread inside its own transaction uses these.
 
-use tokio_postgres::{GenericClient, Row};
+use tokio_postgres::Row;
 
 use super::super::codec::{now, parsed, ts};
 use super::super::{events, failed};
@@ -12,6 +12,7 @@ use crate::model::{
     AgentId, AgentKind, Author, ChannelId, Handle, Message, MessageId, MessageStatus, ModelChoice,
     Thread, ThreadId, UserId,
 };
+use crate::store::postgres::prepared::Db;
 
 /// The thread columns, prefixed with `t.`, in [`thread_at`] order.
 pub(crate) const THREAD: &str = "t.id, t.channel_id, t.root_message_id, t.title, t.status, \
@@ -80,7 +81,7 @@ pub(crate) fn message_at(r: &Row, at: usize) -> Result<Message> {
 }
 
 /// A thread.
-pub(crate) async fn thread(c: &impl GenericClient, id: ThreadId) -> Result<Thread> {
+pub(crate) async fn thread(c: &impl Db, id: ThreadId) -> Result<Thread> {
     let row = c
         .query_opt(
             &format!("SELECT {THREAD} FROM threads t WHERE t.id = $1"),
@@ -94,7 +95,7 @@ pub(crate) async fn thread(c: &impl GenericClient, id: ThreadId) -> Result<Threa
 
 /// A thread, locked until the caller's transaction ends: writes to one
 /// thread (posts, status changes) take their turns on its row.
-pub(crate) async fn lock_thread(c: &impl GenericClient, id: ThreadId) -> Result<Thread> {
+pub(crate) async fn lock_thread(c: &impl Db, id: ThreadId) -> Result<Thread> {
     let row = c
         .query_opt(
             &format!("SELECT {THREAD} FROM threads t WHERE t.id = $1 FOR UPDATE"),
@@ -107,7 +108,7 @@ pub(crate) async fn lock_thread(c: &impl GenericClient, id: ThreadId) -> Result<
 }
 
 /// A message.
-pub(crate) async fn message(c: &impl GenericClient, id: MessageId) -> Result<Message> {
+pub(crate) async fn message(c: &impl Db, id: MessageId) -> Result<Message> {
     let row = c
         .query_opt(
             &format!("SELECT {MESSAGE} FROM messages m WHERE m.id = $1"),
@@ -154,7 +155,7 @@ pub(crate) fn author_columns(author: &Author) -> (&'static str, Option<i64>, Opt
 
 /// Inserts a message and returns it as stored. Its place in its thread
 /// (`seq`) comes from the schema's trigger.
-pub(crate) async fn insert_message(c: &impl GenericClient, new: NewMessage<'_>) -> Result<Message> {
+pub(crate) async fn insert_message(c: &impl Db, new: NewMessage<'_>) -> Result<Message> {
     let created = now();
     let (kind, user_id, agent_id, name) = author_columns(new.author);
     let row = c
@@ -195,7 +196,7 @@ pub(crate) async fn insert_message(c: &impl GenericClient, new: NewMessage<'_>) 
 
 /// Posts a note from Helm in a thread (or the channel), with its event.
 pub(crate) async fn note(
-    c: &impl GenericClient,
+    c: &impl Db,
     channel: ChannelId,
     thread: Option<ThreadId>,
     text: &str,
@@ -227,7 +228,7 @@ pub(crate) async fn note(
 /// Sets a thread's status (if `status`; only while it is `only_if`, if
 /// given) and its time of change, and returns it (`None`: not changed).
 pub(crate) async fn touch_thread(
-    c: &impl GenericClient,
+    c: &impl Db,
     id: ThreadId,
     status: Option<&str>,
     only_if: Option<&str>,

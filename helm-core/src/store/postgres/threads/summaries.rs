@@ -1,8 +1,6 @@
 //! Session summaries: the structured row, the thread's rolling summary, and
 //! the `summary` memory record that later threads recall.
 
-use tokio_postgres::GenericClient;
-
 use super::super::codec::now;
 use super::super::events::append;
 use super::super::failed;
@@ -12,12 +10,13 @@ use super::rows::{lock_thread, thread};
 use crate::error::{Error, Result};
 use crate::events::EventBody;
 use crate::model::{AuthorType, MemoryId, MemoryKind, MemoryScope, MemorySource, ThreadId};
+use crate::store::postgres::prepared::Db;
 use crate::store::types::{NewMemory, NewThreadSummary};
 
 /// See [`crate::store::ThreadStore::put_thread_summary`]. Holds the
 /// thread's row lock, so two nodes summarising one thread supersede its
 /// records one after the other.
-pub(super) async fn put(tx: &impl GenericClient, new: NewThreadSummary) -> Result<MemoryId> {
+pub(super) async fn put(tx: &impl Db, new: NewThreadSummary) -> Result<MemoryId> {
     let thread_row = lock_thread(tx, new.thread_id).await?;
     let s = &new.summary;
     let json_list =
@@ -89,11 +88,7 @@ pub(super) async fn put(tx: &impl GenericClient, new: NewThreadSummary) -> Resul
 /// Threads whose summary is due: resolved, or quiet since `idle_before`,
 /// with an agent reply and messages newer than their last summary, and no
 /// turn in progress; oldest first.
-pub(super) async fn due(
-    c: &impl GenericClient,
-    idle_before: i64,
-    n: usize,
-) -> Result<Vec<ThreadId>> {
+pub(super) async fn due(c: &impl Db, idle_before: i64, n: usize) -> Result<Vec<ThreadId>> {
     Ok(c
         .query(
             "SELECT t.id FROM threads t \

@@ -1,7 +1,7 @@
 //! The tool journal (every tool call an agent makes, audited when it ends)
 //! and the artifacts threads produce, as the SQLite store keeps them.
 
-use tokio_postgres::{GenericClient, Row};
+use tokio_postgres::Row;
 
 use super::super::codec::ms;
 use super::super::codec::{now, parsed, ts};
@@ -13,6 +13,7 @@ use crate::model::{
     AgentId, Artifact, ArtifactId, ArtifactKind, ChannelId, ThreadId, ToolAction, ToolActionId,
     ToolStatus, TurnId,
 };
+use crate::store::postgres::prepared::Db;
 use crate::store::types::{NewToolAction, ToolActionOutcome};
 
 const ACTION: &str = "a.id, a.agent_id, a.channel_id, a.thread_id, a.turn_id, a.tool, \
@@ -35,7 +36,7 @@ fn action_at(row: &Row) -> Result<ToolAction> {
     })
 }
 
-async fn action(c: &impl GenericClient, id: ToolActionId) -> Result<ToolAction> {
+async fn action(c: &impl Db, id: ToolActionId) -> Result<ToolAction> {
     let row = c
         .query_opt(
             &format!("SELECT {ACTION} FROM tool_actions a WHERE a.id = $1"),
@@ -48,7 +49,7 @@ async fn action(c: &impl GenericClient, id: ToolActionId) -> Result<ToolAction> 
 }
 
 /// Journals the start of a tool call.
-pub(super) async fn start(c: &impl GenericClient, new: NewToolAction) -> Result<ToolAction> {
+pub(super) async fn start(c: &impl Db, new: NewToolAction) -> Result<ToolAction> {
     let row = c
         .query_one(
             &format!(
@@ -91,7 +92,7 @@ pub(super) async fn start(c: &impl GenericClient, new: NewToolAction) -> Result<
 /// Journals how a tool call ended (once: a call already ended is returned
 /// as it is, with nothing written).
 pub(super) async fn finish(
-    c: &impl GenericClient,
+    c: &impl Db,
     id: ToolActionId,
     outcome: ToolActionOutcome,
 ) -> Result<ToolAction> {
@@ -156,7 +157,7 @@ pub(super) async fn finish(
 
 /// Ends the tool calls of `turn` still journaled as running, as `status`.
 pub(super) async fn end_running_of_turn(
-    c: &impl GenericClient,
+    c: &impl Db,
     turn: TurnId,
     status: ToolStatus,
 ) -> Result<u64> {
@@ -173,7 +174,7 @@ pub(super) async fn end_running_of_turn(
 
 /// Ends every tool call journaled as running whose turn is no longer live
 /// (or that has none) as interrupted: what a stopped process left behind.
-pub(super) async fn interrupt_orphans(c: &impl GenericClient) -> Result<u64> {
+pub(super) async fn interrupt_orphans(c: &impl Db) -> Result<u64> {
     let rows = c
         .query(
             "SELECT id, created FROM tool_actions WHERE status = 'running'
@@ -187,7 +188,7 @@ pub(super) async fn interrupt_orphans(c: &impl GenericClient) -> Result<u64> {
     end_all(c, &rows, ToolStatus::Interrupted).await
 }
 
-async fn end_all(c: &impl GenericClient, rows: &[Row], status: ToolStatus) -> Result<u64> {
+async fn end_all(c: &impl Db, rows: &[Row], status: ToolStatus) -> Result<u64> {
     let summary = match status {
         ToolStatus::Interrupted => "interrupted: Helm stopped while it ran",
         _ => "cancelled with its turn",
@@ -217,7 +218,7 @@ async fn end_all(c: &impl GenericClient, rows: &[Row], status: ToolStatus) -> Re
 
 /// The journal of a channel (or one thread), newest last, at most `limit`.
 pub(super) async fn list(
-    c: &impl GenericClient,
+    c: &impl Db,
     channel: ChannelId,
     thread: Option<ThreadId>,
     limit: usize,
@@ -261,7 +262,7 @@ fn artifact_at(row: &Row) -> Result<Artifact> {
 /// A path two nodes record at once is added once (the insert yields to
 /// the unique index, and the loser treats the path as known).
 pub(super) async fn record_artifacts(
-    c: &impl GenericClient,
+    c: &impl Db,
     channel: ChannelId,
     thread: Option<ThreadId>,
     kind: ArtifactKind,
@@ -328,7 +329,7 @@ pub(super) async fn record_artifacts(
 
 /// A channel's artifacts (or one thread's), oldest first.
 pub(super) async fn artifacts(
-    c: &impl GenericClient,
+    c: &impl Db,
     channel: ChannelId,
     thread: Option<ThreadId>,
 ) -> Result<Vec<Artifact>> {
