@@ -390,8 +390,32 @@ impl Runtime {
                 |_| "the channel".to_string(),
                 |r| r.channel.name.to_string(),
             );
-            self.pause_channel(channel, &name, None).await;
+            let by = self.archived_by(channel).await;
+            self.pause_channel(channel, &name, by.as_deref()).await;
         }
+    }
+
+    /// Who archived `channel` last, as its journal says: the node that
+    /// archives it and this one (hearing of it) both cancel its running
+    /// turn, and whichever gets there first writes the note, which must
+    /// read the same either way.
+    async fn archived_by(&self, channel: ChannelId) -> Option<String> {
+        let journal = match self.store.journal(Some(channel)).await {
+            Ok(journal) => journal,
+            Err(e) => {
+                tracing::debug!(channel = %channel, error = %e, "could not read who archived a channel");
+                return None;
+            }
+        };
+        journal
+            .into_iter()
+            .rev()
+            .find(|e| e.action == "channel.archived")
+            .and_then(|e| match e.actor {
+                crate::model::Actor::User { name, .. } => Some(name),
+                crate::model::Actor::Agent { handle, .. } => Some(handle),
+                crate::model::Actor::System => None,
+            })
     }
 
     /// What archiving `channel` (named `name`, archived by `by` when that is

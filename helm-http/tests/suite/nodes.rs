@@ -1,7 +1,8 @@
 //! Two `helm-http` processes, each with its own data directory, on one
 //! PostgreSQL database: any node serves any request, a person connected to
 //! node B sees live what was posted on node A, each turn runs exactly once,
-//! a stop asked on one node stops the turn the other runs, and when the node
+//! a stop asked on one node stops the turn the other runs (and an archive
+//! the turn it runs, with a note naming who archived), and when the node
 //! running a turn is SIGKILLed the other ends that turn interrupted once its
 //! lease lapses and runs the turn queued behind it; a channel's computer is
 //! held by one node and reached through it from the other.
@@ -263,6 +264,49 @@ async fn two_nodes_share_one_workspace_and_take_over_a_dead_nodes_turns() -> any
         messages.contains("Stopped by ada."),
         "the note names who stopped it: {messages}"
     );
+
+    // Archived on the node that is not running the turn: the node that is
+    // cancels it on hearing of it, and its note names who archived, as the
+    // archiving node's own would.
+    mock.set_fallback(Behaviour::text("Sorting the inbox, message by").hang_after(2));
+    let sorting = ada
+        .post(
+            &a,
+            "/api/channels/launch/messages",
+            json!({"text": "@launch-agent sort the inbox"}),
+        )
+        .await?;
+    let sorting_thread = sorting["thread"]["id"].as_i64().unwrap_or_default();
+    let running = ada
+        .wait_thread(&b, sorting_thread, "the sorting turn never started", |d| {
+            d["turns"][0]["state"] == "running"
+        })
+        .await?;
+    let holder = lease_holder(
+        &store,
+        running["turns"][0]["id"].as_i64().unwrap_or_default(),
+    )
+    .await?;
+    let other = if holder == a.pid() { &b } else { &a };
+    ada.post(other, "/api/channels/launch/archive", json!({}))
+        .await?;
+    ada.wait_thread(
+        other,
+        sorting_thread,
+        "the sorting turn was not cancelled",
+        |d| d["turns"][0]["state"] == "cancelled",
+    )
+    .await?;
+    let messages = ada
+        .get(other, &format!("/api/threads/{sorting_thread}/messages"))
+        .await?
+        .to_string();
+    assert!(
+        messages.contains("#launch was archived by ada while it ran"),
+        "the note names who archived: {messages}"
+    );
+    ada.post(other, "/api/channels/launch/restore", json!({}))
+        .await?;
 
     // A turn that never finishes; a second message queues a turn behind it.
     mock.set_fallback(Behaviour::text("Working on it, this will take").hang_after(2));
