@@ -12,6 +12,7 @@ use crate::auth::{ApiToken, Invite, OtKey, Session};
 use crate::error::{Error, Result};
 use crate::model::{ChannelId, Role, User, UserId};
 use crate::store::AuthStore;
+use crate::store::postgres::prepared::Db;
 use crate::store::types::{CaptainSetup, InviteAcceptance, NewApiToken, NewInvite, NewOtKey};
 
 /// How long a token's or key's recorded last use may lag; bounds writes on

@@ -8,6 +8,7 @@ use super::{PostgresStore, failed};
 use crate::error::{Error, Result};
 use crate::model::ChannelId;
 use crate::store::NodeStore;
+use crate::store::postgres::prepared::Db;
 use crate::store::types::{NodeAddress, NodeRecord};
 
 #[async_trait]

@@ -30,6 +30,7 @@ use super::super::codec::now;
 use super::super::{PostgresStore, failed};
 use crate::error::Result;
 use crate::model::TurnId;
+use crate::store::postgres::prepared::Db;
 
 /// How long a claim or a renewal holds a running turn unless the node was
 /// given another lease (`PostgresStore::connect_with`).
