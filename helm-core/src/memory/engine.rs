@@ -188,6 +188,14 @@ impl RecallEngine {
             Some((meaning, dense, items)) => (Some(meaning), dense, items),
             None => (None, Vec::new(), Vec::new()),
         };
+        let unseen_by_meaning = match &meaning {
+            Some((vectors, _)) => lexical
+                .iter()
+                .map(|(k, _)| *k)
+                .filter(|k| !vectors.contains(*k))
+                .collect(),
+            None => HashSet::new(),
+        };
         let expanded = match &meaning {
             Some((vectors, query)) if tuning.expansion_weight > 0.0 => {
                 expand(vectors, query, &lexical, &dense)
@@ -222,6 +230,7 @@ impl RecallEngine {
             items,
             dates: parsed.dates,
             speaker: self.speaker(channel, text).await?,
+            unseen_by_meaning,
         })
     }
 

@@ -98,6 +98,10 @@ pub struct Candidates {
     pub dates: Vec<TimeSpan>,
     /// The one person the query names, if exactly one.
     pub speaker: Option<String>,
+    /// Word matches the meaning search could not see: not embedded yet (a
+    /// record made a moment ago; the server embeds in the background), or
+    /// shared from another channel. Empty when no meaning search ran.
+    pub unseen_by_meaning: HashSet<ItemKey>,
 }
 
 /// A fused candidate before it becomes a hit.
@@ -212,9 +216,22 @@ fn fuse_borrowed<'a>(
     if tuning.expansion_weight > 0.0 {
         lists.push((without_summaries(&c.expanded), tuning.expansion_weight));
     }
-    for (list, weight) in &lists {
+    // An item the meaning search could not see is not thereby far in
+    // meaning: its word rank stands for the meaning lists too, or a record
+    // made a moment ago would rank below everything found by both.
+    let stand_in = if tuning.dense_weight > 0.0 {
+        tuning.dense_weight + tuning.expansion_weight
+    } else {
+        0.0
+    };
+    for (n, (list, weight)) in lists.iter().enumerate() {
         for (rank, item) in list.iter().take(super::recall::DEPTH).enumerate() {
             let key = item.fusion_key();
+            let weight = if n == 0 && c.unseen_by_meaning.contains(&item.key) {
+                weight + stand_in
+            } else {
+                *weight
+            };
             let add = weight / (k + rank as f64 + 1.0);
             match fused.get_mut(&key) {
                 Some(r) => {
@@ -416,6 +433,36 @@ mod tests {
             hits[0].item.key,
             ItemKey(3),
             "the fact was seen first and stands for the turn"
+        );
+    }
+
+    #[test]
+    fn a_word_match_meaning_could_not_see_counts_its_word_rank_for_both() {
+        // Messages 2 and 4 are found by words and by meaning; record 7 (not
+        // embedded yet) leads the words.
+        let mut c = candidates(
+            vec![
+                item(2, 1, None, Some(1), "ann"),
+                item(4, 1, None, Some(2), "bob"),
+                item(7, 1, Some(MemoryKind::Decision), None, "ann"),
+            ],
+            vec![(7, 9.0), (2, 5.0), (4, 4.0)],
+        );
+        c.dense = vec![(ItemKey(2), 0.8), (ItemKey(4), 0.7)];
+        let keys = |hits: Vec<Ranked>| hits.iter().map(|h| h.item.key.0).collect::<Vec<_>>();
+        assert_eq!(keys(fuse_default(&c)), [2, 4, 7], "unseen, it ranks last");
+        c.unseen_by_meaning.insert(ItemKey(7));
+        assert_eq!(keys(fuse_default(&c)), [7, 2, 4]);
+        // By words only there is no meaning list to stand in for.
+        let words = RecallTuning {
+            dense_weight: 0.0,
+            ..STAGES
+        };
+        let hits = fuse(&c, &words, &RecallQuery::new("q"));
+        assert!(
+            (hits[0].score - 1.0 / 6.0).abs() < 1e-12,
+            "{}",
+            hits[0].score
         );
     }
 

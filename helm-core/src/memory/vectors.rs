@@ -448,6 +448,11 @@ impl ChannelVectors {
         self.len() == 0
     }
 
+    /// Whether `key` has a vector here.
+    pub fn contains(&self, key: ItemKey) -> bool {
+        self.main.find(key).is_some() || self.recent.keys.contains(&key)
+    }
+
     /// The vector of `key`, if it has one (as held: rounded to bfloat16).
     pub fn get(&self, key: ItemKey) -> Option<Vec<f32>> {
         if let Some(i) = self.recent.keys.iter().rposition(|k| *k == key) {

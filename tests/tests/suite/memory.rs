@@ -694,6 +694,64 @@ async fn the_vector_cache_stays_within_its_budget_and_recall_still_finds_evicted
     Ok(())
 }
 
+/// A decision recorded a moment ago has no vector yet (the server embeds in
+/// the background): recall must not rank it below older items only because
+/// the meaning search could not see it. Its word rank stands for both lists.
+#[tokio::test]
+async fn a_record_not_yet_embedded_ranks_by_its_words_not_last() -> anyhow::Result<()> {
+    let t = TestHelm::with_options(|o| o.embedder = Some(Arc::new(WordHashEmbedder))).await?;
+    t.helm.create_channel(&t.captain, "launch", PURPOSE).await?;
+    let launch: ChannelRef = "launch".parse()?;
+    let lines = [
+        "please write a launch plan in plan.md",
+        "Here is the launch plan: beta on the 3rd, press on the 10th",
+        "can the beta move a day later?",
+        "Yes: the beta moves to the 4th",
+    ];
+    import_embedded(&t, &launch, "plan", &lines).await?;
+    t.helm
+        .remember(
+            &t.captain,
+            &launch,
+            note(MemoryKind::Decision, "Launch date: 12 March."),
+        )
+        .await?;
+
+    let first = |hits: &[helm_core::memory::recall::RecallHit]| {
+        hits.first().map(|h| h.content.clone()).unwrap_or_default()
+    };
+    let asked = || RecallQuery::new("what is the launch date?");
+    let hits = t.helm.recall(&launch, asked()).await?;
+    assert_eq!(first(&hits), "Launch date: 12 March.", "{hits:?}");
+    // Embedded, it holds its place by meaning as well.
+    assert_eq!(t.helm.embed_backlog(None, |_, _| {}).await?, 1);
+    let hits = t.helm.recall(&launch, asked()).await?;
+    assert_eq!(first(&hits), "Launch date: 12 March.", "{hits:?}");
+    Ok(())
+}
+
+/// Imports `lines` into `channel` as one thread named `name` and embeds
+/// them, as the server would in the background.
+async fn import_embedded(
+    t: &TestHelm,
+    channel: &ChannelRef,
+    name: &str,
+    lines: &[&str],
+) -> anyhow::Result<()> {
+    t.helm
+        .import_history(
+            &t.captain,
+            channel,
+            std::io::Cursor::new(history(name, lines)),
+        )
+        .await?;
+    assert_eq!(
+        t.helm.embed_backlog(None, |_, _| {}).await?,
+        lines.len() as u64
+    );
+    Ok(())
+}
+
 /// A history of `lines` in one thread named `name`, as `1helm import` reads it.
 fn history(name: &str, lines: &[&str]) -> Vec<u8> {
     let mut history = format!(
@@ -717,14 +775,7 @@ async fn vectors_stored_by_another_node_reach_a_channel_it_holds_in_memory() -> 
         .await?;
     let depot: ChannelRef = "depot".parse()?;
     let lines = ["crate one holds apples", "crate two holds pears"];
-    t.helm
-        .import_history(
-            &t.captain,
-            &depot,
-            std::io::Cursor::new(history("a", &lines)),
-        )
-        .await?;
-    assert_eq!(t.helm.embed_backlog(None, |_, _| {}).await?, 2);
+    import_embedded(&t, &depot, "a", &lines).await?;
     // Another node over the same store, with its own vectors in memory.
     let other = RecallEngine::new(t.helm.store().clone(), Some(Arc::new(WordHashEmbedder)));
     let id = t.helm.channel(&depot).await?.channel.id;

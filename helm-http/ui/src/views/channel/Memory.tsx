@@ -9,6 +9,7 @@ import { Dialog } from "../../components/Dialog";
 import { ErrorNote, Field } from "../../components/Field";
 import { Icon } from "../../components/Icon";
 import { Time } from "../../components/Time";
+import { plainText } from "../../lib/markdown";
 import type { ChannelEntry } from "../../state/channels";
 import { addMemory, editMemory, forgetMemory, loadMemory, memoryOf, pinMemory, recall } from "../../state/memory";
 import { channelPath } from "../../state/router";
@@ -202,7 +203,7 @@ function Recall({ channel }: { channel: string }) {
           {hits.map((h) => (
             <li key={`${h.kind}-${h.id}`} class="recall-hit">
               <span class={`kind-badge kind-${h.kind}`}>{h.kind === "message" ? "Message" : (LABEL[h.kind as MemoryKind] ?? h.kind)}</span>
-              <span class="recall-content">{h.content}</span>
+              <span class="recall-content">{h.kind === "message" ? plainText(h.content, 400) : h.content}</span>
               <span class="muted small">
                 {h.author ? `${h.author} · ` : ""}
                 <Time at={h.created} />
