@@ -249,6 +249,10 @@ test("every main view passes axe-core and is photographed at desktop and phone w
   }
   await ada.getByRole("button", { name: "Verify chain" }).click();
   await ada.getByText(/Intact: all \d+ rows check out/).waitFor();
+  // An agent's handle is shown once marked: "bob via @skipper".
+  const audit = await ada.locator(".audit-table").innerText();
+  assert.match(audit, /via @skipper/);
+  assert.doesNotMatch(audit, /@@/);
   // The palette and the shortcut sheet.
   await ada.goto(`${stack.url}/c/launch`);
   await heading(ada, "launch").waitFor();

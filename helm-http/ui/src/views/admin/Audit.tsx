@@ -67,7 +67,7 @@ export function Audit() {
                   <Time at={r.at} />
                 </td>
                 <td>{r.channel_id ? `#${channelById(r.channel_id)?.channel.name ?? r.channel_id}` : "workspace"}</td>
-                <td>{[r.asker, r.agent ? `@${r.agent}` : ""].filter(Boolean).join(" via ") || "—"}</td>
+                <td>{[r.asker, r.agent].filter(Boolean).join(" via ") || "—"}</td>
                 <td>
                   <code>{r.action}</code> <span class="muted">{r.input_summary}</span>
                 </td>
