@@ -144,29 +144,46 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[rank.min(sorted.len() - 1)]
 }
 
-async fn post(http: &reqwest::Client, base: &str, token: &str, text: &str) -> anyhow::Result<()> {
-    post_into(http, base, token, "load", text).await
+/// The Captain's calls that create something: the bench's channels and posts.
+#[derive(Clone, Copy)]
+struct Captain<'a> {
+    http: &'a reqwest::Client,
+    base: &'a str,
+    token: &'a str,
 }
 
-async fn post_into(
-    http: &reqwest::Client,
-    base: &str,
-    token: &str,
-    channel: &str,
-    text: &str,
-) -> anyhow::Result<()> {
-    let response = http
-        .post(format!("{base}/api/channels/{channel}/messages"))
-        .bearer_auth(token)
-        .json(&json!({"text": text}))
-        .send()
-        .await?;
-    anyhow::ensure!(
-        response.status().as_u16() == 201,
-        "post: {}",
-        response.status()
-    );
-    Ok(())
+impl Captain<'_> {
+    /// Posts `text` into #load.
+    async fn post(self, text: &str) -> anyhow::Result<()> {
+        self.post_into("load", text).await
+    }
+
+    async fn post_into(self, channel: &str, text: &str) -> anyhow::Result<()> {
+        let path = format!("/api/channels/{channel}/messages");
+        self.create(&path, json!({ "text": text })).await
+    }
+
+    async fn create_channel(self, name: &str, purpose: &str) -> anyhow::Result<()> {
+        let body = json!({ "name": name, "purpose": purpose });
+        self.create("/api/channels", body).await
+    }
+
+    /// POSTs `body` to `path`; anything but 201 Created fails.
+    async fn create(self, path: &str, body: Value) -> anyhow::Result<()> {
+        let response = self
+            .http
+            .post(format!("{}{path}", self.base))
+            .bearer_auth(self.token)
+            .json(&body)
+            .send()
+            .await?;
+        anyhow::ensure!(
+            response.status().as_u16() == 201,
+            "POST {path}: {}",
+            response.status()
+        );
+        Ok(())
+    }
 }
 
 /// Completes setup as the Captain and issues an API token.
@@ -206,19 +223,15 @@ async fn footprint(channels: usize) -> anyhow::Result<()> {
     tokio::time::sleep(Duration::from_secs(1)).await;
     println!("footprint: after start {}", server.footprint()?);
     let token = captain_token(&http, &server.base).await?;
+    let captain = Captain {
+        http: &http,
+        base: &server.base,
+        token: &token,
+    };
     let started = Instant::now();
     for i in 0..channels {
-        let response = http
-            .post(format!("{}/api/channels", server.base))
-            .bearer_auth(&token)
-            .json(&json!({"name": format!("idle-{i:05}"), "purpose": "Nobody posts here."}))
-            .send()
-            .await?;
-        anyhow::ensure!(
-            response.status().as_u16() == 201,
-            "creating channel {i}: {}",
-            response.status()
-        );
+        let name = format!("idle-{i:05}");
+        captain.create_channel(&name, "Nobody posts here.").await?;
     }
     let created = started.elapsed().as_secs_f64();
     tokio::time::sleep(Duration::from_secs(1)).await;
@@ -240,30 +253,15 @@ fn median_ms(v: &mut [f64]) -> f64 {
 /// followed by five posts. As the control, `channels` more channels, each
 /// followed by a post into the channel made before it (a channel that is
 /// not new, at the same place in the sequence).
-async fn first_messages(
-    http: &reqwest::Client,
-    base: &str,
-    token: &str,
-    channels: usize,
-) -> anyhow::Result<()> {
+async fn first_messages(captain: Captain<'_>, channels: usize) -> anyhow::Result<()> {
     let create = |name: String| async move {
         let sent = Instant::now();
-        let response = http
-            .post(format!("{base}/api/channels"))
-            .bearer_auth(token)
-            .json(&json!({"name": name, "purpose": "First messages."}))
-            .send()
-            .await?;
-        anyhow::ensure!(
-            response.status().as_u16() == 201,
-            "creating {name}: {}",
-            response.status()
-        );
+        captain.create_channel(&name, "First messages.").await?;
         anyhow::Ok(sent.elapsed().as_secs_f64() * 1000.0)
     };
     let timed_post = |channel: String, text: String| async move {
         let sent = Instant::now();
-        post_into(http, base, token, &channel, &text).await?;
+        captain.post_into(&channel, &text).await?;
         anyhow::Ok(sent.elapsed().as_secs_f64() * 1000.0)
     };
     let (mut made, mut first, mut later) = (Vec::new(), Vec::new(), Vec::new());
@@ -326,11 +324,12 @@ async fn main() -> anyhow::Result<()> {
         .build()?;
 
     let token = captain_token(&http, &base).await?;
-    http.post(format!("{base}/api/channels"))
-        .bearer_auth(&token)
-        .json(&json!({"name": "load", "purpose": "Load testing"}))
-        .send()
-        .await?;
+    let captain = Captain {
+        http: &http,
+        base: &base,
+        token: &token,
+    };
+    captain.create_channel("load", "Load testing").await?;
 
     println!(
         "helm-http load on {} (server and load tool on loopback, 2 cores shared)",
@@ -340,7 +339,7 @@ async fn main() -> anyhow::Result<()> {
             "SQLite"
         }
     );
-    first_messages(&http, &base, &token, env_usize("HELM_BENCH_CHANNELS", 200)).await?;
+    first_messages(captain, env_usize("HELM_BENCH_CHANNELS", 200)).await?;
     if only.as_deref() == Some("first") {
         return Ok(());
     }
@@ -360,7 +359,12 @@ async fn main() -> anyhow::Result<()> {
                         return anyhow::Ok(latencies);
                     }
                     let sent = Instant::now();
-                    post(&http, &base, &token, &format!("post {i}")).await?;
+                    let captain = Captain {
+                        http: &http,
+                        base: &base,
+                        token: &token,
+                    };
+                    captain.post(&format!("post {i}")).await?;
                     latencies.push(sent.elapsed().as_secs_f64() * 1000.0);
                 }
             }));
@@ -442,7 +446,7 @@ async fn main() -> anyhow::Result<()> {
     // Fan-out: one post at a time, each delivered to every client.
     for _ in 0..fanout {
         let sent = epoch.elapsed().as_secs_f64() * 1000.0;
-        post(&http, &base, &token, &format!("fanout {sent:.3}")).await?;
+        captain.post(&format!("fanout {sent:.3}")).await?;
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     for reader in readers {

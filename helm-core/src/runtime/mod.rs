@@ -411,11 +411,8 @@ impl Runtime {
             .into_iter()
             .rev()
             .find(|e| e.action == "channel.archived")
-            .and_then(|e| match e.actor {
-                crate::model::Actor::User { name, .. } => Some(name),
-                crate::model::Actor::Agent { handle, .. } => Some(handle),
-                crate::model::Actor::System => None,
-            })
+            .filter(|e| e.actor != crate::model::Actor::System)
+            .map(|e| e.actor.to_string())
     }
 
     /// What archiving `channel` (named `name`, archived by `by` when that is

@@ -158,6 +158,32 @@ async fn lease_holder(store: &str, turn: i64) -> anyhow::Result<u32> {
         .ok_or_else(|| anyhow::anyhow!("a lease owner without a process id: {owner}"))
 }
 
+/// A turn in #launch asked for on node `a`, whose reply hangs: waits until
+/// it runs and answers its thread, its id and the node *not* running it.
+async fn hanging_turn<'n>(
+    ada: &Caller,
+    (a, b): (&'n Process, &'n Process),
+    store: &str,
+    text: &str,
+) -> anyhow::Result<(i64, i64, &'n Process)> {
+    let posted = ada
+        .post(a, "/api/channels/launch/messages", json!({ "text": text }))
+        .await?;
+    let thread = posted["thread"]["id"].as_i64().unwrap_or_default();
+    let running = ada
+        .wait_thread(b, thread, "the turn never started", |d| {
+            d["turns"][0]["state"] == "running"
+        })
+        .await?;
+    let turn = running["turns"][0]["id"].as_i64().unwrap_or_default();
+    let other = if lease_holder(store, turn).await? == a.pid() {
+        b
+    } else {
+        a
+    };
+    Ok((thread, turn, other))
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_nodes_share_one_workspace_and_take_over_a_dead_nodes_turns() -> anyhow::Result<()> {
     let store = helm_tests::postgres::fresh_database().await?;
@@ -228,22 +254,8 @@ async fn two_nodes_share_one_workspace_and_take_over_a_dead_nodes_turns() -> any
     // Stop asked on the node that is not running the turn: the node that is
     // stops it at its next lease tick, and the answer waits for that.
     mock.set_fallback(Behaviour::text("Reading every file, one by one").hang_after(2));
-    let slow = ada
-        .post(
-            &a,
-            "/api/channels/launch/messages",
-            json!({"text": "@launch-agent read every file"}),
-        )
-        .await?;
-    let slow_thread = slow["thread"]["id"].as_i64().unwrap_or_default();
-    let running = ada
-        .wait_thread(&b, slow_thread, "the slow turn never started", |d| {
-            d["turns"][0]["state"] == "running"
-        })
-        .await?;
-    let slow_turn = running["turns"][0]["id"].as_i64().unwrap_or_default();
-    let holder = lease_holder(&store, slow_turn).await?;
-    let other = if holder == a.pid() { &b } else { &a };
+    let (slow_thread, slow_turn, other) =
+        hanging_turn(&ada, (&a, &b), &store, "@launch-agent read every file").await?;
     let stopped = ada
         .post(
             other,
@@ -269,25 +281,8 @@ async fn two_nodes_share_one_workspace_and_take_over_a_dead_nodes_turns() -> any
     // cancels it on hearing of it, and its note names who archived, as the
     // archiving node's own would.
     mock.set_fallback(Behaviour::text("Sorting the inbox, message by").hang_after(2));
-    let sorting = ada
-        .post(
-            &a,
-            "/api/channels/launch/messages",
-            json!({"text": "@launch-agent sort the inbox"}),
-        )
-        .await?;
-    let sorting_thread = sorting["thread"]["id"].as_i64().unwrap_or_default();
-    let running = ada
-        .wait_thread(&b, sorting_thread, "the sorting turn never started", |d| {
-            d["turns"][0]["state"] == "running"
-        })
-        .await?;
-    let holder = lease_holder(
-        &store,
-        running["turns"][0]["id"].as_i64().unwrap_or_default(),
-    )
-    .await?;
-    let other = if holder == a.pid() { &b } else { &a };
+    let (sorting_thread, _, other) =
+        hanging_turn(&ada, (&a, &b), &store, "@launch-agent sort the inbox").await?;
     ada.post(other, "/api/channels/launch/archive", json!({}))
         .await?;
     ada.wait_thread(
