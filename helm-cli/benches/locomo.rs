@@ -328,18 +328,21 @@ fn grid() -> Vec<RecallTuning> {
                         {
                             for summary_weight in [0.5, 1.0] {
                                 for fill_position in [0, 5] {
-                                    out.push(RecallTuning {
-                                        rrf_k,
-                                        dense_weight,
-                                        expansion_weight,
-                                        fact_weight: 0.8,
-                                        date_boost,
-                                        speaker_boost,
-                                        session_weight,
-                                        pool_decay,
-                                        summary_weight,
-                                        fill_position,
-                                    });
+                                    for thread_repeat_penalty in [0.0, 0.5, 0.75, 1.0] {
+                                        out.push(RecallTuning {
+                                            rrf_k,
+                                            dense_weight,
+                                            expansion_weight,
+                                            fact_weight: 0.8,
+                                            date_boost,
+                                            speaker_boost,
+                                            session_weight,
+                                            pool_decay,
+                                            summary_weight,
+                                            fill_position,
+                                            thread_repeat_penalty,
+                                        });
+                                    }
                                 }
                             }
                         }
@@ -370,7 +373,7 @@ fn words_grid() -> Vec<RecallTuning> {
 
 fn describe(t: &RecallTuning) -> String {
     format!(
-        "k={} dense={} expand={} date={} speaker={} session={}/{} summary={} fill={}",
+        "k={} dense={} expand={} date={} speaker={} session={}/{} summary={} fill={} repeat={}",
         t.rrf_k,
         t.dense_weight,
         t.expansion_weight,
@@ -379,7 +382,8 @@ fn describe(t: &RecallTuning) -> String {
         t.session_weight,
         t.pool_decay,
         t.summary_weight,
-        t.fill_position
+        t.fill_position,
+        t.thread_repeat_penalty
     )
 }
 
@@ -700,6 +704,7 @@ async fn main() -> anyhow::Result<()> {
         pool_decay: 0.0,
         summary_weight: 0.5,
         fill_position: 5,
+        thread_repeat_penalty: 0.0,
     };
     let fixed = |t: RecallTuning| -> (Score, Vec<Score>) {
         let per: Vec<Score> = conversations.iter().map(|c| c.score(&t).0).collect();
@@ -723,14 +728,18 @@ async fn main() -> anyhow::Result<()> {
         "previous defaults, untuned (RRF k=5, date, speaker, summary, fill)",
         fixed(before),
     );
+    print_row("shipped defaults, untuned", fixed(RecallTuning::meaning()));
     print_row("all stages, tuned per fold", held_out(&scores, &chosen));
     type Off = (&'static str, fn(&RecallTuning) -> bool);
-    let offs: [Off; 7] = [
+    let offs: [Off; 8] = [
         ("without expansion", |t| t.expansion_weight == 0.0),
         ("without session pooling", |t| t.session_weight == 0.0),
         ("without date matching", |t| t.date_boost == 0.0),
         ("without speaker matching", |t| t.speaker_boost == 0.0),
         ("without the diversity place", |t| t.fill_position == 0),
+        ("without the thread spread", |t| {
+            t.thread_repeat_penalty == 0.0
+        }),
         ("summaries weighed 0.5 only (not 1)", |t| {
             t.summary_weight == 0.5
         }),
@@ -749,6 +758,13 @@ async fn main() -> anyhow::Result<()> {
     print_row(
         "words only (no embedder), tuned per fold",
         held_out(&scores, &words_chosen),
+    );
+    print_row(
+        "words only, shipped defaults",
+        fixed(RecallTuning {
+            dense_weight: 0.0,
+            ..RecallTuning::words()
+        }),
     );
     print_row(
         "words only, previous defaults",

@@ -12,13 +12,15 @@
 //! 3. **Session pooling**: a thread whose items score well as a group (and
 //!    whose summary matches) lifts its items: evidence for one question
 //!    tends to sit together in one session.
-//! 4. **Diversity**: one place near the top goes to the best thread not yet
+//! 4. **Thread spread**: an item whose thread is already shown above it
+//!    needs a clear lead to be placed before one of another thread.
+//! 5. **Diversity**: one place near the top goes to the best thread not yet
 //!    covered, so one long thread cannot crowd out every other session.
 //!
-//! Every constant is a field of [`RecallTuning`]. The defaults keep pooling
-//! and expansion off: held out on LoCoMo (leave one conversation out,
-//! `docs/memory.md`), pooling raises the turn level but lowers the session
-//! level, and expansion raises neither.
+//! Every constant is a field of [`RecallTuning`]. Held out on LoCoMo (leave
+//! one conversation out, `docs/memory.md`), pooling raises the turn level
+//! and lowers the session level, and the spread gives the session level
+//! back; expansion raises neither, so it is off by default.
 
 use std::collections::{HashMap, HashSet};
 
@@ -55,6 +57,13 @@ pub struct RecallTuning {
     pub summary_weight: f64,
     /// The 1-based position kept for the best thread not yet covered (0: none).
     pub fill_position: usize,
+    /// What an item loses, in the same units as the lifts, once an item of
+    /// its thread is placed above it (0: none). Pooling draws a strong
+    /// thread's items to the top; this spreads the first places over
+    /// threads again, so pooling's gain at the turn level does not cost
+    /// the session level.
+    #[serde(default)]
+    pub thread_repeat_penalty: f64,
 }
 
 impl RecallTuning {
@@ -67,17 +76,21 @@ impl RecallTuning {
             fact_weight: 0.8,
             date_boost: 1.0,
             speaker_boost: 0.5,
-            session_weight: 0.0,
+            session_weight: 0.5,
             pool_decay: 0.0,
-            summary_weight: 0.5,
-            fill_position: 5,
+            summary_weight: 1.0,
+            fill_position: 0,
+            thread_repeat_penalty: 0.75,
         }
     }
 
     /// The default by words only.
     pub const fn words() -> Self {
         RecallTuning {
+            dense_weight: 0.0,
             speaker_boost: 1.0,
+            summary_weight: 0.5,
+            thread_repeat_penalty: 0.5,
             ..Self::meaning()
         }
     }
@@ -297,7 +310,14 @@ fn fuse_borrowed<'a>(
     }
     if tuning.session_weight > 0.0 {
         for r in &mut ranked {
-            if let Some(s) = r.item.thread_id.and_then(|t| thread_score.get(&t)) {
+            let pooled = match r.item.thread_id {
+                Some(t) => thread_score.get(&t).copied(),
+                // A record outside every thread is a group of one, or a
+                // channel-wide decision would fall below a thread's items
+                // only for standing alone.
+                None => Some(r.score),
+            };
+            if let Some(s) = pooled {
                 r.score += tuning.session_weight * s;
             }
         }
@@ -305,6 +325,9 @@ fn fuse_borrowed<'a>(
     }
 
     let limit = query.limit.clamp(1, MAX_LIMIT);
+    if tuning.thread_repeat_penalty > 0.0 {
+        spread_threads(&mut ranked, tuning.thread_repeat_penalty * unit, limit);
+    }
     let fill = tuning.fill_position;
     let mut out: Vec<Scored<'a>> = Vec::with_capacity(limit);
     let mut rest = ranked.into_iter();
@@ -348,6 +371,36 @@ fn fuse_borrowed<'a>(
         out.push(r);
     }
     out
+}
+
+/// How far down the ranking [`spread_threads`] looks for an item of a
+/// thread not yet shown.
+const SPREAD_WINDOW: usize = 60;
+
+/// Orders the first `places` items greedily: each place takes the best item
+/// of the first [`SPREAD_WINDOW`], less `penalty` if an item of its thread
+/// is already placed. Scores are kept (they say how well an item matches);
+/// only the order changes, and the rest keep theirs.
+fn spread_threads(ranked: &mut [Scored<'_>], penalty: f64, places: usize) {
+    let window = ranked.len().min(SPREAD_WINDOW);
+    let mut shown: HashSet<ThreadId> = HashSet::new();
+    for place in 0..places.min(window) {
+        let value = |r: &Scored<'_>| match r.item.thread_id {
+            Some(t) if shown.contains(&t) => r.score - penalty,
+            _ => r.score,
+        };
+        let mut best = place;
+        for i in place + 1..window {
+            // Strictly better only: among equals the earlier keeps its place.
+            if value(&ranked[i]) > value(&ranked[best]) {
+                best = i;
+            }
+        }
+        ranked[place..=best].rotate_right(1);
+        if let Some(t) = ranked[place].item.thread_id {
+            shown.insert(t);
+        }
+    }
 }
 
 /// Best first; newer first among equals.
@@ -411,6 +464,7 @@ mod tests {
         pool_decay: 0.0,
         summary_weight: 0.5,
         fill_position: 5,
+        thread_repeat_penalty: 0.0,
     };
 
     fn fuse_default(c: &Candidates) -> Vec<Ranked> {
@@ -482,6 +536,61 @@ mod tests {
             .filter_map(|h| h.item.thread_id.map(|t| t.0))
             .collect();
         assert_eq!(&threads[..5], [1, 1, 1, 1, 2]);
+    }
+
+    #[test]
+    fn a_thread_already_shown_gives_way_to_a_close_one_not_shown() {
+        // Thread 1 holds the three best items, threads 2 and 3 one each
+        // below them.
+        let items = vec![
+            item(2, 1, None, Some(1), "ann"),
+            item(4, 1, None, Some(2), "ann"),
+            item(6, 1, None, Some(3), "ann"),
+            item(8, 2, None, Some(4), "bob"),
+            item(10, 3, None, Some(5), "bob"),
+        ];
+        let lexical = vec![(2, 9.0), (4, 8.0), (6, 7.0), (8, 6.0), (10, 5.0)];
+        let c = candidates(items, lexical);
+        let keys = |t: &RecallTuning| -> Vec<i64> {
+            fuse(&c, t, &RecallQuery::new("q"))
+                .iter()
+                .map(|h| h.item.key.0)
+                .collect()
+        };
+        assert_eq!(keys(&STAGES), [2, 4, 6, 8, 10]);
+        // Scores at k = 5: 1/6, 1/7, 1/8, 1/9, 1/10; the penalty is 0.25/6.
+        let spread = RecallTuning {
+            thread_repeat_penalty: 0.25,
+            ..STAGES
+        };
+        // Thread 1's second (1/7 - 1/24) falls below thread 2's item (1/9)
+        // but stays above thread 3's (1/10); its third (1/8 - 1/24) falls
+        // below both.
+        assert_eq!(keys(&spread), [2, 8, 4, 10, 6]);
+        let hits = fuse(&c, &spread, &RecallQuery::new("q"));
+        assert!(
+            (hits[1].score - 1.0 / 9.0).abs() < 1e-12,
+            "a moved item keeps its own score"
+        );
+    }
+
+    #[test]
+    fn a_record_outside_every_thread_pools_as_a_group_of_one() {
+        let mut decision = item(9, 1, Some(MemoryKind::Decision), None, "ann");
+        decision.thread_id = None;
+        let items = vec![
+            decision,
+            item(2, 1, None, Some(1), "ann"),
+            item(4, 1, None, Some(2), "ann"),
+        ];
+        let c = candidates(items, vec![(9, 9.0), (2, 8.0), (4, 7.0)]);
+        let pooled = RecallTuning {
+            session_weight: 0.5,
+            ..STAGES
+        };
+        let hits = fuse(&c, &pooled, &RecallQuery::new("q"));
+        assert_eq!(hits[0].item.key, ItemKey(9), "{hits:?}");
+        assert!((hits[0].score - 1.5 / 6.0).abs() < 1e-12, "{hits:?}");
     }
 
     #[test]
