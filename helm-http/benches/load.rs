@@ -89,6 +89,24 @@ impl Server {
             .ok_or_else(|| anyhow::anyhow!("no {key} in /proc/<pid>/{file}"))
     }
 
+    /// Waits until the resident set holds still (the same over a second,
+    /// at most 60 s), and returns it. Work a burst of posts leaves behind
+    /// (the embedder loading its model on first use, then embedding the
+    /// backlog) would otherwise be counted against whatever is measured
+    /// next.
+    async fn settled_rss_kib(&self) -> anyhow::Result<u64> {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let mut last = self.rss_kib()?;
+        loop {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            let now = self.rss_kib()?;
+            if now == last || Instant::now() > deadline {
+                return Ok(now);
+            }
+            last = now;
+        }
+    }
+
     /// "X MB (anonymous Y MB)".
     fn footprint(&self) -> anyhow::Result<String> {
         Ok(format!(
@@ -392,8 +410,7 @@ async fn main() -> anyhow::Result<()> {
     let listener = second.as_ref().unwrap_or(&server);
 
     // Idle connections: the listening server's resident set before and after.
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let rss_before = listener.rss_kib()?;
+    let rss_before = listener.settled_rss_kib().await?;
     let epoch = Instant::now();
     let latencies = Arc::new(Mutex::new(Vec::<f64>::with_capacity(clients * fanout)));
     let mut readers = Vec::new();

@@ -19,8 +19,8 @@
 //!
 //! Every constant is a field of [`RecallTuning`]. Held out on LoCoMo (leave
 //! one conversation out, `docs/memory.md`), pooling raises the turn level
-//! and lowers the session level, and the spread gives the session level
-//! back; expansion raises neither, so it is off by default.
+//! and lowers the session level, and the spread gives most of that back;
+//! expansion raises neither, so it is off by default.
 
 use std::collections::{HashMap, HashSet};
 
@@ -60,8 +60,8 @@ pub struct RecallTuning {
     /// What an item loses, in the same units as the lifts, once an item of
     /// its thread is placed above it (0: none). Pooling draws a strong
     /// thread's items to the top; this spreads the first places over
-    /// threads again, so pooling's gain at the turn level does not cost
-    /// the session level.
+    /// threads again, so pooling's gain at the turn level costs the
+    /// session level little.
     #[serde(default)]
     pub thread_repeat_penalty: f64,
 }
