@@ -759,13 +759,7 @@ async fn main() -> anyhow::Result<()> {
         "words only (no embedder), tuned per fold",
         held_out(&scores, &words_chosen),
     );
-    print_row(
-        "words only, shipped defaults",
-        fixed(RecallTuning {
-            dense_weight: 0.0,
-            ..RecallTuning::words()
-        }),
-    );
+    print_row("words only, shipped defaults", fixed(RecallTuning::words()));
     print_row(
         "words only, previous defaults",
         fixed(RecallTuning {

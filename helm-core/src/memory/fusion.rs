@@ -48,7 +48,8 @@ pub struct RecallTuning {
     pub date_boost: f64,
     /// The lift of an item by the one person the query names, in the same units.
     pub speaker_boost: f64,
-    /// How much of its thread's pooled score each item gets (0: none).
+    /// How much of its thread's pooled score each item gets (0: none); an
+    /// item outside every thread is pooled alone.
     pub session_weight: f64,
     /// How the second and third best items of a thread add to its pooled
     /// score (0: the best alone).
