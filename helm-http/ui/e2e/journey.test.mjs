@@ -225,6 +225,49 @@ test("record a decision in Memory, then find it with recall", async () => {
   await photograph(ada, "11-memory");
 });
 
+test("on a phone: the channel list is a drawer that holds the focus, and a notice leaves the form in view", async () => {
+  await ada.setViewportSize(PHONE);
+  try {
+    await ada.goto(`${stack.url}/c/launch/memory`);
+    await heading(ada, "Memory").waitFor();
+    const opener = ada.getByRole("main").getByRole("button", { name: "Open the channel list" });
+    await opener.click();
+    const focused = () => ada.evaluate(() => [document.activeElement?.getAttribute("aria-current"), document.activeElement?.getAttribute("aria-label"), document.activeElement?.textContent]);
+    // The focus moves into the drawer, onto the channel being read.
+    await waitFor("the current channel to take the focus", async () => (await focused())[0] === "page");
+    assert.match((await focused())[2] ?? "", /launch/);
+    assert.equal(await opener.getAttribute("aria-expanded"), "true");
+    assert.equal(await ada.getByRole("main").getAttribute("inert"), "", "the page behind the drawer is inert");
+    await ada.waitForTimeout(300); // the slide-in
+    await expectNoAxeProblems(ada, "the open drawer");
+    await screenshot(ada, "18-drawer-phone");
+    await ada.keyboard.press("Escape");
+    await waitFor("the focus to go back to the button", async () => (await focused())[1] === "Open the channel list");
+    assert.equal(await opener.getAttribute("aria-expanded"), "false");
+    assert.equal(await ada.getByRole("main").getAttribute("inert"), null);
+
+    // A notice drops from the top, clear of the record form: with recall's
+    // hits above it, the form is at the bottom of the screen, where notices
+    // used to show.
+    await ada.getByLabel("Recall: ask what the channel knows").fill("what is the launch date?");
+    await ada.getByRole("button", { name: "Recall", exact: true }).click();
+    await ada.getByRole("list", { name: "What recall found" }).getByText("Launch date: 12 March.").waitFor();
+    const form = ada.getByRole("form", { name: "Record something" });
+    await form.getByLabel("Kind of record").selectOption("decision");
+    await form.getByLabel("What to record").fill("Press kit owner: bob.");
+    await form.getByRole("button", { name: "Record" }).click();
+    const notice = ada.locator(".toast").filter({ hasText: "Decision recorded." });
+    await notice.waitFor();
+    const [a, b] = [await notice.boundingBox(), await form.boundingBox()];
+    assert.ok(a && b, "the notice and the form are on screen");
+    const overlap = a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+    assert.ok(!overlap, `the notice ${JSON.stringify(a)} covers the form ${JSON.stringify(b)}`);
+    await screenshot(ada, "18-notice-phone");
+  } finally {
+    await ada.setViewportSize(DESKTOP);
+  }
+});
+
 test("every main view passes axe-core and is photographed at desktop and phone width", async () => {
   for (const [view, name] of [
     ["threads", "12-threads"],

@@ -50,6 +50,37 @@ export function Shell() {
     drawerOpen.value = false;
   }, [route.value]);
 
+  // The open drawer holds the focus: it starts on the current channel,
+  // Escape closes it, and a window grown past phone width drops it (the
+  // sidebar is then a column, and the page behind must not stay inert).
+  const open = drawerOpen.value;
+  useEffect(() => {
+    if (!open) return;
+    const sidebar = document.querySelector<HTMLElement>(".sidebar");
+    (sidebar?.querySelector<HTMLElement>("[aria-current='page']") ?? sidebar?.querySelector<HTMLElement>("a[href], button"))?.focus();
+    const keys = (e: KeyboardEvent) => {
+      if (e.key === "Escape" && overlay.value === undefined) {
+        e.preventDefault();
+        closeDrawer();
+      }
+    };
+    const narrow = window.matchMedia(NARROW);
+    const resized = () => {
+      if (!narrow.matches) drawerOpen.value = false;
+    };
+    window.addEventListener("keydown", keys);
+    narrow.addEventListener("change", resized);
+    return () => {
+      window.removeEventListener("keydown", keys);
+      narrow.removeEventListener("change", resized);
+      // Run once the page behind is no longer inert, so it can take the focus.
+      if (focusBackOnClose) {
+        focusBackOnClose = false;
+        document.querySelector<HTMLElement>("main .drawer-button")?.focus();
+      }
+    };
+  }, [open]);
+
   const r = route.value;
   let main;
   if (r.name === "channel") main = <ChannelView key={r.channel} />;
@@ -65,8 +96,8 @@ export function Shell() {
       </a>
       <OfflineBanner />
       <Sidebar />
-      <button type="button" class="drawer-scrim" aria-label="Close the channel list" tabIndex={-1} onClick={() => (drawerOpen.value = false)} />
-      <main id="main-content" class="main" tabIndex={-1}>
+      <button type="button" class="drawer-scrim" aria-label="Close the channel list" tabIndex={-1} onClick={closeDrawer} />
+      <main id="main-content" class="main" tabIndex={-1} inert={open}>
         {main}
       </main>
       <Toasts />
@@ -75,6 +106,19 @@ export function Shell() {
       {overlay.value === "create" && <CreateChannel onClose={() => (overlay.value = undefined)} />}
     </div>
   );
+}
+
+/** The width below which the sidebar is a drawer (as in app.css). */
+const NARROW = "(max-width: 760px)";
+
+/** Whether closing the drawer gives the focus back to the button that opened it
+ * (so when the person closed it; not when a link in it was followed). */
+let focusBackOnClose = false;
+
+/** Closes the drawer, the focus going back to the button that opened it. */
+function closeDrawer() {
+  focusBackOnClose = true;
+  drawerOpen.value = false;
 }
 
 /** The button that opens the sidebar drawer on narrow screens. */
