@@ -3,8 +3,8 @@
 //!
 //! `cargo bench -p helm-core --features local-embed --bench embed` after
 //! `scripts/fetch-embedding-model`. `HELM_BENCH_THREADS` sets the thread count
-//! (default: available parallelism). Prints p50/p99 latency and texts per
-//! second; this machine is shared, so compare runs, not absolute figures.
+//! (default: available parallelism). Prints the load's time and peak memory,
+//! p50/p99 latency and texts per second; this machine is shared, so compare runs, not absolute figures.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -95,6 +95,13 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[idx.min(sorted.len() - 1)]
 }
 
+/// A `kB` line of /proc/self/status (Linux), such as the peak resident set.
+fn proc_status_kib(key: &str) -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with(key))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
@@ -109,12 +116,22 @@ fn main() -> anyhow::Result<()> {
         .unwrap_or(0);
     let started = Instant::now();
     let embedder = MiniLmEmbedder::load_with(&dir, MiniLmOptions::default().threads(threads))?;
+    let load_time = started.elapsed();
     println!(
         "all-MiniLM-L6-v2 from {} loaded in {:.0} ms, {} threads",
         dir.display(),
-        ms(started.elapsed()),
+        ms(load_time),
         embedder.threads()?
     );
+    // Before anything is embedded, the process holds little but the model:
+    // its peak is the load's, its resident set what the model keeps.
+    if let (Some(peak), Some(now)) = (proc_status_kib("VmHWM"), proc_status_kib("VmRSS")) {
+        println!(
+            "memory after loading: peak {:.0} MB, resident {:.0} MB",
+            peak as f64 / 1024.0,
+            now as f64 / 1024.0
+        );
+    }
 
     let tokenizer = embedder.tokenizer()?;
 

@@ -13,11 +13,10 @@
 //! the element-wise steps between matrix products are fused kernels
 //! ([`kernels`](super::kernels)).
 
-use std::collections::HashMap;
-
-use candle_core::{DType, Device, Tensor};
+use candle_core::{Device, Tensor};
 
 use super::few_rows::PackedWeights;
+use super::safetensors_file::SafetensorsFile;
 
 use super::kernels::{
     AddBias, AddBiasGelu, AddBiasResidualNorm, Norm, NormParams, Softmax, apply, apply_with,
@@ -77,16 +76,20 @@ struct EncoderLayer {
     output_norm: NormParams,
 }
 
-/// Pulls named tensors out of the safetensors map, checking their shapes.
-struct Weights(HashMap<String, Tensor>);
+/// Reads named tensors out of the weights file, checking their shapes.
+struct Weights<'f>(&'f mut SafetensorsFile);
 
-impl Weights {
+impl Weights<'_> {
     /// The tensor `name` as f32; `shape` may start with a 0 for "any length".
+    /// Some exports prefix every name with the model type (`bert.`).
     fn take(&mut self, name: &str, shape: &[usize]) -> Result<Tensor, LoadError> {
-        let tensor = self
-            .0
-            .remove(name)
-            .ok_or_else(|| format!("it has no tensor {name}"))?;
+        let tensor = match self.0.read_f32(name) {
+            Some(read) => read,
+            None => self
+                .0
+                .read_f32(&format!("bert.{name}"))
+                .ok_or_else(|| format!("it has no tensor {name}"))?,
+        }?;
         let fits = tensor.dims().len() == shape.len()
             && tensor
                 .dims()
@@ -99,9 +102,7 @@ impl Weights {
                 tensor.dims()
             ));
         }
-        tensor
-            .to_dtype(DType::F32)
-            .map_err(|e| format!("tensor {name}: {e}"))
+        Ok(tensor)
     }
 
     fn vector(&mut self, name: &str, len: usize) -> Result<Vec<f32>, LoadError> {
@@ -135,16 +136,18 @@ impl Weights {
 
 impl MiniLmEncoder {
     /// Builds the encoder from the tensors of all-MiniLM-L6-v2's `model.safetensors`.
-    pub(crate) fn load(safetensors: &[u8]) -> Result<Self, LoadError> {
-        let tensors = candle_core::safetensors::load_buffer(safetensors, &Device::Cpu)
-            .map_err(|e| format!("not a safetensors file: {e}"))?;
-        let mut w = Weights(
-            tensors
-                .into_iter()
-                // Some exports prefix every name with the model type.
-                .map(|(k, v)| (k.strip_prefix("bert.").map(str::to_string).unwrap_or(k), v))
-                .collect(),
-        );
+    pub(crate) fn load(weights: &mut SafetensorsFile) -> Result<Self, LoadError> {
+        let extra_layer = format!("encoder.layer.{LAYERS}.");
+        if weights.names().any(|k| {
+            k.strip_prefix("bert.")
+                .unwrap_or(k)
+                .starts_with(&extra_layer)
+        }) {
+            return Err(format!(
+                "it has more than {LAYERS} layers: not all-MiniLM-L6-v2"
+            ));
+        }
+        let mut w = Weights(weights);
         let word_embeddings = w.take("embeddings.word_embeddings.weight", &[0, HIDDEN])?;
         let positions = w.take(
             "embeddings.position_embeddings.weight",
@@ -183,14 +186,6 @@ impl MiniLmEncoder {
                 output: packed(w.linear(&format!("{p}.output.dense"), INTERMEDIATE, HIDDEN)?)?,
                 output_norm: w.layer_norm(&format!("{p}.output.LayerNorm"))?,
             });
-        }
-        if w.0
-            .keys()
-            .any(|k| k.starts_with(&format!("encoder.layer.{LAYERS}.")))
-        {
-            return Err(format!(
-                "it has more than {LAYERS} layers: not all-MiniLM-L6-v2"
-            ));
         }
         Ok(MiniLmEncoder {
             word_embeddings,

@@ -18,6 +18,7 @@ use super::Embedder;
 use super::bert::{HIDDEN, MiniLmEncoder, Precision};
 use super::few_rows::MAX_ROWS;
 use super::locate::{FETCH_HINT, TOKENIZER_FILE, WEIGHTS_FILE};
+use super::safetensors_file::SafetensorsFile;
 use super::wordpiece::WordPieceTokenizer;
 use crate::error::{Error, Result};
 
@@ -127,7 +128,7 @@ impl MiniLmEmbedder {
     /// [`open`](Self::open), running as `options` say.
     pub fn open_with(dir: &Path, options: MiniLmOptions) -> Result<Self> {
         let (weights_path, _) = model_files(dir)?;
-        check_header(&weights_path)?;
+        open_weights(&weights_path)?;
         Ok(MiniLmEmbedder {
             shared: Arc::new(Shared {
                 dir: dir.to_path_buf(),
@@ -203,56 +204,24 @@ fn model_files(dir: &Path) -> Result<(PathBuf, PathBuf)> {
     Ok(files)
 }
 
-/// Checks, without reading the tensors, that `path` is a whole safetensors
-/// file of a BERT model: its header (an 8-byte length, then JSON naming each
-/// tensor and where its bytes lie) must name the word embeddings, and the
-/// file must be as long as the header says. Catches a cut-short download or
-/// another model's file when the embedder is opened (so a configuration
-/// that requires the model refuses to start), not at its first use.
-fn check_header(path: &Path) -> Result<()> {
-    use std::io::Read;
+/// Opens the weights at `path`, reading only the header: it must be a
+/// whole safetensors file (as long as its header says) of a BERT model (it
+/// names the word embeddings). Catches a cut-short download or another
+/// model's file when the embedder is opened (so a configuration that
+/// requires the model refuses to start), not at its first use.
+fn open_weights(path: &Path) -> Result<SafetensorsFile> {
     let invalid =
         |why: &str| Error::invalid("embedding model", format!("{}: {why}", path.display()));
-    let mut file =
-        std::fs::File::open(path).map_err(|e| Error::io("opening the embedding model", path, e))?;
-    let mut len = [0u8; 8];
-    file.read_exact(&mut len)
-        .map_err(|_| invalid("it is too short to be a safetensors file"))?;
-    // Real headers are a few kilobytes; a larger length is not a header.
-    let len = u64::from_le_bytes(len);
-    if len > 16 << 20 {
-        return Err(invalid("it does not start with a safetensors header"));
-    }
-    let mut header = vec![0u8; len as usize];
-    file.read_exact(&mut header)
-        .map_err(|_| invalid("its safetensors header is cut short"))?;
-    let header: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(&header)
-        .map_err(|e| invalid(&format!("its safetensors header is not JSON ({e})")))?;
-    if !header
-        .keys()
+    let weights = SafetensorsFile::open(path).map_err(|why| invalid(&why))?;
+    if !weights
+        .names()
         .any(|k| k.ends_with("embeddings.word_embeddings.weight"))
     {
         return Err(invalid(
             "it holds no word embeddings: not a BERT model's weights",
         ));
     }
-    // Each tensor's `data_offsets` are [start, end) past the header.
-    let data = header
-        .values()
-        .filter_map(|t| t.get("data_offsets")?.get(1)?.as_u64())
-        .max()
-        .unwrap_or(0);
-    let size = file
-        .metadata()
-        .map_err(|e| Error::io("reading the embedding model", path, e))?
-        .len();
-    if size != 8 + len + data {
-        return Err(invalid(&format!(
-            "it is {size} bytes where its header describes {}: download it again",
-            8 + len + data
-        )));
-    }
-    Ok(())
+    Ok(weights)
 }
 
 impl Engine {
@@ -260,15 +229,13 @@ impl Engine {
     fn load(dir: &Path, options: &MiniLmOptions) -> Result<Self> {
         let (weights_path, tokenizer_path) = model_files(dir)?;
         let tokenizer = WordPieceTokenizer::from_file(&tokenizer_path)?;
-        let weights = std::fs::read(&weights_path)
-            .map_err(|e| Error::io("reading the embedding model", &weights_path, e))?;
-        let encoder = MiniLmEncoder::load(&weights).map_err(|reason| {
+        let mut weights = open_weights(&weights_path)?;
+        let encoder = MiniLmEncoder::load(&mut weights).map_err(|reason| {
             Error::invalid(
                 "embedding model",
                 format!("{}: {reason}", weights_path.display()),
             )
         })?;
-        drop(weights);
         if tokenizer.vocab_size() > encoder.vocab_size() {
             return Err(Error::invalid(
                 "embedding model",

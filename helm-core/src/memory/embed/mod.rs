@@ -20,6 +20,8 @@ mod locate;
 #[cfg(feature = "local-embed")]
 mod minilm;
 #[cfg(feature = "local-embed")]
+mod safetensors_file;
+#[cfg(feature = "local-embed")]
 pub mod wordpiece;
 
 use std::sync::Arc;
