@@ -42,6 +42,12 @@ const PAGE: i64 = 500;
 
 /// Appends one event inside the caller's transaction and rings the doorbell
 /// (delivered at commit). Holds the counter row until that commit.
+///
+/// One statement, so one round trip: a turn appends about ten events, and
+/// as three statements (number, write, ring) they were a third of its
+/// round trips to the database. Ringing once per event costs nothing more:
+/// Postgres delivers one notification per channel and payload per
+/// transaction.
 pub(crate) async fn append(
     tx: &impl Db,
     channel_id: Option<ChannelId>,
@@ -52,27 +58,25 @@ pub(crate) async fn append(
         .map_err(|e| Error::Internal(format!("event does not serialise: {e}")))?;
     let seq: i64 = tx
         .query_one(
-            "UPDATE event_counter SET last = last + 1 WHERE id = 1 RETURNING last",
-            &[],
+            "WITH numbered AS (
+                 UPDATE event_counter SET last = last + 1 WHERE id = 1 RETURNING last
+             ), written AS (
+                 INSERT INTO events (seq, channel_id, type, payload, created)
+                 SELECT last, $1::BIGINT, $2::TEXT, $3::TEXT, $4::BIGINT FROM numbered
+                 RETURNING seq
+             )
+             SELECT seq, pg_notify($5, '') IS NULL FROM written",
+            &[
+                &channel_id.map(ChannelId::get),
+                &body.type_name(),
+                &payload,
+                &at.as_millisecond(),
+                &DOORBELL,
+            ],
         )
         .await
-        .map_err(failed("numbering an event"))?
+        .map_err(failed("writing an event"))?
         .get(0);
-    tx.execute(
-        "INSERT INTO events (seq, channel_id, type, payload, created) VALUES ($1, $2, $3, $4, $5)",
-        &[
-            &seq,
-            &channel_id.map(ChannelId::get),
-            &body.type_name(),
-            &payload,
-            &at.as_millisecond(),
-        ],
-    )
-    .await
-    .map_err(failed("writing an event"))?;
-    tx.execute("SELECT pg_notify($1, '')", &[&DOORBELL])
-        .await
-        .map_err(failed("ringing the event doorbell"))?;
     Ok(Event {
         seq: seq as u64,
         at,

@@ -135,31 +135,27 @@ pub(crate) async fn admit(
             return Err(Error::ModelUnavailable(reason.clone()));
         }
     };
-    let archived: bool = c
+    // The channel's status and the agent's name in one round trip.
+    let row = c
         .query_one(
-            "SELECT status = 'archived' FROM channels WHERE id = $1",
-            &[&thread.channel_id.get()],
+            "SELECT c.status = 'archived', a.kind, a.name \
+             FROM channels c LEFT JOIN agents a ON a.id = $2 WHERE c.id = $1",
+            &[&thread.channel_id.get(), &agent.id.get()],
         )
         .await
-        .map_err(failed("reading a channel's status"))?
-        .get(0);
-    if archived {
+        .map_err(failed("reading a channel's status and its agent"))?;
+    if row.get::<_, bool>(0) {
         return Err(Error::Refused(
             "the channel is archived, so its agents start no work; restore it first".into(),
         ));
     }
-    let row = c
-        .query_opt(
-            "SELECT kind, name FROM agents WHERE id = $1",
-            &[&agent.id.get()],
-        )
-        .await
-        .map_err(failed("reading an agent"))?
-        .ok_or_else(|| Error::not_found("agent", agent.id))?;
+    let Some(name) = row.get::<_, Option<String>>(2) else {
+        return Err(Error::not_found("agent", agent.id));
+    };
     let author = Author::Agent {
         agent_id: agent.id,
-        handle: Handle::from_stored(row.get(1)),
-        agent_kind: parsed(&row, 0)?,
+        handle: Handle::from_stored(name),
+        agent_kind: parsed(&row, 1)?,
     };
     let reply = rows::insert_message(
         c,

@@ -9,44 +9,46 @@ use crate::model::{Actor, ChannelId, ModelChoice, ModelPolicy, PolicyLevel, Thre
 use crate::store::postgres::prepared::Db;
 use crate::store::types::PolicyScope;
 
-/// The choice stored at one level, if any.
-async fn choice_at(c: &impl Db, filter: &str, key: Option<i64>) -> Result<Option<ModelChoice>> {
-    let row = c
-        .query_opt(
-            &format!("SELECT provider, model FROM model_policies WHERE {filter}"),
-            &[&key],
-        )
-        .await
-        .map_err(failed("reading the model policy"))?;
-    Ok(row.and_then(|r| {
-        r.get::<_, Option<String>>(0).map(|provider| ModelChoice {
-            provider,
-            model: r.get(1),
-        })
-    }))
-}
-
-/// The stored choices that apply in `channel` (and `thread`).
+/// The stored choices that apply in `channel` (and `thread`): every level
+/// in one statement, since a turn reads them as it starts and again as it
+/// runs.
 pub(crate) async fn get(
     c: &impl Db,
     channel: ChannelId,
     thread: Option<ThreadId>,
 ) -> Result<ModelPolicy> {
-    let session = match thread {
-        Some(t) => choice_at(c, "scope = 'session' AND thread_id = $1", Some(t.get())).await?,
-        None => None,
-    };
-    Ok(ModelPolicy {
-        session,
-        channel: choice_at(
-            c,
-            "scope = 'channel' AND channel_id = $1",
-            Some(channel.get()),
+    let rows = c
+        .query(
+            "SELECT scope, provider, model FROM model_policies \
+             WHERE (scope = 'session' AND thread_id = $1) \
+                OR (scope = 'channel' AND channel_id = $2) \
+                OR scope = 'workspace'",
+            &[&thread.map(ThreadId::get), &channel.get()],
         )
-        .await?,
-        workspace: choice_at(c, "scope = 'workspace' AND $1::BIGINT IS NULL", None).await?,
+        .await
+        .map_err(failed("reading the model policy"))?;
+    let mut policy = ModelPolicy {
+        session: None,
+        channel: None,
+        workspace: None,
         fallback: None,
-    })
+    };
+    for row in rows {
+        // A NULL provider is a level that inherits.
+        let Some(provider) = row.get::<_, Option<String>>(1) else {
+            continue;
+        };
+        let choice = Some(ModelChoice {
+            provider,
+            model: row.get(2),
+        });
+        match row.get::<_, &str>(0) {
+            "session" => policy.session = choice,
+            "channel" => policy.channel = choice,
+            _ => policy.workspace = choice,
+        }
+    }
+    Ok(policy)
 }
 
 /// Sets the choice at one level, with a journal record and a

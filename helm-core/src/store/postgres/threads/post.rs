@@ -10,7 +10,7 @@ use super::super::events::append;
 use super::super::failed;
 use super::super::turns::{self, Chain};
 use super::reading::record_mentions;
-use super::rows::{NewMessage, insert_message, lock_thread, thread};
+use super::rows::{NewMessage, THREAD, insert_message, lock_thread, thread_at};
 use crate::error::{Error, Result};
 use crate::events::EventBody;
 use crate::model::{Actor, Author, ChannelStatus, MessageStatus, Thread, ThreadId, ThreadStatus};
@@ -18,27 +18,22 @@ use crate::runtime::wake::{decided_by_message, should_wake, thread_title, withou
 use crate::store::postgres::prepared::Db;
 use crate::store::types::{NewEscalation, NewPost, Posted};
 
-/// Marks a thread active now (and sets its status, if given).
+/// Marks a thread active now (and sets its status, if given); the thread
+/// as it now is, from the same statement.
 async fn touch(tx: &impl Db, id: ThreadId, status: Option<ThreadStatus>) -> Result<Thread> {
     let at = now().as_millisecond();
-    match status {
-        Some(status) => {
-            tx.execute(
-                "UPDATE threads SET status = $1, updated_at = $2 WHERE id = $3",
-                &[&status.as_str(), &at, &id.get()],
-            )
-            .await
-        }
-        None => {
-            tx.execute(
-                "UPDATE threads SET updated_at = $1 WHERE id = $2",
-                &[&at, &id.get()],
-            )
-            .await
-        }
-    }
-    .map_err(failed("updating a thread"))?;
-    thread(tx, id).await
+    let row = tx
+        .query_opt(
+            &format!(
+                "UPDATE threads AS t SET status = coalesce($1, t.status), updated_at = $2 \
+                 WHERE t.id = $3 RETURNING {THREAD}"
+            ),
+            &[&status.map(|s| s.as_str()), &at, &id.get()],
+        )
+        .await
+        .map_err(failed("updating a thread"))?
+        .ok_or_else(|| Error::not_found("thread", id))?;
+    thread_at(&row)
 }
 
 /// See [`crate::store::ThreadStore::post_message`].
@@ -78,10 +73,13 @@ pub(super) async fn post(tx: &impl Db, post: NewPost) -> Result<Posted> {
         }
         None => {
             let at = now().as_millisecond();
-            let id: i64 = tx
+            let row = tx
                 .query_one(
-                    "INSERT INTO threads (channel_id, title, status, opened_by, opened_at, \
-                     updated_at) VALUES ($1, $2, 'open', $3, $4, $4) RETURNING id",
+                    &format!(
+                        "INSERT INTO threads AS t (channel_id, title, status, opened_by, \
+                         opened_at, updated_at) VALUES ($1, $2, 'open', $3, $4, $4) \
+                         RETURNING {THREAD}"
+                    ),
                     &[
                         &post.channel_id.get(),
                         &thread_title(&post.content),
@@ -90,9 +88,8 @@ pub(super) async fn post(tx: &impl Db, post: NewPost) -> Result<Posted> {
                     ],
                 )
                 .await
-                .map_err(failed("opening a thread"))?
-                .get(0);
-            (thread(tx, ThreadId(id)).await?, true)
+                .map_err(failed("opening a thread"))?;
+            (thread_at(&row)?, true)
         }
     };
 
@@ -111,13 +108,17 @@ pub(super) async fn post(tx: &impl Db, post: NewPost) -> Result<Posted> {
     .await?;
 
     let thread_row = if thread_created {
-        tx.execute(
-            "UPDATE threads SET root_message_id = $1 WHERE id = $2",
-            &[&message.id.get(), &thread_row.id.get()],
-        )
-        .await
-        .map_err(failed("setting a thread's first message"))?;
-        let opened = thread(tx, thread_row.id).await?;
+        let row = tx
+            .query_one(
+                &format!(
+                    "UPDATE threads AS t SET root_message_id = $1 WHERE t.id = $2 \
+                     RETURNING {THREAD}"
+                ),
+                &[&message.id.get(), &thread_row.id.get()],
+            )
+            .await
+            .map_err(failed("setting a thread's first message"))?;
+        let opened = thread_at(&row)?;
         append(
             tx,
             Some(post.channel_id),
