@@ -1,5 +1,6 @@
 //! Local embedding speed: query latency (one short question at a time) and
-//! indexing throughput (batches of 32 chat messages), with all-MiniLM-L6-v2.
+//! indexing throughput (batches of 32 chat messages), and long texts read in
+//! windows, with all-MiniLM-L6-v2.
 //!
 //! `cargo bench -p helm-core --features local-embed --bench embed` after
 //! `scripts/fetch-embedding-model`. `HELM_BENCH_THREADS` sets the thread count
@@ -183,6 +184,37 @@ fn main() -> anyhow::Result<()> {
         tokens as f64 / messages.len() as f64,
         messages.len() as f64 / elapsed.as_secs_f64(),
         ms(elapsed) / (messages.len() / 32) as f64,
+    );
+
+    // Long texts, read in windows: meeting notes of about 1,000 pieces.
+    let notes: Vec<String> = TOPICS
+        .iter()
+        .map(|topic| {
+            MESSAGES
+                .iter()
+                .map(|m| m.replace("{x}", topic))
+                .collect::<Vec<_>>()
+                .join(" ")
+                .repeat(3)
+        })
+        .collect();
+    let windows = tokenizer.encode_windows(&notes[0], 32, 16).len();
+    let all_windows: usize = notes
+        .iter()
+        .map(|n| tokenizer.encode_windows(n, 32, 16).len())
+        .sum();
+    let mut each = Vec::with_capacity(notes.len());
+    for note in &notes {
+        let t = Instant::now();
+        embedder.embed_blocking(&[note])?;
+        each.push(t.elapsed());
+    }
+    each.sort();
+    println!(
+        "long texts ({} notes of {} characters, {windows} windows each, {all_windows} windows in all): p50 {:.1} ms per text",
+        notes.len(),
+        notes[0].len(),
+        ms(percentile(&each, 0.50)),
     );
     Ok(())
 }

@@ -114,7 +114,7 @@ fn tokenizes_like_the_reference_tokenizer() -> anyhow::Result<()> {
 }
 
 #[test]
-fn long_inputs_are_cut_at_256_tokens() -> anyhow::Result<()> {
+fn one_sequence_is_cut_at_256_tokens() -> anyhow::Result<()> {
     let tokenizer = embedder()?.tokenizer()?;
     let ids = tokenizer.encode(&["word"; 300].join(" "));
     assert_eq!(ids.len(), 256);
@@ -123,6 +123,47 @@ fn long_inputs_are_cut_at_256_tokens() -> anyhow::Result<()> {
     // 101 characters is over WordPiece's word limit: one [UNK].
     let ids = tokenizer.encode(&format!("{} ok", "a".repeat(101)));
     assert_eq!(ids, [101, 100, 7929, 102]);
+    Ok(())
+}
+
+#[test]
+fn a_long_text_is_read_to_its_end() -> anyhow::Result<()> {
+    // About 330 pieces on the offsite's catering, then one sentence on
+    // something else: past the model's 256 tokens, where a text used to be cut.
+    let catering = "For the offsite lunch we ordered sandwiches, two salads and a fruit \
+                    platter from the bakery on the corner; the vegetarian options arrive \
+                    separately and the coffee urns are collected on Monday morning. ";
+    let tail = "Separately: Priya rotates the production deploy key every Friday.";
+    let long = format!("{}{tail}", catering.repeat(8));
+    let tokenizer = embedder()?.tokenizer()?;
+    assert!(
+        tokenizer.encode_windows(&long, 32, 16).len() > 1,
+        "the text is one window"
+    );
+    let head = tokenizer.encode(&long);
+    assert!(
+        !head.ends_with(&tokenizer.encode(tail)[1..]),
+        "the tail fits in one window"
+    );
+
+    let query = embedder()?.embed_query_blocking("who rotates the production deploy key?")?;
+    let vectors = embedder()?.embed_blocking(&[long.as_str(), "ok", catering])?;
+    let norm: f32 = vectors[0].iter().map(|x| x * x).sum::<f32>().sqrt();
+    assert!(
+        (norm - 1.0).abs() < 1e-4,
+        "a long text's vector has length {norm}"
+    );
+    // Its start alone (what the model sees of it in one sequence).
+    let start = embed_one(&catering.repeat(8))?;
+    let (whole, cut) = (cosine(&query, &vectors[0]), cosine(&query, &start));
+    assert!(
+        whole > cut + 0.1,
+        "the tail is not found: {whole} against {cut} for the start"
+    );
+    // Still about the catering, and the texts beside it are untouched.
+    assert!(cosine(&vectors[0], &vectors[2]) > 0.7);
+    assert!(cosine(&vectors[1], &embed_one("ok")?) > 0.9999);
+    assert!(cosine(&vectors[2], &embed_one(catering)?) > 0.9999);
     Ok(())
 }
 

@@ -1,7 +1,9 @@
 //! [`MiniLmEmbedder`]: all-MiniLM-L6-v2 on the CPU, as an [`Embedder`].
 //!
 //! Vectors match sentence-transformers' `all-MiniLM-L6-v2` (mean pooling,
-//! unit length, 256-token limit). Items are a list of texts, sorted by
+//! unit length) for texts within its 256-token limit; a longer text is read
+//! in overlapping windows and gets their mean, where sentence-transformers
+//! would cut it. Items are a list of texts, sorted by
 //! length and run in batches (so each batch pads little) on the embedder's
 //! own thread pool, with the exact weights. A query of up to 32 tokens is
 //! one unpadded sequence run on its caller's thread by the 16-bit copy of
@@ -27,6 +29,15 @@ pub const MINILM_MODEL_ID: &str = "all-MiniLM-L6-v2";
 
 /// The length of every all-MiniLM-L6-v2 vector.
 pub const MINILM_DIMENSIONS: usize = HIDDEN;
+
+/// Pieces each window of a long text shares with the one before.
+const WINDOW_OVERLAP: usize = 32;
+
+/// The most windows a text is read in: about 3,600 pieces, some 14,000
+/// characters of English. Past that a text is found by its words, and the
+/// cost of embedding one text stays bounded (16 sequences, a fraction of a
+/// second on two cores).
+const MAX_WINDOWS: usize = 16;
 
 /// How a [`MiniLmEmbedder`] runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -270,14 +281,14 @@ impl Engine {
         let (batch, pad) = ([tokens.as_slice()], self.tokenizer.pad_id());
         // Not in the pool: the pool may be busy with a batch of items, and
         // the product of a few rows is done on one thread anyway. A longer
-        // query is a batch of one, as an item would be.
+        // query is embedded as an item would be, in the pool.
         let vectors = if tokens.len() <= MAX_ROWS {
-            self.encoder.embed(&batch, pad, Precision::Query)
+            self.encoder
+                .embed(&batch, pad, Precision::Query)
+                .map_err(failed)?
         } else {
-            self.pool
-                .install(|| self.encoder.embed(&batch, pad, Precision::Exact))
-        }
-        .map_err(failed)?;
+            self.embed(&[text])?
+        };
         vectors
             .into_iter()
             .next()
@@ -285,15 +296,23 @@ impl Engine {
     }
 
     fn embed<S: AsRef<str>>(&self, texts: &[S]) -> Result<Vec<Vec<f32>>> {
-        let sequences: Vec<Vec<u32>> = texts
-            .iter()
-            .map(|t| self.tokenizer.encode(t.as_ref()))
-            .collect();
+        // Every window of every text, with the text it is of.
+        let mut sequences: Vec<Vec<u32>> = Vec::with_capacity(texts.len());
+        let mut owner: Vec<usize> = Vec::with_capacity(texts.len());
+        for (i, text) in texts.iter().enumerate() {
+            for window in self
+                .tokenizer
+                .encode_windows(text.as_ref(), WINDOW_OVERLAP, MAX_WINDOWS)
+            {
+                sequences.push(window);
+                owner.push(i);
+            }
+        }
         // Similar lengths side by side, so each batch pads little.
         let mut order: Vec<usize> = (0..sequences.len()).collect();
         order.sort_by_key(|&i| sequences[i].len());
 
-        let mut vectors = vec![Vec::new(); sequences.len()];
+        let mut windows = vec![Vec::new(); sequences.len()];
         self.pool.install(|| {
             for chunk in order.chunks(self.max_batch) {
                 let batch: Vec<&[u32]> = chunk.iter().map(|&i| sequences[i].as_slice()).collect();
@@ -302,13 +321,42 @@ impl Engine {
                     .embed(&batch, self.tokenizer.pad_id(), Precision::Exact)
                     .map_err(failed)?;
                 for (&i, vector) in chunk.iter().zip(embedded) {
-                    vectors[i] = vector;
+                    windows[i] = vector;
                 }
             }
             Ok::<_, Error>(())
         })?;
-        Ok(vectors)
+        Ok(pooled(texts.len(), &owner, windows))
     }
+}
+
+/// One vector per text from its windows' (`owner[i]` is window `i`'s
+/// text): a text of one window keeps that window's vector as it is; a
+/// longer one, the mean of its windows made unit length again, so a match
+/// anywhere in it counts (its windows are all full length, so each weighs
+/// the same).
+fn pooled(texts: usize, owner: &[usize], windows: Vec<Vec<f32>>) -> Vec<Vec<f32>> {
+    let mut vectors: Vec<Vec<f32>> = vec![Vec::new(); texts];
+    let mut counts = vec![0usize; texts];
+    for (&i, window) in owner.iter().zip(windows) {
+        counts[i] += 1;
+        if vectors[i].is_empty() {
+            vectors[i] = window;
+        } else {
+            for (sum, x) in vectors[i].iter_mut().zip(&window) {
+                *sum += x;
+            }
+        }
+    }
+    for (vector, count) in vectors.iter_mut().zip(counts) {
+        if count > 1 {
+            let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
+            if norm > 0.0 {
+                vector.iter_mut().for_each(|x| *x /= norm);
+            }
+        }
+    }
+    vectors
 }
 
 /// The encoder's failure as Helm's.

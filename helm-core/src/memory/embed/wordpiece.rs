@@ -14,7 +14,8 @@
 //! 4. WordPiece: greedy longest match from the start of each word, later
 //!    pieces looked up with their `##` prefix; a word that cannot be covered,
 //!    or is longer than 100 characters, becomes `[UNK]`.
-//! 5. `[CLS] … [SEP]`, truncated to 256 tokens in all.
+//! 5. `[CLS] … [SEP]`, truncated to 256 tokens in all; or, for a longer
+//!    text, several such windows over it ([`WordPieceTokenizer::encode_windows`]).
 //!
 //! Why not the `tokenizers` crate: built cold on the 2-core CI machine it took
 //! 78 s (0.21 with `onig`: 115 build units, regex engines, a C build of
@@ -226,8 +227,48 @@ impl WordPieceTokenizer {
 
     /// The token ids of `text`: `[CLS]`, its pieces, `[SEP]`, cut to [`max_tokens`](Self::max_tokens).
     pub fn encode(&self, text: &str) -> Vec<u32> {
-        let budget = self.max_tokens - 2;
-        let mut ids = Vec::with_capacity((text.len() / 3 + 2).min(self.max_tokens));
+        let mut ids = self.pieces_after_cls(text, self.max_tokens - 2);
+        ids.push(self.sep);
+        ids
+    }
+
+    /// `text` as one or more sequences the model can read, so that a text
+    /// over [`max_tokens`](Self::max_tokens) is not cut short: each window
+    /// is `[CLS]`, up to `max_tokens - 2` pieces and `[SEP]`, and overlaps
+    /// the one before by `overlap` pieces (a sentence cut at a window's end
+    /// is read whole in the next). The last window ends with the text and
+    /// is full length, so no window is a few stray pieces. At most
+    /// `max_windows` (at least 1): the pieces past them are not read. A text
+    /// that fits is one window, exactly [`encode`](Self::encode)'s.
+    pub fn encode_windows(&self, text: &str, overlap: usize, max_windows: usize) -> Vec<Vec<u32>> {
+        let span = self.max_tokens - 2;
+        let step = span.saturating_sub(overlap).max(1);
+        let budget = span + step * (max_windows.max(1) - 1);
+        let ids = self.pieces_after_cls(text, budget);
+        let pieces = &ids[1..];
+        let wrap = |window: &[u32]| {
+            let mut ids = Vec::with_capacity(window.len() + 2);
+            ids.push(self.cls);
+            ids.extend_from_slice(window);
+            ids.push(self.sep);
+            ids
+        };
+        if pieces.len() <= span {
+            return vec![wrap(pieces)];
+        }
+        let mut windows = Vec::new();
+        let mut start = 0;
+        while start + span < pieces.len() {
+            windows.push(wrap(&pieces[start..start + span]));
+            start += step;
+        }
+        windows.push(wrap(&pieces[pieces.len() - span..]));
+        windows
+    }
+
+    /// `[CLS]` and at most `budget` pieces of `text`.
+    fn pieces_after_cls(&self, text: &str, budget: usize) -> Vec<u32> {
+        let mut ids = Vec::with_capacity((text.len() / 3 + 2).min(budget + 2));
         ids.push(self.cls);
         let mut rest = text;
         while !rest.is_empty() && ids.len() <= budget {
@@ -246,7 +287,6 @@ impl WordPieceTokenizer {
             }
         }
         ids.truncate(budget + 1);
-        ids.push(self.sep);
         ids
     }
 
@@ -539,6 +579,38 @@ mod tests {
         // A word split into pieces is cut between its pieces.
         assert_eq!(short.encode("unaffable"), [2, 5, 6, 3]);
         assert_eq!(short.encode("hello [MASK] world"), [2, 10, 4, 3]);
+        Ok(())
+    }
+
+    #[test]
+    fn long_texts_become_overlapping_full_windows() -> anyhow::Result<()> {
+        let t = tokenizer()?.with_max_tokens(6); // 4 pieces a window
+        // A text that fits is one window, the same as encode's.
+        assert_eq!(
+            t.encode_windows("hello world", 2, 8),
+            [t.encode("hello world")]
+        );
+        // 7 pieces (ids 25, 27, 10, 11, 25, 27, 10), step 2: windows at 0
+        // and 2, then the last 4; every window is [CLS] + 4 + [SEP].
+        let text = "the a hello world the a hello";
+        let windows = t.encode_windows(text, 2, 8);
+        assert_eq!(
+            windows,
+            [
+                vec![2, 25, 27, 10, 11, 3],
+                vec![2, 10, 11, 25, 27, 3],
+                vec![2, 11, 25, 27, 10, 3],
+            ]
+        );
+        // Capped: two windows read the first 6 pieces only.
+        assert_eq!(
+            t.encode_windows(text, 2, 2),
+            [windows[0].clone(), vec![2, 10, 11, 25, 27, 3]]
+        );
+        // No overlap: windows side by side; an overlap as long as a window
+        // still moves on.
+        assert_eq!(t.encode_windows(text, 0, 8).len(), 2);
+        assert_eq!(t.encode_windows(text, 9, 8).len(), 4);
         Ok(())
     }
 

@@ -21,6 +21,7 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (9, include_str!("migrations/009_nodes.sql")),
     (10, include_str!("migrations/010_node_numbers.sql")),
     (11, include_str!("migrations/011_embed_with_context.sql")),
+    (12, include_str!("migrations/012_embed_long_texts.sql")),
 ];
 
 /// The advisory lock key migrations hold ("helm" in ASCII).

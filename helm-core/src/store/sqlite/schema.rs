@@ -39,6 +39,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "merge_words_when_idle",
         include_str!("migrations/016_merge_words_when_idle.sql"),
     ),
+    (
+        "embed_long_texts",
+        include_str!("migrations/017_embed_long_texts.sql"),
+    ),
 ];
 
 /// Work a migration needs beyond its SQL, run after it in its transaction.

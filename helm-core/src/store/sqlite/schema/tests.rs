@@ -322,6 +322,56 @@ fn stored_vectors_are_kept_and_numbered_when_the_table_gains_numbers() -> anyhow
 }
 
 #[test]
+fn long_texts_cut_by_the_old_embedder_are_embedded_again() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let mut conn = Connection::open(dir.path().join("helm.db"))?;
+    schema_9_with_words(&mut conn)?;
+    migrate_to(&mut conn, 16)?;
+    let long = "The venue contract, clause by clause. ".repeat(8);
+    conn.execute(
+        "INSERT INTO messages (id, channel_id, thread_id, author_kind, author_user_id, author_name, \
+         content, status, created, updated) VALUES (8, 1, 1, 'human', 1, 'someone', ?1, 'complete', 0, 0)",
+        [&long],
+    )?;
+    conn.execute(
+        "INSERT INTO memory_items (id, channel_id, kind, content, source_kind, author_type, scope, \
+         status, created) VALUES (4, 2, 'decision', ?1, 'user_action', 'human', 'channel', 'current', 0)",
+        [&long],
+    )?;
+    conn.execute("DELETE FROM embed_queue", [])?;
+    // Short and long messages and records, all embedded; the long ones twice (two models).
+    let vector = crate::memory::vectors::StoredVectors::encode(&[0.6, 0.8]);
+    for (model, key, channel) in [
+        ("mini", ItemKey::message(MessageId(1)), 1),
+        ("mini", ItemKey::message(MessageId(8)), 1),
+        ("other", ItemKey::message(MessageId(8)), 1),
+        ("mini", ItemKey::memory(MemoryId(1)), 1),
+        ("mini", ItemKey::memory(MemoryId(4)), 2),
+        ("other", ItemKey::memory(MemoryId(4)), 2),
+    ] {
+        conn.execute(
+            "INSERT INTO embeddings (model, key, channel_id, vector) VALUES (?1, ?2, ?3, ?4)",
+            params![model, key.0, channel, vector],
+        )?;
+    }
+    migrate(&mut conn)?;
+    let queued: Vec<(i64, i64)> = conn
+        .prepare("SELECT key, channel_id FROM embed_queue ORDER BY key")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    assert_eq!(
+        queued,
+        vec![
+            (ItemKey::memory(MemoryId(4)).0, 2),
+            (ItemKey::message(MessageId(8)).0, 1),
+        ]
+    );
+    let kept: i64 = conn.query_row("SELECT count(*) FROM embeddings", [], |r| r.get(0))?;
+    assert_eq!(kept, 6, "the old vectors serve until the new ones are made");
+    Ok(())
+}
+
+#[test]
 fn messages_embedded_without_their_context_are_embedded_again() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
     let mut conn = Connection::open(dir.path().join("helm.db"))?;
