@@ -1129,3 +1129,70 @@ async fn imported_history_matches_sqlite() -> anyhow::Result<()> {
     );
     Ok(())
 }
+
+/// Migration 12 on a database with rows in it: only the items the old
+/// embedder may have cut (250 characters or more) are queued to be
+/// embedded again, and each keeps its vector meanwhile.
+#[tokio::test]
+async fn migration_12_queues_again_only_texts_the_old_embedder_may_have_cut() -> anyhow::Result<()>
+{
+    let (url, store, s) = postgres().await?;
+    let long = "The venue contract, clause by clause. ".repeat(8);
+    let asked = store
+        .post_message(post(&s, None, "Where is the venue contract?", false))
+        .await?;
+    let answered = store
+        .post_message(post(&s, Some(asked.thread.id), &long, false))
+        .await?;
+    let short = store
+        .add_memory(record(
+            s.channel,
+            "Releases happen on Fridays.",
+            MemoryScope::Channel,
+        ))
+        .await?;
+    let kept = store
+        .add_memory(record(s.channel, &long, MemoryScope::Channel))
+        .await?;
+    let keys = [
+        ItemKey::message(asked.message.id),
+        ItemKey::message(answered.message.id),
+        ItemKey::memory(short.id),
+        ItemKey::memory(kept.id),
+    ];
+    store
+        .put_embeddings(
+            "mini",
+            keys.iter()
+                .map(|k| (*k, s.channel, vec![0.6, 0.8]))
+                .collect(),
+        )
+        .await?;
+    assert_eq!(store.embed_backlog_len(None).await?, 0);
+
+    // An upgrade from schema 11: the migration runs on these rows.
+    connect(&url)
+        .await?
+        .batch_execute("DELETE FROM helm_migrations WHERE version = 12")
+        .await?;
+    drop(store);
+    let store = PostgresStore::connect(&url).await?;
+    let mut queued: Vec<i64> = store
+        .embed_backlog(None, 10, None)
+        .await?
+        .into_iter()
+        .map(|(key, _, _)| key.0)
+        .collect();
+    queued.sort();
+    let mut long_ones = vec![keys[1].0, keys[3].0];
+    long_ones.sort();
+    assert_eq!(queued, long_ones);
+    assert!(
+        store
+            .embed_backlog(None, 10, Some("mini".into()))
+            .await?
+            .is_empty(),
+        "the queued items keep their vectors until they are embedded again"
+    );
+    Ok(())
+}
