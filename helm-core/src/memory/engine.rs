@@ -25,6 +25,12 @@ pub const MAX_QUERY: usize = 16 * 1024;
 const AUTHORS_TTL: Duration = Duration::from_secs(60);
 /// How many items one embedding batch takes.
 const EMBED_BATCH: usize = 32;
+/// The most characters one embedding batch takes (a lone longer item
+/// still goes alone): about 32 of the local model's 256-token windows, what
+/// 32 messages cost at most. A long text is read in several windows, and a
+/// batch of 32 long ones (an upgrade queues exactly those again) would hold
+/// both cores for many seconds, with fresh messages waiting behind it.
+const EMBED_BATCH_CHARS: usize = 32_000;
 /// How many first hits the expanded meaning search moves toward.
 const EXPANSION_SEEDS: usize = 3;
 /// How far it moves: the seeds' mean vector is added with this weight.
@@ -484,13 +490,18 @@ impl RecallEngine {
         let mut done = 0u64;
         loop {
             let started = std::time::Instant::now();
-            let batch = self
+            let mut batch = self
                 .store
                 .embed_backlog(channel, EMBED_BATCH, unembedded.clone())
                 .await?;
             if batch.is_empty() {
                 break;
             }
+            // Those left out stay queued and come first next time.
+            let full = batch.len() == EMBED_BATCH;
+            let within = within_chars(batch.iter().map(|(_, _, t)| t.len()), EMBED_BATCH_CHARS);
+            let full = full || within < batch.len();
+            batch.truncate(within);
             let texts: Vec<String> = batch.iter().map(|(_, _, t)| t.clone()).collect();
             let vectors = embedder.embed(&texts).await?;
             let rows: Vec<_> = batch
@@ -505,12 +516,27 @@ impl RecallEngine {
             self.store.put_embeddings(embedder.model(), rows).await?;
             done += batch.len() as u64;
             progress(done, total.max(done));
-            if which == Queued::AllPaced && batch.len() == EMBED_BATCH {
+            if which == Queued::AllPaced && full {
                 tokio::time::sleep(started.elapsed()).await;
             }
         }
         Ok(done)
     }
+}
+
+/// How many of the texts, of these lengths in order, one batch takes:
+/// those whose lengths add up to at most `budget`, and always the first.
+fn within_chars(lengths: impl IntoIterator<Item = usize>, budget: usize) -> usize {
+    let mut total = 0;
+    let mut taken = 0;
+    for len in lengths {
+        total += len;
+        if taken > 0 && total > budget {
+            break;
+        }
+        taken += 1;
+    }
+    taken
 }
 
 /// Which queued items [`RecallEngine::embed_queued`] embeds, and how fast.
@@ -562,4 +588,20 @@ fn expand(
     }
     normalize(&mut moved);
     vectors.nearest(&moved, DEPTH)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::within_chars;
+
+    #[test]
+    fn a_batch_stops_at_its_characters_but_takes_at_least_one_text() {
+        assert_eq!(within_chars([10, 10, 10], 100), 3);
+        assert_eq!(within_chars([40, 40, 40], 100), 2);
+        assert_eq!(within_chars([40, 60, 1], 100), 2);
+        // A text over the budget goes alone, and first.
+        assert_eq!(within_chars([500, 10], 100), 1);
+        assert_eq!(within_chars([10, 500, 10], 100), 1);
+        assert_eq!(within_chars(std::iter::empty(), 100), 0);
+    }
 }
