@@ -350,10 +350,7 @@ fn pooled(texts: usize, owner: &[usize], windows: Vec<Vec<f32>>) -> Vec<Vec<f32>
     }
     for (vector, count) in vectors.iter_mut().zip(counts) {
         if count > 1 {
-            let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
-            if norm > 0.0 {
-                vector.iter_mut().for_each(|x| *x /= norm);
-            }
+            super::normalize(vector);
         }
     }
     vectors
