@@ -25,12 +25,14 @@ pub const MAX_QUERY: usize = 16 * 1024;
 const AUTHORS_TTL: Duration = Duration::from_secs(60);
 /// How many items one embedding batch takes.
 const EMBED_BATCH: usize = 32;
-/// The most characters one embedding batch takes (a lone longer item
-/// still goes alone): about 32 of the local model's 256-token windows, what
-/// 32 messages cost at most. A long text is read in several windows, and a
-/// batch of 32 long ones (an upgrade queues exactly those again) would hold
-/// both cores for many seconds, with fresh messages waiting behind it.
-const EMBED_BATCH_CHARS: usize = 32_000;
+/// The most bytes of text one embedding batch takes (a lone longer item
+/// still goes alone): about 32 of the local model's 256-token windows of
+/// English, what 32 messages cost at most. Bytes, not characters, because
+/// a CJK character is a token of its own and three bytes. A long text is
+/// read in several windows, and a batch of 32 long ones (an upgrade queues
+/// exactly those again) would hold both cores for many seconds, with fresh
+/// messages waiting behind it.
+const EMBED_BATCH_BYTES: usize = 32_000;
 /// How many first hits the expanded meaning search moves toward.
 const EXPANSION_SEEDS: usize = 3;
 /// How far it moves: the seeds' mean vector is added with this weight.
@@ -499,7 +501,7 @@ impl RecallEngine {
             }
             // Those left out stay queued and come first next time.
             let full = batch.len() == EMBED_BATCH;
-            let within = within_chars(batch.iter().map(|(_, _, t)| t.len()), EMBED_BATCH_CHARS);
+            let within = within_bytes(batch.iter().map(|(_, _, t)| t.len()), EMBED_BATCH_BYTES);
             let full = full || within < batch.len();
             batch.truncate(within);
             let texts: Vec<String> = batch.iter().map(|(_, _, t)| t.clone()).collect();
@@ -524,9 +526,9 @@ impl RecallEngine {
     }
 }
 
-/// How many of the texts, of these lengths in order, one batch takes:
-/// those whose lengths add up to at most `budget`, and always the first.
-fn within_chars(lengths: impl IntoIterator<Item = usize>, budget: usize) -> usize {
+/// How many of the texts, of these lengths in bytes in order, one batch
+/// takes: those whose lengths add up to at most `budget`, and always the first.
+fn within_bytes(lengths: impl IntoIterator<Item = usize>, budget: usize) -> usize {
     let mut total = 0;
     let mut taken = 0;
     for len in lengths {
@@ -592,16 +594,16 @@ fn expand(
 
 #[cfg(test)]
 mod tests {
-    use super::within_chars;
+    use super::within_bytes;
 
     #[test]
-    fn a_batch_stops_at_its_characters_but_takes_at_least_one_text() {
-        assert_eq!(within_chars([10, 10, 10], 100), 3);
-        assert_eq!(within_chars([40, 40, 40], 100), 2);
-        assert_eq!(within_chars([40, 60, 1], 100), 2);
+    fn a_batch_stops_at_its_bytes_but_takes_at_least_one_text() {
+        assert_eq!(within_bytes([10, 10, 10], 100), 3);
+        assert_eq!(within_bytes([40, 40, 40], 100), 2);
+        assert_eq!(within_bytes([40, 60, 1], 100), 2);
         // A text over the budget goes alone, and first.
-        assert_eq!(within_chars([500, 10], 100), 1);
-        assert_eq!(within_chars([10, 500, 10], 100), 1);
-        assert_eq!(within_chars(std::iter::empty(), 100), 0);
+        assert_eq!(within_bytes([500, 10], 100), 1);
+        assert_eq!(within_bytes([10, 500, 10], 100), 1);
+        assert_eq!(within_bytes(std::iter::empty(), 100), 0);
     }
 }
