@@ -1196,3 +1196,69 @@ async fn migration_12_queues_again_only_texts_the_old_embedder_may_have_cut() ->
     );
     Ok(())
 }
+
+/// Migration 11 on a database with rows in it: every embedded message is
+/// queued again (to be embedded with the message before it), records are
+/// not, and each keeps its vector meanwhile.
+#[tokio::test]
+async fn migration_11_queues_again_every_embedded_message() -> anyhow::Result<()> {
+    let (url, store, s) = postgres().await?;
+    let asked = store
+        .post_message(post(&s, None, "Where is the venue contract?", false))
+        .await?;
+    let answered = store
+        .post_message(post(
+            &s,
+            Some(asked.thread.id),
+            "In the legal share.",
+            false,
+        ))
+        .await?;
+    let fact = store
+        .add_memory(record(
+            s.channel,
+            "Releases happen on Fridays.",
+            MemoryScope::Channel,
+        ))
+        .await?;
+    let keys = [
+        ItemKey::message(asked.message.id),
+        ItemKey::message(answered.message.id),
+        ItemKey::memory(fact.id),
+    ];
+    store
+        .put_embeddings(
+            "mini",
+            keys.iter()
+                .map(|k| (*k, s.channel, vec![0.6, 0.8]))
+                .collect(),
+        )
+        .await?;
+    assert_eq!(store.embed_backlog_len(None).await?, 0);
+
+    // An upgrade from schema 10: migrations 11 and 12 run on these rows.
+    connect(&url)
+        .await?
+        .batch_execute("DELETE FROM helm_migrations WHERE version >= 11")
+        .await?;
+    drop(store);
+    let store = PostgresStore::connect(&url).await?;
+    let mut queued: Vec<i64> = store
+        .embed_backlog(None, 10, None)
+        .await?
+        .into_iter()
+        .map(|(key, _, _)| key.0)
+        .collect();
+    queued.sort();
+    let mut messages = vec![keys[0].0, keys[1].0];
+    messages.sort();
+    assert_eq!(queued, messages);
+    assert!(
+        store
+            .embed_backlog(None, 10, Some("mini".into()))
+            .await?
+            .is_empty(),
+        "the queued messages keep their vectors until they are embedded again"
+    );
+    Ok(())
+}
