@@ -1130,9 +1130,54 @@ async fn imported_history_matches_sqlite() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Gives `keys` a vector of model "mini" (the queue empties), then
+/// replays the migrations from `version` on, as an upgrade from the one
+/// before would run them on these rows; the keys queued after, in order.
+async fn queued_by_migrations_from(
+    url: &str,
+    store: PostgresStore,
+    s: &Seeded,
+    keys: &[ItemKey],
+    version: i32,
+) -> anyhow::Result<Vec<i64>> {
+    store
+        .put_embeddings(
+            "mini",
+            keys.iter()
+                .map(|k| (*k, s.channel, vec![0.6, 0.8]))
+                .collect(),
+        )
+        .await?;
+    assert_eq!(store.embed_backlog_len(None).await?, 0);
+    connect(url)
+        .await?
+        .execute(
+            "DELETE FROM helm_migrations WHERE version >= $1",
+            &[&version],
+        )
+        .await?;
+    drop(store);
+    let store = PostgresStore::connect(url).await?;
+    let mut queued: Vec<i64> = store
+        .embed_backlog(None, 10, None)
+        .await?
+        .into_iter()
+        .map(|(key, _, _)| key.0)
+        .collect();
+    queued.sort();
+    // Meanwhile every queued item keeps its vector.
+    assert!(
+        store
+            .embed_backlog(None, 10, Some("mini".into()))
+            .await?
+            .is_empty()
+    );
+    Ok(queued)
+}
+
 /// Migration 12 on a database with rows in it: only the items the old
 /// embedder may have cut (250 characters or more) are queued to be
-/// embedded again, and each keeps its vector meanwhile.
+/// embedded again.
 #[tokio::test]
 async fn migration_12_queues_again_only_texts_the_old_embedder_may_have_cut() -> anyhow::Result<()>
 {
@@ -1160,46 +1205,15 @@ async fn migration_12_queues_again_only_texts_the_old_embedder_may_have_cut() ->
         ItemKey::memory(short.id),
         ItemKey::memory(kept.id),
     ];
-    store
-        .put_embeddings(
-            "mini",
-            keys.iter()
-                .map(|k| (*k, s.channel, vec![0.6, 0.8]))
-                .collect(),
-        )
-        .await?;
-    assert_eq!(store.embed_backlog_len(None).await?, 0);
-
-    // An upgrade from schema 11: the migration runs on these rows.
-    connect(&url)
-        .await?
-        .batch_execute("DELETE FROM helm_migrations WHERE version = 12")
-        .await?;
-    drop(store);
-    let store = PostgresStore::connect(&url).await?;
-    let mut queued: Vec<i64> = store
-        .embed_backlog(None, 10, None)
-        .await?
-        .into_iter()
-        .map(|(key, _, _)| key.0)
-        .collect();
-    queued.sort();
+    let queued = queued_by_migrations_from(&url, store, &s, &keys, 12).await?;
     let mut long_ones = vec![keys[1].0, keys[3].0];
     long_ones.sort();
     assert_eq!(queued, long_ones);
-    assert!(
-        store
-            .embed_backlog(None, 10, Some("mini".into()))
-            .await?
-            .is_empty(),
-        "the queued items keep their vectors until they are embedded again"
-    );
     Ok(())
 }
 
 /// Migration 11 on a database with rows in it: every embedded message is
-/// queued again (to be embedded with the message before it), records are
-/// not, and each keeps its vector meanwhile.
+/// queued again (to be embedded with the message before it), records are not.
 #[tokio::test]
 async fn migration_11_queues_again_every_embedded_message() -> anyhow::Result<()> {
     let (url, store, s) = postgres().await?;
@@ -1226,39 +1240,9 @@ async fn migration_11_queues_again_every_embedded_message() -> anyhow::Result<()
         ItemKey::message(answered.message.id),
         ItemKey::memory(fact.id),
     ];
-    store
-        .put_embeddings(
-            "mini",
-            keys.iter()
-                .map(|k| (*k, s.channel, vec![0.6, 0.8]))
-                .collect(),
-        )
-        .await?;
-    assert_eq!(store.embed_backlog_len(None).await?, 0);
-
-    // An upgrade from schema 10: migrations 11 and 12 run on these rows.
-    connect(&url)
-        .await?
-        .batch_execute("DELETE FROM helm_migrations WHERE version >= 11")
-        .await?;
-    drop(store);
-    let store = PostgresStore::connect(&url).await?;
-    let mut queued: Vec<i64> = store
-        .embed_backlog(None, 10, None)
-        .await?
-        .into_iter()
-        .map(|(key, _, _)| key.0)
-        .collect();
-    queued.sort();
+    let queued = queued_by_migrations_from(&url, store, &s, &keys, 11).await?;
     let mut messages = vec![keys[0].0, keys[1].0];
     messages.sort();
     assert_eq!(queued, messages);
-    assert!(
-        store
-            .embed_backlog(None, 10, Some("mini".into()))
-            .await?
-            .is_empty(),
-        "the queued messages keep their vectors until they are embedded again"
-    );
     Ok(())
 }
