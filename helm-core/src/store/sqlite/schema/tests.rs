@@ -321,6 +321,29 @@ fn stored_vectors_are_kept_and_numbered_when_the_table_gains_numbers() -> anyhow
     Ok(())
 }
 
+/// Empties the embedding queue, stores a vector for each `(model, key,
+/// channel)`, runs the remaining migrations and gives the queue after them,
+/// `(key, channel)` in key order.
+fn queued_by_migrations(
+    conn: &mut Connection,
+    embedded: &[(&str, ItemKey, i64)],
+) -> anyhow::Result<Vec<(i64, i64)>> {
+    conn.execute("DELETE FROM embed_queue", [])?;
+    let vector = crate::memory::vectors::StoredVectors::encode(&[0.6, 0.8]);
+    for (model, key, channel) in embedded {
+        conn.execute(
+            "INSERT INTO embeddings (model, key, channel_id, vector) VALUES (?1, ?2, ?3, ?4)",
+            params![model, key.0, channel, vector],
+        )?;
+    }
+    migrate(conn)?;
+    let queued = conn
+        .prepare("SELECT key, channel_id FROM embed_queue ORDER BY key")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(queued)
+}
+
 #[test]
 fn long_texts_cut_by_the_old_embedder_are_embedded_again() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
@@ -338,27 +361,18 @@ fn long_texts_cut_by_the_old_embedder_are_embedded_again() -> anyhow::Result<()>
          status, created) VALUES (4, 2, 'decision', ?1, 'user_action', 'human', 'channel', 'current', 0)",
         [&long],
     )?;
-    conn.execute("DELETE FROM embed_queue", [])?;
     // Short and long messages and records, all embedded; the long ones twice (two models).
-    let vector = crate::memory::vectors::StoredVectors::encode(&[0.6, 0.8]);
-    for (model, key, channel) in [
-        ("mini", ItemKey::message(MessageId(1)), 1),
-        ("mini", ItemKey::message(MessageId(8)), 1),
-        ("other", ItemKey::message(MessageId(8)), 1),
-        ("mini", ItemKey::memory(MemoryId(1)), 1),
-        ("mini", ItemKey::memory(MemoryId(4)), 2),
-        ("other", ItemKey::memory(MemoryId(4)), 2),
-    ] {
-        conn.execute(
-            "INSERT INTO embeddings (model, key, channel_id, vector) VALUES (?1, ?2, ?3, ?4)",
-            params![model, key.0, channel, vector],
-        )?;
-    }
-    migrate(&mut conn)?;
-    let queued: Vec<(i64, i64)> = conn
-        .prepare("SELECT key, channel_id FROM embed_queue ORDER BY key")?
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<rusqlite::Result<_>>()?;
+    let queued = queued_by_migrations(
+        &mut conn,
+        &[
+            ("mini", ItemKey::message(MessageId(1)), 1),
+            ("mini", ItemKey::message(MessageId(8)), 1),
+            ("other", ItemKey::message(MessageId(8)), 1),
+            ("mini", ItemKey::memory(MemoryId(1)), 1),
+            ("mini", ItemKey::memory(MemoryId(4)), 2),
+            ("other", ItemKey::memory(MemoryId(4)), 2),
+        ],
+    )?;
     assert_eq!(
         queued,
         vec![
@@ -377,25 +391,16 @@ fn messages_embedded_without_their_context_are_embedded_again() -> anyhow::Resul
     let mut conn = Connection::open(dir.path().join("helm.db"))?;
     schema_9_with_words(&mut conn)?;
     migrate_to(&mut conn, 14)?;
-    conn.execute("DELETE FROM embed_queue", [])?;
     // Two models' vectors of one message, another message's, and a record's.
-    let vector = crate::memory::vectors::StoredVectors::encode(&[0.6, 0.8]);
-    for (model, key, channel) in [
-        ("mini", ItemKey::message(MessageId(5)), 1),
-        ("other", ItemKey::message(MessageId(5)), 1),
-        ("mini", ItemKey::message(MessageId(7)), 2),
-        ("mini", ItemKey::memory(MemoryId(3)), 1),
-    ] {
-        conn.execute(
-            "INSERT INTO embeddings (model, key, channel_id, vector) VALUES (?1, ?2, ?3, ?4)",
-            params![model, key.0, channel, vector],
-        )?;
-    }
-    migrate(&mut conn)?;
-    let queued: Vec<(i64, i64)> = conn
-        .prepare("SELECT key, channel_id FROM embed_queue ORDER BY key")?
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<rusqlite::Result<_>>()?;
+    let queued = queued_by_migrations(
+        &mut conn,
+        &[
+            ("mini", ItemKey::message(MessageId(5)), 1),
+            ("other", ItemKey::message(MessageId(5)), 1),
+            ("mini", ItemKey::message(MessageId(7)), 2),
+            ("mini", ItemKey::memory(MemoryId(3)), 1),
+        ],
+    )?;
     assert_eq!(
         queued,
         vec![
