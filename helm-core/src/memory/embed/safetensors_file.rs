@@ -6,16 +6,18 @@
 //! once: for all-MiniLM-L6-v2 a peak of 209 MB to keep 123 MB. Read this
 //! way, in 1 MiB pieces, the peak is what is kept (118 MB), and the load
 //! takes 140 ms instead of 215 (`cargo bench -p helm-core --features
-//! local-embed --bench embed`). The
-//! format: an 8-byte little-endian header length, a JSON header naming each
-//! tensor's dtype, shape and byte range past the header, then the bytes.
+//! local-embed --bench embed`). The format: an 8-byte little-endian header
+//! length, a JSON header naming each tensor's dtype, shape and byte range
+//! past the header, then the bytes. The header is read and checked by the
+//! format's own crate (`safetensors`: the ranges are consecutive and fit
+//! their shapes); only the reading of the bytes is ours.
 
-use std::collections::HashMap;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
 use candle_core::{DType, Device, Tensor};
+use safetensors::tensor::Metadata;
 
 /// What was wrong, for the caller to name the file in.
 pub(crate) type FileError = String;
@@ -30,23 +32,15 @@ pub(crate) struct SafetensorsFile {
     file: File,
     /// Where the tensors' bytes start: past the length and the header.
     data_start: u64,
-    entries: HashMap<String, Entry>,
-}
-
-/// One tensor named in the header.
-struct Entry {
-    /// A float's dtype, or the name of another kind.
-    dtype: std::result::Result<DType, String>,
-    shape: Vec<usize>,
-    /// Its bytes, `[start, end)` past the header.
-    start: u64,
-    end: u64,
+    header: Metadata,
+    /// The tensors' names, in the file's order.
+    names: Vec<String>,
 }
 
 impl SafetensorsFile {
-    /// Opens `path` and checks its header: JSON that names float tensors
-    /// whose byte ranges fit their shapes, in a file exactly as long as the
-    /// header says (a download cut short is caught here, not at first use).
+    /// Opens `path` and checks its header: tensors whose byte ranges fit
+    /// their shapes, in a file exactly as long as the header says (a
+    /// download cut short is caught here, not at first use).
     pub(crate) fn open(path: &Path) -> Result<Self, FileError> {
         let mut file = File::open(path).map_err(|e| format!("it cannot be opened ({e})"))?;
         let mut len = [0u8; 8];
@@ -59,24 +53,13 @@ impl SafetensorsFile {
         let mut header = vec![0u8; len as usize];
         file.read_exact(&mut header)
             .map_err(|_| "its safetensors header is cut short".to_string())?;
-        let header: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(&header)
-            .map_err(|e| format!("its safetensors header is not JSON ({e})"))?;
-        let mut entries = HashMap::with_capacity(header.len());
-        let mut data_end = 0;
-        for (name, meta) in header {
-            // The header may carry free-form metadata beside the tensors.
-            if name == "__metadata__" {
-                continue;
-            }
-            let entry = Entry::from_header(&name, &meta)?;
-            data_end = data_end.max(entry.end);
-            entries.insert(name, entry);
-        }
+        let header: Metadata = serde_json::from_slice(&header)
+            .map_err(|e| format!("its safetensors header is not valid ({e}): download it again"))?;
         let size = file
             .metadata()
             .map_err(|e| format!("its size cannot be read ({e})"))?
             .len();
-        let described = 8 + len + data_end;
+        let described = 8 + len + header.data_len() as u64;
         if size != described {
             return Err(format!(
                 "it is {size} bytes where its header describes {described}: download it again"
@@ -85,28 +68,28 @@ impl SafetensorsFile {
         Ok(SafetensorsFile {
             file,
             data_start: 8 + len,
-            entries,
+            names: header.offset_keys(),
+            header,
         })
     }
 
     /// The names of the tensors the file holds.
     pub(crate) fn names(&self) -> impl Iterator<Item = &str> {
-        self.entries.keys().map(String::as_str)
+        self.names.iter().map(String::as_str)
     }
 
     /// The tensor `name` as f32 on the CPU, with its shape; `None` if the
     /// file has no such tensor.
     pub(crate) fn read_f32(&mut self, name: &str) -> Option<Result<Tensor, FileError>> {
-        let entry = self.entries.get(name)?;
-        let (dtype, shape, start, end) = (
-            entry.dtype.clone(),
-            entry.shape.clone(),
-            entry.start,
-            entry.end,
-        );
-        Some(match dtype {
-            Ok(dtype) => self.read(name, dtype, &shape, start, end),
-            Err(kind) => Err(format!("tensor {name} is {kind}, not a float")),
+        let info = self.header.info(name)?;
+        let (kind, shape, (start, end)) = (info.dtype, info.shape.clone(), info.data_offsets);
+        // Only the common float widths are read: BERT exports also carry
+        // I64 position ids, which the encoder makes itself.
+        Some(match DType::try_from(kind) {
+            Ok(dtype @ (DType::F32 | DType::F16 | DType::BF16 | DType::F64)) => {
+                self.read(name, dtype, &shape, start, end)
+            }
+            _ => Err(format!("tensor {name} is {kind}, not a float")),
         })
     }
 
@@ -115,14 +98,14 @@ impl SafetensorsFile {
         name: &str,
         dtype: DType,
         shape: &[usize],
-        start: u64,
-        end: u64,
+        start: usize,
+        end: usize,
     ) -> Result<Tensor, FileError> {
         let failed = |e: std::io::Error| format!("tensor {name} cannot be read ({e})");
         self.file
-            .seek(SeekFrom::Start(self.data_start + start))
+            .seek(SeekFrom::Start(self.data_start + start as u64))
             .map_err(failed)?;
-        let mut left = (end - start) as usize;
+        let mut left = end - start;
         if dtype == DType::F32 {
             let mut values = Vec::with_capacity(left / 4);
             let mut piece = vec![0u8; PIECE.min(left)];
@@ -146,56 +129,6 @@ impl SafetensorsFile {
         Tensor::from_raw_buffer(&bytes, dtype, shape, &Device::Cpu)
             .and_then(|t| t.to_dtype(DType::F32))
             .map_err(|e| format!("tensor {name}: {e}"))
-    }
-}
-
-impl Entry {
-    /// Reads `{"dtype": "F32", "shape": [..], "data_offsets": [start, end]}`.
-    fn from_header(name: &str, meta: &serde_json::Value) -> Result<Entry, FileError> {
-        let bad = |what: &str| format!("tensor {name} in its header has {what}");
-        let dtype = meta
-            .get("dtype")
-            .and_then(|d| d.as_str())
-            .ok_or_else(|| bad("no dtype"))?;
-        // Only floats are read; the others (BERT exports carry I64 position
-        // ids) need their width to check the file adds up.
-        let (float, width) = match dtype {
-            "F32" => (Some(DType::F32), 4),
-            "F16" => (Some(DType::F16), 2),
-            "BF16" => (Some(DType::BF16), 2),
-            "F64" => (Some(DType::F64), 8),
-            "I64" | "U64" => (None, 8),
-            "I32" | "U32" => (None, 4),
-            "I16" | "U16" => (None, 2),
-            "I8" | "U8" | "BOOL" | "F8_E4M3" | "F8_E5M2" => (None, 1),
-            other => return Err(bad(&format!("the unknown dtype {other}"))),
-        };
-        let dtype = float.ok_or_else(|| dtype.to_string());
-        let shape = meta
-            .get("shape")
-            .and_then(|s| s.as_array())
-            .and_then(|s| {
-                s.iter()
-                    .map(|d| d.as_u64().map(|d| d as usize))
-                    .collect::<Option<Vec<_>>>()
-            })
-            .ok_or_else(|| bad("no shape"))?;
-        let offsets = meta
-            .get("data_offsets")
-            .and_then(|o| o.as_array())
-            .and_then(|o| Some((o.first()?.as_u64()?, o.get(1)?.as_u64()?)))
-            .ok_or_else(|| bad("no data offsets"))?;
-        let (start, end) = offsets;
-        let count: u64 = shape.iter().map(|&d| d as u64).product();
-        if end < start || end - start != count * width {
-            return Err(bad("a byte range that does not fit its shape"));
-        }
-        Ok(Entry {
-            dtype,
-            shape,
-            start,
-            end,
-        })
     }
 }
 
@@ -272,11 +205,30 @@ mod tests {
         let path = dir.path().join("model.safetensors");
         write(&path, &[("w", "F32", &[3], vec![0; 8])]).map_err(|e| e.to_string())?;
         let Err(why) = SafetensorsFile::open(&path) else {
-            return Err("opened a tensor two bytes short of its shape".into());
+            return Err("opened a tensor four bytes short of its shape".into());
         };
+        assert!(
+            why.starts_with("its safetensors header is not valid (")
+                && why.ends_with("): download it again"),
+            "{why}"
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_file_cut_short_is_refused_with_its_sizes() -> Result<(), FileError> {
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let path = dir.path().join("model.safetensors");
+        write(&path, &[("w", "F32", &[3], vec![0; 12])]).map_err(|e| e.to_string())?;
+        let whole = std::fs::read(&path).map_err(|e| e.to_string())?;
+        std::fs::write(&path, &whole[..whole.len() - 5]).map_err(|e| e.to_string())?;
+        let Err(why) = SafetensorsFile::open(&path) else {
+            return Err("opened a file five bytes short".into());
+        };
+        let (cut, described) = (whole.len() - 5, whole.len());
         assert_eq!(
             why,
-            "tensor w in its header has a byte range that does not fit its shape"
+            format!("it is {cut} bytes where its header describes {described}: download it again")
         );
         Ok(())
     }
