@@ -19,15 +19,18 @@
 //! an ablation (each stage held at "off" and tuned again, held out), words
 //! only, and the point chosen on all five (the shipped defaults).
 //!
-//! `cargo bench -p helm-cli --bench locomo [-- PATH] [--latency-runs N]`
-//! (default path: `shared/bench/locomo/locomo-dev.json` beside the
-//! repository, or `HELM_LOCOMO`). Needs the embedding model
+//! `cargo bench -p helm-cli --bench locomo [-- PATH] [--latency-runs N]
+//! [--store URL]` (default path: `shared/bench/locomo/locomo-dev.json`
+//! beside the repository, or `HELM_LOCOMO`; default store: SQLite in a
+//! temporary data root, or `HELM_LOCOMO_STORE`, such as an empty database
+//! of `scripts/postgres-cluster`). Needs the embedding model
 //! (`scripts/fetch-embedding-model`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::Write;
 use std::time::{Duration, Instant};
 
+use helm_core::config::StoreUrl;
 use helm_core::memory::fusion::{Candidates, RecallTuning, fuse};
 use helm_core::memory::recall::{RecallHit, RecallQuery};
 use helm_core::model::{ChannelRef, ThreadId};
@@ -38,6 +41,8 @@ const KS: [usize; 3] = [1, 5, 10];
 const ALL_KS: [usize; 2] = [5, 10];
 /// The hits `1helm recall` returns by default.
 const LIMIT: usize = 10;
+/// The options that take a value, so the data path is not mistaken for one.
+const OPTIONS_WITH_VALUES: [&str; 2] = ["--latency-runs", "--store"];
 const CATEGORIES: [(u64, &str); 4] = [
     (1, "multi-hop"),
     (2, "temporal"),
@@ -474,16 +479,25 @@ fn held_out(scores: &[Vec<Score>], chosen: &[usize]) -> (Score, Vec<Score>) {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let latency_runs: usize = args
-        .iter()
-        .position(|a| a == "--latency-runs")
-        .and_then(|i| args.get(i + 1))
+    let option = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    let latency_runs: usize = option("--latency-runs")
         .and_then(|n| n.parse().ok())
         .unwrap_or(3);
+    let store: Option<StoreUrl> = option("--store")
+        .or_else(|| std::env::var("HELM_LOCOMO_STORE").ok())
+        .map(|url| url.parse())
+        .transpose()?;
     let path = args
         .iter()
         .enumerate()
-        .find(|(i, a)| !a.starts_with('-') && (*i == 0 || args[i - 1] != "--latency-runs"))
+        .find(|(i, a)| {
+            !a.starts_with('-') && (*i == 0 || !OPTIONS_WITH_VALUES.contains(&args[i - 1].as_str()))
+        })
         .map(|(_, a)| a.clone())
         .or_else(|| std::env::var("HELM_LOCOMO").ok())
         .unwrap_or_else(|| {
@@ -501,6 +515,11 @@ async fn main() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
     let data_dir = dir.path().join("data");
     let mut options = HelmOptions::new(&data_dir);
+    let store_name = match &store {
+        Some(StoreUrl::Postgres(_)) => "PostgreSQL",
+        _ => "SQLite",
+    };
+    options.store = store;
     options.embedder = helm_core::memory::embed::local_embedder(&data_dir)?;
     let Some(_) = options.embedder else {
         anyhow::bail!(
@@ -510,7 +529,7 @@ async fn main() -> anyhow::Result<()> {
     };
     let (helm, report) = Helm::init(options, InitOptions::default()).await?;
     println!(
-        "LoCoMo retrieval, {} ({} conversations), embedder: {}",
+        "LoCoMo retrieval, {} ({} conversations), embedder: {}, store: {store_name}",
         path,
         data.as_array().map(|a| a.len()).unwrap_or(0),
         helm.embedding_model().unwrap_or("none")

@@ -15,7 +15,8 @@ pub enum StoreUrl {
     /// from the data directory.
     Sqlite(PathBuf),
     /// A PostgreSQL database (`postgres://…` or `postgresql://…`), kept as
-    /// written. This build cannot open one yet.
+    /// written; opened by a build with the `postgres` feature, which several
+    /// nodes can share.
     Postgres(String),
 }
 

@@ -762,6 +762,7 @@ async fn memory_scenario(store: &dyn Areas, s: &Seeded) -> anyhow::Result<Transc
         words(&["zebra", "hourly"]),
         words(&["fridays", "releases"]),
         words(&["penguin", "archive"]),
+        words(&["penguins", "archived"]),
         words(&["zebra"]),
         words(&["nothing", "matches", "this"]),
         vec![],
@@ -801,6 +802,22 @@ async fn memory_scenario(store: &dyn Areas, s: &Seeded) -> anyhow::Result<Transc
     assert!(
         !keys.contains(&ItemKey::memory(elsewhere.id)),
         "one channel's stay there"
+    );
+    // Words are matched by their stems, on both stores: "archived" finds
+    // the question about the archive (and the reply it pairs with).
+    let archived: BTreeSet<ItemKey> = store
+        .recall_lexical(s.channel, &words(&["archived"]), 10, None)
+        .await?
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect();
+    assert_eq!(
+        archived,
+        BTreeSet::from([
+            ItemKey::message(asked.message.id),
+            ItemKey::message(answered.message.id)
+        ]),
+        "stemmed"
     );
     let penguin: Vec<ItemKey> = store
         .recall_lexical(s.channel, &words(&["penguin"]), 10, None)
@@ -944,6 +961,51 @@ async fn memory_records_recall_and_vectors_match_sqlite() -> anyhow::Result<()> 
     let (_url, pg, ps) = postgres().await?;
     let a = memory_scenario(&lite, &ls).await?;
     let b = memory_scenario(&pg, &ps).await?;
+    assert_same(&a, &b);
+    Ok(())
+}
+
+/// The first word match for a name said in every record and a word said
+/// once: the record with the rare word, though another says the name three
+/// times. What the key was is returned, for the two stores to agree.
+async fn rare_word_scenario(store: &dyn Areas, s: &Seeded) -> anyhow::Result<Transcript> {
+    let mut out = Transcript::new();
+    for text in [
+        "Caroline said Caroline would call Caroline's sister.",
+        "Caroline went hiking.",
+        "Caroline painted a sunset.",
+        "Caroline read a book.",
+    ] {
+        store
+            .add_memory(record(s.channel, text, MemoryScope::Channel))
+            .await?;
+    }
+    let agency = store
+        .add_memory(record(
+            s.channel,
+            "The adoption agency called back.",
+            MemoryScope::Channel,
+        ))
+        .await?;
+    let hits = store
+        .recall_lexical(s.channel, &words(&["caroline", "adoption"]), 10, None)
+        .await?;
+    assert_eq!(
+        hits.first().map(|(k, _)| *k),
+        Some(ItemKey::memory(agency.id)),
+        "the rare word weighs more than the common name: {hits:?}"
+    );
+    assert_eq!(hits.len(), 5, "every record holding either word: {hits:?}");
+    out.push(format!("{:?}", hits.first().map(|(k, _)| k.0)));
+    Ok(out)
+}
+
+#[tokio::test]
+async fn a_rare_word_outweighs_a_name_said_everywhere_on_both_stores() -> anyhow::Result<()> {
+    let (_dir, lite, ls) = sqlite().await?;
+    let (_url, pg, ps) = postgres().await?;
+    let a = rare_word_scenario(&lite, &ls).await?;
+    let b = rare_word_scenario(&pg, &ps).await?;
     assert_same(&a, &b);
     Ok(())
 }

@@ -22,6 +22,7 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (10, include_str!("migrations/010_node_numbers.sql")),
     (11, include_str!("migrations/011_embed_with_context.sql")),
     (12, include_str!("migrations/012_embed_long_texts.sql")),
+    (13, include_str!("migrations/013_words_stemmed.sql")),
 ];
 
 /// The advisory lock key migrations hold ("helm" in ASCII).

@@ -41,11 +41,23 @@ pub(crate) async fn index_message(c: &impl Db, message: &Message) -> Result<()> 
 /// shared with the workspace, best first, with positive scores.
 ///
 /// What is searched is what SQLite indexes: a thread's final messages
-/// (complete, not Helm's notes) and every memory record. As SQLite pairs
-/// each message with the one before it in its thread (the question a reply
-/// answers), a message here also scores its predecessor's match. Each term
-/// becomes its own `plainto_tsquery`, joined by `|`, so no term is ever
-/// read as query syntax.
+/// (complete, not Helm's notes) and every memory record, their words taken
+/// by their English stems (migration 13), as SQLite's porter tokenizer
+/// does. As SQLite pairs each message with the one before it in its thread
+/// (the question a reply answers), a message here also scores its
+/// predecessor's match. Each term becomes its own `plainto_tsquery`, so no
+/// term is ever read as query syntax.
+///
+/// A term weighs what BM25's inverse document frequency says it does in
+/// the channel, `ln(1 + (n - df + 0.5) / (df + 0.5))` (at least 1e-6, as
+/// SQLite's): `df` the items holding it, counted among the matches, `n`
+/// the channel's thread messages and records. That weight times the term's
+/// `ts_rank` in the item (its frequency, damped by the item's length) is
+/// the item's score. The messages are counted by their threads' counters
+/// (`last_seq`, migration 3): a row per thread, not per message. Without
+/// the weight, a name said in every message counted as much as the one
+/// word that finds the answer (held-out LoCoMo turn any@5 by words only:
+/// 0.64, against SQLite's 0.77).
 pub(crate) async fn lexical(
     c: &impl Db,
     channel: ChannelId,
@@ -59,33 +71,48 @@ pub(crate) async fn lexical(
     let depth = i64::try_from(depth).unwrap_or(i64::MAX);
     let rows = c
         .query(
-            "WITH q AS ( \
-                 SELECT to_tsquery('simple', string_agg('(' || p::TEXT || ')', ' | ')) AS q \
-                 FROM unnest($2::TEXT[]) AS t(word), plainto_tsquery('simple', t.word) AS p \
+            "WITH t AS ( \
+                 SELECT p FROM unnest($2::TEXT[]) AS u(word), plainto_tsquery('english', u.word) AS p \
                  WHERE numnode(p) > 0 \
+             ), q AS ( \
+                 SELECT to_tsquery('english', string_agg('(' || p::TEXT || ')', ' | ')) AS q FROM t \
              ), said AS ( \
-                 SELECT m.id, m.thread_id, ts_rank(to_tsvector('simple', m.content), q.q, 1) AS r \
+                 SELECT m.id, m.thread_id, to_tsvector('english', m.content) AS v \
                  FROM messages m, q \
-                 WHERE m.channel_id = $1 AND to_tsvector('simple', m.content) @@ q.q \
+                 WHERE m.channel_id = $1 AND to_tsvector('english', m.content) @@ q.q \
                    AND m.thread_id IS NOT NULL AND m.status = 'complete' \
                    AND m.author_kind <> 'system' \
+             ), kept AS ( \
+                 SELECT i.id, to_tsvector('english', i.content) AS v \
+                 FROM memory_items i, q \
+                 WHERE (i.channel_id = $1 OR i.scope = 'workspace') \
+                   AND to_tsvector('english', i.content) @@ q.q \
+             ), total AS ( \
+                 SELECT (SELECT coalesce(sum(last_seq), 0) FROM threads WHERE channel_id = $1) \
+                      + (SELECT count(*) FROM memory_items WHERE channel_id = $1) AS n \
+             ), w AS ( \
+                 SELECT t.p, greatest(ln(1 + greatest(total.n - d.df + 0.5, 0) / (d.df + 0.5)), 1e-6) AS idf \
+                 FROM t, total, LATERAL (SELECT (SELECT count(*) FROM said WHERE v @@ t.p) \
+                     + (SELECT count(*) FROM kept WHERE v @@ t.p) AS df) AS d \
+             ), scored AS ( \
+                 SELECT s.id, s.thread_id, \
+                     (SELECT sum(w.idf * ts_rank(s.v, w.p, 1)) FROM w) AS r \
+                 FROM said s \
              ), answered AS ( \
-                 SELECT n.id, s.r FROM said s, LATERAL ( \
+                 SELECT n.id, s.r FROM scored s, LATERAL ( \
                      SELECT x.id FROM messages x WHERE x.thread_id = s.thread_id AND x.id > s.id \
                        AND x.status = 'complete' AND x.author_kind <> 'system' \
                      ORDER BY x.id LIMIT 1) AS n \
                  WHERE (SELECT trim(y.content) <> '' FROM messages y WHERE y.id = n.id) \
              ), hits AS ( \
                  SELECT h.id * 2 AS key, sum(h.r)::FLOAT8 AS score \
-                 FROM (SELECT id, r FROM said UNION ALL SELECT id, r FROM answered) AS h \
+                 FROM (SELECT id, r FROM scored UNION ALL SELECT id, r FROM answered) AS h \
                  GROUP BY h.id \
                  UNION ALL \
-                 SELECT i.id * 2 + 1, ts_rank(to_tsvector('simple', i.content), q.q, 1)::FLOAT8 \
-                 FROM memory_items i, q \
-                 WHERE (i.channel_id = $1 OR i.scope = 'workspace') \
-                   AND to_tsvector('simple', i.content) @@ q.q \
+                 SELECT k.id * 2 + 1, (SELECT sum(w.idf * ts_rank(k.v, w.p, 1)) FROM w)::FLOAT8 \
+                 FROM kept k \
              ) \
-             SELECT key, score FROM hits ORDER BY score DESC, key LIMIT $3",
+             SELECT key, score FROM hits WHERE score > 0 ORDER BY score DESC, key LIMIT $3",
             &[&channel.get(), &terms, &depth],
         )
         .await
