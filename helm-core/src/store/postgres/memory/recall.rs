@@ -42,8 +42,9 @@ pub(crate) async fn index_message(c: &impl Db, message: &Message) -> Result<()> 
 ///
 /// What is searched is what SQLite indexes: a thread's final messages
 /// (complete, not Helm's notes) and every memory record, their words taken
-/// by their English stems (migration 13), as SQLite's porter tokenizer
-/// does. As SQLite pairs each message with the one before it in its thread
+/// by their English stems, as SQLite's porter tokenizer does, and kept in
+/// each row's `words` (migration 13: only final thread messages have
+/// them). As SQLite pairs each message with the one before it in its thread
 /// (the question a reply answers), a message here also scores its
 /// predecessor's match. Each term becomes its own `plainto_tsquery`, so no
 /// term is ever read as query syntax.
@@ -77,16 +78,11 @@ pub(crate) async fn lexical(
              ), q AS ( \
                  SELECT to_tsquery('english', string_agg('(' || p::TEXT || ')', ' | ')) AS q FROM t \
              ), said AS ( \
-                 SELECT m.id, m.thread_id, to_tsvector('english', m.content) AS v \
-                 FROM messages m, q \
-                 WHERE m.channel_id = $1 AND to_tsvector('english', m.content) @@ q.q \
-                   AND m.thread_id IS NOT NULL AND m.status = 'complete' \
-                   AND m.author_kind <> 'system' \
+                 SELECT m.id, m.thread_id, m.words AS v FROM messages m, q \
+                 WHERE m.channel_id = $1 AND m.words @@ q.q \
              ), kept AS ( \
-                 SELECT i.id, to_tsvector('english', i.content) AS v \
-                 FROM memory_items i, q \
-                 WHERE (i.channel_id = $1 OR i.scope = 'workspace') \
-                   AND to_tsvector('english', i.content) @@ q.q \
+                 SELECT i.id, i.words AS v FROM memory_items i, q \
+                 WHERE (i.channel_id = $1 OR i.scope = 'workspace') AND i.words @@ q.q \
              ), total AS ( \
                  SELECT (SELECT coalesce(sum(last_seq), 0) FROM threads WHERE channel_id = $1) \
                       + (SELECT count(*) FROM memory_items WHERE channel_id = $1) AS n \
