@@ -14,16 +14,17 @@ use std::sync::Arc;
 use anyhow::Context;
 use helm_core::Error;
 use helm_core::mcp::McpPin;
+use helm_core::memory::recall::ItemKey;
 use helm_core::model::{
     ApprovalAction, ApprovalStatus, ArtifactKind, CapabilityPolicy, ChannelId, EscalationId,
-    EscalationStatus, ModelChoice, PolicyLevel, ThreadId, ToolActionId, ToolStatus, TurnId,
-    TurnModel, TurnState, UserId,
+    EscalationStatus, MessageId, ModelChoice, PolicyLevel, ThreadId, ToolActionId, ToolStatus,
+    TurnId, TurnModel, TurnState, UserId,
 };
 use helm_core::provider::Usage;
 use helm_core::store::{
-    Admission, AdmissionModel, AuthorityStore, CapabilityChange, EventStore, NewApproval,
-    NewEscalation, NewToolAction, PostgresStore, Resume, SqliteStore, ToolActionOutcome,
-    TurnFinish, TurnStore,
+    Admission, AdmissionModel, AuthorityStore, CapabilityChange, EventStore, MemoryStore,
+    NewApproval, NewEscalation, NewToolAction, PostgresStore, Resume, SqliteStore,
+    ToolActionOutcome, TurnFinish, TurnStore,
 };
 use helm_tests::postgres::fresh_database;
 use serde_json::{Value, json};
@@ -255,7 +256,17 @@ fn finish(state: TurnState, reply: &str, note: Option<&str>) -> TurnFinish {
 
 /// The turn lifecycle, the tool journal, artifacts and repairs, as one
 /// script run against either store.
-async fn turn_script(s: &(impl TurnStore + EventStore)) -> anyhow::Result<Vec<(String, Value)>> {
+async fn turn_script(
+    s: &(impl TurnStore + EventStore + MemoryStore),
+) -> anyhow::Result<Vec<(String, Value)>> {
+    // Whether the word search finds turn 1's reply (message 2) by its word.
+    let hello = || async {
+        let hits = s
+            .recall_lexical(RESEARCH, &["hello".to_string()], 10, None)
+            .await?;
+        let reply = ItemKey::message(MessageId(2));
+        anyhow::Ok(json!(hits.iter().any(|(k, _)| *k == reply)))
+    };
     let mut out = Vec::new();
     let mut log = |step: &str, value: Value| out.push((step.to_string(), value));
     log("runnable 2", shown(s.runnable_turns(2).await));
@@ -276,6 +287,7 @@ async fn turn_script(s: &(impl TurnStore + EventStore)) -> anyhow::Result<Vec<(S
         "delta 2",
         shown(s.append_reply(TurnId(1), "lo".into()).await),
     );
+    log("words of a streaming reply", hello().await?);
     log(
         "delta to a queued turn",
         shown(s.append_reply(TurnId(2), "no".into()).await),
@@ -377,6 +389,7 @@ async fn turn_script(s: &(impl TurnStore + EventStore)) -> anyhow::Result<Vec<(S
             .await,
         ),
     );
+    log("words of the final reply", hello().await?);
     log(
         "finish 1 again",
         shown(
@@ -513,6 +526,9 @@ async fn the_turn_lifecycle_matches_sqlite() -> anyhow::Result<()> {
     assert_eq!(step("start 1 again"), &Value::Null);
     assert_eq!(step("delta 2"), &json!(true));
     assert_eq!(step("late delta"), &json!(false));
+    // A reply's words are searched once it is final, not while it streams.
+    assert_eq!(step("words of a streaming reply"), &json!(false));
+    assert_eq!(step("words of the final reply"), &json!(true));
     assert_eq!(step("repair"), &json!({ "tool_actions": 1, "threads": 1 }));
     let events = step("written")["events"]
         .as_array()
