@@ -89,7 +89,9 @@ impl SafetensorsFile {
             Ok(dtype @ (DType::F32 | DType::F16 | DType::BF16 | DType::F64)) => {
                 self.read(name, dtype, &shape, start, end)
             }
-            _ => Err(format!("tensor {name} is {kind}, not a float")),
+            _ => Err(format!(
+                "tensor {name} is {kind}; only F32, F16, BF16 and F64 tensors are read"
+            )),
         })
     }
 
@@ -193,7 +195,10 @@ mod tests {
         assert_eq!(read(&mut file, "half")?, vec![1.5, -2.0]);
         assert_eq!(
             read(&mut file, "position_ids"),
-            Err("tensor position_ids is I64, not a float".to_string())
+            Err(
+                "tensor position_ids is I64; only F32, F16, BF16 and F64 tensors are read"
+                    .to_string()
+            )
         );
         assert!(file.read_f32("absent").is_none());
         Ok(())
