@@ -499,10 +499,10 @@ impl RecallEngine {
             if batch.is_empty() {
                 break;
             }
-            // Those left out stay queued and come first next time.
-            let full = batch.len() == EMBED_BATCH;
+            // Those left out stay queued and come first next time; a batch
+            // cut short counts as full for the pacing below.
             let within = within_bytes(batch.iter().map(|(_, _, t)| t.len()), EMBED_BATCH_BYTES);
-            let full = full || within < batch.len();
+            let full = batch.len() == EMBED_BATCH || within < batch.len();
             batch.truncate(within);
             let texts: Vec<String> = batch.iter().map(|(_, _, t)| t.clone()).collect();
             let vectors = embedder.embed(&texts).await?;

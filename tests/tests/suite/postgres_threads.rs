@@ -1308,3 +1308,45 @@ async fn migration_11_queues_again_every_embedded_message() -> anyhow::Result<()
     assert_eq!(queued, messages);
     Ok(())
 }
+
+/// Migration 13 on a database with rows written before it (migration 1's
+/// word indexes of the written forms, no `words` column): the rows are
+/// searched by their stems after it, as rows written since are.
+#[tokio::test]
+async fn migration_13_gives_rows_written_before_it_their_stemmed_words() -> anyhow::Result<()> {
+    let (url, store, s) = postgres().await?;
+    // The schema as migration 12 left it.
+    connect(&url)
+        .await?
+        .batch_execute(
+            "DROP INDEX messages_words; DROP INDEX memory_items_words; \
+             ALTER TABLE messages DROP COLUMN words; ALTER TABLE memory_items DROP COLUMN words; \
+             CREATE INDEX messages_words ON messages USING gin (to_tsvector('simple', content)); \
+             CREATE INDEX memory_items_words ON memory_items USING gin (to_tsvector('simple', content)); \
+             DELETE FROM helm_migrations WHERE version >= 13",
+        )
+        .await?;
+    let asked = store
+        .post_message(post(&s, None, "Which cluster holds the archive?", false))
+        .await?;
+    let kept = store
+        .add_memory(record(
+            s.channel,
+            "The archive moved to the north cluster.",
+            MemoryScope::Channel,
+        ))
+        .await?;
+    drop(store);
+    let store = PostgresStore::connect(&url).await?;
+    let found: BTreeSet<ItemKey> = store
+        .recall_lexical(s.channel, &words(&["archived", "clusters"]), 10, None)
+        .await?
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect();
+    assert_eq!(
+        found,
+        BTreeSet::from([ItemKey::message(asked.message.id), ItemKey::memory(kept.id)])
+    );
+    Ok(())
+}

@@ -44,9 +44,10 @@ pub(crate) async fn index_message(c: &impl Db, message: &Message) -> Result<()> 
 /// (complete, not Helm's notes) and every memory record, their words taken
 /// by their English stems, as SQLite's porter tokenizer does, and kept in
 /// each row's `words` (migration 13: only final thread messages have
-/// them). As SQLite pairs each message with the one before it in its thread
-/// (the question a reply answers), a message here also scores its
-/// predecessor's match. Each term becomes its own `plainto_tsquery`, so no
+/// them, so `words IS NOT NULL` is what makes a message searchable). As
+/// SQLite pairs each message with the one before it in its thread (the
+/// question a reply answers), a message here also scores its predecessor's
+/// match. Each term becomes its own `plainto_tsquery`, so no
 /// term is ever read as query syntax.
 ///
 /// A term weighs what BM25's inverse document frequency says it does in
@@ -97,7 +98,7 @@ pub(crate) async fn lexical(
              ), answered AS ( \
                  SELECT n.id, s.r FROM scored s, LATERAL ( \
                      SELECT x.id FROM messages x WHERE x.thread_id = s.thread_id AND x.id > s.id \
-                       AND x.status = 'complete' AND x.author_kind <> 'system' \
+                       AND x.words IS NOT NULL \
                      ORDER BY x.id LIMIT 1) AS n \
                  WHERE (SELECT trim(y.content) <> '' FROM messages y WHERE y.id = n.id) \
              ), hits AS ( \
