@@ -291,12 +291,33 @@ impl RecallEngine {
         let Some(embedder) = &self.embedder else {
             return Ok(None);
         };
-        let vectors = self.channel_vectors(channel, embedder.model()).await?;
-        if vectors.is_empty() {
-            return Ok(None);
-        }
+        // Where the channel's vectors are kept and not empty, the query is
+        // embedded (a few milliseconds on a blocking thread) while they are
+        // refreshed (a store read, a round trip on PostgreSQL), which takes
+        // the read off the critical path. Elsewhere the vectors come first,
+        // so a channel with none costs no embedding (a provider's embedder
+        // is paid by the call).
+        let warm = self
+            .vectors
+            .lock()
+            .ok()
+            .and_then(|mut c| c.get(channel))
+            .is_some_and(|v| !v.is_empty());
+        let (vectors, query) = if warm {
+            let (vectors, query) = tokio::join!(
+                self.channel_vectors(channel, embedder.model()),
+                embedder.embed_query(text)
+            );
+            (vectors?, query)
+        } else {
+            let vectors = self.channel_vectors(channel, embedder.model()).await?;
+            if vectors.is_empty() {
+                return Ok(None);
+            }
+            (vectors, embedder.embed_query(text).await)
+        };
         // Meaning is an extra: if the embedder fails, recall still works by words.
-        match embedder.embed_query(text).await {
+        match query {
             Ok(query) => Ok(Some((vectors, query))),
             Err(e) => {
                 tracing::warn!(error = %e, "embedding a query failed; recalling by words only");

@@ -597,6 +597,96 @@ impl helm_core::memory::embed::Embedder for WordHashEmbedder {
     }
 }
 
+/// [`WordHashEmbedder`] that counts the queries it embeds, as a
+/// provider's embedder would bill them.
+#[derive(Default)]
+struct CountingEmbedder {
+    queries: std::sync::atomic::AtomicUsize,
+}
+
+#[async_trait::async_trait]
+impl helm_core::memory::embed::Embedder for CountingEmbedder {
+    fn model(&self) -> &str {
+        WordHashEmbedder.model()
+    }
+
+    fn dimensions(&self) -> usize {
+        WordHashEmbedder.dimensions()
+    }
+
+    async fn embed(&self, texts: &[String]) -> helm_core::Result<Vec<Vec<f32>>> {
+        WordHashEmbedder.embed(texts).await
+    }
+
+    async fn embed_query(&self, text: &str) -> helm_core::Result<Vec<f32>> {
+        self.queries
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        WordHashEmbedder.embed_query(text).await
+    }
+}
+
+/// A recall embeds its query while the channel's kept vectors are
+/// refreshed; a channel with no vectors must not pay for an embedding it
+/// cannot use, and a warm channel still sees vectors stored since.
+#[tokio::test]
+async fn a_query_is_embedded_only_where_the_channel_has_vectors() -> anyhow::Result<()> {
+    use std::sync::atomic::Ordering::Relaxed;
+    let embedder = Arc::new(CountingEmbedder::default());
+    let t = TestHelm::with_options(|o| o.embedder = Some(embedder.clone())).await?;
+    t.helm
+        .create_channel(&t.captain, "depot", "Stores.")
+        .await?;
+    let depot: ChannelRef = "depot".parse()?;
+    let ask = |text: &'static str| {
+        let (helm, depot) = (t.helm.clone(), depot.clone());
+        async move {
+            let hits = helm.recall(&depot, RecallQuery::new(text)).await?;
+            anyhow::Ok(hits.first().map(|h| h.content.clone()).unwrap_or_default())
+        }
+    };
+    // Nothing embedded yet: found by words, no query embedded (twice, so
+    // the second ask is of a channel recall has seen).
+    t.helm
+        .import_history(
+            &t.captain,
+            &depot,
+            std::io::Cursor::new(history("a", &["crate one holds apples"])),
+        )
+        .await?;
+    assert_eq!(ask("apples").await?, "crate one holds apples");
+    assert_eq!(ask("apples").await?, "crate one holds apples");
+    assert_eq!(embedder.queries.load(Relaxed), 0);
+
+    // Embedded: each recall embeds its query once, cold and warm.
+    assert_eq!(t.helm.embed_backlog(None, |_, _| {}).await?, 1);
+    assert_eq!(ask("apples").await?, "crate one holds apples");
+    assert_eq!(ask("apples").await?, "crate one holds apples");
+    assert_eq!(embedder.queries.load(Relaxed), 2);
+
+    // A vector stored after the channel's were kept is in the meaning list
+    // of the next recall, whose query was embedded while the refresh read it.
+    t.helm
+        .remember(
+            &t.captain,
+            &depot,
+            note(MemoryKind::Fact, "Pears ripen in the cold room."),
+        )
+        .await?;
+    assert_eq!(t.helm.embed_backlog(None, |_, _| {}).await?, 1);
+    let query = RecallQuery::new("pears");
+    let found = t
+        .helm
+        .recall_candidates(&depot, &query, &t.helm.recall_tuning())
+        .await?;
+    let top = found
+        .dense
+        .first()
+        .map(|(k, _)| found.items[k].content.clone());
+    assert_eq!(top.as_deref(), Some("Pears ripen in the cold room."));
+    assert_eq!(embedder.queries.load(Relaxed), 3);
+    Ok(())
+}
+
 #[tokio::test]
 async fn the_vector_cache_stays_within_its_budget_and_recall_still_finds_evicted_channels()
 -> anyhow::Result<()> {

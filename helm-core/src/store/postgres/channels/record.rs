@@ -5,7 +5,7 @@
 use serde::de::DeserializeOwned;
 use tokio_postgres::Row;
 
-use super::super::codec::{now, parsed, ts};
+use super::super::codec::{WORKSPACE, now, parsed, ts};
 use super::super::failed;
 use super::super::threads::rows::{NewMessage, insert_message};
 use crate::error::{Error, Result};
@@ -82,18 +82,17 @@ pub(crate) async fn get(c: &impl Db, channel: &ChannelRef) -> Result<ChannelReco
             .query_opt(&format!("{RECORD_SELECT} WHERE c.id = $1"), &[&id.get()])
             .await
             .map_err(failed("reading a channel"))?,
-        ChannelRef::Name(name) => {
-            let ws = workspace_id(c).await?;
-            c.query_opt(
+        // The workspace is read in the same statement: one round trip.
+        ChannelRef::Name(name) => c
+            .query_opt(
                 &format!(
-                    "{RECORD_SELECT} WHERE c.workspace_id = $1 AND c.name = $2 \
+                    "{RECORD_SELECT} WHERE c.workspace_id = {WORKSPACE} AND c.name = $1 \
                      AND c.status IN ('active', 'archived')"
                 ),
-                &[&ws.get(), &name.as_str()],
+                &[&name.as_str()],
             )
             .await
-            .map_err(failed("reading a channel"))?
-        }
+            .map_err(failed("reading a channel"))?,
     };
     row.as_ref()
         .map(record_at)

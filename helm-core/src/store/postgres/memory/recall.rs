@@ -117,7 +117,9 @@ pub(crate) async fn lexical(
     Ok(rows.iter().map(|r| (ItemKey(r.get(0)), r.get(1))).collect())
 }
 
-/// Recall's view of each known item of `keys`, in their order.
+/// Recall's view of each known item of `keys`, in their order. The
+/// messages and the records are two statements sent together on the one
+/// connection (tokio-postgres pipelines them): one round trip, not two.
 pub(crate) async fn items(c: &impl Db, keys: &[ItemKey]) -> Result<Vec<CandidateItem>> {
     let messages: Vec<i64> = keys
         .iter()
@@ -127,79 +129,98 @@ pub(crate) async fn items(c: &impl Db, keys: &[ItemKey]) -> Result<Vec<Candidate
         .iter()
         .filter_map(|k| k.memory_id().map(|m| m.get()))
         .collect();
-    let mut found: HashMap<ItemKey, CandidateItem> = HashMap::new();
-    if !messages.is_empty() {
-        let rows = c
-            .query(
-                "SELECT m.id, m.channel_id, m.thread_id, m.author_name, m.content, m.created, \
-                 m.external_id, t.opened_at, t.title FROM messages m \
-                 LEFT JOIN threads t ON t.id = m.thread_id WHERE m.id = ANY($1)",
-                &[&messages],
-            )
-            .await
-            .map_err(failed("reading recall's messages"))?;
-        for r in rows {
-            let id = MessageId(r.get(0));
-            let key = ItemKey::message(id);
-            found.insert(
-                key,
-                CandidateItem {
-                    key,
-                    channel_id: ChannelId(r.get(1)),
-                    thread_id: r.get::<_, Option<i64>>(2).map(ThreadId),
-                    kind: None,
-                    author: r.get(3),
-                    content: r.get(4),
-                    created: ts(&r, 5)?,
-                    said_at: ts(&r, 5)?,
-                    thread_opened: opt_ts(&r, 7)?,
-                    thread_title: r.get(8),
-                    status: None,
-                    scope: None,
-                    turn: Some(id),
-                    source_external_id: r.get(6),
-                },
-            );
-        }
-    }
-    if !memories.is_empty() {
-        let rows = c
-            .query(
-                "SELECT i.id, i.channel_id, i.thread_id, i.kind, i.content, i.created, i.status, \
-                 i.scope, i.source_message_id, s.author_name, s.external_id, \
-                 coalesce(i.author_name, i.author_type), coalesce(s.created, i.created), \
-                 t.opened_at, t.title \
-                 FROM memory_items i LEFT JOIN messages s ON s.id = i.source_message_id \
-                 LEFT JOIN threads t ON t.id = i.thread_id WHERE i.id = ANY($1)",
-                &[&memories],
-            )
-            .await
-            .map_err(failed("reading recall's memory records"))?;
-        for r in rows {
-            let key = ItemKey::memory(crate::model::MemoryId(r.get(0)));
-            let source_author: Option<String> = r.get(9);
-            found.insert(
-                key,
-                CandidateItem {
-                    key,
-                    channel_id: ChannelId(r.get(1)),
-                    thread_id: r.get::<_, Option<i64>>(2).map(ThreadId),
-                    kind: Some(parsed(&r, 3)?),
-                    content: r.get(4),
-                    created: ts(&r, 5)?,
-                    said_at: ts(&r, 12)?,
-                    thread_opened: opt_ts(&r, 13)?,
-                    thread_title: r.get(14),
-                    status: Some(parsed(&r, 6)?),
-                    scope: Some(parsed(&r, 7)?),
-                    turn: r.get::<_, Option<i64>>(8).map(MessageId),
-                    source_external_id: r.get(10),
-                    author: source_author.or(r.get(11)),
-                },
-            );
-        }
-    }
+    let (messages, records) =
+        tokio::try_join!(message_items(c, &messages), record_items(c, &memories))?;
+    let found: HashMap<ItemKey, CandidateItem> = messages
+        .into_iter()
+        .chain(records)
+        .map(|i| (i.key, i))
+        .collect();
     Ok(keys.iter().filter_map(|k| found.get(k).cloned()).collect())
+}
+
+/// Recall's view of the messages of `ids`.
+async fn message_items(c: &impl Db, ids: &[i64]) -> Result<Vec<CandidateItem>> {
+    let rows = rows_of(
+        c,
+        "SELECT m.id, m.channel_id, m.thread_id, m.author_name, m.content, m.created, \
+         m.external_id, t.opened_at, t.title FROM messages m \
+         LEFT JOIN threads t ON t.id = m.thread_id WHERE m.id = ANY($1)",
+        ids,
+        "reading recall's messages",
+    )
+    .await?;
+    rows.iter()
+        .map(|r| {
+            let id = MessageId(r.get(0));
+            Ok(CandidateItem {
+                key: ItemKey::message(id),
+                channel_id: ChannelId(r.get(1)),
+                thread_id: r.get::<_, Option<i64>>(2).map(ThreadId),
+                kind: None,
+                author: r.get(3),
+                content: r.get(4),
+                created: ts(r, 5)?,
+                said_at: ts(r, 5)?,
+                thread_opened: opt_ts(r, 7)?,
+                thread_title: r.get(8),
+                status: None,
+                scope: None,
+                turn: Some(id),
+                source_external_id: r.get(6),
+            })
+        })
+        .collect()
+}
+
+/// Recall's view of the memory records of `ids`.
+async fn record_items(c: &impl Db, ids: &[i64]) -> Result<Vec<CandidateItem>> {
+    let rows = rows_of(
+        c,
+        "SELECT i.id, i.channel_id, i.thread_id, i.kind, i.content, i.created, i.status, \
+         i.scope, i.source_message_id, s.author_name, s.external_id, \
+         coalesce(i.author_name, i.author_type), coalesce(s.created, i.created), \
+         t.opened_at, t.title \
+         FROM memory_items i LEFT JOIN messages s ON s.id = i.source_message_id \
+         LEFT JOIN threads t ON t.id = i.thread_id WHERE i.id = ANY($1)",
+        ids,
+        "reading recall's memory records",
+    )
+    .await?;
+    rows.iter()
+        .map(|r| {
+            let source_author: Option<String> = r.get(9);
+            Ok(CandidateItem {
+                key: ItemKey::memory(crate::model::MemoryId(r.get(0))),
+                channel_id: ChannelId(r.get(1)),
+                thread_id: r.get::<_, Option<i64>>(2).map(ThreadId),
+                kind: Some(parsed(r, 3)?),
+                content: r.get(4),
+                created: ts(r, 5)?,
+                said_at: ts(r, 12)?,
+                thread_opened: opt_ts(r, 13)?,
+                thread_title: r.get(14),
+                status: Some(parsed(r, 6)?),
+                scope: Some(parsed(r, 7)?),
+                turn: r.get::<_, Option<i64>>(8).map(MessageId),
+                source_external_id: r.get(10),
+                author: source_author.or(r.get(11)),
+            })
+        })
+        .collect()
+}
+
+/// The rows `sql` returns for the ids `$1`; no statement when none are asked.
+async fn rows_of(
+    c: &impl Db,
+    sql: &str,
+    ids: &[i64],
+    what: &'static str,
+) -> Result<Vec<tokio_postgres::Row>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    c.query(sql, &[&ids]).await.map_err(failed(what))
 }
 
 /// The external ids of a thread's messages, in order.
