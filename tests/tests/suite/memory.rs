@@ -646,13 +646,7 @@ async fn a_query_is_embedded_only_where_the_channel_has_vectors() -> anyhow::Res
     };
     // Nothing embedded yet: found by words, no query embedded (twice, so
     // the second ask is of a channel recall has seen).
-    t.helm
-        .import_history(
-            &t.captain,
-            &depot,
-            std::io::Cursor::new(history("a", &["crate one holds apples"])),
-        )
-        .await?;
+    import_lines(&t, &depot, "a", &["crate one holds apples"]).await?;
     assert_eq!(ask("apples").await?, "crate one holds apples");
     assert_eq!(ask("apples").await?, "crate one holds apples");
     assert_eq!(embedder.queries.load(Relaxed), 0);
@@ -703,13 +697,7 @@ async fn the_vector_cache_stays_within_its_budget_and_recall_still_finds_evicted
             .map(|i| format!("shelf {i} in {name} holds crate{i} of apples"))
             .collect();
         let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
-        t.helm
-            .import_history(
-                &t.captain,
-                &name.parse()?,
-                std::io::Cursor::new(history(name, &lines)),
-            )
-            .await?;
+        import_lines(&t, &name.parse()?, name, &lines).await?;
     }
     assert_eq!(t.helm.embed_backlog(None, |_, _| {}).await?, 600);
 
@@ -828,6 +816,21 @@ async fn import_embedded(
     name: &str,
     lines: &[&str],
 ) -> anyhow::Result<()> {
+    import_lines(t, channel, name, lines).await?;
+    assert_eq!(
+        t.helm.embed_backlog(None, |_, _| {}).await?,
+        lines.len() as u64
+    );
+    Ok(())
+}
+
+/// Imports `lines` into `channel` as one thread named `name`, not embedded.
+async fn import_lines(
+    t: &TestHelm,
+    channel: &ChannelRef,
+    name: &str,
+    lines: &[&str],
+) -> anyhow::Result<()> {
     t.helm
         .import_history(
             &t.captain,
@@ -835,10 +838,6 @@ async fn import_embedded(
             std::io::Cursor::new(history(name, lines)),
         )
         .await?;
-    assert_eq!(
-        t.helm.embed_backlog(None, |_, _| {}).await?,
-        lines.len() as u64
-    );
     Ok(())
 }
 
@@ -889,14 +888,7 @@ async fn vectors_stored_by_another_node_reach_a_channel_it_holds_in_memory() -> 
 
     // This node stores a new vector; the other finds it by meaning on its
     // next search, refreshing what it holds.
-    t.helm
-        .import_history(
-            &t.captain,
-            &depot,
-            std::io::Cursor::new(history("b", &["the forklift keys hang by the door"])),
-        )
-        .await?;
-    assert_eq!(t.helm.embed_backlog(None, |_, _| {}).await?, 1);
+    import_embedded(&t, &depot, "b", &["the forklift keys hang by the door"]).await?;
     assert_eq!(
         meaning("forklift keys").await?,
         "the forklift keys hang by the door"
