@@ -397,16 +397,27 @@ struct Conversation {
     id: String,
     channel: ChannelRef,
     questions: Vec<Question>,
+    /// Gathered for ranking by meaning (and words).
     candidates: Vec<Candidates>,
+    /// Gathered for ranking by words only: where meaning weighs nothing,
+    /// recall keeps the matches on words common to the channel that it
+    /// drops where meaning ranks the items.
+    word_candidates: Vec<Candidates>,
     sessions: HashMap<ThreadId, u32>,
 }
 
 impl Conversation {
-    /// Scores every question with `tuning` on the gathered candidates.
+    /// Scores every question with `tuning` on the candidates gathered for
+    /// its kind of ranking.
     fn score(&self, tuning: &RecallTuning) -> (Score, BTreeMap<u64, Score>) {
         let mut total = Score::default();
         let mut by_category: BTreeMap<u64, Score> = BTreeMap::new();
-        for (q, c) in self.questions.iter().zip(&self.candidates) {
+        let candidates = if tuning.dense_weight > 0.0 {
+            &self.candidates
+        } else {
+            &self.word_candidates
+        };
+        for (q, c) in self.questions.iter().zip(candidates) {
             let query = recall_query(&q.text, None);
             let marks: Vec<Mark> = fuse(c, tuning, &query)
                 .iter()
@@ -578,9 +589,12 @@ async fn main() -> anyhow::Result<()> {
             .filter_map(|t| session_of_title(&t.title).map(|n| (t.id, n)))
             .collect();
         let mut candidates = Vec::with_capacity(questions.len());
+        let mut word_candidates = Vec::with_capacity(questions.len());
         for q in &questions {
-            candidates.push(
-                helm.recall_candidates(&channel, &recall_query(&q.text, None), &gather)
+            let query = recall_query(&q.text, None);
+            candidates.push(helm.recall_candidates(&channel, &query, &gather).await?);
+            word_candidates.push(
+                helm.recall_candidates(&channel, &query, &RecallTuning::words())
                     .await?,
             );
         }
@@ -590,6 +604,7 @@ async fn main() -> anyhow::Result<()> {
             channel,
             questions,
             candidates,
+            word_candidates,
             sessions,
         });
     }

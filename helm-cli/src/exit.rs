@@ -55,13 +55,33 @@ pub fn hint_for(error: &Error) -> Option<String> {
             failure: ProviderFailure::Unconfigured,
             ..
         } => Some(PROVIDER_HINT.into()),
-        _ => hint_for_code(error.code()),
+        _ => hint_for_code(error.code(), &error.to_string()),
     }
 }
 
-/// The next step for an error a server reported, by its stable code.
-pub fn hint_for_code(code: &str) -> Option<String> {
+/// Where the names that do exist are listed, for a thing not found by
+/// name: `what` is the first word of core's "{what} {name} not found",
+/// which a server passes on as it is, so `--server` gives the same hint.
+fn listing_hint(what: &str) -> Option<String> {
+    let (command, things) = match what {
+        "channel" => (
+            "1helm channel list --all",
+            "the channels, archived ones too",
+        ),
+        "thread" => ("1helm thread list CHANNEL", "a channel's threads"),
+        "user" => ("1helm user list", "the people"),
+        "provider" => ("1helm provider list", "the providers"),
+        "memory" => ("1helm memory list CHANNEL --all", "a channel's records"),
+        _ => return None,
+    };
+    Some(format!("`{command}` lists {things}"))
+}
+
+/// The next step for an error a server reported, by its stable code and
+/// its message.
+pub fn hint_for_code(code: &str, message: &str) -> Option<String> {
     match code {
+        "not_found" => listing_hint(message.split(' ').next().unwrap_or_default()),
         "model_unavailable" => Some(format!(
             "choose a model with `1helm channel set-model CHANNEL --provider NAME --model MODEL`, \
              or {PROVIDER_HINT}"

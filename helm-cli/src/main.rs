@@ -45,7 +45,7 @@ fn main() -> ExitCode {
                     json,
                     &remote.code,
                     &remote.message,
-                    exit::hint_for_code(&remote.code),
+                    exit::hint_for_code(&remote.code, &remote.message),
                     exit::code_for(remote.kind),
                 )
             } else if let Some(core) = err.downcast_ref::<helm_core::Error>() {

@@ -204,7 +204,10 @@ fn errors_have_distinct_exit_codes_and_change_nothing() -> anyhow::Result<()> {
     let unknown = cli.run(&["channel", "show", "nowhere"])?;
     assert_eq!(unknown.code, NOT_FOUND);
     assert!(
-        unknown.stderr.contains("channel #nowhere not found"),
+        unknown.stderr.contains("channel #nowhere not found")
+            && unknown
+                .stderr
+                .contains("hint: `1helm channel list --all` lists the channels"),
         "{}",
         unknown.stderr
     );

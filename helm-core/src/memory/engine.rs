@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 use super::embed::{Embedder, normalize};
 use super::fusion::{Candidates, Ranked, RecallTuning, fuse};
 use super::query::{self, ParsedQuery};
-use super::recall::{CandidateItem, DEPTH, HitThread, ItemKey, RecallHit, RecallQuery, WORD_WALK};
+use super::recall::{
+    COMMON_WORDS_ONLY, CandidateItem, DEPTH, HitThread, ItemKey, RecallHit, RecallQuery, WORD_WALK,
+};
 use super::vector_cache::{DEFAULT_VECTOR_CACHE_BYTES, VectorCache, VectorCacheUse};
 use super::vectors::ChannelVectors;
 use crate::error::{Error, Result};
@@ -191,11 +193,24 @@ impl RecallEngine {
             },
             self.lexical(channel, &parsed),
         );
-        let lexical = lexical?;
+        let mut lexical = lexical?;
         let (meaning, dense, mut items) = match meaning? {
             Some((meaning, dense, items)) => (Some(meaning), dense, items),
             None => (None, Vec::new(), Vec::new()),
         };
+        // A match on words found in most of the channel's items says nothing
+        // of an item, yet its place in the word list counts as much as a
+        // rare word's: in a channel where every message names
+        // `@launch-agent`, "when do we launch?" matched them all, and their
+        // all but arbitrary word order put a question about the press kit
+        // above the decision "Launch is on 12 March.". Where meaning ranks
+        // the items (there is a meaning list and it weighs), such matches
+        // are dropped. Without meaning they are all there is, and an item
+        // meaning cannot see yet (a record made a moment ago) keeps its
+        // match, or it would not be found at all.
+        if let Some((vectors, _)) = meaning.as_ref().filter(|_| tuning.dense_weight > 0.0) {
+            lexical.retain(|(k, score)| *score >= COMMON_WORDS_ONLY || !vectors.contains(*k));
+        }
         let unseen_by_meaning = match &meaning {
             Some((vectors, _)) => lexical
                 .iter()

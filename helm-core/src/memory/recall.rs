@@ -22,6 +22,14 @@ pub const DEPTH: usize = 100;
 /// common verb), such a channel would otherwise have tens of thousands of
 /// matches ranked one by one. Smaller channels are always searched exactly.
 pub const WORD_WALK: usize = 4096;
+/// A word match scoring below this matched only words found in about half
+/// of the channel's items or more. Both stores weigh such a word at BM25's
+/// floor, 1e-6 (a word in at least half the items has no positive inverse
+/// document frequency), so even dozens of them sum to far less, while a
+/// word in fewer than half the items weighs more (in a channel of up to a
+/// few thousand items, any such word). Where meaning ranks the items, such
+/// a match says nothing of them (see `engine`).
+pub const COMMON_WORDS_ONLY: f64 = 1e-3;
 /// The most hits one recall returns.
 pub const MAX_LIMIT: usize = 50;
 

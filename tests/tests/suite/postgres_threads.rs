@@ -10,7 +10,7 @@
 use std::collections::BTreeSet;
 
 use anyhow::Context;
-use helm_core::memory::recall::ItemKey;
+use helm_core::memory::recall::{COMMON_WORDS_ONLY, ItemKey};
 use helm_core::model::{
     Actor, Agent, AgentId, AgentKind, AgentStatus, AuthorType, ChannelId, ChannelName, Handle,
     MemoryKind, MemoryScope, MemorySource, MemoryStatus, Message, PolicyLevel, Role, Thread,
@@ -650,6 +650,20 @@ fn record(channel: ChannelId, content: &str, scope: MemoryScope) -> NewMemory {
     }
 }
 
+/// Adds a record of each of `texts` to `channel`, in order.
+async fn add_records(
+    store: &dyn Areas,
+    channel: ChannelId,
+    texts: &[&str],
+    scope: MemoryScope,
+) -> anyhow::Result<Vec<helm_core::model::MemoryItem>> {
+    let mut added = Vec::with_capacity(texts.len());
+    for text in texts {
+        added.push(store.add_memory(record(channel, text, scope)).await?);
+    }
+    Ok(added)
+}
+
 fn words(w: &[&str]) -> Vec<String> {
     w.iter().map(|s| s.to_string()).collect()
 }
@@ -967,26 +981,25 @@ async fn memory_records_recall_and_vectors_match_sqlite() -> anyhow::Result<()> 
 
 /// The first word match for a name said in every record and a word said
 /// once: the record with the rare word, though another says the name three
-/// times. What the key was is returned, for the two stores to agree.
+/// times; a match on the name alone scores below
+/// [`COMMON_WORDS_ONLY`]. What the key was is returned, for the two stores
+/// to agree.
 async fn rare_word_scenario(store: &dyn Areas, s: &Seeded) -> anyhow::Result<Transcript> {
     let mut out = Transcript::new();
-    for text in [
-        "Caroline said Caroline would call Caroline's sister.",
-        "Caroline went hiking.",
-        "Caroline painted a sunset.",
-        "Caroline read a book.",
-    ] {
-        store
-            .add_memory(record(s.channel, text, MemoryScope::Channel))
-            .await?;
-    }
-    let agency = store
-        .add_memory(record(
-            s.channel,
+    let added = add_records(
+        store,
+        s.channel,
+        &[
+            "Caroline said Caroline would call Caroline's sister.",
+            "Caroline went hiking.",
+            "Caroline painted a sunset.",
+            "Caroline read a book.",
             "The adoption agency called back.",
-            MemoryScope::Channel,
-        ))
-        .await?;
+        ],
+        MemoryScope::Channel,
+    )
+    .await?;
+    let agency = added.last().context("no record added")?;
     let hits = store
         .recall_lexical(s.channel, &words(&["caroline", "adoption"]), 10, None)
         .await?;
@@ -996,8 +1009,72 @@ async fn rare_word_scenario(store: &dyn Areas, s: &Seeded) -> anyhow::Result<Tra
         "the rare word weighs more than the common name: {hits:?}"
     );
     assert_eq!(hits.len(), 5, "every record holding either word: {hits:?}");
+    // The name is in four of the five records: a match on it alone weighs
+    // BM25's floor on either store, which is how recall tells that such a
+    // match says nothing of an item; the rare word's is well above it.
+    for (key, score) in &hits {
+        if *key == ItemKey::memory(agency.id) {
+            assert!(*score >= COMMON_WORDS_ONLY, "{hits:?}");
+        } else {
+            assert!(*score < COMMON_WORDS_ONLY, "{hits:?}");
+        }
+    }
     out.push(format!("{:?}", hits.first().map(|(k, _)| k.0)));
     Ok(out)
+}
+
+/// A word in many records another channel shares with the workspace, but
+/// in one of this channel's three: it is not common here, so this
+/// channel's match on it scores above [`COMMON_WORDS_ONLY`], and the shared
+/// records are found as well.
+async fn shared_word_scenario(store: &dyn Areas, s: &Seeded) -> anyhow::Result<Transcript> {
+    let mut out = Transcript::new();
+    let added = add_records(
+        store,
+        s.channel,
+        &[
+            "The fridge is empty.",
+            "The north office opens at nine.",
+            "The travel policy changed in May.",
+        ],
+        MemoryScope::Channel,
+    )
+    .await?;
+    let own = added.last().context("no record added")?;
+    let shared: Vec<String> = (1..=4)
+        .map(|n| format!("Workspace policy {n} applies to every team."))
+        .collect();
+    let shared: Vec<&str> = shared.iter().map(String::as_str).collect();
+    add_records(store, ChannelId(1), &shared, MemoryScope::Workspace).await?;
+    let hits = store
+        .recall_lexical(s.channel, &words(&["policy"]), 10, None)
+        .await?;
+    assert_eq!(
+        hits.len(),
+        5,
+        "this channel's record and the shared ones: {hits:?}"
+    );
+    let score = hits
+        .iter()
+        .find(|(k, _)| *k == ItemKey::memory(own.id))
+        .map(|(_, score)| *score);
+    assert!(
+        score.is_some_and(|s| s >= COMMON_WORDS_ONLY),
+        "one record in three is not common here: {hits:?}"
+    );
+    out.push(format!("{}", hits.len()));
+    Ok(out)
+}
+
+#[tokio::test]
+async fn a_word_shared_by_other_channels_is_not_common_in_this_one_on_both_stores()
+-> anyhow::Result<()> {
+    let (_dir, lite, ls) = sqlite().await?;
+    let (_url, pg, ps) = postgres().await?;
+    let a = shared_word_scenario(&lite, &ls).await?;
+    let b = shared_word_scenario(&pg, &ps).await?;
+    assert_same(&a, &b);
+    Ok(())
 }
 
 #[tokio::test]

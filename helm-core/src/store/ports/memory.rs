@@ -48,7 +48,9 @@ pub trait MemoryStore: Send + Sync + 'static {
     /// workspace) of any of `terms`, best first, at most `depth`, with
     /// positive scores (higher is better). Each term is letters and digits
     /// only (see [`crate::memory::query::ParsedQuery::terms`]); no terms, no
-    /// matches.
+    /// matches. A term found in at least half of the channel's items weighs
+    /// 1e-6, so an item matching only such terms scores below
+    /// [`crate::memory::recall::COMMON_WORDS_ONLY`].
     ///
     /// `walk` bounds how many matching rows a store that ranks them one by
     /// one may walk in a large channel before it narrows the search to the

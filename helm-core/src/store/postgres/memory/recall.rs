@@ -51,9 +51,14 @@ pub(crate) async fn index_message(c: &impl Db, message: &Message) -> Result<()> 
 /// term is ever read as query syntax.
 ///
 /// A term weighs what BM25's inverse document frequency says it does in
-/// the channel, `ln(1 + (n - df + 0.5) / (df + 0.5))` (at least 1e-6, as
-/// SQLite's): `df` the items holding it, counted among the matches, `n`
-/// the channel's thread messages and records. That weight times the term's
+/// the channel, `ln(1 + (n - df + 0.5) / (df + 0.5))`, or 1e-6 where it
+/// is in at least half of the items (as SQLite's, whose IDF is not
+/// positive there; see [`crate::memory::recall::COMMON_WORDS_ONLY`]):
+/// `df` the channel's items holding it, counted among the matches, `n`
+/// the channel's thread messages and records: both count the channel's
+/// own items, so a word in many records other channels share with the
+/// workspace does not look common in a small channel (a shared record is
+/// weighed by the asking channel's figures). That weight times the term's
 /// `ts_rank` in the item (its frequency, damped by the item's length) is
 /// the item's score. The messages are counted by their threads' counters
 /// (`last_seq`, migration 3): a row per thread, not per message. Without
@@ -82,15 +87,16 @@ pub(crate) async fn lexical(
                  SELECT m.id, m.thread_id, m.words AS v FROM messages m, q \
                  WHERE m.channel_id = $1 AND m.words @@ q.q \
              ), kept AS ( \
-                 SELECT i.id, i.words AS v FROM memory_items i, q \
+                 SELECT i.id, i.channel_id, i.words AS v FROM memory_items i, q \
                  WHERE (i.channel_id = $1 OR i.scope = 'workspace') AND i.words @@ q.q \
              ), total AS ( \
                  SELECT (SELECT coalesce(sum(last_seq), 0) FROM threads WHERE channel_id = $1) \
                       + (SELECT count(*) FROM memory_items WHERE channel_id = $1) AS n \
              ), w AS ( \
-                 SELECT t.p, greatest(ln(1 + greatest(total.n - d.df + 0.5, 0) / (d.df + 0.5)), 1e-6) AS idf \
+                 SELECT t.p, CASE WHEN 2 * d.df >= total.n THEN 1e-6 \
+                     ELSE ln(1 + (total.n - d.df + 0.5) / (d.df + 0.5)) END AS idf \
                  FROM t, total, LATERAL (SELECT (SELECT count(*) FROM said WHERE v @@ t.p) \
-                     + (SELECT count(*) FROM kept WHERE v @@ t.p) AS df) AS d \
+                     + (SELECT count(*) FROM kept WHERE channel_id = $1 AND v @@ t.p) AS df) AS d \
              ), scored AS ( \
                  SELECT s.id, s.thread_id, \
                      (SELECT sum(w.idf * ts_rank(s.v, w.p, 1)) FROM w) AS r \
