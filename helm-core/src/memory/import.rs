@@ -88,34 +88,131 @@ pub struct ImportReport {
     pub memories: usize,
 }
 
+/// A `"type": "thread"` line.
 #[derive(Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+#[serde(deny_unknown_fields)]
+struct ThreadLine {
+    id: Value,
+    #[serde(default)]
+    title: Option<String>,
+    #[serde(default)]
+    opened_at: Option<Value>,
+}
+
+/// A `"type": "message"` line.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MessageLine {
+    thread: Value,
+    external_id: Value,
+    author: String,
+    text: String,
+    #[serde(default)]
+    at: Option<Value>,
+}
+
+/// A `"type": "memory"` line.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MemoryLine {
+    kind: String,
+    content: String,
+    #[serde(default)]
+    thread: Option<Value>,
+    #[serde(default)]
+    source_external_id: Option<Value>,
+    #[serde(default)]
+    confidence: Option<f64>,
+}
+
+/// One line of a history, by its `"type"`.
 enum Line {
-    Thread {
-        id: Value,
-        #[serde(default)]
-        title: Option<String>,
-        #[serde(default)]
-        opened_at: Option<Value>,
-    },
-    Message {
-        thread: Value,
-        external_id: Value,
-        author: String,
-        text: String,
-        #[serde(default)]
-        at: Option<Value>,
-    },
-    Memory {
-        kind: String,
-        content: String,
-        #[serde(default)]
-        thread: Option<Value>,
-        #[serde(default)]
-        source_external_id: Option<Value>,
-        #[serde(default)]
-        confidence: Option<f64>,
-    },
+    Thread(ThreadLine),
+    Message(MessageLine),
+    Memory(MemoryLine),
+}
+
+/// The kinds of line, as `"type"` names them.
+const LINE_TYPES: [&str; 3] = ["thread", "message", "memory"];
+
+/// One line read, or what is wrong with it in the file's own terms: serde's
+/// wording speaks of variants and idents, places the fault on "line 1"
+/// (the line alone) and does not say which field has the wrong type.
+fn read_line(line: &str) -> std::result::Result<Line, String> {
+    let value: Value = serde_json::from_str(line)
+        .map_err(|e| format!("is not JSON (at column {}: {})", e.column(), bare(&e)))?;
+    let Value::Object(mut fields) = value else {
+        return Err("is not a JSON object; each line is one object with a \"type\"".into());
+    };
+    let kind = match fields.remove("type") {
+        Some(Value::String(kind)) => kind,
+        _ => {
+            return Err(format!(
+                "has no \"type\"; it is one of {}",
+                quoted(&LINE_TYPES)
+            ));
+        }
+    };
+    let fields = Value::Object(fields);
+    let read = match kind.as_str() {
+        "thread" => fields_of(fields).map(Line::Thread),
+        "message" => fields_of(fields).map(Line::Message),
+        "memory" => fields_of(fields).map(Line::Memory),
+        _ => {
+            return Err(format!(
+                "\"type\" {kind:?} is not one of {}",
+                quoted(&LINE_TYPES)
+            ));
+        }
+    };
+    read.map_err(|e| {
+        let field = e.path().to_string();
+        let why = e.inner().to_string();
+        if let Some(missing) = field_named(&why, "missing field `") {
+            format!("a {kind} needs \"{missing}\"")
+        } else if let Some(unknown) = field_named(&why, "unknown field `") {
+            format!("\"{unknown}\" is not a field of a {kind}")
+        } else if let Some((found, wanted)) = why
+            .strip_prefix("invalid type: ")
+            .and_then(|r| r.split_once(", expected "))
+        {
+            format!("\"{field}\" must be {wanted}, not {found}")
+        } else {
+            format!("\"{field}\": {why}")
+        }
+    })
+}
+
+/// A line's fields (its `"type"` taken out) as `T`, with the path of the
+/// field at fault.
+fn fields_of<T: serde::de::DeserializeOwned>(
+    fields: Value,
+) -> std::result::Result<T, serde_path_to_error::Error<serde_json::Error>> {
+    serde_path_to_error::deserialize(fields)
+}
+
+/// The field a serde message names after `prefix`, up to its closing
+/// backquote.
+fn field_named<'a>(message: &'a str, prefix: &str) -> Option<&'a str> {
+    message.strip_prefix(prefix)?.split('`').next()
+}
+
+/// A JSON syntax error without serde's "at line 1 column N" (the line
+/// number is the file's, given apart).
+fn bare(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" at line ") {
+        Some(at) => text[..at].to_string(),
+        None => text,
+    }
+}
+
+fn quoted(words: &[&str]) -> String {
+    words
+        .iter()
+        .map(|w| format!("\"{w}\""))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// An id given as a string or a number.
@@ -171,20 +268,20 @@ pub fn parse_history(reader: impl BufRead) -> Result<ImportPlan> {
         if line.trim().is_empty() {
             continue;
         }
-        let parsed: Line = match serde_json::from_str(&line) {
+        let parsed = match read_line(&line) {
             Ok(parsed) => parsed,
-            Err(e) => {
-                report(number, format!("{e}"), &mut problems);
+            Err(why) => {
+                report(number, why, &mut problems);
                 continue;
             }
         };
         let checked: std::result::Result<(), String> = (|| {
             match parsed {
-                Line::Thread {
+                Line::Thread(ThreadLine {
                     id,
                     title,
                     opened_at,
-                } => {
+                }) => {
                     let id = id_text(&id, "id")?;
                     if !thread_ids.insert(id.clone()) {
                         return Err(format!("thread {id:?} is defined twice"));
@@ -200,13 +297,13 @@ pub fn parse_history(reader: impl BufRead) -> Result<ImportPlan> {
                             .transpose()?,
                     });
                 }
-                Line::Message {
+                Line::Message(MessageLine {
                     thread,
                     external_id,
                     author,
                     text,
                     at,
-                } => {
+                }) => {
                     let thread = id_text(&thread, "thread")?;
                     let external_id = id_text(&external_id, "external_id")?;
                     if author.trim().is_empty() {
@@ -230,13 +327,13 @@ pub fn parse_history(reader: impl BufRead) -> Result<ImportPlan> {
                     });
                     message_lines.push(number);
                 }
-                Line::Memory {
+                Line::Memory(MemoryLine {
                     kind,
                     content,
                     thread,
                     source_external_id,
                     confidence,
-                } => {
+                }) => {
                     let kind: MemoryKind = kind.parse().map_err(|e: Error| e.to_string())?;
                     if content.trim().is_empty() {
                         return Err("content must not be empty".into());
@@ -361,5 +458,36 @@ not json
         }
         assert!(!err.contains("line 1:"), "{err}");
         assert!(err.contains("nothing was imported"));
+    }
+
+    #[test]
+    fn a_bad_line_is_described_in_the_files_terms() {
+        let text = r#"{"type":"thread","id":"t"}
+{"thread":"t","author":"a","text":"x"}
+{"type":"msg","thread":"t"}
+{"type":"message","thread":"t","author":"a","text":"x"}
+{"type":"message","thread":"t","external_id":"1","author":"a","text":5}
+{"type":"message","thread":"t","external_id":"2","author":"a","text":"x","extra":1}
+not json
+[1, 2]"#;
+        let err = parse_history(text.as_bytes())
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        for said in [
+            r#"line 2: has no "type"; it is one of "thread", "message", "memory""#,
+            r#"line 3: "type" "msg" is not one of "thread", "message", "memory""#,
+            r#"line 4: a message needs "external_id""#,
+            r#"line 5: "text" must be a string, not integer `5`"#,
+            r#"line 6: "extra" is not a field of a message"#,
+            "line 7: is not JSON (at column 2: expected ident)",
+            r#"line 8: is not a JSON object; each line is one object with a "type""#,
+        ] {
+            assert!(err.contains(said), "{said:?} missing from {err}");
+        }
+        assert!(
+            !err.contains("variant") && !err.contains("line 1 column"),
+            "{err}"
+        );
     }
 }
