@@ -146,11 +146,13 @@ fn read_line(line: &str) -> std::result::Result<Line, String> {
     };
     let kind = match fields.remove("type") {
         Some(Value::String(kind)) => kind,
-        _ => {
-            return Err(format!(
-                "has no \"type\"; it is one of {}",
-                quoted(&LINE_TYPES)
-            ));
+        found => {
+            let why = if found.is_some() {
+                "\"type\" is not a string"
+            } else {
+                "has no \"type\""
+            };
+            return Err(format!("{why}; it is one of {}", quoted(&LINE_TYPES)));
         }
     };
     let fields = Value::Object(fields);
@@ -207,6 +209,7 @@ fn bare(e: &serde_json::Error) -> String {
     }
 }
 
+/// `"a", "b", "c"`.
 fn quoted(words: &[&str]) -> String {
     words
         .iter()
@@ -220,21 +223,23 @@ fn id_text(v: &Value, field: &str) -> std::result::Result<String, String> {
     match v {
         Value::String(s) if !s.trim().is_empty() => Ok(s.trim().to_string()),
         Value::Number(n) => Ok(n.to_string()),
-        _ => Err(format!("{field} must be a non-empty string or a number")),
+        _ => Err(format!(
+            "\"{field}\" must be a non-empty string or a number"
+        )),
     }
 }
 
 fn time(v: &Value, field: &str) -> std::result::Result<Timestamp, String> {
     match v {
         Value::String(s) => s.trim().parse::<Timestamp>().map_err(|e| {
-            format!("{field} {s:?} is not an RFC 3339 time such as 2023-05-08T13:56:00Z ({e})")
+            format!("\"{field}\" {s:?} is not an RFC 3339 time such as 2023-05-08T13:56:00Z ({e})")
         }),
         Value::Number(n) => n
             .as_i64()
             .and_then(|secs| Timestamp::from_second(secs).ok())
-            .ok_or_else(|| format!("{field} {n} is not a Unix time in seconds")),
+            .ok_or_else(|| format!("\"{field}\" {n} is not a Unix time in seconds")),
         _ => Err(format!(
-            "{field} must be an RFC 3339 string or Unix seconds"
+            "\"{field}\" must be an RFC 3339 string or Unix seconds"
         )),
     }
 }
@@ -307,16 +312,16 @@ pub fn parse_history(reader: impl BufRead) -> Result<ImportPlan> {
                     let thread = id_text(&thread, "thread")?;
                     let external_id = id_text(&external_id, "external_id")?;
                     if author.trim().is_empty() {
-                        return Err("author must not be empty".into());
+                        return Err("\"author\" must not be empty".into());
                     }
                     if text.trim().is_empty() {
-                        return Err("text must not be empty".into());
+                        return Err("\"text\" must not be empty".into());
                     }
                     if message_ids
                         .insert(external_id.clone(), thread.clone())
                         .is_some()
                     {
-                        return Err(format!("external_id {external_id:?} is used twice"));
+                        return Err(format!("\"external_id\" {external_id:?} is used twice"));
                     }
                     plan.messages.push(ImportMessage {
                         thread,
@@ -336,12 +341,12 @@ pub fn parse_history(reader: impl BufRead) -> Result<ImportPlan> {
                 }) => {
                     let kind: MemoryKind = kind.parse().map_err(|e: Error| e.to_string())?;
                     if content.trim().is_empty() {
-                        return Err("content must not be empty".into());
+                        return Err("\"content\" must not be empty".into());
                     }
                     if let Some(c) = confidence
                         && !(0.0..=1.0).contains(&c)
                     {
-                        return Err(format!("confidence {c} is not between 0 and 1"));
+                        return Err(format!("\"confidence\" {c} is not between 0 and 1"));
                     }
                     plan.memories.push(ImportMemory {
                         kind,
@@ -389,7 +394,7 @@ pub fn parse_history(reader: impl BufRead) -> Result<ImportPlan> {
         {
             report(
                 *line,
-                format!("source_external_id {source:?} names no message in the file"),
+                format!("\"source_external_id\" {source:?} names no message in the file"),
                 &mut problems,
             );
         }
@@ -469,7 +474,9 @@ not json
 {"type":"message","thread":"t","external_id":"1","author":"a","text":5}
 {"type":"message","thread":"t","external_id":"2","author":"a","text":"x","extra":1}
 not json
-[1, 2]"#;
+[1, 2]
+{"type":7}
+{"type":"message","thread":"t","external_id":"1","author":"a","text":"y","at":"yesterday"}"#;
         let err = parse_history(text.as_bytes())
             .err()
             .map(|e| e.to_string())
@@ -482,6 +489,8 @@ not json
             r#"line 6: "extra" is not a field of a message"#,
             "line 7: is not JSON (at column 2: expected ident)",
             r#"line 8: is not a JSON object; each line is one object with a "type""#,
+            r#"line 9: "type" is not a string; it is one of "thread", "message", "memory""#,
+            r#"line 10: "at" "yesterday" is not an RFC 3339 time"#,
         ] {
             assert!(err.contains(said), "{said:?} missing from {err}");
         }
