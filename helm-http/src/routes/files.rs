@@ -108,8 +108,9 @@ async fn read_file(
 /// A file's bytes, as an attachment.
 #[utoipa::path(get, path = "/api/channels/{channel}/files/download", tag = "files",
     params(("channel" = String, Path, description = "The channel's name or id"), DownloadQuery),
-    responses((status = 200, description = "The file's bytes",
-               content_type = "application/octet-stream", body = Vec<u8>), ReadErrors))]
+    responses((status = 200,
+               description = "The file's bytes, typed by its extension (`application/octet-stream` when unknown)",
+               content_type = "*/*", body = Vec<u8>), ReadErrors))]
 async fn download_file(
     State(state): State<AppState>,
     caller: Caller,

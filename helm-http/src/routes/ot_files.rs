@@ -206,7 +206,9 @@ async fn read(
 #[utoipa::path(get, path = "/api/channels/{channel}/ot/files/view", tag = "open-terminal",
     security(("ot_key" = [])),
     params(("channel" = String, Path, description = "The channel's name or id"), OtPathQuery),
-    responses((status = 200, description = "The bytes", content_type = "application/octet-stream", body = Vec<u8>),
+    responses((status = 200,
+               description = "The bytes, typed by the file's extension (`application/octet-stream` when unknown)",
+               content_type = "*/*", body = Vec<u8>),
               WriteErrors))]
 async fn view(
     State(state): State<AppState>,
