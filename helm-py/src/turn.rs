@@ -2,20 +2,15 @@
 //! `channel.ask` (collect) and `channel.stream` (yield as it happens).
 //!
 //! The event feed is opened before the message is posted, so nothing the
-//! post causes can be missed. The follower keeps the set of turns running or
-//! queued in the thread: the one the post admitted, and any it leads to (a
-//! call for Skipper queues Skipper's turn, whose resolution wakes the
-//! resident again). The run ends when that set is empty.
+//! post causes can be missed; core's follower (`helm_core::runtime::follow`)
+//! keeps the turns the post led to, and this module shows its steps as the
+//! Python event classes.
 
-use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
 use helm_core::ErrorKind;
-use helm_core::events::EventBody;
-use helm_core::model::{
-    AgentId, ApprovalStatus, EscalationStatus, Handle, MessageId, Thread, ThreadId, Turn, TurnId,
-    TurnState,
-};
+use helm_core::model::{Handle, Thread, ThreadId};
+use helm_core::runtime::follow::{Ended, Follow, Followed};
 use helm_core::runtime::wake::mentions_handle;
 
 use crate::backend::SharedBackend;
@@ -119,7 +114,7 @@ pub async fn run(
     if let Ok(mut s) = slot.lock() {
         *s = Some(thread_id);
     }
-    let mut follow = Follow::new(thread_id, resident, handle.to_string());
+    let mut follow = Follow::new(thread_id, resident, handle.clone());
     if let Some(turn) = &posted.turn {
         follow.admit(turn);
     }
@@ -133,13 +128,16 @@ pub async fn run(
             ),
         ));
     }
+    let mut actions = Vec::new();
     let last = loop {
         let event = feed.next().await?;
-        for out in follow.absorb(event.body) {
-            sink(out);
+        for step in follow.absorb(event.body) {
+            if let Some(out) = python_event(step, &mut actions) {
+                sink(out);
+            }
         }
         if let Some(last) = follow.finished() {
-            break last;
+            break outcome(last.clone());
         }
     };
     let thread = backend.thread(thread_id).await?;
@@ -147,146 +145,45 @@ pub async fn run(
         text: last.text,
         thread,
         model: last.model,
-        actions: follow.actions,
+        actions,
         state: last.state,
         turn_id: last.turn_id,
         error: last.error,
     })
 }
 
-/// The follower's state: which turns are live, what their replies say.
-struct Follow {
-    thread: ThreadId,
-    resident: AgentId,
-    resident_handle: String,
-    live: BTreeSet<TurnId>,
-    replies: HashMap<MessageId, TurnId>,
-    agents: HashMap<TurnId, AgentId>,
-    texts: HashMap<MessageId, String>,
-    seen_turn: bool,
-    last: Option<TurnOutcome>,
-    actions: Vec<ToolAction>,
+/// A step of the core follower, in the Python classes' terms (`None` for
+/// the steps Python does not show: a turn starting, Helm's notes).
+fn python_event(step: Followed, actions: &mut Vec<ToolAction>) -> Option<TurnEvent> {
+    Some(match step {
+        Followed::Text { agent, text, .. } => TurnEvent::TextDelta {
+            text,
+            agent: agent.to_string(),
+        },
+        Followed::ToolStarted(action) => TurnEvent::ToolCall(action.into()),
+        Followed::ToolFinished(action) => {
+            let action: ToolAction = action.into();
+            actions.push(action.clone());
+            TurnEvent::ToolResult(action)
+        }
+        Followed::ApprovalRequested(approval) => TurnEvent::ApprovalRequested(approval.into()),
+        Followed::SkipperCalled(escalation) => TurnEvent::SkipperCalled {
+            reason: escalation.reason,
+            escalation_id: escalation.id.0,
+        },
+        Followed::Ended(ended) => TurnEvent::TurnEnded(outcome(ended)),
+        Followed::Started { .. } | Followed::Note(_) => return None,
+    })
 }
 
-impl Follow {
-    fn new(thread: ThreadId, resident: AgentId, resident_handle: String) -> Self {
-        Follow {
-            thread,
-            resident,
-            resident_handle,
-            live: BTreeSet::new(),
-            replies: HashMap::new(),
-            agents: HashMap::new(),
-            texts: HashMap::new(),
-            seen_turn: false,
-            last: None,
-            actions: Vec::new(),
-        }
-    }
-
-    fn agent(&self, id: AgentId) -> String {
-        if id == self.resident {
-            self.resident_handle.clone()
-        } else {
-            // Only Skipper acts in a channel besides its resident.
-            Handle::skipper().to_string()
-        }
-    }
-
-    fn admit(&mut self, turn: &Turn) {
-        if turn.thread_id == self.thread && !turn.state.is_final() {
-            self.seen_turn = true;
-            self.live.insert(turn.id);
-            self.replies.insert(turn.reply_message_id, turn.id);
-            self.agents.insert(turn.id, turn.agent_id);
-        }
-    }
-
-    /// Whether a turn is one this run follows (a turn that was already
-    /// running in the thread before the post is not).
-    fn ours(&self, turn: Option<TurnId>) -> bool {
-        turn.is_some_and(|t| self.agents.contains_key(&t))
-    }
-
-    /// The run's last outcome, once no turn of it is live.
-    fn finished(&self) -> Option<TurnOutcome> {
-        if self.seen_turn && self.live.is_empty() {
-            self.last.clone()
-        } else {
-            None
-        }
-    }
-
-    fn absorb(&mut self, body: EventBody) -> Vec<TurnEvent> {
-        let mut out = Vec::new();
-        match body {
-            EventBody::TurnQueued { turn, .. } | EventBody::TurnStarted { turn } => {
-                self.admit(&turn);
-            }
-            EventBody::MessageDelta {
-                message_id, text, ..
-            } => {
-                if let Some(turn) = self.replies.get(&message_id)
-                    && self.live.contains(turn)
-                {
-                    let agent = match self.agents.get(turn) {
-                        Some(id) => self.agent(*id),
-                        None => self.resident_handle.clone(),
-                    };
-                    self.texts.entry(message_id).or_default().push_str(&text);
-                    out.push(TurnEvent::TextDelta { text, agent });
-                }
-            }
-            EventBody::MessageCompleted { message } if self.replies.contains_key(&message.id) => {
-                self.texts.insert(message.id, message.content);
-            }
-            EventBody::ToolActionStarted { action } if self.ours(action.turn_id) => {
-                out.push(TurnEvent::ToolCall(action.into()));
-            }
-            EventBody::ToolActionFinished { action } if self.ours(action.turn_id) => {
-                let action: ToolAction = action.into();
-                self.actions.push(action.clone());
-                out.push(TurnEvent::ToolResult(action));
-            }
-            EventBody::ApprovalChanged { approval }
-                if self.ours(approval.turn_id) && approval.status == ApprovalStatus::Pending =>
-            {
-                out.push(TurnEvent::ApprovalRequested(approval.into()));
-            }
-            EventBody::EscalationChanged { escalation }
-                if escalation.thread_id == self.thread
-                    && escalation.status == EscalationStatus::Open =>
-            {
-                out.push(TurnEvent::SkipperCalled {
-                    reason: escalation.reason,
-                    escalation_id: escalation.id.0,
-                });
-            }
-            EventBody::TurnCompleted { turn }
-            | EventBody::TurnFailed { turn }
-            | EventBody::TurnCancelled { turn }
-                if self.live.remove(&turn.id) =>
-            {
-                let outcome = TurnOutcome {
-                    turn_id: turn.id.0,
-                    agent: self.agent(turn.agent_id),
-                    state: turn.state.as_str().to_string(),
-                    error: turn.error.clone(),
-                    text: self
-                        .texts
-                        .get(&turn.reply_message_id)
-                        .cloned()
-                        .unwrap_or_default(),
-                    model: turn.served_by.clone().map(Model::served),
-                };
-                if turn.state == TurnState::Failed && outcome.error.is_none() {
-                    tracing::debug!(turn = %turn.id, "a turn failed without saying why");
-                }
-                self.last = Some(outcome.clone());
-                out.push(TurnEvent::TurnEnded(outcome));
-            }
-            _ => {}
-        }
-        out
+/// How a turn ended, as Python's `TurnEnded` carries it.
+fn outcome(ended: Ended) -> TurnOutcome {
+    TurnOutcome {
+        turn_id: ended.turn.id.0,
+        agent: ended.agent.to_string(),
+        state: ended.turn.state.as_str().to_string(),
+        error: ended.turn.error,
+        text: ended.text,
+        model: ended.turn.served_by.map(Model::served),
     }
 }

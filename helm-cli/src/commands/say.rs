@@ -4,7 +4,8 @@ use std::io::Write;
 
 use anyhow::Result;
 use helm_core::events::EventBody;
-use helm_core::model::{Author, ThreadId, Turn, TurnState};
+use helm_core::model::{ThreadId, Turn, TurnState};
+use helm_core::runtime::follow::{Follow, Followed};
 
 use super::Ctx;
 use crate::cli::SayArgs;
@@ -30,26 +31,35 @@ pub async fn run(ctx: &Ctx, args: SayArgs) -> Result<i32> {
         return Ok(exit::OK);
     }
 
-    // Locally this process runs the turn; a server runs it by itself. The
-    // event stream opens before the post, so nothing the post causes is missed.
+    // Locally this process runs the turns; a server runs them by itself. The
+    // event stream opens before the post, so nothing the post causes is
+    // missed.
+    let resident = backend.channel(&args.channel).await?.record.agent;
     backend.drive_turns().await?;
     let mut events = backend.events().await?;
     let posted = backend.post(&args.channel, &args.text, thread).await?;
     let thread_id = posted.thread.id;
-    let Some(turn) = posted.turn.clone() else {
+    if posted.turn.is_none() && posted.escalation.is_none() {
         backend.stop_driving().await;
         ctx.out.print(&posted, || {
             format!(
                 "Posted in thread {thread_id}. No agent was mentioned, so nobody was woken; \
-                 mention the channel's agent to ask it something."
+                 mention {} to ask it something.",
+                resident.handle
             )
         })?;
         return Ok(exit::OK);
-    };
-    let mut render = Render::new(ctx.out_is_json(), turn.clone());
+    }
+    // The post may wake more than its resident: a call for Skipper queues
+    // Skipper's turn, and Skipper's answer can wake the resident again.
+    let mut follow = Follow::new(thread_id, resident.id, resident.handle);
+    if let Some(turn) = &posted.turn {
+        follow.admit(turn);
+    }
+    let mut render = Render::new(ctx.out_is_json(), posted.turn.is_some());
     render.header(&posted.thread.title, thread_id, posted.ahead)?;
 
-    let ended = loop {
+    let last = loop {
         let event = tokio::select! {
             event = events.next() => event?,
             _ = tokio::signal::ctrl_c() => {
@@ -57,23 +67,27 @@ pub async fn run(ctx: &Ctx, args: SayArgs) -> Result<i32> {
                 continue;
             }
         };
-        if !concerns(&event.body, thread_id) {
-            continue;
+        if render.json && concerns(&event.body, thread_id) {
+            render.json_line(&event)?;
         }
-        if let Some(end) = render.event(&event)? {
-            break end;
+        for step in follow.absorb(event.body) {
+            render.step(step)?;
+        }
+        if let Some(last) = follow.finished() {
+            break last.turn.clone();
         }
     };
     backend.stop_driving().await;
-    render.footer(&ended)?;
-    Ok(match ended.state {
+    render.footer(&last)?;
+    Ok(match last.state {
         TurnState::Completed | TurnState::Waiting => exit::OK,
         TurnState::Failed => exit::UPSTREAM,
         _ => exit::REFUSED,
     })
 }
 
-/// Whether an event belongs to the thread being followed.
+/// Whether an event belongs to the thread being followed (what `--json`
+/// prints).
 fn concerns(body: &EventBody, thread_id: ThreadId) -> bool {
     match body {
         EventBody::MessageCreated { message } | EventBody::MessageCompleted { message } => {
@@ -91,23 +105,31 @@ fn concerns(body: &EventBody, thread_id: ThreadId) -> bool {
         EventBody::ToolActionStarted { action } | EventBody::ToolActionFinished { action } => {
             action.thread_id == Some(thread_id)
         }
+        EventBody::EscalationChanged { escalation } => escalation.thread_id == thread_id,
+        EventBody::ApprovalChanged { approval } => approval.thread_id == Some(thread_id),
         _ => false,
     }
 }
 
-/// Renders one turn's events as text (or JSON lines).
+/// Renders a run's steps as text (or, with `--json`, its events as JSON
+/// lines).
 struct Render {
     json: bool,
-    turn: Turn,
     at_line_start: bool,
+    /// How many turns have started. The post's own resident turn, when it
+    /// woke one, starts first and goes unnamed; every other turn (Skipper's,
+    /// the resident's after Skipper) is named as it starts.
+    started: usize,
+    resident_first: bool,
 }
 
 impl Render {
-    fn new(json: bool, turn: Turn) -> Self {
+    fn new(json: bool, resident_first: bool) -> Self {
         Render {
             json,
-            turn,
             at_line_start: true,
+            started: 0,
+            resident_first,
         }
     }
 
@@ -129,6 +151,13 @@ impl Render {
         self.write(&format!("{prefix}{text}\n"))
     }
 
+    fn json_line(&mut self, event: &helm_core::events::Event) -> Result<()> {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{}", serde_json::to_string(event)?)?;
+        out.flush()?;
+        Ok(())
+    }
+
     fn header(&mut self, title: &str, thread: ThreadId, ahead: u32) -> Result<()> {
         if self.json {
             return Ok(());
@@ -140,39 +169,35 @@ impl Render {
         Ok(())
     }
 
-    /// Renders `event`; returns the turn once it has ended.
-    fn event(&mut self, event: &helm_core::events::Event) -> Result<Option<Turn>> {
+    /// Renders one step of the run.
+    fn step(&mut self, step: Followed) -> Result<()> {
         if self.json {
-            let mut out = std::io::stdout().lock();
-            writeln!(out, "{}", serde_json::to_string(event)?)?;
-            out.flush()?;
+            return Ok(());
         }
-        let mine = self.turn.id;
-        match &event.body {
-            EventBody::TurnCompleted { turn }
-            | EventBody::TurnFailed { turn }
-            | EventBody::TurnCancelled { turn }
-                if turn.id == mine =>
-            {
-                return Ok(Some(turn.clone()));
-            }
-            _ if self.json => {}
-            EventBody::TurnStarted { turn } if turn.id == mine => {
-                if let Some(m) = &turn.served_by {
-                    let model = m.model.as_deref().unwrap_or("default");
-                    self.line(&format!("(working: {} / {model})", m.provider))?;
+        match step {
+            Followed::Started { turn, agent } => {
+                let model = turn.served_by.map(|m| {
+                    format!(
+                        "{} / {}",
+                        m.provider,
+                        m.model.as_deref().unwrap_or("default")
+                    )
+                });
+                self.started += 1;
+                let named = !(self.started == 1 && self.resident_first);
+                let gap = if self.started > 1 { "\n" } else { "" };
+                match (named, model) {
+                    (false, Some(model)) => self.line(&format!("(working: {model})"))?,
+                    (false, None) => {}
+                    (true, Some(model)) => {
+                        self.line(&format!("{gap}{agent} (working: {model})"))?;
+                    }
+                    (true, None) => self.line(&format!("{gap}{agent}"))?,
                 }
             }
-            EventBody::MessageDelta {
-                message_id, text, ..
-            } if *message_id == self.turn.reply_message_id => {
-                let text = text.clone();
-                self.write(&text)?;
-            }
-            EventBody::ToolActionStarted { action } if action.turn_id == Some(mine) => {
-                self.line(&format!("  ⚙ {}", action.input_summary))?;
-            }
-            EventBody::ToolActionFinished { action } if action.turn_id == Some(mine) => {
+            Followed::Text { text, .. } => self.write(&text)?,
+            Followed::ToolStarted(action) => self.line(&format!("  ⚙ {}", action.input_summary))?,
+            Followed::ToolFinished(action) => {
                 let took = action.duration_ms.unwrap_or(0);
                 self.line(&format!(
                     "    → {} ({took} ms){}",
@@ -184,22 +209,24 @@ impl Render {
                     }
                 ))?;
             }
-            EventBody::MessageCreated { message } if message.author == Author::System => {
-                let note = message.content.clone();
-                self.line(&format!("[helm] {note}"))?;
-            }
-            _ => {}
+            Followed::Note(message) => self.line(&format!("[helm] {}", message.content))?,
+            Followed::Ended(ended) => match ended.turn.state {
+                TurnState::Completed => {}
+                other => self.line(&format!("({} turn {other})", ended.agent))?,
+            },
+            // Helm's note in the thread says these in words already.
+            Followed::ApprovalRequested(_) | Followed::SkipperCalled(_) => {}
         }
-        Ok(None)
+        Ok(())
     }
 
-    fn footer(&mut self, turn: &Turn) -> Result<()> {
+    fn footer(&mut self, last: &Turn) -> Result<()> {
         if self.json {
             return Ok(());
         }
-        match turn.state {
-            TurnState::Completed => self.line(""),
-            other => self.line(&format!("(turn {other})")),
+        if last.state == TurnState::Completed {
+            self.line("")?;
         }
+        Ok(())
     }
 }

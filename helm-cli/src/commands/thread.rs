@@ -37,15 +37,31 @@ pub async fn run(ctx: &Ctx, cmd: ThreadCommand) -> Result<i32> {
             let id: ThreadId = id.parse()?;
             let view = backend.thread(id).await?;
             let (thread, messages) = (&view.thread, &view.messages);
+            // The channel by name, as people know it; its number only if it
+            // cannot be read.
+            let channel = match backend.channel(&thread.channel_id.to_string()).await {
+                Ok(detail) => detail.record.channel.name.to_string(),
+                Err(_) => format!("channel {}", thread.channel_id),
+            };
             ctx.out.print(&view, || {
                 let mut out = format!(
-                    "Thread {} in channel {}: {} ({})\n",
-                    thread.id, thread.channel_id, thread.title, thread.status
+                    "Thread {} in {channel}: {} ({})\n",
+                    thread.id, thread.title, thread.status
                 );
                 if !thread.summary.is_empty() {
                     out.push_str(&format!("Summary: {}\n", thread.summary));
                 }
+                // Times are UTC; the date shows on the first message and
+                // wherever the day changes.
+                let mut day = None;
                 for m in messages {
+                    let date = m.created.strftime("%Y-%m-%d").to_string();
+                    let when = if day.as_ref() == Some(&date) {
+                        m.created.strftime("%H:%M:%S").to_string()
+                    } else {
+                        m.created.strftime("%Y-%m-%d %H:%M:%S UTC").to_string()
+                    };
+                    day = Some(date);
                     let status = match m.status {
                         helm_core::model::MessageStatus::Complete => String::new(),
                         other => format!(" [{other}]"),
@@ -65,8 +81,7 @@ pub async fn run(ctx: &Ctx, cmd: ThreadCommand) -> Result<i32> {
                         })
                         .unwrap_or_default();
                     out.push_str(&format!(
-                        "\n{} {}{}{}:\n{}\n",
-                        m.created.strftime("%H:%M:%S"),
+                        "\n{when} {}{}{}:\n{}\n",
                         m.author.display(),
                         served,
                         status,

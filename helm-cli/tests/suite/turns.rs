@@ -105,6 +105,25 @@ async fn say_streams_the_reply_and_the_tool_activity() -> anyhow::Result<()> {
         shown.stdout
     );
     assert!(shown.stdout.contains("Added a timeline."));
+    // The channel by name, and the date with the first message's time.
+    assert!(
+        shown
+            .stdout
+            .starts_with("Thread 1 in #launch: write the plan (open)"),
+        "{}",
+        shown.stdout
+    );
+    let headers: Vec<&str> = shown
+        .stdout
+        .split("\n\n")
+        .skip(1)
+        .filter_map(|block| block.lines().next())
+        .collect();
+    let dated = |h: &&str| h.len() > 10 && h.as_bytes()[4] == b'-' && h.contains(" UTC ");
+    assert!(
+        headers.first().is_some_and(dated) && headers.iter().skip(1).any(|h| !dated(h)),
+        "the first message dated, the same day's next ones by time alone: {headers:?}"
+    );
     let activity = cli.run(&["activity", "launch", "--json"])?.json()?;
     assert_eq!(activity[0]["tool"], "write_file");
     assert_eq!(activity[0]["status"], "ok");
@@ -133,6 +152,77 @@ async fn say_streams_the_reply_and_the_tool_activity() -> anyhow::Result<()> {
             .get("api_key")
             .map(|k| k.is_null())
             .unwrap_or(true)
+    );
+    Ok(())
+}
+
+/// A post that calls Skipper, or whose agent calls Skipper, is followed to
+/// the end of the chain: Skipper's turn and the resident's turn after it
+/// stream in the same `say`, each named as it starts.
+#[tokio::test(flavor = "multi_thread")]
+async fn say_follows_skipper_into_the_thread_and_the_agent_after_it() -> anyhow::Result<()> {
+    let mock = MockOpenAi::start().await?;
+    let cli = setup(&mock).await?;
+    // The resident calls Skipper, Skipper settles the call, the resident
+    // goes on with the outcome.
+    mock.push(Behaviour::tool_call(
+        "call_skipper",
+        r##"{"reason": "I need network access to fetch the press kit"}"##,
+    ));
+    mock.push(Behaviour::text("I asked @skipper for network access."));
+    mock.push(Behaviour::tool_call(
+        "resolve_escalation",
+        r##"{"outcome": "Network stays off; use the files in /workspace."}"##,
+    ));
+    mock.push(Behaviour::text("Settled: network stays off."));
+    mock.push(Behaviour::text("Understood, working from /workspace."));
+    let run = cli.run(&["say", "launch", "@launch-agent fetch the press kit"])?;
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let out = &run.stdout;
+    let order = [
+        "[helm] Calling @skipper: I need network access to fetch the press kit",
+        "I asked @skipper for network access.",
+        "@skipper (working: mock / mock-model)",
+        "⚙ resolve_escalation",
+        "[helm] @skipper resolved the call: Network stays off",
+        "Settled: network stays off.",
+        "@launch-agent (working: mock / mock-model)",
+        "Understood, working from /workspace.",
+    ];
+    let mut from = 0;
+    for part in order {
+        let Some(at) = out[from..].find(part) else {
+            anyhow::bail!("{part:?} is missing or out of order in:\n{out}");
+        };
+        from += at + part.len();
+    }
+    assert_eq!(mock.remaining(), 0, "every scripted answer was used");
+
+    // A person calling Skipper alone: Skipper's turn is the run, named.
+    mock.push(Behaviour::text("Network stays off for #launch."));
+    let asked = cli.run(&[
+        "say",
+        "launch",
+        "--thread",
+        "1",
+        "@skipper may we have network?",
+    ])?;
+    assert_eq!(asked.code, 0, "{}\n{}", asked.stdout, asked.stderr);
+    assert!(
+        !asked.stdout.contains("nobody was woken"),
+        "{}",
+        asked.stdout
+    );
+    assert!(
+        asked
+            .stdout
+            .contains("[helm] Calling @skipper: may we have network?")
+            && asked
+                .stdout
+                .contains("@skipper (working: mock / mock-model)")
+            && asked.stdout.contains("Network stays off for #launch."),
+        "{}",
+        asked.stdout
     );
     Ok(())
 }

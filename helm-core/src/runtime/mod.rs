@@ -11,6 +11,7 @@
 //! happened, while turns that never started run in order.
 
 pub(crate) mod context;
+pub mod follow;
 mod models;
 mod skipper;
 pub mod summary;
