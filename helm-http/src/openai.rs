@@ -102,8 +102,9 @@ impl From<helm_core::Error> for OpenAiError {
     }
 }
 
-impl IntoResponse for OpenAiError {
-    fn into_response(self) -> Response {
+impl OpenAiError {
+    /// The error as OpenAI's `{"error": {…}}` body.
+    fn body(&self) -> Value {
         let kind = match self.0 {
             StatusCode::UNAUTHORIZED => "authentication_error",
             StatusCode::FORBIDDEN => "permission_error",
@@ -111,14 +112,24 @@ impl IntoResponse for OpenAiError {
             s if s.is_server_error() => "server_error",
             _ => "invalid_request_error",
         };
-        (
-            self.0,
-            Json(
-                json!({"error": {"message": self.1, "type": kind, "param": null, "code": self.2}}),
-            ),
-        )
-            .into_response()
+        json!({"error": {"message": self.1, "type": kind, "param": null, "code": self.2}})
     }
+}
+
+impl IntoResponse for OpenAiError {
+    fn into_response(self) -> Response {
+        (self.0, Json(self.body())).into_response()
+    }
+}
+
+/// The agent's turn failed (its model, most often): a bad gateway, with why.
+/// The thread keeps what the agent did before it failed.
+fn turn_failed(error: &str) -> OpenAiError {
+    OpenAiError(
+        StatusCode::BAD_GATEWAY,
+        format!("the agent's turn failed: {error}"),
+        "turn_failed",
+    )
 }
 
 fn bad(message: impl Into<String>, code: &'static str) -> OpenAiError {
@@ -302,6 +313,11 @@ async fn complete(state: AppState, request: Request) -> Result<Response, OpenAiE
                 |_| {},
             )
             .await?;
+        if let Some(error) = &conversation.error {
+            let mut response = turn_failed(error).into_response();
+            set_thread(&mut response, conversation.thread);
+            return Ok(response);
+        }
         let answer = completion(&conversation, &model);
         if let Some(key) = &key {
             state
@@ -331,7 +347,9 @@ async fn complete(state: AppState, request: Request) -> Result<Response, OpenAiE
                 },
             )
             .await;
-        if let (Ok(conversation), Some(key)) = (&result, &key_for_task) {
+        if let (Ok(conversation @ Conversation { error: None, .. }), Some(key)) =
+            (&result, &key_for_task)
+        {
             cache.put(
                 &user,
                 key,
@@ -382,9 +400,14 @@ async fn complete(state: AppState, request: Request) -> Result<Response, OpenAiE
                         Some(Update::Progress(_)) => continue,
                         Some(Update::Done(result)) => {
                             let mut out = Vec::new();
-                            let reply = match result {
-                                Ok(c) => c.reply,
-                                Err(e) => format!("(Helm could not finish this: {e})"),
+                            // A failure ends the stream with an error event, as
+                            // OpenAI's own streams do, so clients raise it.
+                            let (reply, failed) = match result {
+                                Ok(c) => {
+                                    let failed = c.error.as_deref().map(turn_failed);
+                                    (c.reply, failed)
+                                }
+                                Err(e) => (String::new(), Some(OpenAiError::from(e))),
                             };
                             // Whatever the stream did not carry (notes, a second
                             // agent's reply, the approval notice) comes last.
@@ -402,7 +425,14 @@ async fn complete(state: AppState, request: Request) -> Result<Response, OpenAiE
                                     None,
                                 ));
                             }
-                            out.push(chunk(&id, created, &model, json!({}), Some("stop")));
+                            match failed {
+                                Some(error) => {
+                                    out.push(SseEvent::default().data(error.body().to_string()))
+                                }
+                                None => {
+                                    out.push(chunk(&id, created, &model, json!({}), Some("stop")))
+                                }
+                            }
                             out.push(SseEvent::default().data("[DONE]"));
                             return Some((out, (rx, sent, true)));
                         }

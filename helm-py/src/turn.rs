@@ -9,9 +9,9 @@
 use std::sync::{Arc, Mutex};
 
 use helm_core::ErrorKind;
-use helm_core::model::{Handle, Thread, ThreadId};
+use helm_core::model::{Thread, ThreadId};
 use helm_core::runtime::follow::{Ended, Follow, Followed};
-use helm_core::runtime::wake::mentions_handle;
+use helm_core::runtime::wake::addressed;
 
 use crate::backend::SharedBackend;
 use crate::errors::{Result, failure};
@@ -83,15 +83,6 @@ pub struct RunResult {
 /// The thread a run posted in, once known (to stop it on Ctrl-C).
 pub type ThreadSlot = Arc<Mutex<Option<ThreadId>>>;
 
-/// Addresses the resident agent unless the text names it or Skipper.
-fn addressed(text: &str, resident: &Handle) -> String {
-    if mentions_handle(text, resident) || mentions_handle(text, &Handle::skipper()) {
-        text.to_string()
-    } else {
-        format!("{resident} {text}")
-    }
-}
-
 /// Posts `text` in `channel` (in `thread`, or a new one) and follows the
 /// turns it causes until the last one ends, handing each event to `sink`.
 pub async fn run(
@@ -108,7 +99,7 @@ pub async fn run(
     backend.drive_turns().await?;
     let mut feed = backend.events().await?;
     let posted = backend
-        .post(&channel, &addressed(&text, &handle), thread)
+        .post(&channel, &addressed(&text, &handle)?, thread)
         .await?;
     let thread_id = posted.thread.id;
     if let Ok(mut s) = slot.lock() {

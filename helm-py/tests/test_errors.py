@@ -36,6 +36,7 @@ def test_each_kind_raises_its_class(data: Path, tmp_path: Path) -> None:
             (onehelm.InvalidInput, "missing_purpose", lambda: helm.create_channel("ok", "  ")),
             (onehelm.InvalidInput, "invalid", lambda: helm.create_channel("gpu", "Training.", computer="gpu")),
             (onehelm.InvalidInput, "invalid", lambda: helm.channel("launch").memory.add("gossip", "x")),
+            (onehelm.InvalidInput, "invalid", lambda: helm.channel("launch").ask("  ")),
             (onehelm.NotFound, "not_found", lambda: helm.channel("nowhere")),
             (onehelm.NotFound, "not_found", lambda: helm.channel("launch").files.read("missing.md")),
             (onehelm.Conflict, "conflict", lambda: helm.create_channel("launch", "Again.")),
@@ -55,6 +56,7 @@ def test_each_kind_raises_its_class(data: Path, tmp_path: Path) -> None:
             assert raised.value.code == code, (cls, raised.value)
         # Nothing was half-made by the failures.
         assert [c.name for c in helm.channels()] == ["launch", "main"]
+        assert helm.channel("launch").threads() == [], "an empty question posted nothing"
 
 
 def test_a_server_that_is_not_there_is_unavailable() -> None:

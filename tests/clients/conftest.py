@@ -2,8 +2,10 @@
 member on the server scripts/client-tests started, channels (one private),
 and the model's fixed answer."""
 
+import json
 import os
 import time
+import urllib.request
 import uuid
 
 import httpx
@@ -21,6 +23,19 @@ def _wait_up(base: str) -> None:
             pass
         time.sleep(0.1)
     raise RuntimeError(f"helm-http did not come up at {base}")
+
+
+def model_fails_next(message: str) -> None:
+    """The mock model's next answer is an HTTP 400 with `message` (a model
+    that refuses the request: not retried, the turn fails)."""
+    body = json.dumps({"error": {"status": 400, "message": message}}).encode()
+    request = urllib.request.Request(
+        os.environ["HELM_MODEL_CONTROL"] + "/push",
+        data=body,
+        method="POST",
+        headers={"content-type": "application/json"},
+    )
+    urllib.request.urlopen(request).read()
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-from conftest import ANSWER
+from conftest import ANSWER, model_fails_next
 
 TOOLS = {"list_channels", "send_message", "read_thread", "list_files", "read_file", "recall"}
 
@@ -72,6 +72,23 @@ def test_a_member_over_http_sees_only_their_channels_and_talks_to_an_agent(base,
             plan = await client.call_tool("read_file", {"channel": "launch", "path": "plan.md"})
             assert "Beta in May." in text(plan)
             await conversation(client)
+
+    anyio.run(run)
+
+
+def test_a_failed_turn_or_an_empty_message_is_a_tool_error(base, workspace):
+    async def run():
+        async with http_client(base, workspace["captain"]) as client:
+            model_fails_next("the model is overloaded")
+            failed = await client.call_tool(
+                "send_message", {"channel": "launch", "text": "Plan it."}
+            )
+            assert failed.is_error, text(failed)
+            assert failed.structured_content["state"] == "failed"
+            assert "the model is overloaded" in failed.structured_content["error"]
+            assert isinstance(failed.structured_content["thread"], int)
+            empty = await client.call_tool("send_message", {"channel": "launch", "text": "  "})
+            assert empty.is_error and "empty" in text(empty), text(empty)
 
     anyio.run(run)
 

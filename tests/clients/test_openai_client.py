@@ -3,7 +3,7 @@
 import openai
 import pytest
 
-from conftest import ANSWER
+from conftest import ANSWER, model_fails_next
 
 
 def client(base: str, token: str) -> openai.OpenAI:
@@ -122,3 +122,46 @@ def test_a_channel_the_caller_may_not_see_is_no_model(base, workspace):
     assert missing.value.code == "model_not_found"
     with pytest.raises(openai.AuthenticationError):
         client(base, "not-a-token").models.list()
+
+
+def test_a_failed_turn_is_an_error_not_an_answer(base, workspace):
+    c = client(base, workspace["captain"])
+    model_fails_next("the model is overloaded")
+    with pytest.raises(openai.APIStatusError) as failed:
+        c.chat.completions.create(
+            model="launch", messages=[{"role": "user", "content": "Plan it."}]
+        )
+    assert failed.value.status_code == 502
+    assert failed.value.code == "turn_failed"
+    assert "the model is overloaded" in failed.value.message
+    assert failed.value.response.headers["x-helm-thread"].isdigit()
+
+    # Streaming: the error is the stream's last event, and the client raises it.
+    model_fails_next("the model is still overloaded")
+    stream = c.chat.completions.create(
+        model="launch",
+        messages=[{"role": "user", "content": "Stream it."}],
+        stream=True,
+    )
+    with pytest.raises(openai.APIError) as streamed:
+        for _ in stream:
+            pass
+    assert "the model is still overloaded" in streamed.value.message
+
+
+def test_a_message_for_skipper_is_for_skipper_alone(base, workspace):
+    c = client(base, workspace["captain"])
+    raw = c.chat.completions.with_raw_response.create(
+        model="launch", messages=[{"role": "user", "content": "@skipper who runs this place?"}]
+    )
+    assert raw.parse().choices[0].message.content == ANSWER
+    thread = raw.headers["x-helm-thread"]
+    assert human_messages(workspace, thread) == ["@skipper who runs this place?"]
+    body = workspace["api"].get(f"/api/threads/{thread}/messages").json()
+    messages = body["items"] if isinstance(body, dict) else body
+    agents = {
+        m["author"]["handle"]
+        for m in messages
+        if isinstance(m.get("author"), dict) and m["author"].get("kind") == "agent"
+    }
+    assert agents == {"skipper"}, agents

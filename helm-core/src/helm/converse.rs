@@ -13,7 +13,7 @@ use tokio::sync::broadcast::error::RecvError;
 use crate::error::{Error, Result};
 use crate::events::EventBody;
 use crate::model::{Approval, ApprovalStatus, ChannelRef, MessageId, ThreadId, TurnState, User};
-use crate::runtime::wake::mentions_handle;
+use crate::runtime::wake::addressed;
 
 use super::Helm;
 
@@ -55,6 +55,9 @@ pub struct Conversation {
     pub reply: String,
     /// How the last turn ended (`None`: still running when the wait ended).
     pub state: Option<TurnState>,
+    /// Why the last turn failed, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
     /// Approvals the turn waits for, if it stopped for one.
     pub waiting_for: Vec<Approval>,
 }
@@ -80,12 +83,7 @@ impl Helm {
                 return Err(Error::not_found("thread", id));
             }
         }
-        let handle = record.agent.handle.clone();
-        let addressed = if mentions_handle(text, &handle) {
-            text.to_string()
-        } else {
-            format!("{handle} {text}")
-        };
+        let addressed = addressed(text, &record.agent.handle)?;
         // Listen first, so no delta of the reply is missed.
         let mut events = self.subscribe();
         let posted = self
@@ -181,6 +179,10 @@ impl Helm {
             ));
         }
         let state = ours.last().map(|t| t.state).filter(|s| s.is_final());
+        let error = ours
+            .last()
+            .filter(|t| t.state == TurnState::Failed)
+            .map(|t| t.error.clone().unwrap_or_else(|| "no reason given".into()));
         if state.is_none() && waiting_for.is_empty() && !ours.is_empty() {
             parts.push(format!(
                 "(Still working; the rest will be in thread {thread}.)"
@@ -191,6 +193,7 @@ impl Helm {
             message,
             reply: parts.join("\n\n"),
             state,
+            error,
             waiting_for,
         })
     }

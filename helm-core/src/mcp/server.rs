@@ -131,6 +131,32 @@ pub fn server_tools() -> Vec<Tool> {
     ]
 }
 
+/// What a tool answers: text for the model, the same as data, and whether
+/// the call failed.
+struct Answer {
+    text: String,
+    structured: Value,
+    failed: bool,
+}
+
+impl Answer {
+    fn ok(text: String, structured: Value) -> Self {
+        Answer {
+            text,
+            structured,
+            failed: false,
+        }
+    }
+
+    fn failed(text: String, structured: Value) -> Self {
+        Answer {
+            text,
+            structured,
+            failed: true,
+        }
+    }
+}
+
 impl HelmMcpServer {
     /// A server over `helm` whose requests act for whoever `identify` says.
     pub fn new(helm: Helm, identify: Identify) -> Self {
@@ -148,7 +174,7 @@ impl HelmMcpServer {
         name: &str,
         args: Value,
         context: &RequestContext<RoleServer>,
-    ) -> crate::Result<(String, Value)> {
+    ) -> crate::Result<Answer> {
         fn parse<A: serde::de::DeserializeOwned>(args: Value) -> crate::Result<A> {
             serde_json::from_value(args).map_err(|e| Error::invalid("arguments", e.to_string()))
         }
@@ -180,7 +206,7 @@ impl HelmMcpServer {
                     })
                     .collect::<Vec<_>>()
                     .join("\n");
-                Ok((text, json!({"channels": list})))
+                Ok(Answer::ok(text, json!({"channels": list})))
             }
             "send_message" => {
                 let args: SendArgs = parse(args)?;
@@ -222,12 +248,16 @@ impl HelmMcpServer {
                     "thread": conversation.thread.0,
                     "reply": conversation.reply,
                     "state": conversation.state.map(|s| s.to_string()),
+                    "error": conversation.error,
                     "waiting_for_approval": conversation.waiting_for.iter().map(|a| a.id).collect::<Vec<_>>(),
                 });
-                Ok((
-                    format!("{}\n\n(thread {})", conversation.reply, conversation.thread),
-                    structured,
-                ))
+                let text = format!("{}\n\n(thread {})", conversation.reply, conversation.thread);
+                // A failed turn is the tool failing, though the thread (and
+                // what the agent did before it failed) is there to go on with.
+                Ok(match conversation.error {
+                    Some(_) => Answer::failed(text, structured),
+                    None => Answer::ok(text, structured),
+                })
             }
             "read_thread" => {
                 let args: ThreadArgs = parse(args)?;
@@ -238,7 +268,7 @@ impl HelmMcpServer {
                     .filter(|m| !m.content.trim().is_empty())
                     .map(|m| format!("{}: {}", m.author.display(), m.content))
                     .collect();
-                Ok((
+                Ok(Answer::ok(
                     format!(
                         "thread {} \"{}\" ({})\n\n{}",
                         thread.id,
@@ -262,13 +292,13 @@ impl HelmMcpServer {
                         _ => e.name.clone(),
                     })
                     .collect();
-                Ok((names.join("\n"), json!({"entries": names})))
+                Ok(Answer::ok(names.join("\n"), json!({"entries": names})))
             }
             "read_file" => {
                 let args: ReadArgs = parse(args)?;
                 let files = helm.workspace_files(user, &args.channel.parse()?).await?;
                 let text = files.read(&args.path, None).await?;
-                Ok((
+                Ok(Answer::ok(
                     text.content.clone(),
                     json!({"path": text.path, "truncated": text.truncated}),
                 ))
@@ -282,7 +312,7 @@ impl HelmMcpServer {
                     .iter()
                     .map(crate::runtime::context::provenance_line)
                     .collect();
-                Ok((
+                Ok(Answer::ok(
                     if lines.is_empty() {
                         "nothing found".into()
                     } else {
@@ -324,9 +354,14 @@ impl ServerHandler for HelmMcpServer {
         };
         let args = Value::Object(request.arguments.clone().unwrap_or_default());
         let result = match self.run(&user, &request.name, args, &context).await {
-            Ok((text, structured)) => {
-                let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-                result.structured_content = Some(structured);
+            Ok(answer) => {
+                let content = vec![ContentBlock::text(answer.text)];
+                let mut result = if answer.failed {
+                    CallToolResult::error(content)
+                } else {
+                    CallToolResult::success(content)
+                };
+                result.structured_content = Some(answer.structured);
                 result
             }
             Err(e)

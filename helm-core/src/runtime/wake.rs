@@ -101,6 +101,25 @@ pub fn mentions_handle(text: &str, handle: &Handle) -> bool {
     mentions(text).iter().any(|m| m == handle.as_str())
 }
 
+/// `text` addressed to a channel's resident agent, for frontends where a
+/// message is always for an agent (`ask`, MCP's `send_message`, the
+/// OpenAI-compatible endpoint): the resident's handle goes in front unless
+/// the text names it, or names Skipper (then it is for Skipper alone, as in
+/// a thread). Empty text is refused, as posting it would be, rather than
+/// sent as a bare mention.
+pub fn addressed(text: &str, resident: &Handle) -> crate::Result<String> {
+    if text.trim().is_empty() {
+        return Err(crate::Error::invalid("message", "it is empty"));
+    }
+    Ok(
+        if mentions_handle(text, resident) || mentions_handle(text, &Handle::skipper()) {
+            text.to_string()
+        } else {
+            format!("{resident} {text}")
+        },
+    )
+}
+
 /// The text without its leading mentions, as the reason of a call for
 /// Skipper ("@skipper please install ffmpeg" → "please install ffmpeg").
 pub fn without_mentions(text: &str) -> String {
