@@ -48,7 +48,14 @@ pub fn hint_for(error: &Error) -> Option<String> {
             Some(format!("run it again with --confirm {name}"))
         }
         Error::NotInitialized(_) => Some("run `1helm init` first (or pass --data DIR)".into()),
-        Error::Busy(_) => Some(
+        Error::Served {
+            server: Some(server),
+            ..
+        } => Some(format!(
+            "work through it: 1helm --server {} --token TOKEN …",
+            server.url
+        )),
+        Error::Busy(_) | Error::Served { .. } => Some(
             "with a server running, work through it: 1helm --server URL --token TOKEN …".into(),
         ),
         Error::Provider {

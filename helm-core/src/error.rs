@@ -106,6 +106,17 @@ pub enum Error {
     #[error("{0}")]
     Busy(String),
 
+    /// A helm-http server serves the data directory: work through it. Its
+    /// code is `busy`, as for [`Error::Busy`]; each frontend says how to
+    /// reach the server in its own terms.
+    #[error("{}", served(.dir, .server.as_ref()))]
+    Served {
+        /// The data directory.
+        dir: PathBuf,
+        /// The server, as its `server.json` describes it, if that reads.
+        server: Option<crate::lock::ServerInfo>,
+    },
+
     /// A local model's file is not on disk (such as the embedding model's weights).
     #[error("{} is missing: {help}", .path.display())]
     ModelMissing {
@@ -268,6 +279,7 @@ impl Error {
             Error::Unauthenticated(_) => ErrorKind::Unauthenticated,
             Error::NotInitialized(_)
             | Error::Busy(_)
+            | Error::Served { .. }
             | Error::ModelMissing { .. }
             | Error::NotBuiltIn(_)
             | Error::ComputerUnreachable(_) => ErrorKind::Unavailable,
@@ -291,7 +303,7 @@ impl Error {
             Error::Forbidden(_) => "forbidden",
             Error::Unauthenticated(_) => "unauthenticated",
             Error::NotInitialized(_) => "not_initialized",
-            Error::Busy(_) => "busy",
+            Error::Busy(_) | Error::Served { .. } => "busy",
             Error::ComputerUnreachable(_) => "computer_unreachable",
             Error::ModelMissing { .. } => "model_missing",
             Error::Provider { .. } => "provider",
@@ -299,5 +311,21 @@ impl Error {
             Error::Store { .. } => "store",
             Error::Internal(_) => "internal",
         }
+    }
+}
+
+/// What [`Error::Served`] says.
+fn served(dir: &std::path::Path, server: Option<&crate::lock::ServerInfo>) -> String {
+    match server {
+        Some(server) => format!(
+            "a helm-http server (pid {}) is serving {} at {}; work through the server instead",
+            server.pid,
+            dir.display(),
+            server.url
+        ),
+        None => format!(
+            "a helm-http server is serving {}; work through the server instead",
+            dir.display()
+        ),
     }
 }

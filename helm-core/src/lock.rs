@@ -85,7 +85,7 @@ impl DataLock {
     }
 
     /// Takes the data root for a command that works on it directly. Fails
-    /// with [`Error::Busy`], naming the server's URL, while a server holds it.
+    /// with [`Error::Served`], naming the server's URL, while a server holds it.
     /// A data root that does not exist yet needs no lock.
     pub fn command(root: &Path) -> Result<DataLock> {
         if !root.is_dir() {
@@ -100,20 +100,10 @@ impl DataLock {
                 _file: Some(file),
                 info: None,
             }),
-            Err(TryLockError::WouldBlock) => Err(Error::Busy(match running_server(root) {
-                Some(server) => format!(
-                    "a helm-http server (pid {pid}) is serving {dir} at {url}; work through it \
-                     instead: 1helm --server {url} --token TOKEN …",
-                    pid = server.pid,
-                    dir = root.display(),
-                    url = server.url
-                ),
-                None => format!(
-                    "a helm-http server is serving {}; work through it with \
-                     1helm --server URL --token TOKEN …",
-                    root.display()
-                ),
-            })),
+            Err(TryLockError::WouldBlock) => Err(Error::Served {
+                dir: root.to_path_buf(),
+                server: running_server(root),
+            }),
             Err(TryLockError::Error(e)) => Err(Error::io("locking", root.join(LOCK_FILE), e)),
         }
     }
@@ -184,7 +174,8 @@ mod tests {
             assert_eq!(running_server(&dir), Some(info.clone()));
             let refused = DataLock::command(&dir);
             assert!(
-                matches!(&refused, Err(Error::Busy(m)) if m.contains("--server http://127.0.0.1:7999")),
+                matches!(&refused, Err(e @ Error::Served { server: Some(s), .. })
+                    if s.url == "http://127.0.0.1:7999" && e.to_string().contains("at http://127.0.0.1:7999")),
                 "{refused:?}"
             );
         }

@@ -18,22 +18,23 @@
 //! - Client-supplied `tools` (function calling by the client) are refused
 //!   with 400 for now.
 //!
-//! Errors are OpenAI-shaped: `{"error": {"message", "type", "code"}}`.
+//! Errors are OpenAI-shaped: `{"error": {"message", "type", "code"}}`, for
+//! any path under `/v1` too (never the web UI's page).
 
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use axum::extract::{FromRequest, Request, State};
+use axum::extract::{FromRequest, Path, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{any, get, post};
 use axum::{Json, Router};
 use futures_util::stream::{self, StreamExt};
 use helm_core::model::{Author, ChannelRef, ThreadId, User};
-use helm_core::store::ChannelFilter;
+use helm_core::store::{ChannelFilter, ChannelRecord};
 use helm_core::{Conversation, ConversationUpdate};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -83,7 +84,24 @@ impl IdempotencyCache {
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/v1/models", get(models))
+        .route("/v1/models/{model}", get(model))
         .route("/v1/chat/completions", post(completions))
+        // Anything else under /v1 is an OpenAI-shaped 404, never the web UI.
+        .route("/v1", any(unknown_route))
+        .route("/v1/{*rest}", any(unknown_route))
+}
+
+/// A path under `/v1` this endpoint does not serve.
+async fn unknown_route(method: axum::http::Method, uri: axum::http::Uri) -> OpenAiError {
+    OpenAiError(
+        StatusCode::NOT_FOUND,
+        format!(
+            "no route {method} {}: the OpenAI-compatible endpoint serves GET /v1/models, \
+             GET /v1/models/{{model}} and POST /v1/chat/completions",
+            uri.path()
+        ),
+        "unknown_url",
+    )
 }
 
 /// An error in OpenAI's shape.
@@ -162,20 +180,55 @@ async fn models(
         .helm
         .visible_channels(&caller.user, ChannelFilter::default())
         .await?;
-    let data: Vec<Value> = channels
-        .iter()
-        .map(|r| {
-            json!({
-                "id": r.channel.name.as_str(),
-                "object": "model",
-                "created": r.channel.created.as_second(),
-                "owned_by": "helm",
-                "description": r.channel.purpose,
-                "agent": r.agent.handle.to_string(),
-            })
-        })
-        .collect();
+    let data: Vec<Value> = channels.iter().map(model_entry).collect();
     Ok(Json(json!({"object": "list", "data": data})))
+}
+
+/// `GET /v1/models/{model}`: one channel the caller may see, as a model.
+async fn model(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+    request: Request,
+) -> Result<Json<Value>, OpenAiError> {
+    let (caller, _, _) = caller(&state, request).await?;
+    let record = model_channel(&state, &caller.user, &name).await?;
+    Ok(Json(model_entry(&record)))
+}
+
+/// A channel as an OpenAI model: its name is the model's id.
+fn model_entry(r: &ChannelRecord) -> Value {
+    json!({
+        "id": r.channel.name.as_str(),
+        "object": "model",
+        "created": r.channel.created.as_second(),
+        "owned_by": "helm",
+        "description": r.channel.purpose,
+        "agent": r.agent.handle.to_string(),
+    })
+}
+
+/// The channel a model id names, if the caller may see it.
+async fn model_channel(
+    state: &AppState,
+    user: &User,
+    model: &str,
+) -> Result<ChannelRecord, OpenAiError> {
+    let not_found = || {
+        OpenAiError(
+            StatusCode::NOT_FOUND,
+            format!("no model {model:?}: models are the channels GET /v1/models lists"),
+            "model_not_found",
+        )
+    };
+    let channel: ChannelRef = model
+        .trim_start_matches('#')
+        .parse()
+        .map_err(|_| not_found())?;
+    match state.helm.visible_channel(user, &channel).await {
+        Ok(record) => Ok(record),
+        Err(helm_core::Error::NotFound { .. }) => Err(not_found()),
+        Err(e) => Err(e.into()),
+    }
 }
 
 #[derive(Deserialize)]
@@ -245,30 +298,7 @@ async fn complete(state: AppState, request: Request) -> Result<Response, OpenAiE
     if text.trim().is_empty() {
         return Err(bad("the last user message is empty", "empty_message"));
     }
-    let channel: ChannelRef = request.model.trim_start_matches('#').parse().map_err(|_| {
-        OpenAiError(
-            StatusCode::NOT_FOUND,
-            format!(
-                "no model {:?}: models are the channels GET /v1/models lists",
-                request.model
-            ),
-            "model_not_found",
-        )
-    })?;
-    let record = match state.helm.visible_channel(&caller.user, &channel).await {
-        Ok(record) => record,
-        Err(helm_core::Error::NotFound { .. }) => {
-            return Err(OpenAiError(
-                StatusCode::NOT_FOUND,
-                format!(
-                    "no model {:?}: models are the channels GET /v1/models lists",
-                    request.model
-                ),
-                "model_not_found",
-            ));
-        }
-        Err(e) => return Err(e.into()),
-    };
+    let record = model_channel(&state, &caller.user, &request.model).await?;
     let key = headers
         .get("idempotency-key")
         .and_then(|v| v.to_str().ok())

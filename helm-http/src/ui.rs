@@ -212,7 +212,14 @@ pub async fn serve(
     headers: HeaderMap,
 ) -> Response {
     let path = uri.path();
-    let is_api = path == "/api" || path.starts_with("/api/");
+    // The API's and MCP's paths answer as APIs do (JSON), never with the
+    // page; `/v1` has its own OpenAI-shaped fallback.
+    let is_api = ["/api", "/mcp"].iter().any(|p| {
+        path == *p
+            || path
+                .strip_prefix(p)
+                .is_some_and(|rest| rest.starts_with('/'))
+    });
     if is_api || !(method == Method::GET || method == Method::HEAD) {
         return crate::not_found().await.into_response();
     }

@@ -73,7 +73,14 @@ create_exception!(
 );
 
 /// The exception for a failure, with `.code` set.
-pub fn to_py(failure: Failure) -> PyErr {
+pub fn to_py(mut failure: Failure) -> PyErr {
+    // The core says a server holds the directory; how to reach it is ours
+    // to say, in Python's terms.
+    if failure.code == "busy" {
+        failure
+            .message
+            .push_str(" (onehelm.Helm.connect(url, token) works through it)");
+    }
     let err = match failure.kind {
         ErrorKind::Invalid => InvalidInput::new_err(failure.message),
         ErrorKind::NotFound => NotFound::new_err(failure.message),

@@ -4,6 +4,7 @@ a stable ``code``; nothing is half-done."""
 from __future__ import annotations
 
 import socket
+from typing import Any
 from pathlib import Path
 
 import pytest
@@ -110,3 +111,16 @@ async def test_errors_in_async_calls_raise_the_same_classes(data: Path) -> None:
         await helm.create_channel("launch", "Plans.")
         with pytest.raises(onehelm.Conflict):
             await helm.create_channel("launch", "Again.")
+
+
+def test_a_directory_a_server_holds_is_busy_and_says_how_to_reach_it(
+    server_factory: Any, tmp_path: Path
+) -> None:
+    server = server_factory()
+    with pytest.raises(onehelm.Unavailable) as raised:
+        onehelm.Helm.open(tmp_path / "server-data")
+    assert raised.value.code == "busy"
+    message = str(raised.value)
+    assert server.url in message and "onehelm.Helm.connect(url, token)" in message
+    # Another frontend's syntax is not Python's advice.
+    assert "--server" not in message and "1helm" not in message

@@ -1,5 +1,6 @@
 """The official `openai` package against Helm's OpenAI-compatible endpoint."""
 
+import httpx
 import openai
 import pytest
 
@@ -165,3 +166,18 @@ def test_a_message_for_skipper_is_for_skipper_alone(base, workspace):
         if isinstance(m.get("author"), dict) and m["author"].get("kind") == "agent"
     }
     assert agents == {"skipper"}, agents
+
+
+def test_a_model_is_retrieved_and_unknown_paths_are_api_errors(base, workspace):
+    member = client(base, workspace["member"])
+    launch = member.models.retrieve("launch")
+    assert launch.id == "launch" and launch.owned_by == "helm"
+    with pytest.raises(openai.NotFoundError) as hidden:
+        member.models.retrieve("vault")
+    assert hidden.value.code == "model_not_found"
+    # Paths no route serves answer as the API does, never with the web UI's page.
+    for path in ["/v1", "/v1/embeddings", "/v1/models/launch/extra"]:
+        answer = httpx.get(base + path, headers={"authorization": f"Bearer {workspace['member']}"})
+        assert answer.status_code == 404, (path, answer.text[:80])
+        assert answer.json()["error"]["code"] == "unknown_url", path
+    assert httpx.get(base + "/mcp/anything").headers["content-type"].startswith("application/json")

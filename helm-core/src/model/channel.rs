@@ -25,6 +25,33 @@ pub const HOME_CHANNEL: &str = "main";
 #[serde(transparent)]
 pub struct ChannelName(String);
 
+/// A valid name close to `bare`, if there is one: lowercased, every run of
+/// other characters made one '-', trimmed ("Bad Name!" → "bad-name").
+fn suggested(bare: &str) -> Option<String> {
+    let mut out = String::new();
+    for c in bare.chars().flat_map(char::to_lowercase) {
+        if c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' {
+            out.push(c);
+        } else if !out.is_empty() && !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    let out: String = out
+        .trim_end_matches('-')
+        .chars()
+        .take(MAX_CHANNEL_NAME)
+        .collect();
+    let out = out.trim_end_matches('-').to_string();
+    ChannelName::parse(&out).is_ok().then_some(out)
+}
+
+/// ", as in NAME" for a suggestion, nothing without one.
+fn as_in(suggestion: Option<String>) -> String {
+    suggestion
+        .map(|s| format!(", as in {s:?}"))
+        .unwrap_or_default()
+}
+
 impl ChannelName {
     /// Parses and validates a channel name as a user typed it.
     pub fn parse(input: &str) -> Result<Self> {
@@ -41,11 +68,8 @@ impl ChannelName {
         }
         if bare.chars().any(char::is_whitespace) {
             return bad(format!(
-                "{input:?} contains spaces; use '-' instead, as in {:?}",
-                bare.split_whitespace()
-                    .collect::<Vec<_>>()
-                    .join("-")
-                    .to_lowercase()
+                "{input:?} contains spaces; use '-' instead{}",
+                as_in(suggested(bare))
             ));
         }
         if bare.contains('/') || bare.contains('\\') || bare.contains('.') {
@@ -65,7 +89,8 @@ impl ChannelName {
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
         {
             return bad(format!(
-                "{input:?} may only use letters a-z, digits, '-' and '_'"
+                "{input:?} may only use letters a-z, digits, '-' and '_'{}",
+                as_in(suggested(bare))
             ));
         }
         if !lowered.starts_with(|c: char| c.is_ascii_alphanumeric()) {
@@ -224,6 +249,27 @@ mod tests {
         }
         assert!(ChannelName::parse(&"x".repeat(65)).is_err());
         assert!(ChannelName::parse(&"x".repeat(64)).is_ok());
+    }
+
+    #[test]
+    fn a_bad_name_suggests_only_a_name_that_is_valid() {
+        let message = |input: &str| {
+            ChannelName::parse(input)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default()
+        };
+        assert!(
+            message("Bad Name!").ends_with(r#"as in "bad-name""#),
+            "{}",
+            message("Bad Name!")
+        );
+        assert!(message("Q3 plans").ends_with(r#"as in "q3-plans""#));
+        assert!(message("café-plans").ends_with(r#"as in "caf-plans""#));
+        // Nothing valid is near: no suggestion at all.
+        assert!(!message("!! ??").contains("as in"), "{}", message("!! ??"));
+        assert!(!message("é è").contains("as in"), "{}", message("é è"));
+        assert!(message("12 34").ends_with(r#"as in "12-34""#));
     }
 
     #[test]
