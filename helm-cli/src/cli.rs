@@ -308,7 +308,7 @@ pub struct ImportArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum ProviderCommand {
-    /// Add a provider (or replace the one with the same name).
+    /// Add a provider (a name already registered is refused unless --replace)
     Add {
         /// A name for it, used by model policies.
         name: String,
@@ -331,6 +331,10 @@ pub enum ProviderCommand {
         /// Make it the workspace's default model.
         #[arg(long)]
         default: bool,
+        /// Replace the provider of that name (its address, key, model and headers); the
+        /// channels it serves use the new settings from their next turn.
+        #[arg(long)]
+        replace: bool,
     },
     /// List providers (without secrets).
     List,

@@ -446,11 +446,13 @@ impl Client {
         Ok((detail.record, self.get(&path).await?))
     }
 
-    /// Registers a model provider.
+    /// Registers a model provider; with `replace`, replaces the one of that
+    /// name (without it, a name already registered is a conflict).
     pub async fn add_provider(
         &self,
         config: ProviderConfig,
         make_default: bool,
+        replace: bool,
     ) -> Result<ProviderConfig> {
         // The server reads every kind of reference from this field.
         let api_key_env = config.api_key.as_ref().map(ToString::to_string);
@@ -464,6 +466,7 @@ impl Client {
                 "default_model": config.default_model,
                 "extra_headers": config.extra_headers,
                 "make_default": make_default,
+                "replace": replace,
             }),
         )
         .await

@@ -525,11 +525,12 @@ pub struct Providers {
 
 #[pymethods]
 impl Providers {
-    /// Adds (or replaces) a provider configuration: `kind` is `openai`
+    /// Adds a provider configuration (a name already registered raises
+    /// `Conflict` unless `replace=True`): `kind` is `openai`
     /// (any OpenAI-compatible server: OpenAI, Ollama, vLLM, llama.cpp,
     /// OpenRouter, LiteLLM) or `anthropic`. The key is named, never given:
     /// `api_key_env` is the environment variable that holds it.
-    #[pyo3(signature = (name, *, base_url, kind="openai", api_key_env=None, default_model=None, make_default=false))]
+    #[pyo3(signature = (name, *, base_url, kind="openai", api_key_env=None, default_model=None, make_default=false, replace=false))]
     #[allow(clippy::too_many_arguments)]
     fn add(
         &self,
@@ -540,13 +541,14 @@ impl Providers {
         api_key_env: Option<String>,
         default_model: Option<String>,
         make_default: bool,
+        replace: bool,
     ) -> PyResult<ProviderInfo> {
         let backend = self.backend.clone();
         let config = provider_config(name, kind, base_url, api_key_env, default_model)
             .map_err(crate::errors::to_py)?;
         blocking(py, async move {
             backend
-                .add_provider(config, make_default)
+                .add_provider(config, make_default, replace)
                 .await
                 .map(ProviderInfo::from)
         })
@@ -583,8 +585,9 @@ pub struct AsyncProviders {
 
 #[pymethods]
 impl AsyncProviders {
-    /// Adds (or replaces) a provider configuration (see `Providers.add`).
-    #[pyo3(signature = (name, *, base_url, kind="openai", api_key_env=None, default_model=None, make_default=false))]
+    /// Adds a provider configuration, or replaces one with `replace=True`
+    /// (see `Providers.add`).
+    #[pyo3(signature = (name, *, base_url, kind="openai", api_key_env=None, default_model=None, make_default=false, replace=false))]
     #[allow(clippy::too_many_arguments)]
     fn add<'py>(
         &self,
@@ -595,13 +598,14 @@ impl AsyncProviders {
         api_key_env: Option<String>,
         default_model: Option<String>,
         make_default: bool,
+        replace: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let backend = self.backend.clone();
         let config = provider_config(name, kind, base_url, api_key_env, default_model)
             .map_err(crate::errors::to_py)?;
         awaitable(py, async move {
             backend
-                .add_provider(config, make_default)
+                .add_provider(config, make_default, replace)
                 .await
                 .map(ProviderInfo::from)
         })

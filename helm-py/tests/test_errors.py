@@ -124,3 +124,15 @@ def test_a_directory_a_server_holds_is_busy_and_says_how_to_reach_it(
     assert server.url in message and "onehelm.Helm.connect(url, token)" in message
     # Another frontend's syntax is not Python's advice.
     assert "--server" not in message and "1helm" not in message
+
+
+def test_a_provider_name_taken_is_a_conflict_unless_replaced(data: Path) -> None:
+    with onehelm.Helm.open(data) as helm:
+        helm.providers.add("local", base_url="http://127.0.0.1:9/v1")
+        with pytest.raises(onehelm.Conflict) as raised:
+            helm.providers.add("local", base_url="http://127.0.0.1:10/v1")
+        assert raised.value.code == "conflict"
+        assert "replace" in str(raised.value) and "--replace" not in str(raised.value)
+        assert [p.base_url for p in helm.providers.list()] == ["http://127.0.0.1:9/v1"]
+        helm.providers.add("local", base_url="http://127.0.0.1:10/v1", replace=True)
+        assert [p.base_url for p in helm.providers.list()] == ["http://127.0.0.1:10/v1"]

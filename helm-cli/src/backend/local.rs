@@ -445,11 +445,17 @@ impl Backend for Local {
         &self,
         config: ProviderConfig,
         make_default: bool,
+        replace: bool,
     ) -> anyhow::Result<ProviderConfig> {
-        Ok(self
-            .helm
-            .add_provider(&self.actor, config, make_default)
-            .await?)
+        Ok(if replace {
+            self.helm
+                .replace_provider(&self.actor, config, make_default)
+                .await?
+        } else {
+            self.helm
+                .add_provider(&self.actor, config, make_default)
+                .await?
+        })
     }
 
     async fn providers(&self) -> anyhow::Result<Vec<ProviderConfig>> {

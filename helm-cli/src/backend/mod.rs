@@ -214,11 +214,12 @@ pub trait Backend: Send + Sync {
         thread: Option<ThreadId>,
         limit: usize,
     ) -> anyhow::Result<(ChannelRecord, Vec<ToolAction>)>;
-    /// Registers a provider.
+    /// Registers a provider; with `replace`, replaces the one of that name.
     async fn add_provider(
         &self,
         config: ProviderConfig,
         make_default: bool,
+        replace: bool,
     ) -> anyhow::Result<ProviderConfig>;
     /// The provider registry.
     async fn providers(&self) -> anyhow::Result<Vec<ProviderConfig>>;

@@ -228,8 +228,12 @@ impl Backend for Remote {
         &self,
         config: ProviderConfig,
         make_default: bool,
+        replace: bool,
     ) -> anyhow::Result<ProviderConfig> {
-        Ok(self.client.add_provider(config, make_default).await?)
+        Ok(self
+            .client
+            .add_provider(config, make_default, replace)
+            .await?)
     }
 
     async fn providers(&self) -> anyhow::Result<Vec<ProviderConfig>> {

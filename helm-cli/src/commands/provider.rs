@@ -22,6 +22,7 @@ pub async fn run(ctx: &Ctx, cmd: ProviderCommand) -> Result<i32> {
             model,
             headers,
             default,
+            replace,
         } => {
             let mut extra_headers = BTreeMap::new();
             for header in headers {
@@ -39,7 +40,7 @@ pub async fn run(ctx: &Ctx, cmd: ProviderCommand) -> Result<i32> {
                 extra_headers,
             };
             config.validate()?;
-            let config = backend.add_provider(config, default).await?;
+            let config = backend.add_provider(config, default, replace).await?;
             ctx.out.print(&config, || {
                 let mut text = format!(
                     "Provider {} ({}) at {}",

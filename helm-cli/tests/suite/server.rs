@@ -130,8 +130,9 @@ async fn the_commands_work_through_a_server() -> anyhow::Result<()> {
         "{}",
         providers.stdout
     );
-    // The key is not set where the server runs; the mock needs none.
-    ok(&server.run(&[
+    // The key is not set where the server runs; the mock needs none. The
+    // provider is replaced, which must be asked for.
+    let again = [
         "provider",
         "add",
         "mock",
@@ -142,7 +143,18 @@ async fn the_commands_work_through_a_server() -> anyhow::Result<()> {
         "--model",
         "mock-model",
         "--default",
-    ])?)?;
+    ];
+    let refused = server.run(&again)?;
+    assert_eq!(refused.code, 4, "{}", refused.stderr);
+    assert!(
+        refused
+            .stderr
+            .contains("a provider named mock is registered already")
+            && refused.stderr.contains("--replace"),
+        "{}",
+        refused.stderr
+    );
+    ok(&server.run(&[&again[..], &["--replace"]].concat())?)?;
 
     let created = server.run(&[
         "channel",

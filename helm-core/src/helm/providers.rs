@@ -11,18 +11,63 @@ use crate::store::PolicyScope;
 use super::Helm;
 
 impl Helm {
-    /// Adds a provider to the registry (or replaces the one of that name);
-    /// with `make_default` it becomes the workspace's default model. Only the
-    /// Captain and admins manage providers. A default model the provider's
-    /// own list does not include is refused, and so is making a provider
-    /// without a default model the workspace default. A provider that
-    /// cannot be reached is still added (it may start later); try it first
-    /// with [`Helm::try_provider`].
+    /// Adds a provider to the registry; with `make_default` it becomes the
+    /// workspace's default model. Only the Captain and admins manage
+    /// providers. A name already registered is a conflict (replace it with
+    /// [`Helm::replace_provider`]), so adding a second provider never
+    /// re-points the channels that use the first. A default model the
+    /// provider's own list does not include is refused, and so is making a
+    /// provider without a default model the workspace default. A provider
+    /// that cannot be reached is still added (it may start later); try it
+    /// first with [`Helm::try_provider`].
     pub async fn add_provider(
         &self,
         actor: &User,
         config: ProviderConfig,
         make_default: bool,
+    ) -> Result<ProviderConfig> {
+        self.register(actor, config, None, make_default, false)
+            .await
+    }
+
+    /// Like [`Helm::add_provider`], replacing the provider of that name (its
+    /// address, key, model, headers) if there is one: the channels that use
+    /// it are served by the new settings from their next turn.
+    pub async fn replace_provider(
+        &self,
+        actor: &User,
+        config: ProviderConfig,
+        make_default: bool,
+    ) -> Result<ProviderConfig> {
+        self.register(actor, config, None, make_default, true).await
+    }
+
+    /// Like [`Helm::add_provider`] (or [`Helm::replace_provider`] with
+    /// `replace`), keeping `api_key` (the secret itself) as the provider's
+    /// stored key: a file in the data root's `secrets/` that only the
+    /// server's user can read; the configuration names it `stored:NAME` and
+    /// the key is never shown again. The key is stored only once every
+    /// check passed.
+    pub async fn add_provider_with_key(
+        &self,
+        actor: &User,
+        config: ProviderConfig,
+        api_key: &str,
+        make_default: bool,
+        replace: bool,
+    ) -> Result<ProviderConfig> {
+        self.register(actor, config, Some(api_key), make_default, replace)
+            .await
+    }
+
+    /// Checks a provider's registration, then stores it (and its key).
+    async fn register(
+        &self,
+        actor: &User,
+        mut config: ProviderConfig,
+        api_key: Option<&str>,
+        make_default: bool,
+        replace: bool,
     ) -> Result<ProviderConfig> {
         may_manage_providers(actor)?;
         config.validate()?;
@@ -35,9 +80,36 @@ impl Helm {
                 ),
             ));
         }
+        if !replace
+            && self
+                .inner
+                .store
+                .providers()
+                .await?
+                .iter()
+                .any(|p| p.name == config.name)
+        {
+            return Err(Error::Conflict(format!(
+                "a provider named {} is registered already; replace it to change its settings, \
+                 or give the new one another name",
+                config.name
+            )));
+        }
+        // The model check uses the new key (if one is given) through a trial
+        // reference, so a refused registration leaves no key behind.
+        let trial = api_key
+            .map(|key| self.inner.providers.trial_key(key))
+            .transpose()?;
+        let checked = match &trial {
+            Some(trial) => ProviderConfig {
+                api_key: Some(trial.reference()),
+                ..config.clone()
+            },
+            None => config.clone(),
+        };
         if let Some(model) = &config.default_model
             && self.inner.providers.custom(&config.name).is_none()
-            && let Ok(listed) = self.inner.runtime.try_provider(&config).await
+            && let Ok(listed) = self.inner.runtime.try_provider(&checked).await
             && listed.listed
             && !serves(&listed.models, model)
         {
@@ -55,6 +127,10 @@ impl Helm {
                         .join(", ")
                 ),
             ));
+        }
+        drop(trial);
+        if let Some(key) = api_key {
+            config.api_key = Some(self.inner.providers.store_key(&config.name, key)?);
         }
         self.inner.store.put_provider(config.clone()).await?;
         if make_default {
@@ -104,27 +180,6 @@ impl Helm {
             ..config.clone()
         };
         self.inner.runtime.try_provider(&config).await
-    }
-
-    /// Like [`Helm::add_provider`], keeping `api_key` (the secret itself) as
-    /// the provider's stored key: a file in the data root's `secrets/` that
-    /// only the server's user can read; the configuration names it
-    /// `stored:NAME` and the key is never shown again.
-    pub async fn add_provider_with_key(
-        &self,
-        actor: &User,
-        mut config: ProviderConfig,
-        api_key: &str,
-        make_default: bool,
-    ) -> Result<ProviderConfig> {
-        if !actor.role.is_admin() {
-            return Err(Error::Forbidden(
-                "only the Captain or an admin manages providers".into(),
-            ));
-        }
-        config.validate()?;
-        config.api_key = Some(self.inner.providers.store_key(&config.name, api_key)?);
-        self.add_provider(actor, config, make_default).await
     }
 
     /// The registry, by name. Holds no secrets.

@@ -218,6 +218,10 @@ pub struct ProviderRequest {
     /// Make it the workspace's default model.
     #[serde(default)]
     pub make_default: bool,
+    /// Replace the provider of that name, if there is one (without it, a
+    /// name already registered is 409).
+    #[serde(default)]
+    pub replace: bool,
 }
 
 /// `?all=`: include archived channels.

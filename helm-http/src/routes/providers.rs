@@ -102,10 +102,12 @@ async fn list_providers(
     Ok(Json(providers.into_iter().map(Into::into).collect()))
 }
 
-/// Registers a provider or replaces the one of that name (Captain and
-/// admins). A default model the provider's own list lacks is 422, and so is
-/// `make_default` without a default model; a provider that cannot be
-/// reached now is still registered (try it first with `/api/providers/test`).
+/// Registers a provider (Captain and admins). A name already registered is
+/// 409 unless `replace` asks to replace that provider, so a second provider
+/// never silently re-points the channels that use the first. A default
+/// model the provider's own list lacks is 422, and so is `make_default`
+/// without a default model; a provider that cannot be reached now is still
+/// registered (try it first with `/api/providers/test`).
 #[utoipa::path(post, path = "/api/providers", tag = "models", request_body = ProviderRequest,
     responses((status = 201, description = "The provider", body = Provider), WriteErrors))]
 async fn add_provider(
@@ -113,20 +115,21 @@ async fn add_provider(
     caller: Caller,
     Body(request): Body<ProviderRequest>,
 ) -> ApiResult<(StatusCode, Json<Provider>)> {
-    let make_default = request.make_default;
+    let (make_default, replace) = (request.make_default, request.replace);
     let api_key = request.api_key.clone();
     let config = config_of(request)?;
+    let helm = &state.helm;
     let config = match api_key {
         Some(key) => {
-            state
-                .helm
-                .add_provider_with_key(&caller.user, config, &key, make_default)
+            helm.add_provider_with_key(&caller.user, config, &key, make_default, replace)
+                .await?
+        }
+        None if replace => {
+            helm.replace_provider(&caller.user, config, make_default)
                 .await?
         }
         None => {
-            state
-                .helm
-                .add_provider(&caller.user, config, make_default)
+            helm.add_provider(&caller.user, config, make_default)
                 .await?
         }
     };

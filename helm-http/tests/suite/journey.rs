@@ -159,12 +159,21 @@ async fn journey(api: Api, deltas: Deltas) -> anyhow::Result<()> {
         !provider.to_string().contains("s3cr3t"),
         "header values are not returned"
     );
-    // The variable is not set for this test; the mock needs no key.
-    let (_, provider) = ada
+    // The variable is not set for this test; the mock needs no key. The
+    // provider is replaced, which must be asked for.
+    let (status, _) = ada
         .post(
             "/api/providers",
             json!({"name": "mock", "kind": "openai", "base_url": openai.base_url(),
                    "default_model": "mock-model", "make_default": true}),
+        )
+        .await?;
+    assert_eq!(status, StatusCode::CONFLICT);
+    let (_, provider) = ada
+        .post(
+            "/api/providers",
+            json!({"name": "mock", "kind": "openai", "base_url": openai.base_url(),
+                   "default_model": "mock-model", "make_default": true, "replace": true}),
         )
         .await?;
     assert_eq!(provider["api_key"], Value::Null);

@@ -239,8 +239,16 @@ async fn a_choice_is_checked_when_set_and_a_stale_one_refuses_the_message() -> a
     .await?;
     let newer = MockOpenAi::start().await?;
     newer.serve_models(&["model-a"]);
-    ada.add_mock_provider("mock", &newer.base_url(), "model-a")
-        .await?;
+    ada.ok(
+        Method::POST,
+        "/api/providers",
+        Some(
+            json!({"name": "mock", "kind": "openai", "base_url": newer.base_url(),
+                    "default_model": "model-a", "make_default": true, "replace": true}),
+        ),
+        StatusCode::CREATED,
+    )
+    .await?;
     let (status, stale) = ada
         .post(
             "/api/channels/plan/messages",

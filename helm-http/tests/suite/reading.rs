@@ -409,6 +409,50 @@ async fn a_provider_key_given_once_is_kept_by_the_server_and_never_shown() -> an
         requests[0].header("authorization"),
         Some(format!("Bearer {secret}").as_str())
     );
+    // The same name again is a conflict, and leaves the provider and its
+    // key as they were; a replacement refused for its model stores no key.
+    let again = api
+        .post(
+            "/api/providers",
+            Auth::Bearer(&ada),
+            json!({"name": "mock", "kind": "openai", "base_url": "http://127.0.0.1:9/v1",
+                   "api_key": "sk-another-key"}),
+        )
+        .await?;
+    assert_eq!(again.status, StatusCode::CONFLICT, "{again:?}");
+    assert!(
+        again.body["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("a provider named mock")
+    );
+    let refused = api
+        .post(
+            "/api/providers",
+            Auth::Bearer(&ada),
+            json!({"name": "mock", "kind": "openai", "base_url": openai.base_url(),
+                   "api_key": "sk-another-key", "default_model": "no-such-model", "replace": true}),
+        )
+        .await?;
+    assert_eq!(
+        refused.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{refused:?}"
+    );
+    assert_eq!(std::fs::read_to_string(&file)?, secret);
+    let listed = api.get("/api/providers", Auth::Bearer(&ada)).await?;
+    assert_eq!(listed.body[0]["base_url"], openai.base_url());
+    let replaced = api
+        .post(
+            "/api/providers",
+            Auth::Bearer(&ada),
+            json!({"name": "mock", "kind": "openai", "base_url": openai.base_url(),
+                   "api_key": "sk-another-key", "default_model": "mock-model", "replace": true}),
+        )
+        .await?;
+    assert_eq!(replaced.status, StatusCode::CREATED, "{replaced:?}");
+    assert_eq!(std::fs::read_to_string(&file)?, "sk-another-key");
+
     for bad in ["", "two\nlines"] {
         let reply = api
             .post(

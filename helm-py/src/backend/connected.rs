@@ -213,8 +213,11 @@ impl Backend for Connected {
         &self,
         config: ProviderConfig,
         make_default: bool,
+        replace: bool,
     ) -> Result<ProviderConfig> {
-        self.client.add_provider(config, make_default).await
+        self.client
+            .add_provider(config, make_default, replace)
+            .await
     }
 
     async fn providers(&self) -> Result<Vec<ProviderConfig>> {

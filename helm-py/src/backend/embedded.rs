@@ -361,11 +361,17 @@ impl Backend for Embedded {
         &self,
         config: ProviderConfig,
         make_default: bool,
+        replace: bool,
     ) -> Result<ProviderConfig> {
-        Ok(self
-            .helm
-            .add_provider(&self.actor, config, make_default)
-            .await?)
+        Ok(if replace {
+            self.helm
+                .replace_provider(&self.actor, config, make_default)
+                .await?
+        } else {
+            self.helm
+                .add_provider(&self.actor, config, make_default)
+                .await?
+        })
     }
 
     async fn providers(&self) -> Result<Vec<ProviderConfig>> {

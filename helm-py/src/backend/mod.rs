@@ -126,11 +126,13 @@ pub trait Backend: Send + Sync {
     /// Runs a command in the channel's computer and waits for it.
     async fn run(&self, channel: &str, request: RunRequest) -> Result<CommandResult>;
 
-    /// Registers a provider configuration.
+    /// Registers a provider configuration; with `replace`, replaces the
+    /// one of that name.
     async fn add_provider(
         &self,
         config: ProviderConfig,
         make_default: bool,
+        replace: bool,
     ) -> Result<ProviderConfig>;
     /// The provider registry.
     async fn providers(&self) -> Result<Vec<ProviderConfig>>;
