@@ -261,14 +261,15 @@ export async function call(stack, method, path, { token, cookie, body, raw } = {
 
 /**
  * First run done through the API (for suites that are not about it): the
- * Captain `ada`, the mock model as the workspace's provider; returns an
- * API token and a browser context signed in as Ada.
+ * Captain `ada`, the mock model as the workspace's provider (unless
+ * `provider` is false); returns an API token and a browser context signed
+ * in as Ada.
  */
-export async function quickStart(stack, browser, viewport = DESKTOP) {
+export async function quickStart(stack, browser, viewport = DESKTOP, { provider = true } = {}) {
   const setup = await call(stack, "POST", "/api/setup", { body: { name: "ada", display_name: "Ada Lovelace", password: PASSWORD, setup_code: SETUP_CODE } });
   const session = setup.response.headers.get("set-cookie").split(";")[0];
   const token = (await call(stack, "POST", "/api/tokens", { cookie: session, body: { name: "e2e" } })).json.secret;
-  await call(stack, "POST", "/api/providers", { token, body: { name: "mock", kind: "openai", base_url: stack.mock.modelUrl, default_model: "mock-model", make_default: true } });
+  if (provider) await call(stack, "POST", "/api/providers", { token, body: { name: "mock", kind: "openai", base_url: stack.mock.modelUrl, default_model: "mock-model", make_default: true } });
   const context = await browser.newContext({ viewport });
   const [name, value] = session.split("=");
   await context.addCookies([{ name, value, url: stack.url }]);

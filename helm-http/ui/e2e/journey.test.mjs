@@ -316,6 +316,15 @@ test("archive and restore: the same agent world comes back", async () => {
   await ada.getByRole("button", { name: "Archive" }).click();
   await ada.getByText("This channel is archived: its agent is paused").waitFor();
   await ada.getByRole("button", { name: /Archived \(1\)/ }).waitFor();
+  // A member sees that it is archived and who can restore it; no button
+  // that would only answer "not allowed".
+  await bob.goto(`${stack.url}/c/launch`);
+  await bob.getByText("This channel is archived: its agent is paused").waitFor();
+  await bob.getByText("Only the Captain, admins and this channel's owners can restore it.").first().waitFor();
+  await bob.getByText("This channel is archived, so nobody writes here.").waitFor();
+  assert.equal(await bob.getByRole("button", { name: "Restore" }).count(), 0, "no Restore button for a member");
+  assert.equal(await bob.getByText("Restore it to write here again").count(), 0);
+  await screenshot(bob, "12-archived-member-desktop");
   await ada.getByRole("link", { name: "Chat" }).click();
   await ada.getByText("This channel is archived. Restore it to write here again.").waitFor();
   await ada.getByRole("status").getByRole("button", { name: "Restore" }).click();
@@ -350,7 +359,19 @@ test("the connection drops mid-stream and comes back: no message missing or doub
 
 test("rename #launch live: the agent keeps its handle, everyone sees the new name", async () => {
   await ada.goto(`${stack.url}/c/launch/settings`);
-  await ada.getByLabel("Channel name").fill("liftoff");
+  const name = ada.getByLabel("Channel name");
+  // A name the rule refuses says which characters are allowed.
+  await name.fill("lift off!");
+  await ada.getByRole("button", { name: "Rename" }).click();
+  assert.match(await name.evaluate((el) => el.validationMessage), /lowercase letters, digits, '-' and '_', starting with a letter or digit/);
+  // A name taken already: the server's answer stays only until the name changes.
+  ada.allowErrors(/status of 409 \(Conflict\) \(.*\/api\/channels\/\d+\)/);
+  await name.fill("main");
+  await ada.getByRole("button", { name: "Rename" }).click();
+  const refused = ada.locator("form.settings-section").first().getByRole("alert");
+  await refused.waitFor();
+  await name.fill("liftoff");
+  assert.equal(await refused.count(), 0, "the old error goes once the name is fixed");
   await ada.getByRole("button", { name: "Rename" }).click();
   await ada.waitForURL(`${stack.url}/c/liftoff/settings`);
   await ada.getByRole("heading", { name: "liftoff", exact: true }).waitFor();

@@ -47,12 +47,42 @@ test("typing @ offers the channel's agent, Skipper and people", async () => {
   await composer.fill("");
 });
 
+test("a thread link naming the wrong channel opens the thread in its own; a missing thread says so", async () => {
+  await call(stack, "POST", "/api/channels", { token, body: { name: "ops", purpose: "Keeping the lights on." } });
+  const posted = await call(stack, "POST", "/api/channels/notes/messages", { token, body: { text: "Where do the release notes live?" } });
+  const id = posted.json.thread.id;
+  // #ops in the address, a #notes thread: the address is corrected, so the
+  // header, the agent and any reply are #notes'.
+  await page.goto(`${stack.url}/c/ops/t/${id}`);
+  await page.waitForURL(`${stack.url}/c/notes/t/${id}`);
+  await page.getByRole("heading", { name: "notes", exact: true }).waitFor();
+  const thread = page.getByRole("complementary", { name: /Thread: Where do the release notes live/ });
+  await thread.getByRole("feed", { name: "Messages in this thread" }).getByText("Where do the release notes live?").waitFor();
+  await thread.getByRole("button", { name: "Ask @notes-agent" }).waitFor();
+  assert.equal(await page.getByRole("button", { name: "Ask @ops-agent" }).count(), 0);
+  // The wrong address was replaced, not stacked: Back leaves the thread.
+  await page.goBack();
+  await waitFor("Back to leave the thread", async () => !/\/t\//.test(page.url()));
+
+  await page.goto(`${stack.url}/c/notes/t/999999`);
+  const missing = page.getByRole("complementary", { name: /^Thread/ });
+  await missing.getByText("This thread does not exist.").waitFor();
+  assert.equal(await page.getByLabel("Reply in this thread").count(), 0, "no reply box for a thread that is not there");
+  assert.doesNotMatch(await missing.innerText(), /not found/);
+  await screenshot(page, "22-thread-missing-desktop");
+  await missing.getByRole("link", { name: "Back to #notes" }).click();
+  await page.waitForURL(`${stack.url}/c/notes`);
+  await page.getByLabel("Start a thread in #notes").waitFor();
+});
+
 test("files: upload, new folder, edit and save, rename, delete", async () => {
   await page.getByRole("link", { name: "Files" }).click();
   await page.getByText("This folder is empty").waitFor();
   await page.locator('label:has-text("Upload") input[type="file"]').setInputFiles({ name: "draft.md", mimeType: "text/markdown", buffer: Buffer.from("# Draft\n\nFirst words.\n") });
   const row = page.getByRole("link", { name: /draft\.md/ });
   await row.waitFor();
+  // Uploaded by a person: tagged as an upload (the API's kind), not an artifact.
+  await waitFor("the file's tag", async () => (await row.locator(".tag").allTextContents()).join() === "upload");
 
   await page.getByRole("button", { name: "New folder" }).click();
   const mkdir = page.getByRole("dialog", { name: "New folder" });
@@ -63,11 +93,16 @@ test("files: upload, new folder, edit and save, rename, delete", async () => {
 
   await row.click();
   await page.getByText("First words.").waitFor();
+  const head = page.locator(".preview-head");
+  assert.match(await head.innerText(), /22 B/);
+  await head.getByText("uploaded by ada").waitFor();
   await page.getByRole("button", { name: "Edit" }).click();
   const editor = page.getByLabel("Editing /workspace/draft.md");
   await editor.fill("# Draft\n\nSecond words.\n");
   await page.getByRole("button", { name: "Save" }).click();
   await page.getByText("Second words.").waitFor();
+  // The header reads the file again: its new size.
+  await waitFor("the new size in the header", async () => /23 B/.test(await head.innerText()));
   const read = await call(stack, "GET", "/api/channels/notes/files/read?path=draft.md", { token });
   assert.equal(read.json.content, "# Draft\n\nSecond words.\n");
   await noAxeProblems("Files with a file open");
@@ -102,6 +137,34 @@ test("files dropped on the chat are uploaded and attached to the message", async
   const listed = await call(stack, "GET", "/api/channels/notes/files?path=uploads", { token });
   assert.deepEqual(listed.json.map((f) => f.name), ["q3.txt"]);
   await page.getByLabel("Start a thread in #notes").fill("");
+});
+
+test("views that failed while the server was away load again when it is back", async () => {
+  page.allowErrors(/WebSocket connection to .* failed|ERR_CONNECTION_(RESET|REFUSED|CLOSED)|net::ERR_|Failed to load resource/);
+  await page.getByRole("link", { name: "Memory" }).click();
+  await page.getByText("Nothing recorded here yet.").waitFor();
+  // The server goes away; Files, opened meanwhile, cannot load.
+  stack.relay.cut(4000);
+  await page.getByRole("link", { name: "Files" }).click();
+  const files = page.getByRole("region", { name: "Files" });
+  await files.getByRole("alert").getByText("Helm did not answer").waitFor();
+  await files.getByRole("button", { name: "Retry" }).waitFor();
+  assert.equal(await files.getByText("Loading…").count(), 0, "no Loading… beside the error");
+  await screenshot(page, "23-files-offline-desktop");
+  // It comes back: the listing loads with no click.
+  await files.getByRole("link", { name: /archive/ }).waitFor({ timeout: 30_000 });
+  assert.equal(await files.getByRole("alert").count(), 0);
+  await waitFor("the banner to go", async () => (await page.getByText(/Reconnecting/).count()) === 0);
+
+  // Memory the same way, with its Retry button.
+  stack.relay.cut(4000);
+  await page.getByRole("link", { name: "Memory" }).click();
+  const memory = page.getByRole("region", { name: "Memory" });
+  await memory.getByRole("alert").getByText("Helm did not answer").waitFor();
+  await memory.getByRole("button", { name: "Retry" }).waitFor();
+  await waitFor("Memory to load again", async () => (await memory.getByRole("alert").count()) === 0 && (await memory.getByText("Nothing recorded here yet.").count()) === 1, 30_000);
+  await page.getByRole("link", { name: "Chat" }).click();
+  await page.getByLabel("Start a thread in #notes").waitFor();
 });
 
 test("a queued turn says how many are ahead, and Stop ends the work", async () => {

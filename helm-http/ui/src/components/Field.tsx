@@ -36,12 +36,42 @@ export function Field({
   );
 }
 
-/** An error in words, announced when it appears. */
-export function ErrorNote({ error }: { error?: string }) {
+/**
+ * An error in words, announced when it appears. With `onRetry`, a Retry
+ * button beside it: a view that failed to load (the server was down, say)
+ * should not need a page reload to try again.
+ */
+export function ErrorNote({ error, onRetry }: { error?: string; onRetry?: () => void }) {
   if (!error) return null;
+  if (!onRetry) {
+    return (
+      <p class="error-note" role="alert">
+        {error}
+      </p>
+    );
+  }
   return (
-    <p class="error-note" role="alert">
-      {error}
-    </p>
+    <div class="error-note with-retry" role="alert">
+      <span>{error}</span>
+      <button type="button" class="btn btn-small" onClick={onRetry}>
+        Retry
+      </button>
+    </div>
   );
+}
+
+/**
+ * Props that make a field's pattern mismatch say `message` (which
+ * characters are allowed) instead of the browser's generic "Please match
+ * the requested format."; the message clears as soon as the field changes.
+ */
+export function patternMessage(message: string) {
+  return {
+    onInvalid: (e: Event) => {
+      const input = e.currentTarget as HTMLInputElement;
+      if (input.validity.patternMismatch) input.setCustomValidity(message);
+    },
+    // Runs before the field's own onInput, so the next check starts clean.
+    onInputCapture: (e: Event) => (e.currentTarget as HTMLInputElement).setCustomValidity(""),
+  };
 }

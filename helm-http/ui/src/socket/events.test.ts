@@ -58,6 +58,7 @@ test("after a drop it resumes from the last event, and nothing is applied twice"
   assert.equal(first.url, "ws://helm.test/api/events");
   first.hello(10);
   assert.equal(s.state.value, "live");
+  assert.equal(s.reconnects.value, 0, "the first handshake is not a reconnection");
   first.event(11);
   first.event(12);
   first.drop();
@@ -66,6 +67,7 @@ test("after a drop it resumes from the last event, and nothing is applied twice"
   const second = FakeSocket.all[1]!;
   assert.equal(second.url, "ws://helm.test/api/events?after=12");
   second.hello(12, 14);
+  assert.equal(s.reconnects.value, 1, "views that failed meanwhile hear the server is back");
   second.event(12);
   second.event(13);
   second.event(14);

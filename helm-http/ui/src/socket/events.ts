@@ -12,6 +12,8 @@
 //   visible retries at once.
 // - `state` is "connecting" | "live" | "offline"; the UI shows a quiet banner
 //   only once the stream has been down for a moment.
+// - `reconnects` counts the handshakes that resumed after a drop: the
+//   server is back, so a view whose load failed meanwhile tries again.
 // - Close 4001 (the session ended) stops the stream and calls `onSignedOut`;
 //   4008 (fell behind) reconnects at once from the cursor.
 import { signal, type ReadonlySignal } from "@preact/signals";
@@ -50,6 +52,8 @@ function defaultUrl(after: number | undefined): string {
 
 export interface EventStream {
   readonly state: ReadonlySignal<StreamState>;
+  /** How many times the stream came back after a drop (0 until the first). */
+  readonly reconnects: ReadonlySignal<number>;
   /** The last `seq` applied (undefined before the first handshake). */
   readonly cursor: () => number | undefined;
   start(): void;
@@ -60,6 +64,7 @@ export interface EventStream {
 
 export function createEventStream(options: EventStreamOptions): EventStream {
   const state = signal<StreamState>("connecting");
+  const reconnects = signal(0);
   const url = options.url ?? defaultUrl;
   const connect = options.connect ?? ((u: string) => new WebSocket(u));
   let cursor: number | undefined;
@@ -105,6 +110,7 @@ export function createEventStream(options: EventStreamOptions): EventStream {
       if (cursor === undefined) cursor = hello.after;
       attempt = 0;
       state.value = "live";
+      if (resumed) reconnects.value += 1;
       options.onHello?.(hello, resumed);
       return;
     }
@@ -180,6 +186,7 @@ export function createEventStream(options: EventStreamOptions): EventStream {
 
   return {
     state,
+    reconnects,
     cursor: () => cursor,
     start() {
       if (running) return;

@@ -24,6 +24,8 @@ export const me = signal<User | undefined>(undefined);
 export const workspaceName = signal("Helm");
 const stream = signal<EventStream | undefined>(undefined);
 export const streamState = computed<StreamState>(() => stream.value?.state.value ?? "connecting");
+/** Bumps each time the stream comes back after a drop (see `useRetryOnReconnect`). */
+export const reconnects = computed(() => stream.value?.reconnects.value ?? 0);
 /** Set when the session ended on its own (shown on the sign-in screen). */
 export const signedOutReason = signal<string | undefined>(undefined);
 

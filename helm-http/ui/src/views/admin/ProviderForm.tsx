@@ -1,10 +1,15 @@
 // Connecting a model provider: OpenAI or a compatible server (URL and key),
 // Anthropic (key), or Ollama on this machine (no key). The key is sent
 // once; the server keeps it and never shows it again.
+//
+// The name (under "More options") follows the base URL's host and is kept
+// unique among the providers already there, until the person types one;
+// "make it the default" follows `makeDefault` until they tick or untick it
+// (the list deciding it may still be loading when the form first shows).
 import { useState } from "preact/hooks";
-import { api, describeError } from "../../api/client";
+import { ApiError, api, describeError } from "../../api/client";
 import type { Provider, ProviderModels } from "../../api/types";
-import { ErrorNote, Field } from "../../components/Field";
+import { ErrorNote, Field, patternMessage } from "../../components/Field";
 
 type Kind = "openai" | "anthropic" | "ollama";
 
@@ -14,30 +19,71 @@ const PRESETS: Record<Kind, { label: string; detail: string; name: string; url: 
   ollama: { label: "Ollama", detail: "Models running on this machine", name: "ollama", url: "http://localhost:11434/v1", model: "llama3.2", key: false },
 };
 
+/** A provider name from a base URL's host: `https://api.openai.com/v1` → `openai`. */
+export function nameFromUrl(url: string): string | undefined {
+  let host: string;
+  try {
+    host = new URL(url).hostname;
+  } catch {
+    return undefined;
+  }
+  // A machine, not a vendor: the preset's name says more.
+  if (host === "localhost" || /^[\d.]+$/.test(host) || host.startsWith("[")) return undefined;
+  const labels = host.split(".").filter((l) => l && l !== "api" && l !== "www");
+  const label = labels.length >= 2 ? labels[labels.length - 2] : labels[0];
+  const name = label?.toLowerCase().replace(/[^a-z0-9_-]/g, "-").replace(/^-+/, "");
+  return name || undefined;
+}
+
+/** `base`, or `base-2`, `base-3`… whichever is not taken yet. */
+export function uniqueName(base: string, taken: readonly string[]): string {
+  const used = new Set(taken.map((t) => t.toLowerCase()));
+  if (!used.has(base.toLowerCase())) return base;
+  let n = 2;
+  while (used.has(`${base}-${n}`.toLowerCase())) n += 1;
+  return `${base}-${n}`;
+}
+
+const NAME_RULE = "Letters, digits, '.', '-' and '_' only, not starting with '.'; up to 64 characters.";
+
 export function ProviderForm({
   makeDefault = false,
+  taken = [],
   onSaved,
   submitLabel = "Save provider",
 }: {
   makeDefault?: boolean;
+  /** The names already in use (a new provider needs its own). */
+  taken?: readonly string[];
   onSaved: (provider: Provider) => void;
   submitLabel?: string;
 }) {
   const [kind, setKind] = useState<Kind>("openai");
   const preset = PRESETS[kind];
-  const [name, setName] = useState(preset.name);
+  // What the person typed; until then the name is suggested.
+  const [typedName, setTypedName] = useState<string>();
   const [url, setUrl] = useState(preset.url);
   const [key, setKey] = useState("");
   const [model, setModel] = useState(preset.model);
-  const [asDefault, setAsDefault] = useState(makeDefault);
+  // Their own choice; until then, what the page says (`makeDefault`).
+  const [defaultChoice, setDefaultChoice] = useState<boolean>();
   const [error, setError] = useState<string>();
+  const [nameError, setNameError] = useState<string>();
+  const [more, setMore] = useState(false);
   const [busy, setBusy] = useState(false);
+  const name = typedName ?? uniqueName(nameFromUrl(url) ?? preset.name, taken);
+  const asDefault = defaultChoice ?? makeDefault;
 
   const choose = (next: Kind) => {
     setKind(next);
-    setName(PRESETS[next].name);
     setUrl(PRESETS[next].url);
     setModel(PRESETS[next].model);
+  };
+
+  /** A name taken already, said on the name field (opened to show it). */
+  const nameTaken = (wanted: string) => {
+    setNameError(`A provider named ${wanted} is connected already. Choose another name.`);
+    setMore(true);
   };
 
   /** The last test's finding, and the form it was for (an edit hides it). */
@@ -54,14 +100,25 @@ export function ProviderForm({
 
   const submit = async (e: Event) => {
     e.preventDefault();
+    const wanted = name.trim();
+    if (taken.some((t) => t.toLowerCase() === wanted.toLowerCase())) {
+      nameTaken(wanted);
+      return;
+    }
     setBusy(true);
     setError(undefined);
+    setNameError(undefined);
     try {
       const provider = await api.post("/api/providers", { body: body() });
+      // Ready for another: a fresh suggested name, the page's default choice.
       setKey("");
+      setTypedName(undefined);
+      setDefaultChoice(undefined);
       onSaved(provider);
     } catch (err) {
-      setError(describeError(err));
+      // Someone connected one by that name since the list was read.
+      if (err instanceof ApiError && err.status === 409) nameTaken(wanted);
+      else setError(describeError(err));
     } finally {
       setBusy(false);
     }
@@ -108,13 +165,26 @@ export function ProviderForm({
           {(p) => <input {...p} type="password" value={key} onInput={(e) => setKey(e.currentTarget.value)} autocomplete="off" spellcheck={false} />}
         </Field>
       )}
-      <details class="disclosure">
+      <details class="disclosure" open={more} onToggle={(e) => setMore(e.currentTarget.open)}>
         <summary>More options</summary>
-        <Field label="Name in Helm" hint="How channels refer to this provider.">
-          {(p) => <input {...p} value={name} onInput={(e) => setName(e.currentTarget.value)} pattern="[A-Za-z0-9._\-]{1,64}" required />}
+        <Field label="Name in Helm" hint={`How channels refer to this provider. ${NAME_RULE}`} error={nameError}>
+          {(p) => (
+            <input
+              {...p}
+              {...patternMessage(NAME_RULE)}
+              value={name}
+              onInput={(e) => {
+                setTypedName(e.currentTarget.value);
+                setNameError(undefined);
+              }}
+              pattern="[A-Za-z0-9_\-][A-Za-z0-9._\-]{0,63}"
+              spellcheck={false}
+              required
+            />
+          )}
         </Field>
         <label class="check">
-          <input type="checkbox" checked={asDefault} onChange={(e) => setAsDefault(e.currentTarget.checked)} />
+          <input type="checkbox" checked={asDefault} onChange={(e) => setDefaultChoice(e.currentTarget.checked)} />
           Make it the workspace's default model
         </label>
       </details>

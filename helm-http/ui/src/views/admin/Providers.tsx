@@ -22,6 +22,7 @@ export function Providers() {
   const load = async () => {
     try {
       setProviders(await api.get("/api/providers"));
+      setError(undefined);
       const policy = await api.get("/api/model");
       setDefaultName(policy.workspace?.provider ?? undefined);
     } catch (e) {
@@ -44,7 +45,7 @@ export function Providers() {
     <div class="stack-lg">
       <section class="settings-section">
         <h3>Connected</h3>
-        <ErrorNote error={error} />
+        <ErrorNote error={error} onRetry={() => void load()} />
         {providers?.length === 0 && <p class="muted">No provider yet: agents cannot answer until one is connected.</p>}
         <ul class="provider-list">
           {(providers ?? []).map((p) => (
@@ -69,6 +70,7 @@ export function Providers() {
         <h3>Connect a provider</h3>
         <ProviderForm
           makeDefault={providers?.length === 0}
+          taken={providers?.map((p) => p.name)}
           onSaved={(p) => {
             toast(`${p.name} is connected.`);
             void load();

@@ -5,7 +5,8 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, describeError } from "../../api/client";
 import type { Status } from "../../api/types";
-import { ErrorNote, Field } from "../../components/Field";
+import { ErrorNote, Field, patternMessage } from "../../components/Field";
+import { USER_NAME_PATTERN, USER_NAME_RULE } from "../../lib/names";
 import { Icon } from "../../components/Icon";
 import { enter, workspaceName } from "../../state/session";
 import { ProviderForm } from "../admin/ProviderForm";
@@ -97,9 +98,13 @@ function CaptainStep({ onDone }: { onDone: () => void }) {
           <input
             {...p}
             value={name}
-            onInput={(e) => setName(e.currentTarget.value.toLowerCase())}
+            {...patternMessage(USER_NAME_RULE)}
+            onInput={(e) => {
+              setName(e.currentTarget.value.toLowerCase());
+              setError(undefined);
+            }}
             autocomplete="username"
-            pattern="[a-z][a-z0-9._\-]{0,31}"
+            pattern={USER_NAME_PATTERN}
             required
           />
         )}

@@ -1,7 +1,8 @@
 // Accepting an invitation from its link: /join#<code>.
 import { useState } from "preact/hooks";
 import { api, describeError } from "../../api/client";
-import { ErrorNote, Field } from "../../components/Field";
+import { ErrorNote, Field, patternMessage } from "../../components/Field";
+import { USER_NAME_PATTERN, USER_NAME_RULE } from "../../lib/names";
 import { enter, workspaceName } from "../../state/session";
 
 export function Join() {
@@ -56,9 +57,13 @@ export function Join() {
             <input
               {...p}
               value={name}
-              onInput={(e) => setName(e.currentTarget.value.toLowerCase())}
+              {...patternMessage(USER_NAME_RULE)}
+              onInput={(e) => {
+                setName(e.currentTarget.value.toLowerCase());
+                setError(undefined);
+              }}
               autocomplete="username"
-              pattern="[a-z][a-z0-9._\-]{0,31}"
+              pattern={USER_NAME_PATTERN}
               required
               autoFocus
             />

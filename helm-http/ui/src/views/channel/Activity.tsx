@@ -3,6 +3,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { describeError } from "../../api/client";
 import { ErrorNote } from "../../components/Field";
+import { useRetryOnReconnect } from "../../lib/reconnect";
 import { Icon } from "../../components/Icon";
 import { Time } from "../../components/Time";
 import { actionSignal, activityOf, loadActivity, type ActivityEntry } from "../../state/activity";
@@ -14,16 +15,19 @@ export function Activity({ entry }: { entry: ChannelEntry }) {
   const channel = entry.channel;
   const list = activityOf(channel.id).value;
   const [error, setError] = useState<string>();
-  useEffect(() => {
+  const load = () => {
+    setError(undefined);
     loadActivity(channel.id, channel.name).catch((e) => setError(describeError(e)));
-  }, [channel.id]);
+  };
+  useEffect(load, [channel.id]);
+  useRetryOnReconnect(error !== undefined, load);
   return (
     <div class="page">
       <div class="page-head">
         <h2>Activity</h2>
         <p class="muted">Everything the agent and Skipper did here, as it happens.</p>
       </div>
-      <ErrorNote error={error} />
+      <ErrorNote error={error} onRetry={load} />
       {list && list.length === 0 && <p class="muted">Nothing has happened here yet.</p>}
       <ol class="activity-list" aria-label="Activity, newest first">
         {(list ?? []).map((e) => (

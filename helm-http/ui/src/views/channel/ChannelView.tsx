@@ -18,6 +18,7 @@ import { Activity } from "./Activity";
 import { Files } from "./Files";
 import { Memory } from "./Memory";
 import { Settings } from "./Settings";
+import { MANAGERS, useManages } from "./manages";
 import { Threads } from "./Threads";
 
 // The terminal (xterm.js) is loaded only when opened.
@@ -170,6 +171,7 @@ function Header({ entry, detail }: { entry: ChannelEntry; detail?: ChannelDetail
 }
 
 function ArchivedNote({ entry }: { entry: ChannelEntry }) {
+  const manages = useManages(entry);
   const [busy, setBusy] = useState(false);
   const restore = async () => {
     setBusy(true);
@@ -185,10 +187,15 @@ function ArchivedNote({ entry }: { entry: ChannelEntry }) {
   return (
     <div class="archived-note" role="status">
       <Icon name="archive" />
-      <span>This channel is archived: its agent is paused, and its threads, files and memory are kept.</span>
-      <button type="button" class="btn btn-small" onClick={restore} disabled={busy}>
-        Restore
-      </button>
+      <span>
+        This channel is archived: its agent is paused, and its threads, files and memory are kept.
+        {!manages && ` Only ${MANAGERS} can restore it.`}
+      </span>
+      {manages && (
+        <button type="button" class="btn btn-small" onClick={restore} disabled={busy}>
+          Restore
+        </button>
+      )}
     </div>
   );
 }

@@ -5,7 +5,8 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, describeError } from "../../api/client";
 import { Dialog } from "../../components/Dialog";
-import { ErrorNote, Field } from "../../components/Field";
+import { ErrorNote, Field, patternMessage } from "../../components/Field";
+import { CHANNEL_NAME_PATTERN, CHANNEL_NAME_RULE } from "../../lib/names";
 import { loadChannel } from "../../state/channels";
 import { channelPath, navigate } from "../../state/router";
 
@@ -53,14 +54,19 @@ export function CreateChannel({ onClose }: { onClose: () => void }) {
   return (
     <Dialog title="Create a channel" onClose={onClose} description="A channel comes with its own agent, computer, files and memory.">
       <form onSubmit={submit} class="stack">
-        <Field label="Name" hint="Lowercase, such as launch or tax-2026.">
+        <Field label="Name" hint={`Such as launch or tax-2026. ${CHANNEL_NAME_RULE}`}>
           {(p) => (
             <div class="input-prefix">
               <span aria-hidden="true">#</span>
               <input
                 {...p}
+                {...patternMessage(CHANNEL_NAME_RULE)}
                 value={name}
-                onInput={(e) => setName(e.currentTarget.value.toLowerCase().replace(/\s+/g, "-"))}
+                onInput={(e) => {
+                  setName(e.currentTarget.value.toLowerCase().replace(/\s+/g, "-"));
+                  setError(undefined);
+                }}
+                pattern={CHANNEL_NAME_PATTERN}
                 maxLength={64}
                 required
                 autoFocus

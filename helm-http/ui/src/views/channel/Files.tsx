@@ -1,7 +1,8 @@
 // The channel's workspace as a two-pane browser: folders and files on the
 // left, the chosen file on the right (text, Markdown rendered, images),
 // editable in place. Upload (button or drop), new folder, rename, delete,
-// download. A file an agent made links to the thread that made it.
+// download. A file an agent made links to the thread that made it; one a
+// person uploaded says so.
 import { lazy, Suspense } from "preact/compat";
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { ApiError, api, describeError, urlFor } from "../../api/client";
@@ -12,6 +13,7 @@ import { Icon } from "../../components/Icon";
 import { Markdown } from "../../components/Markdown";
 import { Time } from "../../components/Time";
 import { bytes, plural } from "../../lib/format";
+import { useRetryOnReconnect } from "../../lib/reconnect";
 import type { ChannelEntry } from "../../state/channels";
 import { channelPath, filesPath, navigate } from "../../state/router";
 import { threadSignal } from "../../state/threads";
@@ -32,6 +34,13 @@ function join(dir: string, name: string): string {
   return `${dir.replace(/\/+$/, "")}/${name}`;
 }
 
+/** How a file came to be, as its tag in the list says it (by the API's `kind`). */
+const ORIGIN: Record<Artifact["kind"], { tag: string; title: string }> = {
+  file: { tag: "artifact", title: "Made by the channel's work" },
+  upload: { tag: "upload", title: "Uploaded by a person" },
+  link: { tag: "link", title: "A link the channel's work recorded" },
+};
+
 export function Files({ entry, path }: { entry: ChannelEntry; path?: string }) {
   const channel = entry.channel.name;
   const archived = entry.channel.status === "archived";
@@ -42,6 +51,8 @@ export function Files({ entry, path }: { entry: ChannelEntry; path?: string }) {
   const [error, setError] = useState<string>();
   const [dialog, setDialog] = useState<"mkdir" | "rename" | "delete" | undefined>();
   const [version, setVersion] = useState(0);
+  // Bumped to load again after a failure (Retry, or the server coming back).
+  const [attempt, setAttempt] = useState(0);
 
   // The URL names a directory or a file; a file opens in its directory.
   useEffect(() => {
@@ -61,7 +72,7 @@ export function Files({ entry, path }: { entry: ChannelEntry; path?: string }) {
         setError(e instanceof ApiError && e.status === 404 ? `${target} is not in this workspace (any more).` : describeError(e));
         setDir(ROOT);
       });
-  }, [path, channel]);
+  }, [path, channel, attempt]);
 
   useEffect(() => {
     setEntries(undefined);
@@ -76,10 +87,24 @@ export function Files({ entry, path }: { entry: ChannelEntry; path?: string }) {
       .get("/api/channels/{channel}/artifacts", { path: { channel } })
       .then(setArtifacts)
       .catch(() => undefined);
-  }, [dir, channel, version]);
+  }, [dir, channel, version, attempt]);
 
   const byPath = useMemo(() => new Map(artifacts.map((a) => [a.path, a])), [artifacts]);
   const refresh = () => setVersion((v) => v + 1);
+  const retry = () => {
+    setError(undefined);
+    setAttempt((a) => a + 1);
+  };
+  useRetryOnReconnect(error !== undefined, retry);
+
+  // After a save: the list, and the open file's size and time, from the server.
+  const saved = (file: FileEntry) => {
+    refresh();
+    api
+      .get("/api/channels/{channel}/files/stat", { path: { channel }, query: { path: file.path } })
+      .then((stat) => setSelected((s) => (s?.path === stat.path ? stat : s)))
+      .catch(() => undefined);
+  };
   const open = (e: FileEntry) => navigate(filesPath(channel, e.path));
 
   const upload = async (files: File[]) => {
@@ -135,9 +160,9 @@ export function Files({ entry, path }: { entry: ChannelEntry; path?: string }) {
             </button>
           </div>
         </div>
-        <ErrorNote error={error} />
+        <ErrorNote error={error} onRetry={retry} />
         {entries === undefined ? (
-          <p class="muted pad">Loading…</p>
+          !error && <p class="muted pad">Loading…</p>
         ) : (
           <ul class="file-list" aria-label={`Contents of ${dir}`}>
             {dir !== ROOT && (
@@ -154,7 +179,7 @@ export function Files({ entry, path }: { entry: ChannelEntry; path?: string }) {
                 <a class={selected?.path === e.path ? "file-row selected" : "file-row"} href={filesPath(channel, e.path)} aria-current={selected?.path === e.path ? "true" : undefined}>
                   <Icon name={e.kind === "dir" ? "folder" : e.kind === "symlink" ? "link" : "file"} size={16} />
                   <span class="file-name">{e.name}</span>
-                  {byPath.has(e.path) && <span class="tag" title="Made by the channel's work">artifact</span>}
+                  <OriginTag artifact={byPath.get(e.path)} />
                   <span class="file-size">{e.kind === "dir" ? "" : bytes(e.size)}</span>
                 </a>
               </li>
@@ -172,7 +197,7 @@ export function Files({ entry, path }: { entry: ChannelEntry; path?: string }) {
             archived={archived}
             onRename={() => setDialog("rename")}
             onDelete={() => setDialog("delete")}
-            onSaved={refresh}
+            onSaved={() => saved(selected)}
           />
         ) : (
           <div class="preview-empty muted">
@@ -189,6 +214,16 @@ export function Files({ entry, path }: { entry: ChannelEntry; path?: string }) {
         <DeleteDialog channel={channel} file={selected} onClose={() => setDialog(undefined)} onDone={() => { const dir = parent(selected.path); setDialog(undefined); setSelected(undefined); navigate(filesPath(channel, dir)); refresh(); }} />
       )}
     </div>
+  );
+}
+
+function OriginTag({ artifact }: { artifact?: Artifact }) {
+  const origin = artifact && ORIGIN[artifact.kind];
+  if (!origin) return null;
+  return (
+    <span class="tag" title={origin.title}>
+      {origin.tag}
+    </span>
   );
 }
 
@@ -243,7 +278,7 @@ function Preview({
             )}
             {artifact && (
               <>
-                {" · made by "}
+                {artifact.kind === "upload" ? " · uploaded by " : " · made by "}
                 {artifact.created_by}
                 {artifact.thread_id && (
                   <>

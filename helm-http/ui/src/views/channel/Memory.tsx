@@ -10,6 +10,7 @@ import { ErrorNote, Field } from "../../components/Field";
 import { Icon } from "../../components/Icon";
 import { Time } from "../../components/Time";
 import { plainText } from "../../lib/markdown";
+import { useRetryOnReconnect } from "../../lib/reconnect";
 import type { ChannelEntry } from "../../state/channels";
 import { addMemory, editMemory, forgetMemory, loadMemory, memoryOf, pinMemory, recall } from "../../state/memory";
 import { channelPath } from "../../state/router";
@@ -33,9 +34,12 @@ export function Memory({ entry }: { entry: ChannelEntry }) {
   const [error, setError] = useState<string>();
   const [editing, setEditing] = useState<MemoryItem>();
 
-  useEffect(() => {
+  const load = () => {
+    setError(undefined);
     loadMemory(channel.id, channel.name).catch((e) => setError(describeError(e)));
-  }, [channel.id]);
+  };
+  useEffect(load, [channel.id]);
+  useRetryOnReconnect(error !== undefined, load);
 
   const shown = useMemo(
     () => (items ?? []).filter((m) => (kind === "all" || m.kind === kind) && (history || m.status === "current")).sort((a, b) => Number(b.pinned) - Number(a.pinned) || b.id - a.id),
@@ -71,7 +75,7 @@ export function Memory({ entry }: { entry: ChannelEntry }) {
           Show superseded and forgotten
         </label>
       </div>
-      <ErrorNote error={error} />
+      <ErrorNote error={error} onRetry={load} />
       {items !== undefined && shown.length === 0 && <p class="muted">Nothing recorded here yet.</p>}
       <ul class="memory-list">
         {shown.map((m) => (

@@ -6,21 +6,22 @@ import { useEffect, useState } from "preact/hooks";
 import { api, describeError } from "../../api/client";
 import type { ChannelDetail, Member, Provider } from "../../api/types";
 import { Dialog } from "../../components/Dialog";
-import { ErrorNote, Field } from "../../components/Field";
+import { ErrorNote, Field, patternMessage } from "../../components/Field";
 import { Icon } from "../../components/Icon";
+import { CHANNEL_NAME_PATTERN, CHANNEL_NAME_RULE } from "../../lib/names";
 import { loadChannel, type ChannelEntry } from "../../state/channels";
 import { composerInsert } from "../../state/composer";
 import { channelPath, navigate } from "../../state/router";
 import { isAdmin, me } from "../../state/session";
 import { toast } from "../../state/toasts";
 import { userList } from "../../state/users";
+import { MANAGERS, managesChannel } from "./manages";
 
 export function Settings({ entry, detail, onChanged }: { entry: ChannelEntry; detail?: ChannelDetail; onChanged: (d: ChannelDetail) => void }) {
   const channel = entry.channel;
   const isHome = channel.kind === "home";
   const [members, setMembers] = useState<Member[]>();
-  const mine = members?.find((m) => m.user.id === me.value?.id);
-  const manages = isAdmin.value || channel.created_by === me.value?.id || mine?.role === "owner";
+  const manages = managesChannel(entry, members);
 
   const reload = async () => {
     const fresh = await api.get("/api/channels/{channel}", { path: { channel: channel.name } });
@@ -39,7 +40,7 @@ export function Settings({ entry, detail, onChanged }: { entry: ChannelEntry; de
     <div class="page settings">
       <div class="page-head">
         <h2>Settings</h2>
-        {!manages && <p class="muted">Only the Captain, admins and this channel's owners change these.</p>}
+        {!manages && <p class="muted">Only {MANAGERS} change these.</p>}
       </div>
       {!isHome && <NameSection entry={entry} manages={manages} />}
       <PurposeSection entry={entry} detail={detail} manages={manages} onSaved={reload} />
@@ -79,14 +80,19 @@ function NameSection({ entry, manages }: { entry: ChannelEntry; manages: boolean
   return (
     <form class="settings-section" onSubmit={submit}>
       <h3>Name</h3>
-      <Field label="Channel name" hint="Lowercase letters, digits, - and _. Links to the old name stop working.">
+      <Field label="Channel name" hint={`${CHANNEL_NAME_RULE} Links to the old name stop working.`}>
         {(p) => (
           <input
             {...p}
+            {...patternMessage(CHANNEL_NAME_RULE)}
             value={name}
             disabled={!manages}
-            onInput={(e) => setName(e.currentTarget.value.toLowerCase())}
-            pattern="#?[a-z0-9][a-z0-9_\-]{0,63}"
+            onInput={(e) => {
+              setName(e.currentTarget.value.toLowerCase());
+              // The last attempt's error is about a name no longer there.
+              setError(undefined);
+            }}
+            pattern={CHANNEL_NAME_PATTERN}
             spellcheck={false}
             required
           />

@@ -3,8 +3,10 @@
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { describeError } from "../../api/client";
 import type { Thread } from "../../api/types";
+import { ErrorNote } from "../../components/Field";
 import { Icon } from "../../components/Icon";
 import { Time } from "../../components/Time";
+import { useRetryOnReconnect } from "../../lib/reconnect";
 import type { ChannelEntry } from "../../state/channels";
 import { channelPath } from "../../state/router";
 import { channelThreadIds, loadThreads, setThreadStatus, sortedThreads } from "../../state/threads";
@@ -19,9 +21,12 @@ export function Threads({ entry }: { entry: ChannelEntry }) {
   const list = useMemo(() => sortedThreads(channel.id), [channel.id]).value;
   const loaded = channelThreadIds(channel.id).value !== undefined;
 
-  useEffect(() => {
+  const load = () => {
+    setError(undefined);
     loadThreads(channel.id, channel.name).catch((e) => setError(describeError(e)));
-  }, [channel.id]);
+  };
+  useEffect(load, [channel.id]);
+  useRetryOnReconnect(error !== undefined, load);
 
   const shown = list.filter((t) => filter === "all" || (filter === "open" ? OPEN.has(t.status) : !OPEN.has(t.status)));
   const open = list.filter((t) => OPEN.has(t.status)).length;
@@ -41,11 +46,7 @@ export function Threads({ entry }: { entry: ChannelEntry }) {
           ))}
         </div>
       </div>
-      {error && (
-        <p class="error-note" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorNote error={error} onRetry={load} />
       {loaded && shown.length === 0 && <p class="muted">No threads here yet. Start one from the chat.</p>}
       <ul class="thread-list">
         {shown.map((t) => (

@@ -6,6 +6,7 @@ import { memo } from "preact/compat";
 import { useEffect, useState } from "preact/hooks";
 import { api, describeError } from "../../api/client";
 import { Avatar } from "../../components/Avatar";
+import { ErrorNote } from "../../components/Field";
 import { Icon } from "../../components/Icon";
 import { Markdown } from "../../components/Markdown";
 import { Time } from "../../components/Time";
@@ -13,6 +14,7 @@ import { VirtualList } from "../../components/VirtualList";
 import { useFramed } from "../../lib/framed";
 import { plainText } from "../../lib/markdown";
 import { plural } from "../../lib/format";
+import { useRetryOnReconnect } from "../../lib/reconnect";
 import type { ChannelEntry } from "../../state/channels";
 import { composerInsert } from "../../state/composer";
 import { feedOf, loadFeed, loadOlderFeed, messageSignal, newestKnown, threadProgress, type FeedEntry } from "../../state/messages";
@@ -30,9 +32,12 @@ export function Chat({ entry, thread }: { entry: ChannelEntry; thread?: number }
   const [error, setError] = useState<string>();
   const [dragging, setDragging] = useState(false);
 
-  useEffect(() => {
+  const load = () => {
+    setError(undefined);
     loadFeed(channel.id, channel.name).catch((e) => setError(describeError(e)));
-  }, [channel.id]);
+  };
+  useEffect(load, [channel.id]);
+  useRetryOnReconnect(error !== undefined, load);
 
   // The moment a channel first shows its messages, for the UI benchmark.
   useEffect(() => {
@@ -87,11 +92,7 @@ export function Chat({ entry, thread }: { entry: ChannelEntry; thread?: number }
       onDrop={onDrop}
     >
       <div class="feed-pane">
-        {error && (
-          <p class="error-note" role="alert">
-            {error}
-          </p>
-        )}
+        <ErrorNote error={error} onRetry={load} />
         {feed.loaded && feed.entries.length === 0 && <p class="muted pad">No messages yet.</p>}
         <VirtualList
           class="feed"

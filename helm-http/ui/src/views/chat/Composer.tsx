@@ -13,6 +13,7 @@ import { channelPath, navigate } from "../../state/router";
 import { putThread, putTurn } from "../../state/threads";
 import { userList } from "../../state/users";
 import { composerInsert } from "../../state/composer";
+import { MANAGERS, useManages } from "../channel/manages";
 
 interface Candidate {
   handle: string;
@@ -164,9 +165,7 @@ export function Composer({
     }
   };
 
-  if (archived) {
-    return <p class="composer-closed muted">This channel is archived. Restore it to write here again.</p>;
-  }
+  if (archived) return <ArchivedComposer entry={entry} />;
 
   return (
     <div class="composer">
@@ -248,5 +247,15 @@ export function Composer({
         </p>
       )}
     </div>
+  );
+}
+
+/** In place of the box while the channel is archived: what would open it again. */
+function ArchivedComposer({ entry }: { entry: ChannelEntry }) {
+  const manages = useManages(entry);
+  return (
+    <p class="composer-closed muted">
+      {manages ? "This channel is archived. Restore it to write here again." : `This channel is archived, so nobody writes here. Only ${MANAGERS} can restore it.`}
+    </p>
   );
 }

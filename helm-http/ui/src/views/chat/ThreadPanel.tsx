@@ -1,16 +1,19 @@
 // One thread (a session), beside the feed: its whole transcript with the
 // agent's replies streaming in, tool and approval cards, Skipper's arrival
 // and hand-back; its status with Resolve / Reopen; Stop while work runs;
-// and a reply box.
+// and a reply box. The thread's own channel wins over the address: a link
+// naming another channel is replaced by the thread's real one.
 import { computed } from "@preact/signals";
 import { useEffect, useMemo, useState } from "preact/hooks";
-import { describeError } from "../../api/client";
+import { ApiError, describeError } from "../../api/client";
 import type { Escalation } from "../../api/types";
+import { ErrorNote } from "../../components/Field";
 import { Icon } from "../../components/Icon";
 import { Time } from "../../components/Time";
 import { VirtualList } from "../../components/VirtualList";
+import { useRetryOnReconnect } from "../../lib/reconnect";
 import { escalations, loadThreadActions } from "../../state/activity";
-import type { ChannelEntry } from "../../state/channels";
+import { channelById, loadChannel, type ChannelEntry } from "../../state/channels";
 import { loadOlderMessages, loadThreadMessages, messageSignal, threadLog } from "../../state/messages";
 import { channelPath, navigate } from "../../state/router";
 import { liveTurnsOf, loadThread, setThreadStatus, stopThread, threadSignal } from "../../state/threads";
@@ -22,14 +25,50 @@ type Row = { kind: "message"; id: number; at: number } | { kind: "escalation"; e
 
 export function ThreadPanel({ entry, thread, onUpload }: { entry: ChannelEntry; thread: number; onUpload: (files: File[]) => Promise<string[]> }) {
   const [error, setError] = useState<string>();
+  // How loading the thread itself went: a missing one says so instead of
+  // offering a reply box that cannot work.
+  const [found, setFound] = useState<"yes" | "missing" | "failed">();
+  const [attempt, setAttempt] = useState(0);
   const [busy, setBusy] = useState(false);
   const channel = entry.channel;
 
   useEffect(() => {
-    Promise.all([loadThread(thread), loadThreadMessages(thread), loadThreadActions(channel.name, thread)]).catch((e) => setError(describeError(e)));
-  }, [thread]);
+    setError(undefined);
+    setFound(undefined);
+    loadThread(thread).then(
+      () => setFound("yes"),
+      (e) => {
+        const missing = e instanceof ApiError && e.status === 404;
+        setFound(missing ? "missing" : "failed");
+        if (!missing) setError(describeError(e));
+      },
+    );
+    // Its messages fail the same way when it is missing; that is said above.
+    loadThreadMessages(thread).catch((e) => !(e instanceof ApiError && e.status === 404) && setError(describeError(e)));
+  }, [thread, attempt]);
 
   const info = threadSignal(thread)?.value;
+  // The thread belongs to another channel than the address names (a link
+  // edited by hand, or copied from elsewhere): show it where it lives, so
+  // its header, agent and replies are that channel's.
+  const elsewhere = info !== undefined && info.channel_id !== channel.id;
+  useEffect(() => {
+    if (!info || !elsewhere) return;
+    const go = (owner: ChannelEntry | undefined) => {
+      if (owner) navigate(channelPath(owner.channel.name, "chat", thread), { replace: true });
+      else setFound("missing");
+    };
+    const known = channelById(info.channel_id);
+    if (known) go(known);
+    else loadChannel(String(info.channel_id)).then(go, () => setFound("missing"));
+  }, [info?.channel_id, channel.id]);
+
+  useRetryOnReconnect(error !== undefined, () => setAttempt((a) => a + 1));
+
+  useEffect(() => {
+    if (elsewhere) return;
+    loadThreadActions(channel.name, thread).catch(() => undefined);
+  }, [thread, channel.name, elsewhere]);
   const log = threadLog(thread).value;
   const live = liveTurnsOf(thread).value;
   const calls = useMemo(() => computed(() => [...escalations.value.values()].filter((e) => e.thread_id === thread)), [thread]).value;
@@ -84,6 +123,8 @@ export function ThreadPanel({ entry, thread, onUpload }: { entry: ChannelEntry; 
   };
 
   const resolved = info?.status === "resolved" || info?.status === "archived";
+  // Replies only into a thread that loaded and belongs here.
+  const writable = info !== undefined && !elsewhere && found !== "missing" && found !== "failed";
   return (
     <aside class="thread-panel" aria-label={`Thread: ${info?.title ?? ""}`}>
       <header class="thread-header">
@@ -122,24 +163,39 @@ export function ThreadPanel({ entry, thread, onUpload }: { entry: ChannelEntry; 
           <p>{info.summary}</p>
         </details>
       )}
-      {error && (
-        <p class="error-note" role="alert">
-          {error}
-        </p>
+      {found === "missing" ? (
+        <Missing thread={thread} channel={channel.name} />
+      ) : (
+        <>
+          <ErrorNote error={error} onRetry={() => setAttempt((a) => a + 1)} />
+          <VirtualList
+            class="thread-log"
+            label="Messages in this thread"
+            items={rows}
+            keyOf={(r: Row) => (r.kind === "message" ? r.id : `e${r.escalation.id}`)}
+            estimate={120}
+            stickToBottom
+            onNearTop={() => void loadOlderMessages(thread).catch(() => undefined)}
+            header={log.olderCursor !== undefined ? <p class="muted small center">Loading earlier messages…</p> : null}
+            render={(r: Row) => (r.kind === "message" ? <MessageItem id={r.id} /> : <SkipperCall escalation={r.escalation} />)}
+          />
+        </>
       )}
-      <VirtualList
-        class="thread-log"
-        label="Messages in this thread"
-        items={rows}
-        keyOf={(r: Row) => (r.kind === "message" ? r.id : `e${r.escalation.id}`)}
-        estimate={120}
-        stickToBottom
-        onNearTop={() => void loadOlderMessages(thread).catch(() => undefined)}
-        header={log.olderCursor !== undefined ? <p class="muted small center">Loading earlier messages…</p> : null}
-        render={(r: Row) => (r.kind === "message" ? <MessageItem id={r.id} /> : <SkipperCall escalation={r.escalation} />)}
-      />
-      <Composer key={`reply-${thread}`} entry={entry} thread={thread} placeholder="Reply in this thread" askByDefault={false} onUploadRequest={onUpload} />
+      {writable && <Composer key={`reply-${thread}`} entry={entry} thread={thread} placeholder="Reply in this thread" askByDefault={false} onUploadRequest={onUpload} />}
     </aside>
+  );
+}
+
+function Missing({ thread, channel }: { thread: number; channel: string }) {
+  return (
+    <div class="thread-missing">
+      <p>
+        <strong>This thread does not exist.</strong> There is no thread {thread} in #{channel}: it may have been deleted, or the link is wrong.
+      </p>
+      <a class="btn btn-small" href={channelPath(channel)}>
+        Back to #{channel}
+      </a>
+    </div>
   );
 }
 
