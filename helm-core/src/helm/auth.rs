@@ -9,7 +9,7 @@ use jiff::Timestamp;
 
 use crate::auth::{ApiToken, Credential, Invite, Issued, Principal, Session, password, secret};
 use crate::error::{Error, Result};
-use crate::model::{Role, User, UserId, validate_user_name};
+use crate::model::{Role, User, UserId, validate_new_user_name, validate_user_name};
 use crate::store::{CaptainSetup, InviteAcceptance, NewApiToken, NewInvite};
 
 use super::Helm;
@@ -37,7 +37,7 @@ impl AccountRequest {
     /// Validates the names and password and hashes the password (slow: on a
     /// blocking thread). Returns (name, display name, password hash).
     async fn prepare(self) -> Result<(String, String, String)> {
-        validate_user_name(&self.name)?;
+        validate_new_user_name(&self.name)?;
         let display = display_name(self.display_name.as_deref(), &self.name)?;
         password::validate(&self.password)?;
         let hash = hash_blocking(self.password).await?;

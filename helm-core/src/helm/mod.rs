@@ -58,7 +58,7 @@ use crate::faults::Faults;
 use crate::memory::config::{EmbedderSetting, MemoryConfig, RecallMode, WordsOnlyReason};
 use crate::memory::embed::Embedder;
 use crate::memory::engine::RecallEngine;
-use crate::model::{ModelChoice, Role, User, Workspace, validate_user_name};
+use crate::model::{ModelChoice, Role, User, Workspace, validate_new_user_name};
 use crate::provider::{HttpOptions, ProviderRegistry};
 use crate::runtime::{Runtime, RuntimeOptions, RuntimeParts};
 use crate::store::{BootstrapPlan, NewUser, SqliteStore, Store, WorldHook};
@@ -255,7 +255,7 @@ impl Helm {
     /// Creates the data root, the workspace, the Captain, `#main` and Skipper,
     /// unless they exist already; then opens it. Idempotent.
     pub async fn init(options: HelmOptions, init: InitOptions) -> Result<(Helm, InitReport)> {
-        validate_user_name(&init.captain_name)?;
+        validate_new_user_name(&init.captain_name)?;
         if init.workspace_name.trim().is_empty() {
             return Err(Error::invalid("workspace name", "it must not be empty"));
         }
@@ -478,7 +478,7 @@ impl Helm {
             }
             _ => {}
         }
-        validate_user_name(name)?;
+        validate_new_user_name(name)?;
         self.inner
             .store
             .insert_user(NewUser {

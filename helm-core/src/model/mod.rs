@@ -34,4 +34,4 @@ pub use records::{
     MemoryScope, MemorySource, MemoryStatus, ToolAction, ToolStatus,
 };
 pub use thread::{Author, Message, MessageStatus, Thread, ThreadStatus, Turn, TurnState};
-pub use workspace::{Actor, Role, User, Workspace, validate_user_name};
+pub use workspace::{Actor, Role, User, Workspace, validate_new_user_name, validate_user_name};

@@ -77,6 +77,31 @@ pub fn validate_user_name(name: &str) -> Result<()> {
     Ok(())
 }
 
+/// Checks a name for a new person: [`validate_user_name`], and not a name
+/// that reads as one of Helm's own speakers in a thread: `skipper`, `helm`,
+/// or `…-agent` (every resident agent's handle is its channel's name with
+/// `-agent`), so nobody can pass for an agent, share its mentions, or make a
+/// future channel's agent share theirs. People already named so keep
+/// their names (and can sign in).
+pub fn validate_new_user_name(name: &str) -> Result<()> {
+    validate_user_name(name)?;
+    let reserved = match name {
+        "skipper" => Some("it is Skipper's handle"),
+        "helm" => Some("it is the name Helm's own notes are signed with"),
+        _ if name.ends_with("-agent") => {
+            Some("names ending in -agent are resident agents' handles")
+        }
+        _ => None,
+    };
+    match reserved {
+        Some(why) => Err(Error::invalid(
+            "user name",
+            format!("{name:?} is reserved: {why}; choose another name"),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Who performed an operation, as recorded in journals.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -115,6 +140,29 @@ impl std::fmt::Display for Actor {
             Actor::User { name, .. } => f.write_str(name),
             Actor::Agent { handle, .. } => write!(f, "@{handle}"),
             Actor::System => f.write_str("helm"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn new_people_cannot_take_an_agents_name() {
+        for name in ["skipper", "helm", "ops-agent", "launch-agent"] {
+            let refused = validate_new_user_name(name);
+            assert!(
+                refused
+                    .as_ref()
+                    .is_err_and(|e| e.to_string().contains("is reserved")),
+                "{name}: {refused:?}"
+            );
+            // Someone who has it already still signs in with it.
+            assert!(validate_user_name(name).is_ok());
+        }
+        for name in ["ada", "agent", "agent-smith", "skipper2", "helmut"] {
+            assert!(validate_new_user_name(name).is_ok(), "{name}");
         }
     }
 }

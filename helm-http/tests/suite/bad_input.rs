@@ -53,6 +53,8 @@ async fn bad_requests_are_clear_client_errors() -> anyhow::Result<()> {
         ("unknown provider", raw(Method::PUT, "/api/model", json_ct, br#"{"provider": "ghost"}"#.to_vec())?, 404, "not_found"),
         ("bad provider URL", raw(Method::POST, "/api/providers", json_ct, br#"{"name": "p", "kind": "openai", "base_url": "ftp://x"}"#.to_vec())?, 422, "invalid"),
         ("bad key reference", raw(Method::POST, "/api/providers", json_ct, br#"{"name": "p", "kind": "openai", "base_url": "http://127.0.0.1:9/v1", "api_key_env": "sk-live-123"}"#.to_vec())?, 422, "invalid"),
+        ("a person named as an agent", raw(Method::POST, "/api/users", json_ct, br#"{"name": "ops-agent", "role": "member"}"#.to_vec())?, 422, "invalid"),
+        ("a person named Skipper", raw(Method::POST, "/api/users", json_ct, br#"{"name": "skipper", "role": "member"}"#.to_vec())?, 422, "invalid"),
         ("bad member id", raw(Method::DELETE, "/api/channels/main/members/0", None, vec![])?, 400, "bad_path"),
         ("archive main", raw(Method::POST, "/api/channels/main/archive", json_ct, b"{}".to_vec())?, 409, "refused"),
         ("non-UTF-8 body", raw(Method::POST, "/api/channels", json_ct, vec![0xff, 0xfe, 0x00])?, 400, "malformed_json"),
