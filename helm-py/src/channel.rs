@@ -24,7 +24,7 @@ use crate::records::{
     CommandResult, FileEntry, MemoryItem, Message, Model, RecallHit, ThreadInfo, ToolAction,
 };
 use crate::runtime::{awaitable, blocking, interruptible};
-use crate::turn::{self, ThreadSlot};
+use crate::turn::{self, ThreadSlot, Until};
 
 /// What a channel's objects share: the backend and the latest snapshot.
 pub struct ChannelCore {
@@ -228,7 +228,15 @@ async fn ask_future(
     timeout: Option<f64>,
     slot: ThreadSlot,
 ) -> Result<Reply> {
-    let run = turn::run(backend, channel, text, thread.map(ThreadId), slot, |_| {});
+    let run = turn::run(
+        backend,
+        channel,
+        text,
+        thread.map(ThreadId),
+        slot,
+        Until::EndOrApproval,
+        |_| {},
+    );
     let result = match timeout {
         None => run.await?,
         Some(secs) => tokio::time::timeout(std::time::Duration::from_secs_f64(secs), run)

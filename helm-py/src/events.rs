@@ -243,6 +243,9 @@ pub struct Reply {
     pub turn_id: i64,
     /// Why the last turn failed, if it did.
     pub error: Option<String>,
+    /// The approvals `ask` stopped at (state `waiting`): the agent goes on
+    /// once the Captain or an admin gives them.
+    pub waiting_for: Vec<i64>,
 }
 
 #[pymethods]
@@ -277,6 +280,7 @@ impl From<RunResult> for Reply {
             state: r.state,
             turn_id: r.turn_id,
             error: r.error,
+            waiting_for: r.waiting_for,
         }
     }
 }
@@ -384,6 +388,7 @@ impl StreamState {
             text,
             thread.map(helm_core::model::ThreadId),
             slot.clone(),
+            turn::Until::End,
             move |event| {
                 let _ = events.send(Item::Event(event));
             },

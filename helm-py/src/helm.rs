@@ -263,7 +263,8 @@ impl Helm {
     }
 
     /// Lets go of the workspace: an embedded one stops driving turns (the
-    /// running ones finish first) and releases the data directory.
+    /// running ones finish first; one waiting on an approval is stopped)
+    /// and releases the data directory.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
         let backend = self.core.backend.clone();
         blocking(py, async move {

@@ -78,6 +78,20 @@ pub struct RunResult {
     pub turn_id: i64,
     /// Why the last turn failed, if it did.
     pub error: Option<String>,
+    /// The approvals the run stopped at (`ask`), which someone who may
+    /// decide them has to give before the agent goes on.
+    pub waiting_for: Vec<i64>,
+}
+
+/// How far a run is followed.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Until {
+    /// To the end of its last turn (a stream, whose reader sees approvals
+    /// asked and may give them).
+    End,
+    /// To its end, or to the first approval asked (`ask`, which cannot give
+    /// one while it waits): the agent waits for a person then, not for work.
+    EndOrApproval,
 }
 
 /// The thread a run posted in, once known (to stop it on Ctrl-C).
@@ -91,6 +105,7 @@ pub async fn run(
     text: String,
     thread: Option<ThreadId>,
     slot: ThreadSlot,
+    until: Until,
     mut sink: impl FnMut(TurnEvent) + Send,
 ) -> Result<RunResult> {
     let record = backend.channel(&channel).await?;
@@ -120,15 +135,33 @@ pub async fn run(
         ));
     }
     let mut actions = Vec::new();
+    let mut waiting_for = Vec::new();
     let last = loop {
         let event = feed.next().await?;
+        let mut asked = None;
         for step in follow.absorb(event.body) {
+            if let Followed::ApprovalRequested(approval) = &step {
+                asked = approval.turn_id.map(|turn| (approval.id, turn));
+            }
             if let Some(out) = python_event(step, &mut actions) {
                 sink(out);
             }
         }
         if let Some(last) = follow.finished() {
             break outcome(last.clone());
+        }
+        if until == Until::EndOrApproval
+            && let Some((approval, turn)) = asked
+        {
+            waiting_for.push(approval);
+            break TurnOutcome {
+                turn_id: turn.0,
+                agent: String::new(),
+                state: "waiting".into(),
+                error: None,
+                text: follow.text_so_far(turn),
+                model: None,
+            };
         }
     };
     let thread = backend.thread(thread_id).await?;
@@ -140,6 +173,7 @@ pub async fn run(
         state: last.state,
         turn_id: last.turn_id,
         error: last.error,
+        waiting_for,
     })
 }
 

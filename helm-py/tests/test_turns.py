@@ -126,6 +126,47 @@ def test_a_tool_call_is_approved_from_code(data: Path) -> None:
         assert [a.status for a in captain.approvals(pending=False)] == ["approved"]
 
 
+def test_ask_returns_at_an_approval_and_close_does_not_wait_for_one(data: Path) -> None:
+    # A member's ask cannot give the approval it runs into: it returns with
+    # the request, and the agent goes on once the Captain gives it.
+    script = Script([HOST_CHECK], "The host is fine.")
+    captain = onehelm.Helm.open(data)
+    mia = member_setup(captain, script)
+    reply = mia.channel("launch").ask("@skipper is the host healthy?", timeout=60)
+    assert reply.state == "waiting", reply
+    assert len(reply.waiting_for) == 1
+    captain.approve(reply.waiting_for[0], "go ahead")
+    thread = captain.channel("launch").thread(reply.thread_id)
+    for _ in range(600):
+        if any("The host is fine." in m.text for m in thread.messages()):
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail("the agent did not go on after the approval")
+
+    # Asked again, and left waiting: closing stops that turn instead of
+    # waiting for a person (it used to wait out the approval's timeout).
+    script.steps = [[HOST_CHECK]]
+    again = mia.channel("launch").ask("@skipper and now?", timeout=60)
+    assert again.state == "waiting", again
+    closer = threading.Thread(target=captain.close)
+    closer.start()
+    closer.join(120)
+    assert not closer.is_alive(), "close() waited for a person"
+    # Closed means closed, for every handle of the workspace.
+    for call in [lambda: captain.channels(), lambda: mia.channel("launch")]:
+        with pytest.raises(onehelm.Unavailable) as raised:
+            call()
+        assert raised.value.code == "closed"
+    # The stopped turn never goes on by itself: its request can no longer be
+    # given, and says to ask again.
+    with onehelm.Helm.open(data) as reopened:
+        pending = reopened.approvals()
+        assert [a.id for a in pending] == again.waiting_for
+        with pytest.raises(onehelm.Conflict):
+            reopened.approve(pending[0].id)
+
+
 async def test_a_tool_call_is_denied_from_code_async(data: Path) -> None:
     script = Script([HOST_CHECK], "Understood, I will not.")
     async with onehelm.AsyncHelm.open(data) as captain:

@@ -196,8 +196,9 @@ impl Helm {
         self.inner.runtime.start().await
     }
 
-    /// Stops driving turns. With `drain`, running turns finish first; without,
-    /// they end `cancelled` with a visible note.
+    /// Stops driving turns. With `drain`, running turns finish first (one
+    /// waiting on an approval is stopped: it waits for a person, not for
+    /// work); without, they end `cancelled` with a visible note.
     pub async fn shutdown_runtime(&self, drain: bool) {
         self.inner.runtime.shutdown(drain).await
     }

@@ -125,6 +125,16 @@ impl Follow {
         turn.is_some_and(|t| self.agents.contains_key(&t))
     }
 
+    /// What `turn`'s reply says so far.
+    pub fn text_so_far(&self, turn: TurnId) -> String {
+        self.replies
+            .iter()
+            .find(|(_, t)| **t == turn)
+            .and_then(|(message, _)| self.texts.get(message))
+            .cloned()
+            .unwrap_or_default()
+    }
+
     /// The run's last turn, once no turn of it is live.
     pub fn finished(&self) -> Option<&Ended> {
         if self.seen_turn && self.live.is_empty() {

@@ -803,10 +803,32 @@ impl Runtime {
             if self.lock_live().is_empty() && matches!(*self.lock_driver(), Driver::Idle) {
                 return;
             }
+            if drain {
+                self.stop_turns_awaiting_approval().await;
+            }
             self.wake();
             tokio::select! {
                 _ = idle => {}
                 _ = tokio::time::sleep(Duration::from_millis(50)) => {}
+            }
+        }
+    }
+
+    /// While draining: a turn parked on an approval waits for a person, not
+    /// for work to finish, so draining would wait out the approval's whole
+    /// timeout. Such a turn is stopped as a shutdown stops it; its request
+    /// stays on record (approving it later says to ask the agent again).
+    async fn stop_turns_awaiting_approval(&self) {
+        let Ok(pending) = self.store.approvals(true).await else {
+            return;
+        };
+        let live = self.lock_live();
+        for turn in pending.iter().filter_map(|a| a.turn_id) {
+            if let Some(t) = live.get(&turn) {
+                if let Ok(mut r) = t.reason.lock() {
+                    r.get_or_insert(StopReason::Shutdown);
+                }
+                t.cancel.cancel();
             }
         }
     }

@@ -3,6 +3,7 @@
 //! drives the turns it starts.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -19,10 +20,10 @@ use helm_core::model::{
 use helm_core::provider::{Provider, ProviderConfig};
 use helm_core::store::{ChannelFilter, ChannelRecord, MemoryFilter, PolicyScope};
 use helm_core::tool::Tool;
-use helm_core::{Helm, HelmOptions, InitOptions, MemoryNote, NewChannel, PostedMessage};
+use helm_core::{ErrorKind, Helm, HelmOptions, InitOptions, MemoryNote, NewChannel, PostedMessage};
 
 use super::{Backend, EventFeed, RunRequest};
-use crate::errors::Result;
+use crate::errors::{Result, failure};
 
 /// The largest file `files.read` returns whole (a larger one is refused
 /// rather than cut, so a script never mistakes a prefix for the file).
@@ -48,6 +49,10 @@ pub struct Embedded {
     /// Held while the workspace is open: a server cannot start on the same
     /// directory meanwhile, and opening refuses while one runs.
     lock: Mutex<Option<DataLock>>,
+    /// Set by `close()` on the handle that opened the directory: every
+    /// handle of the workspace (`as_user` ones too) refuses work from then
+    /// on, as the directory may already belong to a server.
+    closed: Arc<AtomicBool>,
 }
 
 impl Embedded {
@@ -78,18 +83,32 @@ impl Embedded {
             helm,
             actor,
             lock: Mutex::new(Some(lock)),
+            closed: Arc::default(),
         })
     }
 
     /// The same workspace, acting as another person.
     pub async fn as_user(&self, name: &str) -> Result<Self> {
-        let actor = self.helm.user(name).await?;
+        let actor = self.open_helm()?.user(name).await?;
         Ok(Embedded {
             helm: self.helm.clone(),
             actor,
             // The first handle holds the lock for both.
             lock: Mutex::new(None),
+            closed: self.closed.clone(),
         })
+    }
+
+    /// The facade, while the workspace is open.
+    fn open_helm(&self) -> Result<&Helm> {
+        if self.closed.load(Ordering::Acquire) {
+            return Err(failure(
+                ErrorKind::Unavailable,
+                "closed",
+                "this workspace was closed; open it again with onehelm.Helm.open(path)",
+            ));
+        }
+        Ok(&self.helm)
     }
 
     /// The facade, for the benchmark and the tool bridge.
@@ -137,33 +156,39 @@ impl Backend for Embedded {
     }
 
     async fn create_channel(&self, request: NewChannel) -> Result<ChannelRecord> {
-        Ok(self.helm.create_channel_with(&self.actor, request).await?)
+        Ok(self
+            .open_helm()?
+            .create_channel_with(&self.actor, request)
+            .await?)
     }
 
     async fn channels(&self, archived: bool) -> Result<Vec<ChannelRecord>> {
         let filter = ChannelFilter {
             include_archived: archived,
         };
-        Ok(self.helm.visible_channels(&self.actor, filter).await?)
+        Ok(self
+            .open_helm()?
+            .visible_channels(&self.actor, filter)
+            .await?)
     }
 
     async fn channel(&self, channel: &str) -> Result<ChannelRecord> {
         Ok(self
-            .helm
+            .open_helm()?
             .visible_channel(&self.actor, &channel_ref(channel)?)
             .await?)
     }
 
     async fn archive(&self, channel: &str) -> Result<ChannelRecord> {
         Ok(self
-            .helm
+            .open_helm()?
             .archive_channel(&self.actor, &channel_ref(channel)?)
             .await?)
     }
 
     async fn rename(&self, channel: &str, name: &str) -> Result<ChannelRecord> {
         Ok(self
-            .helm
+            .open_helm()?
             .update_channel(
                 &self.actor,
                 &channel_ref(channel)?,
@@ -177,14 +202,14 @@ impl Backend for Embedded {
 
     async fn restore(&self, channel: &str) -> Result<ChannelRecord> {
         Ok(self
-            .helm
+            .open_helm()?
             .restore_channel(&self.actor, &channel_ref(channel)?)
             .await?)
     }
 
     async fn delete(&self, channel: &str, confirm: &str) -> Result<()> {
         Ok(self
-            .helm
+            .open_helm()?
             .delete_channel(&self.actor, &channel_ref(channel)?, confirm)
             .await?)
     }
@@ -192,7 +217,7 @@ impl Backend for Embedded {
     async fn model(&self, channel: &str) -> Result<Option<ResolvedModel>> {
         let record = self.channel(channel).await?;
         Ok(self
-            .helm
+            .open_helm()?
             .resolve_model(&ChannelRef::Id(record.channel.id), None)
             .await?)
     }
@@ -203,14 +228,14 @@ impl Backend for Embedded {
         choice: Option<ModelChoice>,
     ) -> Result<Option<ResolvedModel>> {
         let record = self.channel(channel).await?;
-        self.helm
+        self.open_helm()?
             .set_model_policy(&self.actor, PolicyScope::Channel(record.channel.id), choice)
             .await?;
         self.model(channel).await
     }
 
     async fn set_workspace_model(&self, choice: Option<ModelChoice>) -> Result<()> {
-        self.helm
+        self.open_helm()?
             .set_model_policy(&self.actor, PolicyScope::Workspace, choice)
             .await?;
         Ok(())
@@ -223,7 +248,7 @@ impl Backend for Embedded {
         thread: Option<ThreadId>,
     ) -> Result<PostedMessage> {
         Ok(self
-            .helm
+            .open_helm()?
             .post_message(&self.actor, &channel_ref(channel)?, text, thread)
             .await?)
     }
@@ -231,28 +256,31 @@ impl Backend for Embedded {
     async fn threads(&self, channel: &str, limit: usize) -> Result<Vec<Thread>> {
         let record = self.channel(channel).await?;
         Ok(self
-            .helm
+            .open_helm()?
             .threads(&ChannelRef::Id(record.channel.id), limit)
             .await?)
     }
 
     async fn thread(&self, id: ThreadId) -> Result<Thread> {
-        Ok(self.helm.visible_thread(&self.actor, id).await?.0)
+        Ok(self.open_helm()?.visible_thread(&self.actor, id).await?.0)
     }
 
     async fn messages(&self, id: ThreadId) -> Result<Vec<Message>> {
-        self.helm.visible_thread(&self.actor, id).await?;
-        Ok(self.helm.thread_messages(id).await?)
+        self.open_helm()?.visible_thread(&self.actor, id).await?;
+        Ok(self.open_helm()?.thread_messages(id).await?)
     }
 
     async fn set_thread_status(&self, id: ThreadId, status: ThreadStatus) -> Result<Thread> {
-        self.helm.visible_thread(&self.actor, id).await?;
-        Ok(self.helm.set_thread_status(&self.actor, id, status).await?)
+        self.open_helm()?.visible_thread(&self.actor, id).await?;
+        Ok(self
+            .open_helm()?
+            .set_thread_status(&self.actor, id, status)
+            .await?)
     }
 
     async fn stop_thread(&self, id: ThreadId) -> Result<()> {
-        self.helm.visible_thread(&self.actor, id).await?;
-        self.helm.stop_thread(&self.actor, id).await?;
+        self.open_helm()?.visible_thread(&self.actor, id).await?;
+        self.open_helm()?.stop_thread(&self.actor, id).await?;
         Ok(())
     }
 
@@ -264,7 +292,7 @@ impl Backend for Embedded {
     ) -> Result<Vec<ToolAction>> {
         let record = self.channel(channel).await?;
         Ok(self
-            .helm
+            .open_helm()?
             .activity(&ChannelRef::Id(record.channel.id), thread, limit)
             .await?
             .1)
@@ -276,22 +304,25 @@ impl Backend for Embedded {
         // Items not embedded yet are embedded first, so meaning-based recall
         // sees them (a no-op without an embedder); those queued again after
         // an upgrade keep their vector until the server embeds them.
-        self.helm.embed_unembedded(&channel).await?;
+        self.open_helm()?.embed_unembedded(&channel).await?;
         let mut request = RecallQuery::new(query);
         request.limit = limit;
-        Ok(self.helm.recall_as(&self.actor, &channel, request).await?)
+        Ok(self
+            .open_helm()?
+            .recall_as(&self.actor, &channel, request)
+            .await?)
     }
 
     async fn remember(&self, channel: &str, note: MemoryNote) -> Result<MemoryItem> {
         Ok(self
-            .helm
+            .open_helm()?
             .remember(&self.actor, &channel_ref(channel)?, note)
             .await?)
     }
 
     async fn memory(&self, channel: &str, filter: MemoryFilter) -> Result<Vec<MemoryItem>> {
         Ok(self
-            .helm
+            .open_helm()?
             .channel_memory(&self.actor, &channel_ref(channel)?, filter)
             .await?)
     }
@@ -309,7 +340,7 @@ impl Backend for Embedded {
 
     async fn read_bytes(&self, channel: &str, path: &str) -> Result<Vec<u8>> {
         let files = self
-            .helm
+            .open_helm()?
             .workspace_files(&self.actor, &channel_ref(channel)?)
             .await?;
         let read = files.read_bytes(path, MAX_READ).await?;
@@ -328,7 +359,7 @@ impl Backend for Embedded {
 
     async fn write_file(&self, channel: &str, path: &str, bytes: Vec<u8>) -> Result<FileEntry> {
         let files = self
-            .helm
+            .open_helm()?
             .workspace_files(&self.actor, &channel_ref(channel)?)
             .await?;
         Ok(files.write(path, bytes).await?)
@@ -336,7 +367,7 @@ impl Backend for Embedded {
 
     async fn list_files(&self, channel: &str, path: &str) -> Result<Vec<FileEntry>> {
         let files = self
-            .helm
+            .open_helm()?
             .workspace_files(&self.actor, &channel_ref(channel)?)
             .await?;
         Ok(files.list(path).await?)
@@ -352,7 +383,7 @@ impl Backend for Embedded {
             spec = spec.cwd(cwd);
         }
         Ok(self
-            .helm
+            .open_helm()?
             .exec(&self.actor, &channel_ref(channel)?, spec)
             .await?)
     }
@@ -364,22 +395,22 @@ impl Backend for Embedded {
         replace: bool,
     ) -> Result<ProviderConfig> {
         Ok(if replace {
-            self.helm
+            self.open_helm()?
                 .replace_provider(&self.actor, config, make_default)
                 .await?
         } else {
-            self.helm
+            self.open_helm()?
                 .add_provider(&self.actor, config, make_default)
                 .await?
         })
     }
 
     async fn providers(&self) -> Result<Vec<ProviderConfig>> {
-        Ok(self.helm.providers().await?)
+        Ok(self.open_helm()?.providers().await?)
     }
 
     fn register_provider(&self, name: &str, provider: Arc<dyn Provider>) -> Result<()> {
-        self.helm.register_provider(name, provider);
+        self.open_helm()?.register_provider(name, provider);
         Ok(())
     }
 
@@ -390,7 +421,7 @@ impl Backend for Embedded {
         cols: u16,
     ) -> Result<crate::terminal::TerminalCore> {
         crate::terminal::TerminalCore::open(
-            self.helm.clone(),
+            self.open_helm()?.clone(),
             self.actor.clone(),
             channel.to_string(),
             rows,
@@ -403,7 +434,7 @@ impl Backend for Embedded {
         // Only someone who may manage the channel gives its agent a tool.
         let record = self.channel(channel).await?;
         if !self
-            .helm
+            .open_helm()?
             .manages_channel(&self.actor, &record.channel)
             .await?
         {
@@ -414,51 +445,57 @@ impl Backend for Embedded {
             .into());
         }
         Ok(self
-            .helm
+            .open_helm()?
             .register_channel_tool(&ChannelRef::Id(record.channel.id), tool)
             .await?)
     }
 
     async fn unregister_tool(&self, channel: &str, name: &str) -> Result<()> {
         let record = self.channel(channel).await?;
-        self.helm
+        self.open_helm()?
             .unregister_channel_tool(&ChannelRef::Id(record.channel.id), name)
             .await?;
         Ok(())
     }
 
     async fn approvals(&self, pending_only: bool) -> Result<Vec<Approval>> {
-        Ok(self.helm.approvals(&self.actor, pending_only).await?)
+        Ok(self
+            .open_helm()?
+            .approvals(&self.actor, pending_only)
+            .await?)
     }
 
     async fn decide(&self, id: i64, approve: bool, note: Option<String>) -> Result<Approval> {
         Ok(if approve {
-            self.helm.approve(&self.actor, id, note).await?
+            self.open_helm()?.approve(&self.actor, id, note).await?
         } else {
-            self.helm.deny(&self.actor, id, note).await?
+            self.open_helm()?.deny(&self.actor, id, note).await?
         })
     }
 
     async fn add_user(&self, name: &str, role: Role) -> Result<User> {
-        Ok(self.helm.add_user(&self.actor, name, role).await?)
+        Ok(self.open_helm()?.add_user(&self.actor, name, role).await?)
     }
 
     async fn drive_turns(&self) -> Result<()> {
-        if !self.helm.is_driving() {
-            self.helm.start_runtime().await?;
+        if !self.open_helm()?.is_driving() {
+            self.open_helm()?.start_runtime().await?;
         }
         Ok(())
     }
 
     async fn events(&self) -> Result<Box<dyn EventFeed>> {
-        let from = self.helm.store().stats().await?.last_event_seq;
-        Ok(Box::new(LocalEvents(self.helm.follow(from).await?)))
+        let from = self.open_helm()?.store().stats().await?.last_event_seq;
+        Ok(Box::new(LocalEvents(self.open_helm()?.follow(from).await?)))
     }
 
     async fn close(&self) {
         let lock = self.lock.lock().ok().and_then(|mut l| l.take());
-        if lock.is_some() && self.helm.is_driving() {
-            self.helm.shutdown_runtime(true).await;
+        if lock.is_some() {
+            self.closed.store(true, Ordering::Release);
+            if self.helm.is_driving() {
+                self.helm.shutdown_runtime(true).await;
+            }
         }
         drop(lock);
     }
