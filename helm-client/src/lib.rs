@@ -79,9 +79,14 @@ impl Error {
         }
         let (code, message) = match serde_json::from_str::<Body>(body) {
             Ok(b) => (b.code, b.message),
+            // Not a Helm error: most often a URL that is not a Helm server.
             Err(_) => (
                 "http".to_string(),
-                format!("the server answered {status}: {}", body.trim()),
+                format!(
+                    "the server answered {status} with no Helm error in its body ({}); if \
+                     this URL is not a Helm server (helm-http), check it",
+                    excerpt(body)
+                ),
             ),
         };
         let kind = match status.as_u16() {
@@ -100,6 +105,16 @@ impl Error {
             code,
             message,
         }
+    }
+}
+
+/// The start of a body, on one line, for an error message.
+fn excerpt(body: &str) -> String {
+    let line: String = body.split_whitespace().collect::<Vec<_>>().join(" ");
+    match line.char_indices().nth(80) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None if line.is_empty() => "empty".into(),
+        None => line,
     }
 }
 
@@ -295,10 +310,29 @@ impl Client {
 
     /// A successful response's JSON body (an empty one reads as `null`).
     async fn read_json<T: DeserializeOwned>(&self, response: reqwest::Response) -> Result<T> {
+        let content_type = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_string();
         let text = response
             .text()
             .await
             .map_err(|e| Error::unreachable(&self.base, &e))?;
+        // A page where the API answers JSON: the URL reaches a web server
+        // (or Helm's own web UI under a wrong path), not Helm's API.
+        if content_type.starts_with("text/html") {
+            return Err(Error::new(
+                ErrorKind::Unavailable,
+                "not_helm",
+                format!(
+                    "{} answered with a web page, not Helm's API; if this URL is not a Helm \
+                     server (helm-http), or has a path after its address, check it",
+                    self.base
+                ),
+            ));
+        }
         let text = if text.is_empty() { "null" } else { &text };
         Ok(serde_json::from_str(text)?)
     }

@@ -850,7 +850,9 @@ impl Memory {
     /// The `k` best matches for `query` among the channel's memory and
     /// earlier threads, with where they came from.
     #[pyo3(signature = (query, k=5))]
-    fn recall(&self, py: Python<'_>, query: String, k: usize) -> PyResult<Vec<RecallHit>> {
+    fn recall(&self, py: Python<'_>, query: String, k: i64) -> PyResult<Vec<RecallHit>> {
+        // Below 1 is refused by the core as 0 hits asked: nothing overflows.
+        let k = usize::try_from(k).unwrap_or(0);
         let core = self.core.clone();
         blocking(py, async move {
             let hits = core.backend.recall(&core.key, &query, k).await?;
@@ -908,7 +910,8 @@ pub struct AsyncMemory {
 impl AsyncMemory {
     /// The `k` best matches for `query` (see `Memory.recall`).
     #[pyo3(signature = (query, k=5))]
-    fn recall<'py>(&self, py: Python<'py>, query: String, k: usize) -> PyResult<Bound<'py, PyAny>> {
+    fn recall<'py>(&self, py: Python<'py>, query: String, k: i64) -> PyResult<Bound<'py, PyAny>> {
+        let k = usize::try_from(k).unwrap_or(0);
         let core = self.core.clone();
         awaitable(py, async move {
             let hits = core.backend.recall(&core.key, &query, k).await?;

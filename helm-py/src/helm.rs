@@ -83,6 +83,23 @@ impl HelmCore {
     }
 }
 
+/// How Python names a channel: `"launch"`, `"#launch"` or an id (`2` or `"2"`).
+#[derive(FromPyObject)]
+enum ChannelKey {
+    Id(i64),
+    Name(String),
+}
+
+impl ChannelKey {
+    /// The reference the backends take (digits are an id).
+    fn into_ref(self) -> String {
+        match self {
+            ChannelKey::Id(id) => id.to_string(),
+            ChannelKey::Name(name) => name,
+        }
+    }
+}
+
 fn new_channel(
     name: String,
     purpose: String,
@@ -187,8 +204,10 @@ impl Helm {
             .collect())
     }
 
-    /// One channel, by name (`launch` or `#launch`) or id.
-    fn channel(&self, py: Python<'_>, name: String) -> PyResult<Channel> {
+    /// One channel, by name (`launch` or `#launch`) or id (an `int`, or
+    /// its digits).
+    fn channel(&self, py: Python<'_>, name: ChannelKey) -> PyResult<Channel> {
+        let name = name.into_ref();
         let backend = self.core.backend.clone();
         let record = blocking(py, {
             let backend = backend.clone();
@@ -373,7 +392,8 @@ impl AsyncHelm {
     }
 
     /// One channel, by name or id.
-    fn channel<'py>(&self, py: Python<'py>, name: String) -> PyResult<Bound<'py, PyAny>> {
+    fn channel<'py>(&self, py: Python<'py>, name: ChannelKey) -> PyResult<Bound<'py, PyAny>> {
+        let name = name.into_ref();
         let backend = self.core.backend.clone();
         awaitable(py, async move {
             let record = backend.channel(&name).await?;

@@ -141,7 +141,9 @@ impl ModelRequest {
         json_value(py, &self.request.tools)
     }
 
-    /// The last user message's text (a convenience for simple providers).
+    /// The last user message's text as the model sees it (a convenience for
+    /// simple providers): a thread can have several people, so each of their
+    /// messages starts with its author's name (`ada: @launch-agent hi`).
     #[getter]
     fn prompt(&self) -> String {
         self.request

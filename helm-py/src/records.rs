@@ -58,8 +58,10 @@ pub struct Model {
 impl Model {
     fn __repr__(&self) -> String {
         format!(
-            "Model(provider={:?}, model={:?}, level={:?})",
-            self.provider, self.model, self.level
+            "Model(provider={:?}, model={}, level={:?})",
+            self.provider,
+            optional(self.model.as_ref()),
+            self.level
         )
     }
 }
@@ -361,11 +363,15 @@ impl CommandResult {
     }
 
     fn __repr__(&self) -> String {
-        format!(
-            "CommandResult(exit_code={:?}, stdout={:?})",
-            self.exit_code,
-            clip(&self.stdout)
-        )
+        let mut shown = format!("CommandResult(exit_code={}", optional(self.exit_code));
+        if let Some(signal) = self.signal {
+            shown.push_str(&format!(", signal={signal}"));
+        }
+        if self.timed_out {
+            shown.push_str(", timed_out=True");
+        }
+        shown.push_str(&format!(", stdout={:?})", clip(&self.stdout)));
+        shown
     }
 }
 
@@ -468,6 +474,12 @@ impl From<p::ProviderConfig> for ProviderInfo {
             default_model: c.default_model,
         }
     }
+}
+
+/// An optional value as Python shows it: the value, or `None` (Rust's
+/// `Some(3)` means nothing to a Python reader).
+pub fn optional<T: std::fmt::Debug>(value: Option<T>) -> String {
+    value.map_or_else(|| "None".to_string(), |v| format!("{v:?}"))
 }
 
 /// The first line of a text, cut to a length a `repr` can show.

@@ -24,6 +24,8 @@ def test_create_list_and_get_a_channel(data: Path) -> None:
         assert [c.name for c in helm.channels()] == ["launch", "main"]
         again = helm.channel("#launch")
         assert again.id == launch.id and again.purpose == launch.purpose
+        # By id, as a number or its digits.
+        assert helm.channel(launch.id).name == helm.channel(str(launch.id)).name == "launch"
 
 
 async def test_create_list_and_get_a_channel_async(data: Path) -> None:
@@ -33,6 +35,7 @@ async def test_create_list_and_get_a_channel_async(data: Path) -> None:
         assert launch.agent == "@launch-agent"
         assert [c.name for c in await helm.channels()] == ["launch", "main"]
         assert (await helm.channel("launch")).id == launch.id
+        assert (await helm.channel(launch.id)).name == "launch"
 
 
 def test_files_commands_and_memory(data: Path) -> None:
@@ -46,6 +49,8 @@ def test_files_commands_and_memory(data: Path) -> None:
         assert [e.name for e in ops.files.list("notes")] == ["todo.md"]
         ran = ops.run("cat notes/todo.md && pwd && exit 4")
         assert ran.exit_code == 4 and not ran.ok
+        # Python's own words in a repr: 4, not Rust's Some(4).
+        assert repr(ran).startswith("CommandResult(exit_code=4, stdout="), repr(ran)
         assert ran.stdout.splitlines()[0] == "- ship"
         item = ops.memory.add("decision", "We deploy on Tuesdays.")
         assert (item.kind, item.status) == ("decision", "current")

@@ -37,8 +37,13 @@ def test_the_same_script_through_a_server(server_factory: Any) -> None:
     assert thread.status == "resolved"
     with pytest.raises(onehelm.NotFound):
         helm.channel("nowhere")
-    with pytest.raises(onehelm.Unauthenticated):
+    with pytest.raises(onehelm.Unauthenticated) as refused:
         onehelm.Helm.connect(server.url, "not-a-token").channels()
+    assert "API token is unknown" in str(refused.value), refused.value
+    # A URL that is not a Helm server says so, not just "404".
+    with pytest.raises(onehelm.HelmError) as stray:
+        onehelm.Helm.connect(server.url + "/not-helm", server.token).channels()
+    assert "not a Helm server" in str(stray.value), stray.value
 
 
 async def test_the_same_script_through_a_server_async(server_factory: Any) -> None:

@@ -30,6 +30,8 @@ def test_every_class_is_a_helm_error() -> None:
 
 
 def test_each_kind_raises_its_class(data: Path, tmp_path: Path) -> None:
+    a_file = tmp_path / "a-file"
+    a_file.write_text("not a data directory")
     with onehelm.Helm.open(data) as helm:
         helm.create_channel("launch", "Plans the launch.")
         cases: list[tuple[type[onehelm.HelmError], str, object]] = [
@@ -38,6 +40,9 @@ def test_each_kind_raises_its_class(data: Path, tmp_path: Path) -> None:
             (onehelm.InvalidInput, "invalid", lambda: helm.create_channel("gpu", "Training.", computer="gpu")),
             (onehelm.InvalidInput, "invalid", lambda: helm.channel("launch").memory.add("gossip", "x")),
             (onehelm.InvalidInput, "invalid", lambda: helm.channel("launch").ask("  ")),
+            (onehelm.InvalidInput, "invalid", lambda: helm.channel("launch").memory.recall("x", k=0)),
+            (onehelm.InvalidInput, "invalid", lambda: helm.channel("launch").memory.recall("x", k=-1)),
+            (onehelm.InvalidInput, "invalid", lambda: onehelm.Helm.open(a_file)),
             (onehelm.NotFound, "not_found", lambda: helm.channel("nowhere")),
             (onehelm.NotFound, "not_found", lambda: helm.channel("launch").files.read("missing.md")),
             (onehelm.Conflict, "conflict", lambda: helm.create_channel("launch", "Again.")),

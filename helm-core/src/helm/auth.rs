@@ -177,8 +177,16 @@ impl Helm {
                 via: Credential::Token(token.id),
             });
         }
+        // Say which it was taken for: a session is renewed by signing in,
+        // a token by making a new one.
         Err(Error::Unauthenticated(
-            "the session or token is unknown, expired or revoked; sign in again".into(),
+            if secret::looks_like(presented, secret::SESSION_PREFIX) {
+                "the session is unknown or expired; sign in again"
+            } else {
+                "the API token is unknown, expired or revoked; use a current one, or make a \
+                 new one"
+            }
+            .into(),
         ))
     }
 

@@ -144,6 +144,13 @@ impl Helm {
         channel: &ChannelRef,
         query: RecallQuery,
     ) -> Result<Vec<RecallHit>> {
+        use crate::memory::recall::MAX_LIMIT;
+        if !(1..=MAX_LIMIT).contains(&query.limit) {
+            return Err(Error::invalid(
+                "limit",
+                format!("a recall returns 1 to {MAX_LIMIT} hits; ask for that many"),
+            ));
+        }
         let record = self.visible_channel(actor, channel).await?;
         let audience = self.audience(actor).await?;
         self.inner

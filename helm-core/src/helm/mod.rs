@@ -125,8 +125,21 @@ fn create_private_file(path: &std::path::Path) -> Result<()> {
         .map_err(|e| Error::io("creating the database file", path, e))
 }
 
+/// The data root's absolute path, refused when something other than a
+/// directory is there (a file given by mistake would fail later, deep in
+/// creating or opening the store, with an I/O error that does not say so).
 fn absolute(dir: &std::path::Path) -> Result<PathBuf> {
-    std::path::absolute(dir).map_err(|e| Error::io("resolving", dir, e))
+    let path = std::path::absolute(dir).map_err(|e| Error::io("resolving", dir, e))?;
+    if path.exists() && !path.is_dir() {
+        return Err(Error::invalid(
+            "data directory",
+            format!(
+                "{} is not a directory; give a directory (it is created if it does not exist)",
+                path.display()
+            ),
+        ));
+    }
+    Ok(path)
 }
 
 /// How to open a data directory.

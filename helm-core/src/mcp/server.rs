@@ -96,6 +96,7 @@ struct RecallArgs {
     query: String,
     /// How many matches (1 to 50, default 8).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 50))]
     limit: Option<u32>,
 }
 
@@ -306,7 +307,7 @@ impl HelmMcpServer {
             "recall" => {
                 let args: RecallArgs = parse(args)?;
                 let mut query = RecallQuery::new(&args.query);
-                query.limit = args.limit.unwrap_or(8).clamp(1, 50) as usize;
+                query.limit = args.limit.unwrap_or(8) as usize;
                 let hits = helm.recall_as(user, &args.channel.parse()?, query).await?;
                 let lines: Vec<String> = hits
                     .iter()
