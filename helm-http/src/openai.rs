@@ -53,8 +53,22 @@ const KEY_TTL: Duration = Duration::from_secs(24 * 3600);
 
 /// A caller's user id and the key they sent.
 type IdempotencyKey = (i64, String);
-/// When an answer was made, the answer, and the thread it continued.
-type Remembered = (Instant, Value, ThreadId);
+/// When an answer was made, the request it answered (its fingerprint), the
+/// answer, and the thread it continued.
+type Remembered = (Instant, u64, Value, ThreadId);
+
+/// What a retry must repeat to get the remembered answer: the model and the
+/// messages (not `stream`, which only changes how the answer is sent).
+fn fingerprint(request: &CompletionRequest) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    request.model.hash(&mut hasher);
+    for message in &request.messages {
+        message.role.hash(&mut hasher);
+        text_of(&message.content).hash(&mut hasher);
+    }
+    hasher.finish()
+}
 
 /// Answers remembered by idempotency key.
 #[derive(Default)]
@@ -63,19 +77,34 @@ pub struct IdempotencyCache {
 }
 
 impl IdempotencyCache {
-    fn get(&self, user: &User, key: &str) -> Option<(Value, ThreadId)> {
+    /// The answer remembered for `key`, if the request is the same one;
+    /// a key reused for another request is refused.
+    fn get(
+        &self,
+        user: &User,
+        key: &str,
+        request: u64,
+    ) -> Result<Option<(Value, ThreadId)>, OpenAiError> {
         let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-        entries.retain(|_, (at, _, _)| at.elapsed() < KEY_TTL);
-        entries
-            .get(&(user.id.0, key.to_string()))
-            .map(|(_, v, t)| (v.clone(), *t))
+        entries.retain(|_, (at, _, _, _)| at.elapsed() < KEY_TTL);
+        match entries.get(&(user.id.0, key.to_string())) {
+            None => Ok(None),
+            Some((_, same, v, t)) if *same == request => Ok(Some((v.clone(), *t))),
+            Some(_) => Err(OpenAiError(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "this Idempotency-Key was used for a different request; a new request needs a \
+                 new key"
+                    .into(),
+                "idempotency_key_reused",
+            )),
+        }
     }
 
-    fn put(&self, user: &User, key: &str, value: Value, thread: ThreadId) {
+    fn put(&self, user: &User, key: &str, request: u64, value: Value, thread: ThreadId) {
         let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         entries.insert(
             (user.id.0, key.to_string()),
-            (Instant::now(), value, thread),
+            (Instant::now(), request, value, thread),
         );
     }
 }
@@ -241,6 +270,9 @@ struct CompletionRequest {
     tools: Option<Vec<Value>>,
     #[serde(default)]
     functions: Option<Vec<Value>>,
+    /// How many answers: Helm gives one.
+    #[serde(default)]
+    n: Option<u32>,
 }
 
 #[derive(Deserialize)]
@@ -288,6 +320,13 @@ async fn complete(state: AppState, request: Request) -> Result<Response, OpenAiE
             "tools_not_supported",
         ));
     }
+    if request.n.is_some_and(|n| n != 1) {
+        return Err(bad(
+            "one answer per request: the channel's agent answers once, in its thread. Send n = 1 \
+             or leave it out.",
+            "n_not_supported",
+        ));
+    }
     let Some(last) = request.messages.iter().rev().find(|m| m.role == "user") else {
         return Err(bad(
             "the messages hold no user message to send",
@@ -303,8 +342,9 @@ async fn complete(state: AppState, request: Request) -> Result<Response, OpenAiE
         .get("idempotency-key")
         .and_then(|v| v.to_str().ok())
         .map(|k| format!("{}:{k}", record.channel.id));
+    let asked = fingerprint(&request);
     if let Some(key) = &key
-        && let Some((answer, thread)) = state.idempotency.get(&caller.user, key)
+        && let Some((answer, thread)) = state.idempotency.get(&caller.user, key, asked)?
     {
         return Ok(answer_response(
             &answer,
@@ -352,7 +392,7 @@ async fn complete(state: AppState, request: Request) -> Result<Response, OpenAiE
         if let Some(key) = &key {
             state
                 .idempotency
-                .put(&user, key, answer.clone(), conversation.thread);
+                .put(&user, key, asked, answer.clone(), conversation.thread);
         }
         return Ok(answer_response(&answer, conversation.thread, false, &model));
     }
@@ -383,6 +423,7 @@ async fn complete(state: AppState, request: Request) -> Result<Response, OpenAiE
             cache.put(
                 &user,
                 key,
+                asked,
                 completion(conversation, &model_for_task),
                 conversation.thread,
             );
@@ -510,7 +551,8 @@ fn completion(conversation: &Conversation, model: &str) -> Value {
             "message": {"role": "assistant", "content": conversation.reply},
             "finish_reason": "stop",
         }],
-        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+        // No `usage`: the agent's turns may take several model calls, on
+        // models that report tokens differently; zeros would be false.
         "helm": {
             "thread": conversation.thread.0,
             "state": conversation.state.map(|s| s.to_string()),

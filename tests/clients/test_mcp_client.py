@@ -56,6 +56,11 @@ async def conversation(client: Client) -> None:
     assert "What is the plan?" in text(read) and "And then?" in text(read)
     recalled = await client.call_tool("recall", {"channel": "launch", "query": "plan"})
     assert not recalled.is_error, text(recalled)
+    hits = recalled.structured_content["hits"]
+    assert hits and {"kind", "id", "score", "content", "thread", "author"} <= set(hits[0]), hits[0]
+    assert any(h["thread"] and h["thread"]["id"] == thread for h in hits), hits
+    too_many = await client.call_tool("recall", {"channel": "launch", "query": "plan", "limit": 500})
+    assert too_many.is_error and "1 to 50" in text(too_many), text(too_many)
 
 
 def test_a_member_over_http_sees_only_their_channels_and_talks_to_an_agent(base, workspace):

@@ -181,3 +181,22 @@ def test_a_model_is_retrieved_and_unknown_paths_are_api_errors(base, workspace):
         assert answer.status_code == 404, (path, answer.text[:80])
         assert answer.json()["error"]["code"] == "unknown_url", path
     assert httpx.get(base + "/mcp/anything").headers["content-type"].startswith("application/json")
+
+
+def test_what_helm_cannot_honour_is_refused_not_ignored(base, workspace):
+    c = client(base, workspace["captain"])
+    with pytest.raises(openai.BadRequestError) as many:
+        c.chat.completions.create(
+            model="launch", n=2, messages=[{"role": "user", "content": "Two answers?"}]
+        )
+    assert many.value.code == "n_not_supported"
+    key = {"Idempotency-Key": "reuse-0001"}
+    first = c.chat.completions.create(
+        model="launch", messages=[{"role": "user", "content": "First."}], extra_headers=key
+    )
+    assert first.usage is None, "no made-up token counts"
+    with pytest.raises(openai.UnprocessableEntityError) as reused:
+        c.chat.completions.create(
+            model="launch", messages=[{"role": "user", "content": "Another."}], extra_headers=key
+        )
+    assert reused.value.code == "idempotency_key_reused"

@@ -319,7 +319,9 @@ impl HelmMcpServer {
                     } else {
                         lines.join("\n")
                     },
-                    json!({"hits": lines}),
+                    // The hits as data (kind, id, score, content, thread,
+                    // author, created, sources); the text shows each in a line.
+                    json!({"hits": hits}),
                 ))
             }
             other => Err(Error::not_found("tool", other)),
