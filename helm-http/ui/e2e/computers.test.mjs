@@ -2,14 +2,15 @@
 // computers offers them under "More options" when a channel is made, and
 // the channel keeps the one chosen. (Where commands then run is tested in
 // Rust against a real Open Terminal server.) This workspace starts with no
-// model provider, so it is also where the first one is connected in the
-// browser (Admin → Providers).
+// model provider (as when the first-run wizard's model step was skipped),
+// so it is also where "no model yet" is seen, and where the first one is
+// connected in the browser (Workspace → Providers).
 import assert from "node:assert/strict";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { DESKTOP, axeViolations, call, launchBrowser, openPage, quickStart, screenshot, startStack, waitFor } from "./harness.mjs";
+import { DESKTOP, PASSWORD, axeViolations, call, launchBrowser, openPage, quickStart, screenshot, startStack, waitFor } from "./harness.mjs";
 
 let stack;
 let browser;
@@ -31,6 +32,49 @@ before(async () => {
 after(async () => {
   await browser?.close();
   await stack?.stop();
+});
+
+test("with no model yet: the Captain is shown the way to connect one, a member whom to ask", async () => {
+  // A message no model can serve is refused (409 model_unavailable).
+  page.allowErrors(/status of 409 \(Conflict\) \(.*\/api\/channels\/main\/messages\)/);
+  await page.goto(`${stack.url}/c/main`);
+  // Landing in #main with no provider: a banner, not just "no model yet".
+  const banner = page.getByRole("status").filter({ hasText: "No model is connected yet, so @skipper cannot answer." });
+  await banner.getByRole("link", { name: "Connect a model" }).waitFor();
+  // Posting anyway: plain words and the way forward; the server's own text behind Details.
+  const composer = page.getByLabel("Message #main: ask Skipper anything");
+  await composer.fill("hello, anyone there?");
+  await composer.press("Enter");
+  const refused = page.getByRole("alert").filter({ hasText: "No model can answer @skipper yet" });
+  await refused.waitFor();
+  assert.doesNotMatch(await refused.innerText(), /no session, channel or workspace choice/, "the raw reason is not in the way");
+  await refused.getByText("Details").click();
+  await refused.getByText(/no session, channel or workspace choice names a provider/).waitFor();
+  assert.equal(await composer.inputValue(), "hello, anyone there?", "the message stays in the box");
+  assert.deepEqual(await axeViolations(page), [], "axe-core on #main with no model");
+  await screenshot(page, "no-model-captain");
+  await refused.getByRole("link", { name: "Connect a model" }).click();
+  await page.waitForURL(`${stack.url}/admin/providers`);
+  await page.getByRole("heading", { name: "Model providers" }).waitFor();
+
+  // A member cannot connect one: told whom to ask, with no link that would not work.
+  const invite = await call(stack, "POST", "/api/invites", { token, body: {} });
+  const accepted = await call(stack, "POST", "/api/invites/accept", { body: { code: invite.json.code, name: "bob", display_name: "Bob Builder", password: PASSWORD } });
+  const [name, value] = accepted.response.headers.get("set-cookie").split(";")[0].split("=");
+  const context = await browser.newContext({ viewport: DESKTOP });
+  await context.addCookies([{ name, value, url: stack.url }]);
+  const bob = await openPage(context, `${stack.url}/c/main`);
+  bob.allowErrors(/status of 409 \(Conflict\)/);
+  await bob.getByRole("status").filter({ hasText: "No model is connected yet" }).getByText("Ask the Captain to connect a model.").waitFor();
+  const bobComposer = bob.getByLabel("Message #main: ask Skipper anything");
+  await bobComposer.fill("hello?");
+  await bobComposer.press("Enter");
+  const bobRefused = bob.getByRole("alert").filter({ hasText: "No model can answer @skipper yet" });
+  await bobRefused.getByText("Ask the Captain to connect a model.").waitFor();
+  assert.equal(await bob.getByRole("link", { name: "Connect a model" }).count(), 0);
+  await screenshot(bob, "no-model-member");
+  assert.deepEqual(bob.consoleErrors(), []);
+  await context.close();
 });
 
 test("the first provider connected is the default; the next one gets a name of its own", async () => {
@@ -88,6 +132,6 @@ test("a channel made on a named computer keeps it", async () => {
   await page.getByRole("heading", { name: "training", exact: true }).waitFor();
   const made = await call(stack, "GET", "/api/channels/training", { token });
   assert.equal(made.json.profile.capability_policy.computer, "gpu-box");
-  await page.getByRole("link", { name: "Settings" }).click();
+  await page.getByRole("navigation", { name: "#training views" }).getByRole("link", { name: "Settings" }).click();
   await page.getByText("Runs on gpu-box, chosen when the channel was made.").waitFor();
 });

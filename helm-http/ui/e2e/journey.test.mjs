@@ -60,6 +60,8 @@ test("first run: the Captain, a model, the computer, the workspace's name, then 
   await ada.getByRole("button", { name: "Create the Captain" }).click();
 
   await heading(ada, "Connect a model").waitFor();
+  // Where to connect one later, in the words the sidebar uses.
+  await ada.getByText("Agents will answer once a model is connected (Workspace → Providers, in the sidebar).").waitFor();
   await ada.getByLabel("Base URL", { exact: true }).fill(stack.mock.modelUrl);
   await ada.getByLabel("Default model", { exact: true }).fill("mock-model");
   await ada.getByLabel("API key").fill("sk-e2e-key");
@@ -204,6 +206,29 @@ test("an approval card: Skipper asks, the Captain approves in the thread", async
   await card.getByText(/Approved by Ada Lovelace/).waitFor();
   await bobCard.getByText(/Approved by Ada Lovelace/).waitFor();
   await bobThread.getByText("The host's disk is fine.").waitFor();
+});
+
+test("the Captain renames the workspace in Workspace → Settings; everyone sees the new name", async () => {
+  await ada.getByRole("navigation", { name: "Workspace" }).getByRole("link", { name: "Settings" }).click();
+  await heading(ada, "Workspace settings").waitFor();
+  const name = ada.getByLabel("Workspace name");
+  assert.equal(await name.inputValue(), "Acme");
+  // Only spaces is no name (as in the wizard, the server trims it): nothing to send.
+  await name.fill("   ");
+  assert.equal(await ada.getByRole("button", { name: "Rename" }).isDisabled(), true, "nothing to rename to");
+  assert.equal(await name.getAttribute("maxlength"), "64");
+  await name.fill("Acme Launch Co");
+  await ada.getByRole("button", { name: "Rename" }).click();
+  await ada.locator(".toast").filter({ hasText: "The workspace is now called Acme Launch Co." }).waitFor();
+  await ada.getByRole("navigation", { name: "Workspace" }).getByText("Acme Launch Co").waitFor();
+  // Bob's sidebar follows, live.
+  await bob.getByRole("navigation", { name: "Workspace" }).getByText("Acme Launch Co").waitFor();
+  assert.equal(await bob.getByRole("navigation", { name: "Workspace" }).getByRole("link", { name: "Settings" }).count(), 0, "not for members");
+  await expectNoAxeProblems(ada, "Workspace settings");
+  await photograph(ada, "08-workspace-settings");
+  await name.fill("Acme");
+  await ada.getByRole("button", { name: "Rename" }).click();
+  await ada.getByRole("navigation", { name: "Workspace" }).getByText("Acme", { exact: true }).waitFor();
 });
 
 test("record a decision in Memory, then find it with recall", async () => {
@@ -380,7 +405,7 @@ test("rename #launch live: the agent keeps its handle, everyone sees the new nam
   await ada.getByLabel("Start a thread in #liftoff").waitFor();
   await ada.getByText("@launch-agent").first().waitFor();
   await photograph(ada, "19-renamed");
-  await ada.getByRole("link", { name: "Settings" }).click();
+  await ada.getByRole("navigation", { name: "#liftoff views" }).getByRole("link", { name: "Settings" }).click();
   await ada.getByLabel("Channel name").fill("launch");
   await ada.getByRole("button", { name: "Rename" }).click();
   await ada.waitForURL(`${stack.url}/c/launch/settings`);

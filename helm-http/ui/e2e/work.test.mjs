@@ -2,7 +2,8 @@
 // type, files uploaded (by button and by drop), edited, renamed and
 // deleted, threads resolved and reopened, memory edited and forgotten, a
 // queued turn and Stop, a mention notifying the person named, several
-// terminals. First run is done through the API here (the journey suite
+// terminals, a failed reply (said once, in words) retried, the reply box
+// saying whether a reply wakes the agent, the command palette. First run is done through the API here (the journey suite
 // covers it in the browser).
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
@@ -288,6 +289,81 @@ test("several terminals, one per tab", async () => {
   await page.getByRole("button", { name: "Close shell 2" }).click();
   await waitFor("one shell left", async () => (await page.getByRole("button", { name: /Shell \d/ }).count()) === 1);
   await noAxeProblems("Terminal with tabs");
+});
+
+test("a failed reply is said once, in words; Retry asks again; the reply box says what a reply will do", async () => {
+  // The model fails: the first try and Helm's three retries.
+  const failure = { error: { status: 500, message: "upstream exploded" } };
+  await stack.mock.push(failure, failure, failure, failure);
+  await page.getByRole("link", { name: "Chat" }).click();
+  const composer = page.getByLabel("Start a thread in #notes");
+  await composer.fill("@notes-agent what changed this week?");
+  await composer.press("Enter");
+  const thread = page.getByRole("complementary", { name: /Thread: .*what changed this week/ });
+  const log = thread.getByRole("feed", { name: "Messages in this thread" });
+  await log.getByText(/^This reply failed\. The model could not be reached \(HTTP 500\)\./).waitFor();
+  // Helm's note about the failure is in the thread (the API says so), but not shown twice.
+  const id = Number(page.url().split("/t/")[1]);
+  await waitFor("Helm's note", async () => (await call(stack, "GET", `/api/threads/${id}/messages`, { token })).json.items.some((m) => m.author.kind === "system"));
+  await page.waitForTimeout(300);
+  const shown = await log.innerText();
+  assert.equal(shown.match(/failed/g)?.length, 1, `the failure shows once: ${shown}`);
+  assert.doesNotMatch(shown, /gave up after|127\.0\.0\.1/, "the raw reason waits behind Details");
+  assert.equal(await log.getByRole("link").count(), 0, "no provider URL made into a link");
+  await log.getByText("Details").click();
+  await log.getByText(/HTTP 500 Internal Server Error from http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions: upstream exploded \(gave up after 3 retries\)/).waitFor();
+  // The feed says it in words too.
+  await page.getByRole("region", { name: "Messages in #notes" }).getByText("A reply failed. The model could not be reached (HTTP 500).").waitFor();
+  // A failed reply is no answer: a plain reply would reach nobody, and the box says so.
+  await thread.getByText("@notes-agent has not answered in this thread, so this reply reaches only people.", { exact: false }).waitFor();
+  await noAxeProblems("a thread with a failed reply");
+  await screenshot(page, "24-failed-reply-desktop");
+
+  // Retry asks the agent again, with the person's own question.
+  await stack.mock.push({ text: "This week the docs moved to /workspace/docs." });
+  await log.getByRole("button", { name: "Retry" }).click();
+  await log.getByText("This week the docs moved to /workspace/docs.").waitFor();
+  assert.equal(await log.getByText("@notes-agent what changed this week?").count(), 2, "the question asked again");
+  // Now the agent answered and only Ada speaks: a plain reply wakes it, and the box says so.
+  await thread.getByText("@notes-agent will answer this reply: it answered here, and only you are talking.").waitFor();
+  await stack.mock.push({ text: "Nothing else changed." });
+  const reply = page.getByLabel("Reply in this thread");
+  await reply.fill("anything else?");
+  await reply.press("Enter");
+  await log.getByText("Nothing else changed.").waitFor();
+  // A second person speaks: from then on only a mention wakes the agent.
+  const bob = await call(stack, "POST", "/api/auth/login", { body: { name: "bob", password: PASSWORD } });
+  const cookie = bob.response.headers.get("set-cookie").split(";")[0];
+  await call(stack, "POST", `/api/threads/${id}/messages`, { cookie, body: { text: "the docs moved on Tuesday" } });
+  await thread.getByText("Others talk here too, so only a mention wakes @notes-agent.", { exact: false }).waitFor();
+  await reply.pressSequentially("@notes-agent ");
+  await thread.getByText("@notes-agent will answer this reply.").waitFor();
+  await reply.fill("");
+  await page.getByRole("button", { name: "Close the thread" }).click();
+});
+
+test("the command palette matches word starts, best first, and searches the channel's memory", async () => {
+  await call(stack, "POST", "/api/channels/notes/messages", { token, body: { text: "Just a note for the team: the office opens late on Monday." } });
+  await page.getByRole("link", { name: "Threads" }).click();
+  await page.getByRole("link", { name: /Just a note for the team/ }).waitFor();
+  await page.keyboard.press("Control+k");
+  const palette = page.getByRole("dialog", { name: "Jump to" });
+  const search = palette.getByRole("combobox");
+  // Letters scattered through a title are no match.
+  await search.fill("Jane");
+  await palette.getByRole("option", { name: "Search #notes's memory for “Jane”" }).waitFor();
+  assert.equal(await palette.getByRole("option", { name: /Just a note/ }).count(), 0, "“Jane” does not find “Just a note…”");
+  // A word's start finds it, after the channel whose name starts so.
+  await search.fill("note");
+  await palette.getByRole("option", { name: /Just a note for the team/ }).waitFor();
+  const options = await palette.getByRole("option").allInnerTexts();
+  assert.match(options[0], /^notes/, `the channel first: ${options.join(" | ")}`);
+  // The memory entry opens recall with the words filled in, and runs it.
+  await search.fill("office closed");
+  await palette.getByRole("option", { name: "Search #notes's memory for “office closed”" }).click();
+  await page.waitForURL(`${stack.url}/c/notes/memory?q=office%20closed`);
+  assert.equal(await page.getByLabel("Recall: ask what the channel knows").inputValue(), "office closed");
+  await page.getByRole("list", { name: "What recall found" }).waitFor();
 });
 
 test("no console errors", () => {

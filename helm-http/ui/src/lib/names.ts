@@ -9,3 +9,7 @@ export const CHANNEL_NAME_RULE = "Use lowercase letters, digits, '-' and '_', st
 /** People's names: `[a-z][a-z0-9._-]{0,31}`. */
 export const USER_NAME_PATTERN = "[a-z][a-z0-9._\\-]{0,31}";
 export const USER_NAME_RULE = "Use lowercase letters, digits, '-', '_' and '.', starting with a letter (up to 32).";
+
+/** The workspace's name: 1–64 characters, not only spaces (the server trims it). */
+export const WORKSPACE_NAME_PATTERN = ".*\\S.*";
+export const WORKSPACE_NAME_RULE = "Use 1 to 64 characters, not only spaces.";

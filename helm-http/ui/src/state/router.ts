@@ -3,13 +3,14 @@
 //   /                          → #main
 //   /setup, /login, /join#code → first run, sign-in, accepting an invitation
 //   /c/<channel>[/<view>]      → a channel's chat (or threads, files, …)
+//   /c/<channel>/memory?q=…    → its memory, recalling what q asks
 //   /c/<channel>/t/<id>        → its chat with a thread open beside it
-//   /admin/<section>           → people, providers, approvals, audit
+//   /admin/<section>           → people, providers, approvals, audit, settings
 import { signal } from "@preact/signals";
 
 export const CHANNEL_VIEWS = ["chat", "threads", "files", "terminal", "memory", "activity", "settings"] as const;
 export type ChannelViewName = (typeof CHANNEL_VIEWS)[number];
-export const ADMIN_SECTIONS = ["people", "providers", "approvals", "audit"] as const;
+export const ADMIN_SECTIONS = ["people", "providers", "approvals", "audit", "settings"] as const;
 export type AdminSection = (typeof ADMIN_SECTIONS)[number];
 
 export type Route =
@@ -17,7 +18,7 @@ export type Route =
   | { name: "setup" }
   | { name: "login" }
   | { name: "join" }
-  | { name: "channel"; channel: string; view: ChannelViewName; thread?: number; path?: string }
+  | { name: "channel"; channel: string; view: ChannelViewName; thread?: number; path?: string; recall?: string }
   | { name: "admin"; section: AdminSection }
   | { name: "missing"; path: string };
 
@@ -34,8 +35,10 @@ export function parseRoute(pathname: string, search = ""): Route {
     }
     const view = (third ?? "chat") as ChannelViewName;
     if (CHANNEL_VIEWS.includes(view) && parts.length <= 3) {
-      const path = view === "files" ? new URLSearchParams(search).get("path") ?? undefined : undefined;
-      return { name: "channel", channel: second, view, path };
+      const query = new URLSearchParams(search);
+      const path = view === "files" ? query.get("path") ?? undefined : undefined;
+      const recall = view === "memory" ? query.get("q") ?? undefined : undefined;
+      return { name: "channel", channel: second, view, path, recall };
     }
   }
   if (first === "admin") {
@@ -64,6 +67,11 @@ export function channelPath(channel: string, view: ChannelViewName = "chat", thr
   const base = `/c/${encodeURIComponent(channel)}`;
   if (thread !== undefined) return `${base}/t/${thread}`;
   return view === "chat" ? base : `${base}/${view}`;
+}
+
+/** The Memory view, recalling what `query` asks. */
+export function recallPath(channel: string, query: string): string {
+  return `${channelPath(channel, "memory")}?q=${encodeURIComponent(query)}`;
 }
 
 /** The Files view at a directory or file. */

@@ -1,5 +1,5 @@
 // The Captain's and admins' pages: people and invitations, model
-// providers, the approvals inbox, the audit log.
+// providers, the approvals inbox, the audit log, the workspace's settings.
 import { isAdmin } from "../../state/session";
 import type { AdminSection } from "../../state/router";
 import { DrawerButton } from "../shell/Shell";
@@ -7,12 +7,14 @@ import { Approvals } from "./Approvals";
 import { Audit } from "./Audit";
 import { People } from "./People";
 import { Providers } from "./Providers";
+import { WorkspaceSettings } from "./WorkspaceSettings";
 
 const TITLES: Record<AdminSection, string> = {
   people: "People",
   providers: "Model providers",
   approvals: "Approvals",
   audit: "Audit log",
+  settings: "Workspace settings",
 };
 
 export function AdminView({ section }: { section: AdminSection }) {
@@ -32,6 +34,8 @@ export function AdminView({ section }: { section: AdminSection }) {
           <Providers />
         ) : section === "approvals" ? (
           <Approvals />
+        ) : section === "settings" ? (
+          <WorkspaceSettings />
         ) : (
           <Audit />
         )}

@@ -139,7 +139,7 @@ function ModelStep({ onDone }: { onDone: () => void }) {
         <button type="button" class="btn btn-ghost" onClick={onDone}>
           Skip for now
         </button>
-        <span class="muted small">Agents will answer once a model is connected (Admin → Providers).</span>
+        <span class="muted small">Agents will answer once a model is connected (Workspace → Providers, in the sidebar).</span>
       </div>
     </div>
   );
@@ -226,7 +226,7 @@ function NameStep({ onDone }: { onDone: () => Promise<void> }) {
     <form onSubmit={submit}>
       <h1 tabIndex={-1}>Name the workspace</h1>
       <p class="muted">This is what people see when they sign in. Skipper, the workspace's operator, is waiting for you in #main.</p>
-      <Field label="Workspace name" hint="You can rename it later.">
+      <Field label="Workspace name" hint="Up to 64 characters. You can rename it later (Workspace → Settings, in the sidebar).">
         {(p) => <input {...p} value={name} placeholder="Helm" maxLength={64} onInput={(e) => setName(e.currentTarget.value)} autoFocus />}
       </Field>
       <ErrorNote error={error} />

@@ -13,6 +13,7 @@ import { composerInsert } from "../../state/composer";
 import { CHANNEL_VIEWS, channelPath, route, type ChannelViewName } from "../../state/router";
 import { toast } from "../../state/toasts";
 import { Chat } from "../chat/Chat";
+import { NoModelBanner } from "../chat/NoModel";
 import { DrawerButton } from "../shell/Shell";
 import { Activity } from "./Activity";
 import { Files } from "./Files";
@@ -94,6 +95,8 @@ export function ChannelView() {
         ))}
       </nav>
       {entry.channel.status === "archived" && <ArchivedNote entry={entry} />}
+      {/* No model to answer (the wizard's model step skipped, say): the way to one, not just a chip. */}
+      {entry.channel.status !== "archived" && detail && !detail.model && <NoModelBanner handle={entry.agent.handle} />}
       <section class="view" aria-label={VIEW_META[view].label}>
         {view === "chat" && <Chat entry={entry} thread={r.thread} />}
         {view === "threads" && <Threads entry={entry} />}
@@ -103,7 +106,7 @@ export function ChannelView() {
             <Terminal entry={entry} />
           </Suspense>
         )}
-        {view === "memory" && <Memory entry={entry} />}
+        {view === "memory" && <Memory entry={entry} recall={r.recall} />}
         {view === "activity" && <Activity entry={entry} />}
         {view === "settings" && <Settings entry={entry} detail={detail} onChanged={setDetail} />}
       </section>

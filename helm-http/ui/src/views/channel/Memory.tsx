@@ -26,7 +26,7 @@ const KINDS: { id: MemoryKind; label: string; plural: string }[] = [
 const LABEL = Object.fromEntries(KINDS.map((k) => [k.id, k.label])) as Record<MemoryKind, string>;
 type Addable = Exclude<MemoryKind, "summary">;
 
-export function Memory({ entry }: { entry: ChannelEntry }) {
+export function Memory({ entry, recall: asked }: { entry: ChannelEntry; recall?: string }) {
   const channel = entry.channel;
   const items = memoryOf(channel.id).value;
   const [kind, setKind] = useState<MemoryKind | "all">("all");
@@ -57,7 +57,7 @@ export function Memory({ entry }: { entry: ChannelEntry }) {
         <h2>Memory</h2>
         <p class="muted">What #{channel.name} knows. It belongs to the channel and stays when the model changes.</p>
       </div>
-      <Recall channel={channel.name} />
+      <Recall channel={channel.name} asked={asked} />
       <AddRecord channel={channel.name} />
       <div class="memory-filters">
         <div class="segmented" role="group" aria-label="Kind">
@@ -173,23 +173,32 @@ function AddRecord({ channel }: { channel: string }) {
   );
 }
 
-function Recall({ channel }: { channel: string }) {
-  const [q, setQ] = useState("");
+/** Recall; `asked` (from the address: the command palette's "Search memory") is filled in and run. */
+function Recall({ channel, asked }: { channel: string; asked?: string }) {
+  const [q, setQ] = useState(asked ?? "");
   const [hits, setHits] = useState<RecallHit[]>();
   const [error, setError] = useState<string>();
   const [busy, setBusy] = useState(false);
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    if (!q.trim()) return;
+  const run = async (query: string) => {
+    if (!query.trim()) return;
     setBusy(true);
     setError(undefined);
     try {
-      setHits(await recall(channel, q.trim()));
+      setHits(await recall(channel, query.trim()));
     } catch (err) {
       setError(describeError(err));
     } finally {
       setBusy(false);
     }
+  };
+  useEffect(() => {
+    if (!asked?.trim()) return;
+    setQ(asked);
+    void run(asked);
+  }, [asked, channel]);
+  const submit = (e: Event) => {
+    e.preventDefault();
+    void run(q);
   };
   return (
     <section class="recall" aria-label="Recall">

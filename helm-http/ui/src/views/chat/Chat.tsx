@@ -12,6 +12,7 @@ import { Markdown } from "../../components/Markdown";
 import { Time } from "../../components/Time";
 import { VirtualList } from "../../components/VirtualList";
 import { useFramed } from "../../lib/framed";
+import { failureOfNote, isFailureNote, plainFailure } from "../../lib/failure";
 import { plainText } from "../../lib/markdown";
 import { plural } from "../../lib/format";
 import { useRetryOnReconnect } from "../../lib/reconnect";
@@ -145,7 +146,8 @@ function LatestReply({ id }: { id: number }) {
   if (!message) return null;
   const name = authorName(message);
   const streaming = message.status === "streaming" || message.status === "pending";
-  const text = plainText(message.content, 220);
+  // Helm's note about a failed turn, in words rather than the provider's raw reason.
+  const text = isFailureNote(message) ? `A reply failed. ${plainFailure(failureOfNote(message))}` : plainText(message.content, 220);
   return (
     <div class="latest-reply">
       <Avatar name={name} kind={authorKind(message)} size="sm" />

@@ -1,19 +1,26 @@
 // Writing a message: Enter sends, Shift+Enter breaks the line, `@` offers
 // the channel's agent, Skipper and people; files can be attached (or
 // dropped on the chat) and land in the channel's /workspace/uploads. In an
-// agent channel, "Ask @agent" makes sure the message reaches the agent.
-// A message that fails to send stays in the box, with the reason.
+// agent channel, "Ask @agent" makes sure the message reaches the agent; in
+// a thread, a line under the box says whether this reply wakes the agent
+// (the server's rule, lib/wake.ts). A message that fails to send stays in
+// the box, with the reason (and, when no model can answer, what to do).
+import { computed } from "@preact/signals";
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { api, describeError } from "../../api/client";
+import type { Message } from "../../api/types";
 import { Icon } from "../../components/Icon";
 import type { ChannelEntry } from "../../state/channels";
 import { skipper } from "../../state/channels";
-import { putMessage } from "../../state/messages";
+import { messageSignal, putMessage, threadLog } from "../../state/messages";
+import { me } from "../../state/session";
 import { channelPath, navigate } from "../../state/router";
 import { putThread, putTurn } from "../../state/threads";
 import { userList } from "../../state/users";
 import { composerInsert } from "../../state/composer";
+import { replyWakes, type Wake } from "../../lib/wake";
 import { MANAGERS, useManages } from "../channel/manages";
+import { NoModelError, isModelUnavailable } from "./NoModel";
 
 interface Candidate {
   handle: string;
@@ -37,7 +44,7 @@ export function Composer({
   onUploadRequest?: (files: File[]) => Promise<string[]>;
 }) {
   const [text, setText] = useState("");
-  const [error, setError] = useState<string>();
+  const [error, setError] = useState<unknown>();
   const [busy, setBusy] = useState(false);
   const [ask, setAsk] = useState(askByDefault);
   const [mention, setMention] = useState<{ query: string; start: number } | undefined>();
@@ -48,6 +55,10 @@ export function Composer({
   const isHome = entry.channel.kind === "home";
   const archived = entry.channel.status === "archived";
   const listId = `mentions-${thread ?? "new"}`;
+  const hintId = `wake-${thread ?? "new"}`;
+  const facts = useThreadFacts(thread, agent.id).value;
+  const wake = thread === undefined ? undefined : replyWakes(ask ? `@${agent.handle} ${text}` : text, facts, agent.id, agent.handle, me.value?.id);
+  const hint = wake && wakeWords(wake, agent.handle);
 
   // Text another control asked to add (Ask Skipper, dropped files).
   const insert = composerInsert.value;
@@ -124,7 +135,7 @@ export function Composer({
       setText("");
       if (thread === undefined) navigate(channelPath(entry.channel.name, "chat", posted.thread.id));
     } catch (e) {
-      setError(describeError(e));
+      setError(e);
     } finally {
       setBusy(false);
       area.current?.focus();
@@ -161,7 +172,7 @@ export function Composer({
       const paths = await onUploadRequest(files);
       setText((t) => `${t}${t && !t.endsWith("\n") ? "\n" : ""}${paths.map((p) => `Attached \`${p}\``).join("\n")}`);
     } catch (e) {
-      setError(describeError(e));
+      setError(e);
     }
   };
 
@@ -199,6 +210,7 @@ export function Composer({
           placeholder={placeholder}
           aria-label={placeholder}
           aria-controls={matches.length > 0 ? listId : undefined}
+          aria-describedby={hint ? hintId : undefined}
           onInput={(e) => {
             setText(e.currentTarget.value);
             readMention(e.currentTarget);
@@ -231,7 +243,7 @@ export function Composer({
             type="button"
             class={ask ? "ask-toggle on" : "ask-toggle"}
             aria-pressed={ask}
-            title={ask ? `Your message goes to @${agent.handle}` : `Only a mention wakes @${agent.handle}`}
+            title={ask ? `Your message goes to @${agent.handle}` : (hint ?? `Only a mention wakes @${agent.handle}`)}
             onClick={() => setAsk(!ask)}
           >
             Ask @{agent.handle}
@@ -241,13 +253,67 @@ export function Composer({
           </button>
         </div>
       </div>
-      {error && (
-        <p class="error-text" role="alert">
-          {error}
+      {hint && (
+        <p class={wake === "unanswered" || wake === "others" ? "composer-hint quiet" : "composer-hint"} id={hintId}>
+          {hint}
         </p>
       )}
+      {error !== undefined &&
+        (isModelUnavailable(error) ? (
+          <NoModelError handle={agent.handle} error={error} />
+        ) : (
+          <p class="error-text" role="alert">
+            {describeError(error)}
+          </p>
+        ))}
     </div>
   );
+}
+
+/** What a reply in a thread will do, in words. */
+function wakeWords(wake: Wake, handle: string): string {
+  switch (wake) {
+    case "mention":
+      return `@${handle} will answer this reply.`;
+    case "skipper":
+      return `This reply calls Skipper; @${handle} stays out of it.`;
+    case "continues":
+      return `@${handle} will answer this reply: it answered here, and only you are talking.`;
+    case "unanswered":
+      return `@${handle} has not answered in this thread, so this reply reaches only people. Mention it, or turn on Ask, to wake it.`;
+    case "others":
+      return `Others talk here too, so only a mention wakes @${handle}. Mention it, or turn on Ask, to wake it.`;
+  }
+}
+
+/**
+ * The thread's messages for the wake rule, as a signal that changes only
+ * when the answer could: its messages arrive, or one of the agent's replies
+ * finishes. A streaming reply's deltas do not redraw the composer.
+ */
+function useThreadFacts(thread: number | undefined, agentId: number) {
+  return useMemo(() => {
+    // A string, so an unchanged answer stops here (a computed passes on only changes).
+    const key = computed(() => {
+      if (thread === undefined) return "";
+      const ids = threadLog(thread).value.ids;
+      let k = `${ids.length}:${ids[ids.length - 1] ?? 0}`;
+      for (const id of ids) {
+        const s = messageSignal(id);
+        const m = s?.peek();
+        if (!s || !m || m.author.kind !== "agent" || m.author.agent_id !== agentId) continue;
+        // Only replies still in flight are watched: how they end decides "answered".
+        const status = m.status === "pending" || m.status === "streaming" ? s.value.status : m.status;
+        k += `,${id}${status}`;
+      }
+      return k;
+    });
+    return computed(() => {
+      key.value;
+      const ids = thread === undefined ? [] : threadLog(thread).peek().ids;
+      return ids.map((id) => messageSignal(id)?.peek()).filter((m): m is Message => m !== undefined);
+    });
+  }, [thread, agentId]);
 }
 
 /** In place of the box while the channel is archived: what would open it again. */

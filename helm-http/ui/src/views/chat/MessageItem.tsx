@@ -1,20 +1,27 @@
 // One message of a thread. An agent's reply carries its turn: queued (with
-// how many are ahead), streaming, failed or stopped; its tool calls as
-// cards; the approvals it asked for. Each message reads only its own
-// signals, so a streaming reply re-renders alone.
+// how many are ahead), streaming, failed (in words, the raw reason behind
+// "Details", with Retry) or stopped; its tool calls as cards; the approvals
+// it asked for. Each message reads only its own signals, so a streaming
+// reply re-renders alone.
 import { computed } from "@preact/signals";
 import { memo } from "preact/compat";
-import { useMemo } from "preact/hooks";
-import type { Message } from "../../api/types";
+import { useMemo, useState } from "preact/hooks";
+import { api, describeError } from "../../api/client";
+import type { Message, Turn } from "../../api/types";
 import { Avatar } from "../../components/Avatar";
 import { Markdown, StreamingMarkdown } from "../../components/Markdown";
+import { plainFailure } from "../../lib/failure";
 import { useFramed } from "../../lib/framed";
+import { mentionedHandles } from "../../lib/wake";
 import { Time } from "../../components/Time";
 import { actionSignal, actionsOfTurn, approvals } from "../../state/activity";
-import { messageSignal } from "../../state/messages";
-import { turnOfReply } from "../../state/threads";
+import { channelById } from "../../state/channels";
+import { messageSignal, putMessage } from "../../state/messages";
+import { me } from "../../state/session";
+import { putThread, putTurn, turnOfReply } from "../../state/threads";
 import { userById } from "../../state/users";
 import { ApprovalCard } from "./ApprovalCard";
+import { Details, NoModelError, isModelUnavailable } from "./NoModel";
 import { ToolCard } from "./ToolCard";
 
 export function authorName(message: Message): string {
@@ -54,12 +61,65 @@ function TurnState({ messageId }: { messageId: number }) {
       </p>
     );
   }
-  if (message.status === "failed") {
-    return <p class="turn-note failed">{view?.turn.error ? `This reply failed: ${view.turn.error}` : "This reply failed."}</p>;
-  }
+  if (message.status === "failed") return <Failed message={message} turn={view?.turn} />;
   if (message.status === "stopped") return <p class="turn-note">Stopped.</p>;
   if (message.status === "interrupted") return <p class="turn-note">Interrupted when the server restarted.</p>;
   return null;
+}
+
+/**
+ * A failed reply, said once (Helm's own note about it is not shown, see
+ * ThreadPanel): what happened in words, the server's reason behind
+ * "Details", and Retry, which asks the agent again. The API has no re-run,
+ * so Retry posts in the thread: the person's own message again when the
+ * failed turn answered it, else a request to try again, either mentioning
+ * the agent (a failed reply is no answer, so nothing else would wake it).
+ */
+function Failed({ message, turn }: { message: Message; turn?: Turn }) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>();
+  const handle = message.author.kind === "agent" ? message.author.handle : undefined;
+  const archived = channelById(message.channel_id)?.channel.status === "archived";
+  const retry = async () => {
+    if (!handle || message.thread_id == null) return;
+    const asked = turn ? messageSignal(turn.trigger_message_id)?.value : undefined;
+    const mine = asked?.author.kind === "human" && asked.author.user_id === me.value?.id;
+    let text = mine && asked.content.trim() ? asked.content : "Please try that again.";
+    if (!mentionedHandles(text).includes(handle)) text = `@${handle} ${text}`;
+    setBusy(true);
+    setError(undefined);
+    try {
+      const posted = await api.post("/api/threads/{id}/messages", { path: { id: message.thread_id }, body: { text } });
+      putThread(posted.thread);
+      putMessage(posted.message);
+      if (posted.turn) putTurn(posted.turn, posted.ahead);
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <div class="turn-failed">
+      <p class="turn-note failed">
+        This reply failed. {plainFailure(turn?.error)}
+        {handle && !archived && (
+          <button type="button" class="btn btn-small" disabled={busy} onClick={() => void retry()} title={`Ask @${handle} again`}>
+            {busy ? "Retrying…" : "Retry"}
+          </button>
+        )}
+      </p>
+      {turn?.error && <Details text={turn.error} />}
+      {error !== undefined &&
+        (isModelUnavailable(error) && handle ? (
+          <NoModelError handle={handle} error={error} />
+        ) : (
+          <p class="error-text" role="alert">
+            {describeError(error)}
+          </p>
+        ))}
+    </div>
+  );
 }
 
 function TurnWork({ messageId }: { messageId: number }) {

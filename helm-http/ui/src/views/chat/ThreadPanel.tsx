@@ -11,6 +11,7 @@ import { ErrorNote } from "../../components/Field";
 import { Icon } from "../../components/Icon";
 import { Time } from "../../components/Time";
 import { VirtualList } from "../../components/VirtualList";
+import { isFailureNote } from "../../lib/failure";
 import { useRetryOnReconnect } from "../../lib/reconnect";
 import { escalations, loadThreadActions } from "../../state/activity";
 import { channelById, loadChannel, type ChannelEntry } from "../../state/channels";
@@ -74,7 +75,11 @@ export function ThreadPanel({ entry, thread, onUpload }: { entry: ChannelEntry; 
   const calls = useMemo(() => computed(() => [...escalations.value.values()].filter((e) => e.thread_id === thread)), [thread]).value;
 
   const rows = useMemo<Row[]>(() => {
-    const list: Row[] = log.ids.map((id) => ({ kind: "message", id, at: id }));
+    // A failed turn's reply says why itself (MessageItem): Helm's note
+    // repeating it, with the provider's raw reason, is left out, so the
+    // failure shows once.
+    const shown = log.ids.filter((id) => !isFailureNote(messageSignal(id)?.peek()));
+    const list: Row[] = shown.map((id) => ({ kind: "message", id, at: id }));
     if (calls.length === 0) return list;
     // A call for Skipper goes just before the first message after it.
     const placed: Row[] = [];

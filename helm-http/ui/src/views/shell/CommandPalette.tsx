@@ -1,11 +1,14 @@
 // Ctrl/Cmd-K: jump to a channel, a thread or a file, or run an action,
-// by typing part of its name. Arrow keys move, Enter goes, Escape closes.
+// by typing part of its name (lib/match.ts: word starts and runs of letters,
+// best first), or search the channel's memory for what was typed. Arrow
+// keys move, Enter goes, Escape closes.
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { api } from "../../api/client";
 import type { Artifact } from "../../api/types";
 import { Icon, type IconName } from "../../components/Icon";
 import { channelById, channels } from "../../state/channels";
-import { channelPath, filesPath, navigate, route } from "../../state/router";
+import { matchScore } from "../../lib/match";
+import { channelPath, filesPath, navigate, recallPath, route } from "../../state/router";
 import { isAdmin } from "../../state/session";
 import { knownThreads, loadThreads } from "../../state/threads";
 import { overlay } from "./Shell";
@@ -16,18 +19,6 @@ interface Entry {
   title: string;
   detail?: string;
   run: () => void;
-}
-
-function score(text: string, query: string): number {
-  const t = text.toLowerCase();
-  const q = query.toLowerCase().trim();
-  if (!q) return 1;
-  if (t.startsWith(q)) return 3;
-  if (t.includes(q)) return 2;
-  // Letters in order ("lch" finds "launch").
-  let i = 0;
-  for (const c of t) if (c === q[i]) i++;
-  return i === q.length ? 1 : 0;
 }
 
 export function CommandPalette({ onClose }: { onClose: () => void }) {
@@ -77,13 +68,22 @@ export function CommandPalette({ onClose }: { onClose: () => void }) {
       all.push({ id: "a-providers", icon: "activity", title: "Model providers", run: () => navigate("/admin/providers") });
       all.push({ id: "a-approvals", icon: "shield", title: "Approvals", run: () => navigate("/admin/approvals") });
       all.push({ id: "a-audit", icon: "key", title: "Audit log", run: () => navigate("/admin/audit") });
+      all.push({ id: "a-settings", icon: "settings", title: "Workspace settings", run: () => navigate("/admin/settings") });
     }
-    return all
-      .map((e) => ({ e, s: Math.max(score(e.title, query), score(e.detail ?? "", query) > 1 ? 1 : 0) }))
+    // The title decides; a word of the detail (a channel's purpose) only
+    // lists it after every title that matched. Ties keep the order above.
+    const found = all
+      .map((e) => ({ e, s: Math.max(matchScore(e.title, query), matchScore(e.detail ?? "", query) >= 60 ? 10 : 0) }))
       .filter((x) => x.s > 0)
       .sort((a, b) => b.s - a.s)
       .slice(0, 30)
       .map((x) => x.e);
+    // Whatever was typed can also be asked of the channel's memory.
+    const asked = query.trim();
+    if (asked && currentChannel) {
+      found.push({ id: "a-recall", icon: "memory", title: `Search #${currentChannel}'s memory for “${asked}”`, run: () => navigate(recallPath(currentChannel, asked)) });
+    }
+    return found;
   }, [query, files, channels.value]);
 
   const choose = (entry: Entry | undefined) => {

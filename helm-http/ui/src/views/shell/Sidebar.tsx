@@ -115,6 +115,7 @@ export function Sidebar() {
                   ["providers", "sparkle", "Providers"],
                   ["approvals", "shield", "Approvals"],
                   ["audit", "key", "Audit log"],
+                  ["settings", "settings", "Settings"],
                 ] as const
               ).map(([section, icon, label]) => {
                 const current = r.name === "admin" && r.section === section;
