@@ -12,16 +12,17 @@ use std::sync::{Arc, Mutex};
 
 use helm_core::ErrorKind;
 use helm_core::MemoryNote;
-use helm_core::model::{MemoryKind, MemoryScope, ModelChoice, ThreadId, ThreadStatus};
+use helm_core::model::{MemoryId, MemoryKind, MemoryScope, ModelChoice, ThreadId, ThreadStatus};
 use helm_core::store::{ChannelRecord, MemoryFilter};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
-use crate::backend::{RunRequest, SharedBackend};
+use crate::backend::{MemoryChange, RunRequest, SharedBackend};
 use crate::errors::{Result, failure, to_py};
 use crate::events::{AsyncTurnStream, Reply, TurnStream, reply_or_error};
 use crate::records::{
-    CommandResult, FileEntry, MemoryItem, Message, Model, RecallHit, ThreadInfo, ToolAction,
+    CommandResult, FileEntry, ImportReport, MemoryItem, Message, Model, RecallHit, ThreadInfo,
+    ToolAction,
 };
 use crate::runtime::{awaitable, blocking, interruptible};
 use crate::turn::{self, ThreadSlot, Until};
@@ -142,6 +143,45 @@ pub(crate) fn model_choice(
         )),
         None => Ok(None),
     }
+}
+
+/// A history to import, as Python gives it: the JSON Lines themselves
+/// (`bytes`), or the path of a file holding them (`str` or `os.PathLike`).
+#[derive(FromPyObject)]
+pub enum HistorySource {
+    /// The JSON Lines.
+    Lines(Vec<u8>),
+    /// A file holding them.
+    Path(std::path::PathBuf),
+}
+
+impl HistorySource {
+    /// The history's bytes (a file is read off the event loop's threads).
+    async fn read(self) -> Result<Vec<u8>> {
+        match self {
+            HistorySource::Lines(bytes) => Ok(bytes),
+            HistorySource::Path(path) => tokio::fs::read(&path).await.map_err(|e| {
+                failure(
+                    ErrorKind::Invalid,
+                    "invalid",
+                    format!("cannot read the history {}: {e}", path.display()),
+                )
+            }),
+        }
+    }
+}
+
+/// Imports `source` into the channel `key` (see `Channel.import_history`).
+async fn import_from(
+    backend: SharedBackend,
+    key: String,
+    source: HistorySource,
+) -> Result<ImportReport> {
+    let history = source.read().await?;
+    backend
+        .import_history(&key, history)
+        .await
+        .map(ImportReport::from)
 }
 
 fn memory_note(kind: &str, text: String, thread: Option<i64>, scope: &str) -> Result<MemoryNote> {
@@ -440,6 +480,15 @@ impl Channel {
         }
     }
 
+    /// Imports a history (JSON Lines of threads, messages and memory
+    /// records; docs/memory.md) into the channel: `source` is the lines
+    /// (`bytes`) or a file's path. All or nothing: a bad line raises
+    /// `InvalidInput` naming every bad line, and nothing is imported.
+    fn import_history(&self, py: Python<'_>, source: HistorySource) -> PyResult<ImportReport> {
+        let (backend, key) = (self.core.backend.clone(), self.core.key.clone());
+        blocking(py, import_from(backend, key, source))
+    }
+
     /// Runs a shell command in the channel's computer, as its agent would
     /// (in `/workspace`, under the channel's isolation), and waits for it.
     #[pyo3(signature = (command, *, cwd=None, timeout=None))]
@@ -699,6 +748,16 @@ impl AsyncChannel {
         }
     }
 
+    /// Imports a history into the channel (see `Channel.import_history`).
+    fn import_history<'py>(
+        &self,
+        py: Python<'py>,
+        source: HistorySource,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let (backend, key) = (self.core.backend.clone(), self.core.key.clone());
+        awaitable(py, import_from(backend, key, source))
+    }
+
     /// Runs a shell command in the channel's computer (see `Channel.run`).
     #[pyo3(signature = (command, *, cwd=None, timeout=None))]
     fn run<'py>(
@@ -898,6 +957,30 @@ impl Memory {
             Ok(items.into_iter().map(MemoryItem::from).collect())
         })
     }
+
+    /// Replaces a record's text; the old text is kept, superseded.
+    fn edit(&self, py: Python<'_>, id: i64, text: String) -> PyResult<MemoryItem> {
+        blocking(py, change(self.core.clone(), id, MemoryChange::Edit(text)))
+    }
+
+    /// Forgets a record: kept for provenance, never recalled again.
+    fn forget(&self, py: Python<'_>, id: i64) -> PyResult<MemoryItem> {
+        blocking(py, change(self.core.clone(), id, MemoryChange::Forget))
+    }
+
+    /// Pins a record (always in the agent's context), or unpins it.
+    #[pyo3(signature = (id, pinned=true))]
+    fn pin(&self, py: Python<'_>, id: i64, pinned: bool) -> PyResult<MemoryItem> {
+        blocking(py, change(self.core.clone(), id, MemoryChange::Pin(pinned)))
+    }
+}
+
+/// Changes one of the channel's records.
+async fn change(core: Arc<ChannelCore>, id: i64, change: MemoryChange) -> Result<MemoryItem> {
+    core.backend
+        .change_memory(MemoryId(id), change)
+        .await
+        .map(MemoryItem::from)
 }
 
 /// A channel's memory (asyncio).
@@ -954,6 +1037,22 @@ impl AsyncMemory {
             let items = core.backend.memory(&core.key, filter).await?;
             Ok(items.into_iter().map(MemoryItem::from).collect::<Vec<_>>())
         })
+    }
+
+    /// Replaces a record's text (see `Memory.edit`).
+    fn edit<'py>(&self, py: Python<'py>, id: i64, text: String) -> PyResult<Bound<'py, PyAny>> {
+        awaitable(py, change(self.core.clone(), id, MemoryChange::Edit(text)))
+    }
+
+    /// Forgets a record (see `Memory.forget`).
+    fn forget<'py>(&self, py: Python<'py>, id: i64) -> PyResult<Bound<'py, PyAny>> {
+        awaitable(py, change(self.core.clone(), id, MemoryChange::Forget))
+    }
+
+    /// Pins or unpins a record (see `Memory.pin`).
+    #[pyo3(signature = (id, pinned=true))]
+    fn pin<'py>(&self, py: Python<'py>, id: i64, pinned: bool) -> PyResult<Bound<'py, PyAny>> {
+        awaitable(py, change(self.core.clone(), id, MemoryChange::Pin(pinned)))
     }
 }
 

@@ -506,6 +506,7 @@ pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<Approval>()?;
     module.add_class::<ProviderInfo>()?;
     module.add_class::<ThreadInfo>()?;
+    module.add_class::<ImportReport>()?;
     Ok(())
 }
 
@@ -551,6 +552,38 @@ impl From<m::Thread> for ThreadInfo {
             summary: t.summary,
             opened_at: t.opened_at,
             updated_at: t.updated_at,
+        }
+    }
+}
+
+/// What a history import added.
+#[pyclass(frozen, get_all, module = "onehelm")]
+#[derive(Clone)]
+pub struct ImportReport {
+    /// Threads created.
+    pub threads: usize,
+    /// Messages created.
+    pub messages: usize,
+    /// Memory records created.
+    pub memories: usize,
+}
+
+#[pymethods]
+impl ImportReport {
+    fn __repr__(&self) -> String {
+        format!(
+            "ImportReport(threads={}, messages={}, memories={})",
+            self.threads, self.messages, self.memories
+        )
+    }
+}
+
+impl From<helm_core::memory::import::ImportReport> for ImportReport {
+    fn from(r: helm_core::memory::import::ImportReport) -> Self {
+        ImportReport {
+            threads: r.threads,
+            messages: r.messages,
+            memories: r.memories,
         }
     }
 }

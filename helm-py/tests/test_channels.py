@@ -147,3 +147,45 @@ async def test_a_decision_is_recalled_after_closing_and_reopening_async(data: Pa
         launch = await helm.channel("launch")
         hits = await launch.memory.recall("when is the launch date?")
         assert "12 March" in hits[0].text
+
+
+HISTORY = b"""{"type":"thread","id":"s1","title":"Planning","opened_at":"2026-03-01T09:00:00Z"}
+{"type":"message","thread":"s1","external_id":"m1","author":"Caroline","text":"The venue is the old harbour hall.","at":"2026-03-01T09:01:00Z"}
+{"type":"memory","kind":"decision","content":"The launch party is at the harbour hall.","thread":"s1","source_external_id":"m1"}
+"""
+
+
+def test_a_history_is_imported_and_records_are_kept_by_hand(data: Path, tmp_path: Path) -> None:
+    with onehelm.Helm.open(data) as helm:
+        launch = helm.create_channel("launch", "Plans the launch.")
+        report = launch.import_history(HISTORY)
+        assert (report.threads, report.messages, report.memories) == (1, 1, 1)
+        # From a file too; a bad line imports nothing and says which.
+        bad = tmp_path / "bad.jsonl"
+        bad.write_bytes(HISTORY.replace(b'"type":"message"', b'"type":"msg"'))
+        with pytest.raises(onehelm.InvalidInput) as refused:
+            launch.import_history(bad)
+        assert "line 2" in str(refused.value)
+        with pytest.raises(onehelm.InvalidInput):
+            launch.import_history(tmp_path / "missing.jsonl")
+        assert len(launch.threads()) == 1
+
+        (decision,) = launch.memory.list(kind="decision")
+        hits = launch.memory.recall("where is the launch party?", k=3)
+        assert any(h.text == decision.text for h in hits)
+        edited = launch.memory.edit(decision.id, "The launch party is at the lighthouse.")
+        assert edited.text == "The launch party is at the lighthouse."
+        assert launch.memory.pin(edited.id).pinned
+        assert not launch.memory.pin(edited.id, pinned=False).pinned
+        assert launch.memory.forget(edited.id).status == "forgotten"
+        assert launch.memory.list(kind="decision") == []
+
+
+async def test_memory_records_are_kept_by_hand_async(data: Path) -> None:
+    async with onehelm.AsyncHelm.open(data) as helm:
+        launch = await helm.create_channel("launch", "Plans the launch.")
+        report = await launch.import_history(HISTORY)
+        assert report.memories == 1
+        (decision,) = await launch.memory.list(kind="decision")
+        assert (await launch.memory.pin(decision.id)).pinned
+        assert (await launch.memory.forget(decision.id)).status == "forgotten"

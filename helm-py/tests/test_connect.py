@@ -27,7 +27,13 @@ def test_the_same_script_through_a_server(server_factory: Any) -> None:
     launch.files.write("notes.md", "kept")
     assert [e.name for e in launch.files.list()] == ["notes.md", "plan.md"]
     assert launch.run("cat notes.md").stdout == "kept"
-    launch.memory.add("decision", "The launch date is 12 March.")
+    decision = launch.memory.add("decision", "The launch date is 12 March.")
+    assert launch.memory.pin(decision.id).pinned
+    report = launch.import_history(
+        b'{"type":"thread","id":"s1","title":"Earlier"}\n'
+        b'{"type":"message","thread":"s1","external_id":"m1","author":"Caroline","text":"Venue booked."}\n'
+    )
+    assert (report.threads, report.messages) == (1, 1)
     # By words and (with the server's local embedder) by meaning: the
     # decision is among the best few, beside the thread's messages.
     assert any("12 March" in hit.text for hit in launch.memory.recall("When is the launch date?", 3))

@@ -9,9 +9,10 @@ use helm_client::Client;
 use helm_core::ErrorKind;
 use helm_core::events::Event;
 use helm_core::exec::{CommandResult, FileEntry};
+use helm_core::memory::import::ImportReport;
 use helm_core::memory::recall::{RecallHit, RecallQuery};
 use helm_core::model::{
-    Approval, MemoryItem, Message, ModelChoice, ResolvedModel, Role, Thread, ThreadId,
+    Approval, MemoryId, MemoryItem, Message, ModelChoice, ResolvedModel, Role, Thread, ThreadId,
     ThreadStatus, ToolAction, User,
 };
 use helm_core::provider::{Provider, ProviderConfig};
@@ -20,7 +21,7 @@ use helm_core::tool::Tool;
 use helm_core::{MemoryNote, NewChannel, PostedMessage};
 
 use super::embedded::MAX_READ;
-use super::{Backend, EventFeed, RunRequest};
+use super::{Backend, EventFeed, MemoryChange, RunRequest};
 use crate::errors::{Result, failure};
 
 /// A server, reached with an API token.
@@ -158,6 +159,18 @@ impl Backend for Connected {
 
     async fn memory(&self, channel: &str, filter: MemoryFilter) -> Result<Vec<MemoryItem>> {
         self.client.memory(channel, filter).await
+    }
+
+    async fn change_memory(&self, id: MemoryId, change: MemoryChange) -> Result<MemoryItem> {
+        match change {
+            MemoryChange::Edit(text) => self.client.edit_memory(id, &text).await,
+            MemoryChange::Forget => self.client.forget_memory(id).await,
+            MemoryChange::Pin(pinned) => self.client.pin_memory(id, pinned).await,
+        }
+    }
+
+    async fn import_history(&self, channel: &str, history: Vec<u8>) -> Result<ImportReport> {
+        self.client.import_history(channel, history).await
     }
 
     async fn read_text(&self, channel: &str, path: &str) -> Result<String> {

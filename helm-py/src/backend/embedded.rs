@@ -12,17 +12,18 @@ use helm_core::config::ConfigLayer;
 use helm_core::events::{Event, Follower};
 use helm_core::exec::{CommandResult, CommandSpec, FileEntry};
 use helm_core::lock::DataLock;
+use helm_core::memory::import::ImportReport;
 use helm_core::memory::recall::{RecallHit, RecallQuery};
 use helm_core::model::{
-    Approval, ChannelRef, MemoryItem, Message, ModelChoice, ResolvedModel, Role, Thread, ThreadId,
-    ThreadStatus, ToolAction, User,
+    Approval, ChannelRef, MemoryId, MemoryItem, Message, ModelChoice, ResolvedModel, Role, Thread,
+    ThreadId, ThreadStatus, ToolAction, User,
 };
 use helm_core::provider::{Provider, ProviderConfig};
 use helm_core::store::{ChannelFilter, ChannelRecord, MemoryFilter, PolicyScope};
 use helm_core::tool::Tool;
 use helm_core::{ErrorKind, Helm, HelmOptions, InitOptions, MemoryNote, NewChannel, PostedMessage};
 
-use super::{Backend, EventFeed, RunRequest};
+use super::{Backend, EventFeed, MemoryChange, RunRequest};
 use crate::errors::{Result, failure};
 
 /// The largest file `files.read` returns whole (a larger one is refused
@@ -324,6 +325,26 @@ impl Backend for Embedded {
         Ok(self
             .open_helm()?
             .channel_memory(&self.actor, &channel_ref(channel)?, filter)
+            .await?)
+    }
+
+    async fn change_memory(&self, id: MemoryId, change: MemoryChange) -> Result<MemoryItem> {
+        let helm = self.open_helm()?;
+        Ok(match change {
+            MemoryChange::Edit(text) => helm.edit_memory(&self.actor, id, &text).await?,
+            MemoryChange::Forget => helm.forget_memory(&self.actor, id).await?,
+            MemoryChange::Pin(pinned) => helm.pin_memory(&self.actor, id, pinned).await?,
+        })
+    }
+
+    async fn import_history(&self, channel: &str, history: Vec<u8>) -> Result<ImportReport> {
+        Ok(self
+            .open_helm()?
+            .import_history(
+                &self.actor,
+                &channel_ref(channel)?,
+                std::io::Cursor::new(history),
+            )
             .await?)
     }
 

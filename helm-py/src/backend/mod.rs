@@ -16,9 +16,10 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use helm_core::events::Event;
 use helm_core::exec::{CommandResult, FileEntry};
+use helm_core::memory::import::ImportReport;
 use helm_core::memory::recall::RecallHit;
 use helm_core::model::{
-    Approval, MemoryItem, Message, ModelChoice, ResolvedModel, Role, Thread, ThreadId,
+    Approval, MemoryId, MemoryItem, Message, ModelChoice, ResolvedModel, Role, Thread, ThreadId,
     ThreadStatus, ToolAction, User,
 };
 use helm_core::provider::{Provider, ProviderConfig};
@@ -114,6 +115,10 @@ pub trait Backend: Send + Sync {
     async fn remember(&self, channel: &str, note: MemoryNote) -> Result<MemoryItem>;
     /// A channel's memory records, newest first.
     async fn memory(&self, channel: &str, filter: MemoryFilter) -> Result<Vec<MemoryItem>>;
+    /// Changes one memory record: its text, forgotten, pinned or not.
+    async fn change_memory(&self, id: MemoryId, change: MemoryChange) -> Result<MemoryItem>;
+    /// Imports a JSON Lines history into a channel, all or nothing.
+    async fn import_history(&self, channel: &str, history: Vec<u8>) -> Result<ImportReport>;
 
     /// A text file of the channel's workspace, whole.
     async fn read_text(&self, channel: &str, path: &str) -> Result<String>;
@@ -167,6 +172,16 @@ pub trait Backend: Send + Sync {
     /// Lets go: an embedded workspace stops driving turns (letting running
     /// ones finish) and releases the data directory.
     async fn close(&self);
+}
+
+/// A change to one memory record.
+pub enum MemoryChange {
+    /// New text (the old one is kept as superseded).
+    Edit(String),
+    /// Forgotten: kept for provenance, never recalled.
+    Forget,
+    /// Pinned (always in the agent's context) or not.
+    Pin(bool),
 }
 
 /// A shared backend.
