@@ -334,6 +334,36 @@ impl Helm {
         self.inner.store.revoke_invite(id).await
     }
 
+    /// Whether an invitation code can still be used, so the page it opens
+    /// can say so before anyone fills in a form: the invitation (its role,
+    /// when it lapses) if it can; otherwise why not (unknown, used, revoked,
+    /// expired), as `Unauthenticated`.
+    pub async fn check_invite(&self, code: &str) -> Result<Invite> {
+        let not_valid =
+            |why: &str| Error::Unauthenticated(format!("this invitation {why}; ask for a new one"));
+        if !secret::looks_like(code, secret::INVITE_PREFIX) {
+            return Err(not_valid("is not valid"));
+        }
+        let Some(invite) = self
+            .inner
+            .store
+            .invite_by_hash(&secret::digest(code))
+            .await?
+        else {
+            return Err(not_valid("is not valid"));
+        };
+        if invite.accepted_by.is_some() {
+            return Err(not_valid("was used already"));
+        }
+        if invite.revoked.is_some() {
+            return Err(not_valid("was revoked"));
+        }
+        if invite.expires <= Timestamp::now() {
+            return Err(not_valid("has expired"));
+        }
+        Ok(invite)
+    }
+
     /// Accepts an invitation: the person joins with its role and the name and
     /// password they chose.
     pub async fn accept_invite(&self, code: &str, request: AccountRequest) -> Result<User> {

@@ -104,6 +104,15 @@ pub struct Invite {
     pub revoked: Option<Timestamp>,
 }
 
+/// An invitation that can still be used, as its holder sees it.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ValidInvite {
+    /// The role the newcomer gets.
+    pub role: Role,
+    /// When it stops working.
+    pub expires: Timestamp,
+}
+
 impl From<helm_core::auth::Invite> for Invite {
     fn from(i: helm_core::auth::Invite) -> Self {
         Invite {

@@ -70,6 +70,14 @@ pub struct NewInviteRequest {
     pub expires_in_hours: Option<u32>,
 }
 
+/// Checking an invitation before joining with it.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CheckInviteRequest {
+    /// The invitation code.
+    pub code: String,
+}
+
 /// Accepting an invitation.
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]

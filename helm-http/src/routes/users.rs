@@ -13,8 +13,8 @@ use helm_core::model::{Role, UserId};
 use super::session::ClientIp;
 use super::{ReadErrors, WriteErrors, created, path_id};
 use crate::api::{
-    AcceptInviteRequest, Invite, IssuedInvite, NewInviteRequest, NewUserRequest, PasswordRequest,
-    SessionInfo, User,
+    AcceptInviteRequest, CheckInviteRequest, Invite, IssuedInvite, NewInviteRequest,
+    NewUserRequest, PasswordRequest, SessionInfo, User, ValidInvite,
 };
 use crate::caller::{Caller, session_cookie};
 use crate::error::{ApiError, ApiResult};
@@ -27,7 +27,31 @@ pub fn routes() -> Api {
         .routes(handlers!(give_password))
         .routes(handlers!(list_invites, create_invite))
         .routes(handlers!(revoke_invite))
+        .routes(handlers!(check_invite))
         .routes(handlers!(accept_invite))
+}
+
+/// Checks an invitation before joining with it, so the page it opens can
+/// say at once that it was used, revoked or has expired: the role it gives
+/// and when it lapses, or 401 saying why it cannot be used.
+#[utoipa::path(post, path = "/api/invites/check", tag = "users", security(()),
+    request_body = CheckInviteRequest,
+    responses((status = 200, description = "It can be used", body = ValidInvite), WriteErrors))]
+async fn check_invite(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    Body(request): Body<CheckInviteRequest>,
+) -> ApiResult<Json<ValidInvite>> {
+    // Counted with sign-in attempts: it says whether a code is live.
+    state
+        .limiter
+        .attempt_from(&ip)
+        .map_err(ApiError::rate_limited)?;
+    let invite = state.helm.check_invite(&request.code).await?;
+    Ok(Json(ValidInvite {
+        role: invite.role.into(),
+        expires: invite.expires,
+    }))
 }
 
 fn role(raw: Option<&str>) -> ApiResult<Role> {

@@ -159,6 +159,25 @@ async fn an_invited_person_joins_with_the_invited_role() -> anyhow::Result<()> {
         "codes are shown once"
     );
 
+    // The page an invitation opens checks it first.
+    let live = api
+        .post("/api/invites/check", Auth::None, json!({"code": code}))
+        .await?;
+    assert_eq!(live.status, StatusCode::OK, "{live:?}");
+    assert_eq!(live.body["role"], "member");
+    assert!(
+        live.body.get("created_by").is_none(),
+        "only what its holder needs"
+    );
+    let unknown = api
+        .post(
+            "/api/invites/check",
+            Auth::None,
+            json!({"code": "hinv_nothing"}),
+        )
+        .await?;
+    assert_eq!(unknown.status, StatusCode::UNAUTHORIZED);
+
     let joined = api
         .post(
             "/api/invites/accept",
@@ -184,6 +203,17 @@ async fn an_invited_person_joins_with_the_invited_role() -> anyhow::Result<()> {
         )
         .await?;
     assert_eq!(reused.status, StatusCode::UNAUTHORIZED);
+    let used = api
+        .post("/api/invites/check", Auth::None, json!({"code": code}))
+        .await?;
+    assert_eq!(used.status, StatusCode::UNAUTHORIZED);
+    assert!(
+        used.body["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("was used already"),
+        "{used:?}"
+    );
     // A member may not invite, and only the Captain invites admins.
     let member_token = api.token(&session).await?;
     let denied = api
@@ -216,6 +246,20 @@ async fn an_invited_person_joins_with_the_invited_role() -> anyhow::Result<()> {
         )
         .await?;
     assert_eq!(late.status, StatusCode::UNAUTHORIZED);
+    let checked = api
+        .post(
+            "/api/invites/check",
+            Auth::None,
+            json!({"code": second.body["code"]}),
+        )
+        .await?;
+    assert!(
+        checked.body["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("was revoked"),
+        "{checked:?}"
+    );
     Ok(())
 }
 

@@ -157,12 +157,21 @@ test("a second person joins by invitation and sees the same thread, live", async
   bobContext = await browser.newContext({ viewport: DESKTOP });
   bob = await openPage(bobContext, link.replace(/^https?:\/\/[^/]+/, stack.url));
   await heading(bob, "Join Acme").waitFor();
+  // The link was checked as the page opened: it says what it makes Bob.
+  await bob.getByText("You were invited as a member.", { exact: false }).waitFor();
   await expectNoAxeProblems(bob, "Join");
   await bob.getByLabel("Name", { exact: true }).fill("bob");
   await bob.getByLabel("Display name").fill("Bob Builder");
   await bob.getByLabel("Password").fill(PASSWORD);
   await bob.getByRole("button", { name: "Join the workspace" }).click();
   await heading(bob, "main").waitFor();
+  // The same link again says at once that it was used, with no form to fill.
+  const again = await browser.newContext({ viewport: DESKTOP });
+  const stale = await openPage(again, link.replace(/^https?:\/\/[^/]+/, stack.url));
+  await heading(stale, "This invitation cannot be used").waitFor();
+  await stale.getByText(/was used already/).waitFor();
+  assert.equal(await stale.getByLabel("Password").count(), 0);
+  await again.close();
 
   await bob.getByRole("navigation", { name: "Workspace" }).getByRole("link", { name: /^launch/ }).click();
   await bob.getByRole("link", { name: /1 reply/ }).click();

@@ -59,6 +59,10 @@ pub trait AuthStore: Send + Sync + 'static {
     /// Every invitation, newest first.
     async fn invites(&self) -> Result<Vec<Invite>>;
 
+    /// The invitation whose code hashes to `secret_hash`, whatever its
+    /// state (used, revoked and expired ones too).
+    async fn invite_by_hash(&self, secret_hash: &str) -> Result<Option<Invite>>;
+
     /// Revokes an unused invitation.
     async fn revoke_invite(&self, id: i64) -> Result<Invite>;
 

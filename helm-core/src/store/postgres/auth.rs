@@ -368,6 +368,20 @@ impl AuthStore for PostgresStore {
             .collect()
     }
 
+    async fn invite_by_hash(&self, secret_hash: &str) -> Result<Option<Invite>> {
+        let client = self.client().await?;
+        client
+            .query_opt(
+                &format!("SELECT {INVITE} FROM invites i WHERE i.secret_hash = $1"),
+                &[&secret_hash],
+            )
+            .await
+            .map_err(failed("reading an invitation"))?
+            .as_ref()
+            .map(invite_at)
+            .transpose()
+    }
+
     async fn revoke_invite(&self, id: i64) -> Result<Invite> {
         let found = self.invite(id).await?;
         if found.accepted_by.is_some() {

@@ -269,6 +269,15 @@ fn invite(conn: &Connection, id: i64) -> Result<Invite> {
     .ok_or_else(|| Error::not_found("invitation", id))
 }
 
+pub(super) fn invite_by_hash(conn: &Connection, secret_hash: &str) -> Result<Option<Invite>> {
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT {INVITE_COLUMNS} FROM invites i WHERE i.secret_hash = ?1"
+        ))?
+        .query_row([secret_hash], invite_from_row)
+        .optional()?)
+}
+
 pub(super) fn insert_invite(conn: &Connection, new: &NewInvite) -> Result<Invite> {
     conn.prepare_cached(
         "INSERT INTO invites (secret_hash, role, created_by, created, expires) \

@@ -91,6 +91,11 @@ impl AuthStore for SqliteStore {
         self.read(auth::invites).await
     }
 
+    async fn invite_by_hash(&self, secret_hash: &str) -> Result<Option<Invite>> {
+        let hash = secret_hash.to_string();
+        self.read(move |c| auth::invite_by_hash(c, &hash)).await
+    }
+
     async fn revoke_invite(&self, id: i64) -> Result<Invite> {
         self.write(move |tx| auth::revoke_invite(tx.conn(), id))
             .await

@@ -1,6 +1,8 @@
-// Accepting an invitation from its link: /join#<code>.
-import { useState } from "preact/hooks";
-import { api, describeError } from "../../api/client";
+// Accepting an invitation from its link: /join#<code>. The code is checked
+// as the page opens, so a used, revoked or expired link says so at once
+// instead of after the whole form is filled in.
+import { useEffect, useState } from "preact/hooks";
+import { api, ApiError, describeError } from "../../api/client";
 import { ErrorNote, Field, patternMessage } from "../../components/Field";
 import { USER_NAME_PATTERN, USER_NAME_RULE } from "../../lib/names";
 import { enter, workspaceName } from "../../state/session";
@@ -12,6 +14,17 @@ export function Join() {
   const [password, setPassword] = useState("");
   const [error, setError] = useState<string>();
   const [busy, setBusy] = useState(false);
+  // What checking the code said: its role, or why it cannot be used. A check
+  // that could not be made leaves the form up; joining checks again.
+  const [check, setCheck] = useState<{ role: string } | { refused: string }>();
+
+  useEffect(() => {
+    if (!code) return;
+    api.post("/api/invites/check", { body: { code } }).then(
+      (valid) => setCheck({ role: valid.role }),
+      (err) => err instanceof ApiError && err.status === 401 && setCheck({ refused: describeError(err) }),
+    );
+  }, [code]);
 
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -43,6 +56,21 @@ export function Join() {
     );
   }
 
+  if (check && "refused" in check) {
+    return (
+      <main class="auth">
+        <div class="auth-card">
+          <h1>This invitation cannot be used</h1>
+          <p role="alert">{check.refused}</p>
+          <p>Ask whoever invited you for a new link. If you joined already, sign in.</p>
+          <a class="btn" href="/login">
+            Go to sign-in
+          </a>
+        </div>
+      </main>
+    );
+  }
+
   return (
     <main class="auth">
       <form class="auth-card" onSubmit={submit} aria-labelledby="join-title">
@@ -51,7 +79,9 @@ export function Join() {
           <span>{workspaceName.value}</span>
         </div>
         <h1 id="join-title">Join {workspaceName.value}</h1>
-        <p class="muted">You were invited. Choose how people will mention you, and a password.</p>
+        <p class="muted">
+          You were invited{check && "role" in check ? ` as ${check.role === "admin" ? "an admin" : "a member"}` : ""}. Choose how people will mention you, and a password.
+        </p>
         <Field label="Name" hint="Lowercase letters, digits, - _ or . — others mention you as @name.">
           {(p) => (
             <input

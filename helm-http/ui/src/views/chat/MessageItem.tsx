@@ -12,12 +12,10 @@ import { Avatar } from "../../components/Avatar";
 import { Markdown, StreamingMarkdown } from "../../components/Markdown";
 import { plainFailure } from "../../lib/failure";
 import { useFramed } from "../../lib/framed";
-import { mentionedHandles } from "../../lib/wake";
 import { Time } from "../../components/Time";
 import { actionSignal, actionsOfTurn, approvals } from "../../state/activity";
 import { channelById } from "../../state/channels";
 import { messageSignal, putMessage } from "../../state/messages";
-import { me } from "../../state/session";
 import { putThread, putTurn, turnOfReply } from "../../state/threads";
 import { userById } from "../../state/users";
 import { ApprovalCard } from "./ApprovalCard";
@@ -70,10 +68,10 @@ function TurnState({ messageId }: { messageId: number }) {
 /**
  * A failed reply, said once (Helm's own note about it is not shown, see
  * ThreadPanel): what happened in words, the server's reason behind
- * "Details", and Retry, which asks the agent again. The API has no re-run,
- * so Retry posts in the thread: the person's own message again when the
- * failed turn answered it, else a request to try again, either mentioning
- * the agent (a failed reply is no answer, so nothing else would wake it).
+ * "Details", and Retry, which asks the agent again: it posts "Please try
+ * that again." in the thread, mentioning the agent (a failed reply is no
+ * answer, so nothing else would wake it). The agent reads the thread, the
+ * question included, so the question is not posted twice.
  */
 function Failed({ message, turn }: { message: Message; turn?: Turn }) {
   const [busy, setBusy] = useState(false);
@@ -82,10 +80,7 @@ function Failed({ message, turn }: { message: Message; turn?: Turn }) {
   const archived = channelById(message.channel_id)?.channel.status === "archived";
   const retry = async () => {
     if (!handle || message.thread_id == null) return;
-    const asked = turn ? messageSignal(turn.trigger_message_id)?.value : undefined;
-    const mine = asked?.author.kind === "human" && asked.author.user_id === me.value?.id;
-    let text = mine && asked.content.trim() ? asked.content : "Please try that again.";
-    if (!mentionedHandles(text).includes(handle)) text = `@${handle} ${text}`;
+    const text = `@${handle} Please try that again.`;
     setBusy(true);
     setError(undefined);
     try {
