@@ -104,21 +104,35 @@ pub enum Command {
     Exec(ExecArgs),
     /// Open an interactive terminal in a channel's computer.
     Term(TermArgs),
-    /// Approval requests waiting for the Captain.
-    #[command(subcommand)]
-    Approvals(ApprovalsCommand),
+    /// Approval requests waiting for the Captain (`approvals` alone lists them).
+    Approvals(ApprovalsArgs),
     /// Approve a request; the waiting agent goes ahead.
     Approve(DecideArgs),
     /// Deny a request; the waiting agent is told no.
     Deny(DecideArgs),
-    /// Calls for Skipper.
-    #[command(subcommand)]
-    Escalations(EscalationsCommand),
+    /// Calls for Skipper (`escalations` alone lists the open ones).
+    Escalations(EscalationsArgs),
     /// The audit log of tool calls and authority changes (`audit verify` checks it).
     Audit(AuditArgs),
     /// Serve this workspace as an MCP server over stdio (no subcommand), or
     /// manage a channel's MCP servers.
     Mcp(McpArgs),
+}
+
+/// `1helm approvals [list|require]`: listing when no subcommand is given.
+#[derive(Debug, Args)]
+pub struct ApprovalsArgs {
+    /// What to do; the pending requests are listed without one.
+    #[command(subcommand)]
+    pub command: Option<ApprovalsCommand>,
+}
+
+/// `1helm escalations [list]`: listing the open calls without a subcommand.
+#[derive(Debug, Args)]
+pub struct EscalationsArgs {
+    /// What to do; the open calls are listed without one.
+    #[command(subcommand)]
+    pub command: Option<EscalationsCommand>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -20,7 +20,7 @@ mod user;
 use anyhow::Result;
 
 use crate::backend::{Backend, Local, Remote};
-use crate::cli::{Cli, Command, Global};
+use crate::cli::{ApprovalsCommand, Cli, Command, EscalationsCommand, Global};
 use crate::output::Output;
 
 /// What every command needs: the global flags and the output.
@@ -109,10 +109,20 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Command::Files(cmd) => files::run(&ctx, cmd).await,
         Command::Exec(args) => exec::run(&ctx, args).await,
         Command::Term(args) => term::run(&ctx, args).await,
-        Command::Approvals(cmd) => authority::approvals(&ctx, cmd).await,
+        Command::Approvals(args) => {
+            let cmd = args
+                .command
+                .unwrap_or(ApprovalsCommand::List { all: false });
+            authority::approvals(&ctx, cmd).await
+        }
         Command::Approve(args) => authority::decide(&ctx, args, true).await,
         Command::Deny(args) => authority::decide(&ctx, args, false).await,
-        Command::Escalations(cmd) => authority::escalations(&ctx, cmd).await,
+        Command::Escalations(args) => {
+            let cmd = args
+                .command
+                .unwrap_or(EscalationsCommand::List { all: false });
+            authority::escalations(&ctx, cmd).await
+        }
         Command::Audit(args) => authority::audit(&ctx, args).await,
         Command::Mcp(args) => mcp::run(&ctx, args).await,
     }

@@ -41,6 +41,15 @@ fn approvals_and_escalations_list_and_refuse_what_does_not_exist() -> anyhow::Re
         "{}",
         empty.stdout
     );
+    // Alone, each lists.
+    let alone = cli.run(&["approvals"])?;
+    assert_eq!(alone.stdout, empty.stdout, "{}", alone.stderr);
+    let open = cli.run(&["escalations"])?;
+    assert!(
+        open.stdout.contains("No open calls for Skipper"),
+        "{}",
+        open.stderr
+    );
     let none = cli.run(&["approve", "42"])?;
     assert_eq!(none.code, 3, "{}", none.stderr);
     let esc = cli
