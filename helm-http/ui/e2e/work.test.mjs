@@ -164,6 +164,14 @@ test("views that failed while the server was away load again when it is back", a
   await memory.getByRole("alert").getByText("Helm did not answer").waitFor();
   await memory.getByRole("button", { name: "Retry" }).waitFor();
   await waitFor("Memory to load again", async () => (await memory.getByRole("alert").count()) === 0 && (await memory.getByText("Nothing recorded here yet.").count()) === 1, 30_000);
+
+  // The admin pages too: the audit log.
+  stack.relay.cut(4000);
+  await page.getByRole("link", { name: "Audit log" }).click();
+  const audit = page.getByRole("main");
+  await audit.getByRole("button", { name: "Retry" }).waitFor();
+  await waitFor("the audit log to load again", async () => (await audit.getByRole("alert").count()) === 0 && (await audit.getByRole("button", { name: "Retry" }).count()) === 0, 30_000);
+  await page.getByRole("navigation", { name: "Workspace" }).getByRole("link", { name: /^notes/ }).click();
   await page.getByRole("link", { name: "Chat" }).click();
   await page.getByLabel("Start a thread in #notes").waitFor();
 });

@@ -4,6 +4,7 @@ import { computed } from "@preact/signals";
 import { useEffect, useState } from "preact/hooks";
 import { describeError } from "../../api/client";
 import { ErrorNote } from "../../components/Field";
+import { useRetryOnReconnect } from "../../lib/reconnect";
 import { Time } from "../../components/Time";
 import { approvals, loadApprovals } from "../../state/activity";
 import { channelById } from "../../state/channels";
@@ -14,14 +15,17 @@ const sorted = computed(() => [...approvals.value.values()].sort((a, b) => b.id 
 
 export function Approvals() {
   const [error, setError] = useState<string>();
-  useEffect(() => {
+  const load = () => {
+    setError(undefined);
     loadApprovals(true).catch((e) => setError(describeError(e)));
-  }, []);
+  };
+  useEffect(load, []);
+  useRetryOnReconnect(error !== undefined, load);
   const pending = sorted.value.filter((a) => a.status === "pending");
   const decided = sorted.value.filter((a) => a.status !== "pending");
   return (
     <div class="stack-lg">
-      <ErrorNote error={error} />
+      <ErrorNote error={error} onRetry={load} />
       <section class="settings-section">
         <h3>Waiting ({pending.length})</h3>
         {pending.length === 0 && <p class="muted">Nothing waits for a decision.</p>}

@@ -4,6 +4,7 @@ import { useEffect, useState } from "preact/hooks";
 import { api, describeError } from "../../api/client";
 import type { AuditEntry, AuditVerification } from "../../api/types";
 import { ErrorNote } from "../../components/Field";
+import { useRetryOnReconnect } from "../../lib/reconnect";
 import { Icon } from "../../components/Icon";
 import { Time } from "../../components/Time";
 import { channelById } from "../../state/channels";
@@ -13,9 +14,13 @@ export function Audit() {
   const [check, setCheck] = useState<AuditVerification>();
   const [error, setError] = useState<string>();
   const [busy, setBusy] = useState(false);
-  useEffect(() => {
-    api.get("/api/audit", { query: { limit: 200 } }).then((r) => setRows(r.slice().reverse()), (e) => setError(describeError(e)));
-  }, []);
+  const [loadError, setLoadError] = useState<string>();
+  const load = () => {
+    setLoadError(undefined);
+    api.get("/api/audit", { query: { limit: 200 } }).then((r) => setRows(r.slice().reverse()), (e) => setLoadError(describeError(e)));
+  };
+  useEffect(load, []);
+  useRetryOnReconnect(loadError !== undefined, load);
   const verify = async () => {
     setBusy(true);
     try {
@@ -46,6 +51,7 @@ export function Audit() {
           </p>
         )}
       </section>
+      <ErrorNote error={loadError} onRetry={load} />
       <ErrorNote error={error} />
       <section class="settings-section">
         <h3>Newest first</h3>

@@ -4,6 +4,7 @@ import { useEffect, useState } from "preact/hooks";
 import { api, describeError } from "../../api/client";
 import type { Invite } from "../../api/types";
 import { ErrorNote } from "../../components/Field";
+import { useRetryOnReconnect } from "../../lib/reconnect";
 import { Icon } from "../../components/Icon";
 import { Time } from "../../components/Time";
 import { me } from "../../state/session";
@@ -16,11 +17,16 @@ export function People() {
   const [link, setLink] = useState<string>();
   const [error, setError] = useState<string>();
 
-  const load = () => api.get("/api/invites").then(setInvites, (e) => setError(describeError(e)));
-  useEffect(() => {
-    void load();
-    void loadUsers();
-  }, []);
+  // A failed load is its own note, with Retry, and loads again when the
+  // server is back; form errors stay with the form.
+  const [loadError, setLoadError] = useState<string>();
+  const load = () => {
+    setLoadError(undefined);
+    api.get("/api/invites").then(setInvites, (e) => setLoadError(describeError(e)));
+    loadUsers().catch((e) => setLoadError(describeError(e)));
+  };
+  useEffect(load, []);
+  useRetryOnReconnect(loadError !== undefined, load);
 
   const invite = async (e: Event) => {
     e.preventDefault();
@@ -81,6 +87,7 @@ export function People() {
             </div>
           </div>
         )}
+        <ErrorNote error={loadError} onRetry={load} />
         <ErrorNote error={error} />
       </section>
       <section class="settings-section">
