@@ -861,7 +861,14 @@ impl Runtime {
             match self.summarize(thread, trigger).await {
                 Ok(_) => tracing::info!(thread = %thread, ?trigger, "summarised a thread"),
                 Err(e) => {
-                    tracing::info!(thread = %thread, error = %e, "could not summarise a thread");
+                    // A person resolved it and expects its summary in memory:
+                    // an operator should hear that it is missing. A quiet
+                    // thread's summary is only a convenience.
+                    if trigger == summary::SummaryTrigger::Resolved {
+                        tracing::warn!(thread = %thread, error = %e, "could not summarise a resolved thread; it is tried again later");
+                    } else {
+                        tracing::info!(thread = %thread, error = %e, "could not summarise a thread");
+                    }
                     if let Ok(mut f) = self.summary_failures.lock() {
                         f.insert(thread, std::time::Instant::now());
                     }
