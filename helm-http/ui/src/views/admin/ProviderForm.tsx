@@ -50,12 +50,15 @@ export function ProviderForm({
   makeDefault = false,
   taken = [],
   onSaved,
+  onTaken,
   submitLabel = "Save provider",
 }: {
   makeDefault?: boolean;
   /** The names already in use (a new provider needs its own). */
   taken?: readonly string[];
   onSaved: (provider: Provider) => void;
+  /** A name turned out taken on the server: the page's list is stale. */
+  onTaken?: () => void;
   submitLabel?: string;
 }) {
   const [kind, setKind] = useState<Kind>("openai");
@@ -117,8 +120,10 @@ export function ProviderForm({
       onSaved(provider);
     } catch (err) {
       // Someone connected one by that name since the list was read.
-      if (err instanceof ApiError && err.status === 409) nameTaken(wanted);
-      else setError(describeError(err));
+      if (err instanceof ApiError && err.status === 409) {
+        nameTaken(wanted);
+        onTaken?.();
+      } else setError(describeError(err));
     } finally {
       setBusy(false);
     }

@@ -75,6 +75,7 @@ export function Providers() {
             toast(`${p.name} is connected.`);
             void load();
           }}
+          onTaken={() => void load()}
         />
       </section>
     </div>
