@@ -156,7 +156,10 @@ pub async fn run(
             waiting_for.push(approval);
             break TurnOutcome {
                 turn_id: turn.0,
-                agent: String::new(),
+                agent: follow
+                    .agent_of(turn)
+                    .map(|h| h.to_string())
+                    .unwrap_or_default(),
                 state: "waiting".into(),
                 error: None,
                 text: follow.text_so_far(turn),

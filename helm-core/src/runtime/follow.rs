@@ -125,6 +125,11 @@ impl Follow {
         turn.is_some_and(|t| self.agents.contains_key(&t))
     }
 
+    /// The handle of the agent doing `turn`, if the run follows it.
+    pub fn agent_of(&self, turn: TurnId) -> Option<Handle> {
+        self.agents.get(&turn).map(|id| self.agent(*id))
+    }
+
     /// What `turn`'s reply says so far.
     pub fn text_so_far(&self, turn: TurnId) -> String {
         self.replies
@@ -162,10 +167,9 @@ impl Follow {
                 if let Some(&turn) = self.replies.get(&message_id)
                     && self.live.contains(&turn)
                 {
-                    let agent = match self.agents.get(&turn) {
-                        Some(id) => self.agent(*id),
-                        None => self.resident_handle.clone(),
-                    };
+                    let agent = self
+                        .agent_of(turn)
+                        .unwrap_or_else(|| self.resident_handle.clone());
                     self.texts.entry(message_id).or_default().push_str(&text);
                     out.push(Followed::Text { turn, agent, text });
                 }
