@@ -100,6 +100,8 @@ pub enum Command {
     /// List, read and upload files in a channel's workspace.
     #[command(subcommand)]
     Files(FilesCommand),
+    /// Save a quick note as a new Markdown file in a channel's /workspace/notes.
+    Note(NoteArgs),
     /// Run a command in a channel's computer, as its agent would.
     Exec(ExecArgs),
     /// Open an interactive terminal in a channel's computer.
@@ -385,6 +387,18 @@ pub struct SayArgs {
     /// turns (a running server), instead of running and streaming it here.
     #[arg(long = "no-wait")]
     pub no_wait: bool,
+}
+
+/// `1helm note CHANNEL [TEXT]`: the web UI's Quick Note, from a shell.
+#[derive(Debug, Args)]
+pub struct NoteArgs {
+    /// The channel.
+    pub channel: String,
+    /// The note's Markdown; `-` or nothing reads it from standard input.
+    pub text: Option<String>,
+    /// A title: the note's first line (`# title`) and its file name.
+    #[arg(long)]
+    pub title: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

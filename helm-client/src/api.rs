@@ -520,6 +520,23 @@ impl Client {
         .await
     }
 
+    /// Saves a quick note as a new Markdown file in a channel's
+    /// `/workspace/notes` (named from `title` or the first line; never over
+    /// another file).
+    pub async fn save_note(
+        &self,
+        channel: &str,
+        text: &str,
+        title: Option<&str>,
+    ) -> Result<FileEntry> {
+        self.call(
+            reqwest::Method::POST,
+            &format!("/api/channels/{}/notes", channel_path(channel)?),
+            Some(json!({"text": text, "title": title})),
+        )
+        .await
+    }
+
     /// Runs a command in a channel's computer and waits for it to end (or
     /// its timeout, in seconds, to kill it).
     pub async fn exec(

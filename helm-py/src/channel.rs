@@ -11,9 +11,9 @@
 use std::sync::{Arc, Mutex};
 
 use helm_core::ErrorKind;
-use helm_core::MemoryNote;
 use helm_core::model::{MemoryId, MemoryKind, MemoryScope, ModelChoice, ThreadId, ThreadStatus};
 use helm_core::store::{ChannelRecord, MemoryFilter};
+use helm_core::{MemoryNote, NewNote};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
@@ -1100,6 +1100,21 @@ impl Files {
         })
     }
 
+    /// Saves a quick note as a new Markdown file in `/workspace/notes`,
+    /// named `<day>-<title>.md` (`-2`, `-3`, … when taken; no file is ever
+    /// replaced), and returns its entry.
+    #[pyo3(signature = (text, *, title=None))]
+    fn note(&self, py: Python<'_>, text: String, title: Option<String>) -> PyResult<FileEntry> {
+        let core = self.core.clone();
+        blocking(py, async move {
+            let note = NewNote { text, title };
+            core.backend
+                .save_note(&core.key, note)
+                .await
+                .map(FileEntry::from)
+        })
+    }
+
     /// A directory's entries, by name (or a file's own entry).
     #[pyo3(signature = (path="/workspace"))]
     fn list(&self, py: Python<'_>, path: &str) -> PyResult<Vec<FileEntry>> {
@@ -1153,6 +1168,24 @@ impl AsyncFiles {
         awaitable(py, async move {
             core.backend
                 .write_file(&core.key, &path, bytes)
+                .await
+                .map(FileEntry::from)
+        })
+    }
+
+    /// Saves a quick note (see `Files.note`).
+    #[pyo3(signature = (text, *, title=None))]
+    fn note<'py>(
+        &self,
+        py: Python<'py>,
+        text: String,
+        title: Option<String>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let core = self.core.clone();
+        awaitable(py, async move {
+            let note = NewNote { text, title };
+            core.backend
+                .save_note(&core.key, note)
                 .await
                 .map(FileEntry::from)
         })

@@ -59,6 +59,21 @@ def test_files_commands_and_memory(data: Path) -> None:
         assert hits and hits[0].text == "We deploy on Tuesdays."
 
 
+def test_a_quick_note_never_replaces_a_file(data: Path) -> None:
+    with onehelm.Helm.open(data) as helm:
+        ops = helm.create_channel("ops", "Keeps the lights on.")
+        first = ops.files.note("Standup at 9\nthen deploys")
+        again = ops.files.note("Standup at 9")
+        assert first.path.startswith("/workspace/notes/") and first.path.endswith("-standup-at-9.md")
+        assert again.path == first.path.replace(".md", "-2.md")
+        assert ops.files.read(first.path) == "Standup at 9\nthen deploys\n"
+        with pytest.raises(onehelm.InvalidInput, match="the note is empty"):
+            ops.files.note("   ")
+        with pytest.raises(onehelm.InvalidInput, match="one line"):
+            ops.files.note("x", title="two\nlines")
+        assert len(ops.files.list("notes")) == 2
+
+
 async def test_files_commands_and_memory_async(data: Path) -> None:
     async with onehelm.AsyncHelm.open(data) as helm:
         ops = await helm.create_channel("ops", "Keeps the lights on.")
@@ -67,6 +82,9 @@ async def test_files_commands_and_memory_async(data: Path) -> None:
         assert await ops.files.read_bytes("todo.md") == b"- ship\n"
         assert [e.name for e in await ops.files.list()] == ["todo.md"]
         assert (await ops.run("cat todo.md")).stdout == "- ship\n"
+        note = await ops.files.note("Rotate the pager", title="Pager")
+        assert note.path.endswith("-pager.md")
+        assert await ops.files.read(note.path) == "# Pager\n\nRotate the pager\n"
         await ops.memory.add("fact", "The pager rotates weekly.")
         hits = await ops.memory.recall("pager rotation")
         assert hits[0].text == "The pager rotates weekly."

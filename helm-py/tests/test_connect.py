@@ -26,6 +26,9 @@ def test_the_same_script_through_a_server(server_factory: Any) -> None:
     assert launch.files.read("plan.md") == "# Plan from the server\n"
     launch.files.write("notes.md", "kept")
     assert [e.name for e in launch.files.list()] == ["notes.md", "plan.md"]
+    note = launch.files.note("Press: Dana at Wired", title="Press")
+    assert note.path.endswith("-press.md")
+    assert launch.files.read(note.path) == "# Press\n\nPress: Dana at Wired\n"
     assert launch.run("cat notes.md").stdout == "kept"
     decision = launch.memory.add("decision", "The launch date is 12 March.")
     assert launch.memory.pin(decision.id).pinned

@@ -13,7 +13,15 @@ from mcp.client.streamable_http import streamable_http_client
 
 from conftest import ANSWER, model_fails_next
 
-TOOLS = {"list_channels", "send_message", "read_thread", "list_files", "read_file", "recall"}
+TOOLS = {
+    "list_channels",
+    "send_message",
+    "read_thread",
+    "list_files",
+    "read_file",
+    "save_note",
+    "recall",
+}
 
 
 def http_client(base: str, token: str | None) -> Client:
@@ -76,6 +84,16 @@ def test_a_member_over_http_sees_only_their_channels_and_talks_to_an_agent(base,
             assert "plan.md" in text(files)
             plan = await client.call_tool("read_file", {"channel": "launch", "path": "plan.md"})
             assert "Beta in May." in text(plan)
+            note = await client.call_tool(
+                "save_note", {"channel": "launch", "title": "From MCP", "text": "Ask about May."}
+            )
+            assert not note.is_error, text(note)
+            path = note.structured_content["path"]
+            assert path.startswith("/workspace/notes/") and path.endswith("-from-mcp.md"), path
+            saved = await client.call_tool("read_file", {"channel": "launch", "path": path})
+            assert text(saved) == "# From MCP\n\nAsk about May.\n"
+            empty = await client.call_tool("save_note", {"channel": "launch", "text": " "})
+            assert empty.is_error and "empty" in text(empty), text(empty)
             await conversation(client)
 
     anyio.run(run)

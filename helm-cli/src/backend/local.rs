@@ -16,7 +16,7 @@ use helm_core::model::{
 };
 use helm_core::provider::ProviderConfig;
 use helm_core::store::{ChannelFilter, ChannelRecord, MemoryFilter, PolicyScope};
-use helm_core::{Helm, HelmOptions, MemoryNote, NewChannel, PostedMessage};
+use helm_core::{Helm, HelmOptions, MemoryNote, NewChannel, NewNote, PostedMessage};
 
 use super::{Backend, ChannelDetail, EventSource, Imported, Progress, StatusView, ThreadView};
 
@@ -283,6 +283,13 @@ impl Backend for Local {
                 .await?;
         }
         Ok(entry)
+    }
+
+    async fn save_note(&self, channel: &str, note: NewNote) -> anyhow::Result<FileEntry> {
+        Ok(self
+            .helm
+            .save_note(&self.actor, &channel_ref(channel)?, note)
+            .await?)
     }
 
     fn recall_mode(&self) -> Option<helm_core::memory::config::RecallMode> {

@@ -21,7 +21,7 @@ use helm_core::model::{
 };
 use helm_core::provider::ProviderConfig;
 use helm_core::store::{ChannelRecord, MemoryFilter};
-use helm_core::{MemoryNote, NewChannel, PostedMessage};
+use helm_core::{MemoryNote, NewChannel, NewNote, PostedMessage};
 
 pub use helm_client::{ChannelDetail, StatusView, ThreadView};
 pub use local::Local;
@@ -161,6 +161,10 @@ pub trait Backend: Send + Sync {
         path: &str,
         bytes: Vec<u8>,
     ) -> anyhow::Result<FileEntry>;
+
+    /// Saves a quick note as a new Markdown file in a channel's
+    /// `/workspace/notes`, recorded as an upload by the acting user.
+    async fn save_note(&self, channel: &str, note: NewNote) -> anyhow::Result<FileEntry>;
 
     /// The workspace at a glance.
     async fn status(&self) -> anyhow::Result<StatusView>;

@@ -14,7 +14,7 @@ use helm_core::model::{
 };
 use helm_core::provider::ProviderConfig;
 use helm_core::store::{ChannelRecord, MemoryFilter};
-use helm_core::{MemoryNote, NewChannel, PostedMessage};
+use helm_core::{MemoryNote, NewChannel, NewNote, PostedMessage};
 
 use super::{Backend, ChannelDetail, EventSource, Imported, Progress, StatusView, ThreadView};
 
@@ -153,6 +153,13 @@ impl Backend for Remote {
         bytes: Vec<u8>,
     ) -> anyhow::Result<FileEntry> {
         Ok(self.client.put_file(channel, path, bytes).await?)
+    }
+
+    async fn save_note(&self, channel: &str, note: NewNote) -> anyhow::Result<FileEntry> {
+        Ok(self
+            .client
+            .save_note(channel, &note.text, note.title.as_deref())
+            .await?)
     }
 
     async fn status(&self) -> anyhow::Result<StatusView> {

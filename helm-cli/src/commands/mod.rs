@@ -10,6 +10,7 @@ mod import;
 mod init;
 mod mcp;
 mod memory;
+mod note;
 mod provider;
 mod say;
 mod status;
@@ -107,6 +108,7 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Command::Recall(args) => memory::recall(&ctx, args).await,
         Command::Import(args) => import::run(&ctx, args).await,
         Command::Files(cmd) => files::run(&ctx, cmd).await,
+        Command::Note(args) => note::run(&ctx, args).await,
         Command::Exec(args) => exec::run(&ctx, args).await,
         Command::Term(args) => term::run(&ctx, args).await,
         Command::Approvals(args) => {

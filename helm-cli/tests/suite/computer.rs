@@ -58,6 +58,58 @@ fn files_put_ls_and_cat_round_trip() -> anyhow::Result<()> {
 }
 
 #[test]
+fn a_note_is_saved_as_a_new_markdown_file() -> anyhow::Result<()> {
+    let cli = with_channel()?;
+    let first = cli.run(&["note", "launch", "Call Dana about seating"])?;
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    assert!(
+        first.stdout.starts_with("Saved /workspace/notes/")
+            && first.stdout.contains("-call-dana-about-seating.md"),
+        "{}",
+        first.stdout
+    );
+    // From standard input, titled; the same title twice is two files.
+    for _ in 0..2 {
+        let piped = cli.run_with_stdin(
+            &["note", "launch", "-", "--title", "Venue", "--json"],
+            "- seats 200\n",
+        )?;
+        assert_eq!(piped.code, 0, "{}", piped.stderr);
+    }
+    let listed = cli
+        .run(&["files", "ls", "launch", "notes", "--json"])?
+        .json()?;
+    let names: Vec<&str> = listed
+        .as_array()
+        .map(|a| a.iter().filter_map(|e| e["name"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(names.len(), 3, "{names:?}");
+    assert!(
+        names.iter().any(|n| n.ends_with("-venue.md"))
+            && names.iter().any(|n| n.ends_with("-venue-2.md")),
+        "{names:?}"
+    );
+    let venue = names
+        .iter()
+        .find(|n| n.ends_with("-venue.md"))
+        .copied()
+        .unwrap_or_default();
+    let cat = cli.run(&["files", "cat", "launch", &format!("notes/{venue}")])?;
+    assert_eq!(cat.stdout, "# Venue\n\n- seats 200\n");
+
+    let empty = cli.run_with_stdin(&["note", "launch"], "  \n")?;
+    assert_eq!(empty.code, USAGE, "{}", empty.stderr);
+    assert!(
+        empty.stderr.contains("the note is empty"),
+        "{}",
+        empty.stderr
+    );
+    let nowhere = cli.run(&["note", "nowhere", "hello"])?;
+    assert_eq!(nowhere.code, NOT_FOUND, "{}", nowhere.stderr);
+    Ok(())
+}
+
+#[test]
 fn files_errors_exit_by_kind_without_host_paths() -> anyhow::Result<()> {
     let cli = with_channel()?;
     let escape = cli.run(&["files", "cat", "launch", "../../1/profile/agent.json"])?;

@@ -278,6 +278,21 @@ async fn the_commands_work_through_a_server() -> anyhow::Result<()> {
     let ghost = server.run(&["channel", "set-model", "launch", "--provider", "ghost"])?;
     assert_eq!(ghost.code, 3, "{}", ghost.stderr);
 
+    // A quick note through the server lands where the files API reads it.
+    let note = server.run(&["note", "launch", "Ship on the 3rd", "--title", "Dates"])?;
+    ok(&note)?;
+    assert!(
+        note.stdout.starts_with("Saved /workspace/notes/") && note.stdout.contains("-dates.md"),
+        "{}",
+        note.stdout
+    );
+    let notes = server
+        .run(&["files", "ls", "launch", "notes", "--json"])?
+        .json()?;
+    let path = notes[0]["path"].as_str().unwrap_or_default().to_string();
+    let cat = server.run(&["files", "cat", "launch", &path])?;
+    assert_eq!(cat.stdout, "# Dates\n\nShip on the 3rd\n");
+
     ok(&server.run(&["channel", "archive", "launch"])?)?;
     ok(&server.run(&["channel", "restore", "#launch"])?)?;
     let unconfirmed = server.run(&["channel", "delete", "launch"])?;

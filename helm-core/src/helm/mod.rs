@@ -16,6 +16,7 @@ mod lifecycle;
 mod mcp;
 mod memory;
 mod nodes;
+mod notes;
 mod ot_keys;
 mod per_channel;
 mod placement;
@@ -45,6 +46,7 @@ pub(crate) use mcp::{
 };
 pub use memory::MemoryNote;
 pub use nodes::{NodeOptions, OtherNode};
+pub use notes::{MAX_NOTE_BYTES, MAX_TITLE_CHARS, NOTES_DIR, NewNote};
 pub use placement::ComputerPlacement;
 pub use reading::MAX_WORKSPACE_NAME;
 pub use status::Status;

@@ -89,6 +89,18 @@ struct ReadArgs {
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+struct NoteArgs {
+    /// The channel.
+    channel: String,
+    /// The note, in Markdown.
+    text: String,
+    /// A one-line title: the note's heading and file name.
+    #[serde(default)]
+    title: Option<String>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 struct RecallArgs {
     /// The channel.
     channel: String,
@@ -124,6 +136,11 @@ pub fn server_tools() -> Vec<Tool> {
         tool::<ThreadArgs>("read_thread", "The messages of a thread, oldest first."),
         tool::<ListArgs>("list_files", "List a folder of a channel's workspace."),
         tool::<ReadArgs>("read_file", "Read a text file of a channel's workspace."),
+        tool::<NoteArgs>(
+            "save_note",
+            "Save a note as a new Markdown file in a channel's /workspace/notes, where its \
+             agent and people find it; an existing file is never replaced.",
+        ),
         tool::<RecallArgs>(
             "recall",
             "Search a channel's memory and history (decisions, facts, summaries, messages), \
@@ -302,6 +319,18 @@ impl HelmMcpServer {
                 Ok(Answer::ok(
                     text.content.clone(),
                     json!({"path": text.path, "truncated": text.truncated}),
+                ))
+            }
+            "save_note" => {
+                let args: NoteArgs = parse(args)?;
+                let note = crate::NewNote {
+                    text: args.text,
+                    title: args.title,
+                };
+                let entry = helm.save_note(user, &args.channel.parse()?, note).await?;
+                Ok(Answer::ok(
+                    format!("Saved {} ({} bytes).", entry.path, entry.size),
+                    json!({"path": entry.path, "size": entry.size}),
                 ))
             }
             "recall" => {

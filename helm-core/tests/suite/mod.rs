@@ -8,6 +8,7 @@ mod files;
 mod invariants;
 mod kit;
 mod lifecycle;
+mod notes;
 mod policy;
 mod provisioning;
 mod terminals;

@@ -284,6 +284,20 @@ pub struct WriteFileRequest {
     pub content: String,
 }
 
+/// A quick note, saved as a new Markdown file in `/workspace/notes`.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoteRequest {
+    /// The note's Markdown (at most 1 MiB).
+    #[serde(default)]
+    pub text: String,
+    /// A title: the note's first line (`# title`) and its file name (one
+    /// line, at most 200 characters). Without one, the name comes from the
+    /// text's first line.
+    #[serde(default)]
+    pub title: Option<String>,
+}
+
 /// Creating a directory.
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]

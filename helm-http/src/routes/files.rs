@@ -21,7 +21,8 @@ use super::upload::{UploadedFile, read_upload};
 use super::{ReadErrors, WriteErrors, channel_ref, created, path_id};
 use crate::api::{
     Artifact, ArtifactQuery, DeleteFileQuery, DownloadQuery, FileEntry, FileText, MkdirRequest,
-    MoveRequest, PathQuery, ReadQuery, Upload, UploadForm, UploadQuery, WriteFileRequest,
+    MoveRequest, NoteRequest, PathQuery, ReadQuery, Upload, UploadForm, UploadQuery,
+    WriteFileRequest,
 };
 use crate::caller::Caller;
 use crate::error::ApiResult;
@@ -39,6 +40,7 @@ pub fn routes() -> Api {
         .routes(handlers!(download_file))
         .routes(handlers!(upload_files))
         .routes(handlers!(make_dir))
+        .routes(handlers!(save_note))
         .routes(handlers!(move_file))
         .routes(handlers!(list_artifacts))
         .routes(handlers!(rescan_artifacts))
@@ -163,6 +165,30 @@ async fn write_file(
             .await?
             .into(),
     ))
+}
+
+/// Saves a quick note as a new Markdown file in `/workspace/notes`, named
+/// `<day>-<title>.md` (`-2`, `-3`, … when the name is taken; no file is
+/// ever replaced), and records it as an artifact of kind `upload`.
+#[utoipa::path(post, path = "/api/channels/{channel}/notes", tag = "files",
+    params(("channel" = String, Path, description = "The channel's name or id")),
+    request_body = NoteRequest,
+    responses((status = 201, description = "The note's file", body = FileEntry), WriteErrors))]
+async fn save_note(
+    State(state): State<AppState>,
+    caller: Caller,
+    PathParams(channel): PathParams<String>,
+    Body(request): Body<NoteRequest>,
+) -> ApiResult<(StatusCode, Json<FileEntry>)> {
+    let note = helm_core::NewNote {
+        text: request.text,
+        title: request.title,
+    };
+    let entry = state
+        .helm
+        .save_note(&caller.user, &channel_ref(&channel)?, note)
+        .await?;
+    Ok(created(entry.into()))
 }
 
 /// Uploads files: a multipart form (parts named `file`, each with a file

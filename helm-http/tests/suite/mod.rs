@@ -13,6 +13,7 @@ mod matrix;
 mod matrix_areas;
 mod memory;
 mod nodes;
+mod notes;
 mod open_terminal;
 mod openapi;
 mod people;

@@ -18,7 +18,7 @@ use helm_core::model::{
 use helm_core::provider::{Provider, ProviderConfig};
 use helm_core::store::{ChannelRecord, MemoryFilter};
 use helm_core::tool::Tool;
-use helm_core::{MemoryNote, NewChannel, PostedMessage};
+use helm_core::{MemoryNote, NewChannel, NewNote, PostedMessage};
 
 use super::embedded::MAX_READ;
 use super::{Backend, EventFeed, MemoryChange, RunRequest};
@@ -205,6 +205,12 @@ impl Backend for Connected {
             // Binary content goes up as a raw upload of that one file.
             Err(e) => self.client.put_file(channel, path, e.into_bytes()).await,
         }
+    }
+
+    async fn save_note(&self, channel: &str, note: NewNote) -> Result<FileEntry> {
+        self.client
+            .save_note(channel, &note.text, note.title.as_deref())
+            .await
     }
 
     async fn list_files(&self, channel: &str, path: &str) -> Result<Vec<FileEntry>> {

@@ -21,7 +21,9 @@ use helm_core::model::{
 use helm_core::provider::{Provider, ProviderConfig};
 use helm_core::store::{ChannelFilter, ChannelRecord, MemoryFilter, PolicyScope};
 use helm_core::tool::Tool;
-use helm_core::{ErrorKind, Helm, HelmOptions, InitOptions, MemoryNote, NewChannel, PostedMessage};
+use helm_core::{
+    ErrorKind, Helm, HelmOptions, InitOptions, MemoryNote, NewChannel, NewNote, PostedMessage,
+};
 
 use super::{Backend, EventFeed, MemoryChange, RunRequest};
 use crate::errors::{Result, failure};
@@ -384,6 +386,13 @@ impl Backend for Embedded {
             .workspace_files(&self.actor, &channel_ref(channel)?)
             .await?;
         Ok(files.write(path, bytes).await?)
+    }
+
+    async fn save_note(&self, channel: &str, note: NewNote) -> Result<FileEntry> {
+        Ok(self
+            .open_helm()?
+            .save_note(&self.actor, &channel_ref(channel)?, note)
+            .await?)
     }
 
     async fn list_files(&self, channel: &str, path: &str) -> Result<Vec<FileEntry>> {

@@ -25,7 +25,7 @@ use helm_core::model::{
 use helm_core::provider::{Provider, ProviderConfig};
 use helm_core::store::{ChannelRecord, MemoryFilter};
 use helm_core::tool::Tool;
-use helm_core::{MemoryNote, NewChannel, PostedMessage};
+use helm_core::{MemoryNote, NewChannel, NewNote, PostedMessage};
 
 pub use connected::Connected;
 pub use embedded::{Embedded, OpenOptions};
@@ -126,6 +126,8 @@ pub trait Backend: Send + Sync {
     async fn read_bytes(&self, channel: &str, path: &str) -> Result<Vec<u8>>;
     /// Writes a file (parents made), replacing it.
     async fn write_file(&self, channel: &str, path: &str, bytes: Vec<u8>) -> Result<FileEntry>;
+    /// Saves a quick note as a new Markdown file in `/workspace/notes`.
+    async fn save_note(&self, channel: &str, note: NewNote) -> Result<FileEntry>;
     /// A directory's entries (or a file's).
     async fn list_files(&self, channel: &str, path: &str) -> Result<Vec<FileEntry>>;
     /// Runs a command in the channel's computer and waits for it.

@@ -1,0 +1,161 @@
+//! `POST /api/channels/{channel}/notes`: the web UI's Quick Note, saved as
+//! a new Markdown file under `/workspace/notes` and never over another.
+
+use axum::http::{Method, StatusCode};
+use serde_json::json;
+
+use super::kit::{Api, Auth};
+
+const PURPOSE: &str = "This channel owns planning and coordinating the product launch.";
+
+#[tokio::test]
+async fn a_quick_note_is_a_new_file_in_the_channels_notes() -> anyhow::Result<()> {
+    let api = Api::new().await?;
+    let ada = api.setup().await?;
+    let created = api
+        .post(
+            "/api/channels",
+            Auth::Bearer(&ada),
+            json!({"name": "launch", "purpose": PURPOSE}),
+        )
+        .await?;
+    assert_eq!(created.status, StatusCode::CREATED, "{created:?}");
+
+    let note = json!({"title": "Press list", "text": "- Dana at Wired\n- Lee"});
+    let first = api
+        .post(
+            "/api/channels/launch/notes",
+            Auth::Bearer(&ada),
+            note.clone(),
+        )
+        .await?;
+    assert_eq!(first.status, StatusCode::CREATED, "{first:?}");
+    let path = first.body["path"].as_str().unwrap_or_default().to_string();
+    assert!(
+        path.starts_with("/workspace/notes/20") && path.ends_with("-press-list.md"),
+        "{path}"
+    );
+    assert_eq!(first.body["kind"], "file");
+
+    // The same title again is a second file; the first is untouched.
+    let second = api
+        .post("/api/channels/launch/notes", Auth::Bearer(&ada), note)
+        .await?;
+    assert_eq!(second.status, StatusCode::CREATED, "{second:?}");
+    let second_path = second.body["path"].as_str().unwrap_or_default();
+    assert_eq!(second_path, path.replace(".md", "-2.md"));
+    let read = api
+        .get(
+            &format!("/api/channels/launch/files/read?path={path}"),
+            Auth::Bearer(&ada),
+        )
+        .await?;
+    assert_eq!(
+        read.body["content"],
+        "# Press list\n\n- Dana at Wired\n- Lee\n"
+    );
+
+    // The note is one of the channel's artifacts, made by Ada.
+    let artifacts = api
+        .get("/api/channels/launch/artifacts", Auth::Bearer(&ada))
+        .await?;
+    let listed = artifacts.body.as_array().cloned().unwrap_or_default();
+    assert!(
+        listed
+            .iter()
+            .any(|a| a["path"] == path.as_str() && a["created_by"] == "ada"),
+        "{listed:?}"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_bad_note_says_what_to_change_and_saves_nothing() -> anyhow::Result<()> {
+    let api = Api::new().await?;
+    let ada = api.setup().await?;
+    let (_, bob) = api.join(&ada, "bob", "member").await?;
+    api.post(
+        "/api/channels",
+        Auth::Bearer(&ada),
+        json!({"name": "launch", "purpose": PURPOSE}),
+    )
+    .await?;
+    api.post(
+        "/api/channels",
+        Auth::Bearer(&ada),
+        json!({"name": "payroll", "purpose": "Salaries", "visibility": "private"}),
+    )
+    .await?;
+
+    let cases = [
+        (
+            json!({"text": "  \n"}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "text",
+            "empty",
+        ),
+        (
+            json!({"title": "a\nb", "text": "x"}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "title",
+            "one line",
+        ),
+        (
+            json!({"text": "x", "folder": "docs"}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "folder",
+            "folder",
+        ),
+    ];
+    for (body, status, code_field, words) in cases {
+        let reply = api
+            .post("/api/channels/launch/notes", Auth::Bearer(&ada), body)
+            .await?;
+        assert_eq!(reply.status, status, "{reply:?}");
+        let message = reply.body["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains(code_field) && message.contains(words),
+            "{reply:?}"
+        );
+        assert!(!message.contains("--"), "{message}");
+    }
+    let listed = api
+        .get(
+            "/api/channels/launch/files?path=/workspace",
+            Auth::Bearer(&ada),
+        )
+        .await?;
+    assert_eq!(listed.body, json!([]), "nothing was written: {listed:?}");
+
+    // Bob cannot write in a private channel he does not belong to.
+    let hidden = api
+        .post(
+            "/api/channels/payroll/notes",
+            Auth::Bearer(&bob),
+            json!({"text": "peek"}),
+        )
+        .await?;
+    assert_eq!(hidden.status, StatusCode::NOT_FOUND, "{hidden:?}");
+
+    // An archived channel keeps its workspace as it was.
+    let archived = api
+        .post(
+            "/api/channels/launch/archive",
+            Auth::Bearer(&ada),
+            json!({}),
+        )
+        .await?;
+    assert_eq!(archived.status, StatusCode::OK, "{archived:?}");
+    let refused = api
+        .call(
+            Method::POST,
+            "/api/channels/launch/notes",
+            Auth::Bearer(&ada),
+            Some(json!({"text": "too late"})),
+        )
+        .await?;
+    assert!(refused.status.is_client_error(), "{refused:?}");
+    let message = refused.body["message"].as_str().unwrap_or_default();
+    assert!(message.contains("archived"), "{refused:?}");
+    Ok(())
+}
