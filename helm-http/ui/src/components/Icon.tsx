@@ -44,6 +44,15 @@ const PATHS = {
   eye: "M2 12s3.5-7 10-7 10 7 10 7-3.5 7-10 7S2 12 2 12zM12 15a3 3 0 1 0 0-6 3 3 0 0 0 0 6z",
   logout: "M15 4h4v16h-4M10 8l-4 4 4 4M6 12h10",
   pin: "M9 4h6l-1 6 3 3H7l3-3zM12 13v7",
+  cowork: "M4 20h16M6 16.5 15.5 7l2.5 2.5L8.5 19H6zM13.5 9l2.5 2.5",
+  note: "M6 3h9l3 3v15H6zM9 9h6M9 13h6M9 17h4",
+  whiteboard: "M3 4h18v12H3zM8 20l4-4 4 4M7 12l3-3 2 2 4-4",
+  code: "M9 7l-5 5 5 5M15 7l5 5-5 5",
+  doc: "M7 3h7l5 5v13H7zM14 3v5h5M10 13h6M10 17h6",
+  slides: "M3 4h18M5 4v11h14V4M12 15v5M8 20h8",
+  play: "M7 4l13 8-13 8z",
+  list: "M9 6h11M9 12h11M9 18h11M4.5 6h.01M4.5 12h.01M4.5 18h.01",
+  panel: "M3 4h18v16H3zM15 4v16",
 } as const;
 
 export type IconName = keyof typeof PATHS;

@@ -4,11 +4,15 @@
 //   /setup, /login, /join#code → first run, sign-in, accepting an invitation
 //   /c/<channel>[/<view>]      → a channel's chat (or threads, files, …)
 //   /c/<channel>/memory?q=…    → its memory, recalling what q asks
+//   /c/<channel>/files?path=…  → its files, at a folder or a file
+//   /c/<channel>/cowork        → Cowork, the visual editing plane
+//   /c/<channel>/cowork?path=… → Cowork with a file open (its mode from its top folder)
+//   /c/<channel>/cowork?mode=… → Cowork at a mode's folder (notes, code, …)
 //   /c/<channel>/t/<id>        → its chat with a thread open beside it
 //   /admin/<section>           → people, providers, approvals, audit, settings
 import { signal } from "@preact/signals";
 
-export const CHANNEL_VIEWS = ["chat", "threads", "files", "terminal", "memory", "activity", "settings"] as const;
+export const CHANNEL_VIEWS = ["chat", "threads", "files", "cowork", "terminal", "memory", "activity", "settings"] as const;
 export type ChannelViewName = (typeof CHANNEL_VIEWS)[number];
 export const ADMIN_SECTIONS = ["people", "providers", "approvals", "audit", "settings"] as const;
 export type AdminSection = (typeof ADMIN_SECTIONS)[number];
@@ -18,7 +22,7 @@ export type Route =
   | { name: "setup" }
   | { name: "login" }
   | { name: "join" }
-  | { name: "channel"; channel: string; view: ChannelViewName; thread?: number; path?: string; recall?: string }
+  | { name: "channel"; channel: string; view: ChannelViewName; thread?: number; path?: string; recall?: string; mode?: string }
   | { name: "admin"; section: AdminSection }
   | { name: "missing"; path: string };
 
@@ -36,9 +40,10 @@ export function parseRoute(pathname: string, search = ""): Route {
     const view = (third ?? "chat") as ChannelViewName;
     if (CHANNEL_VIEWS.includes(view) && parts.length <= 3) {
       const query = new URLSearchParams(search);
-      const path = view === "files" ? query.get("path") ?? undefined : undefined;
+      const path = view === "files" || view === "cowork" ? query.get("path") || undefined : undefined;
       const recall = view === "memory" ? query.get("q") ?? undefined : undefined;
-      return { name: "channel", channel: second, view, path, recall };
+      const mode = view === "cowork" && !path ? query.get("mode") || undefined : undefined;
+      return { name: "channel", channel: second, view, path, recall, mode };
     }
   }
   if (first === "admin") {
@@ -51,14 +56,27 @@ export function parseRoute(pathname: string, search = ""): Route {
 export const route = signal<Route>(parseRoute(location.pathname, location.search));
 
 /** Goes to `path` (a same-origin path), adding a history entry unless `replace`. */
-export function navigate(path: string, { replace = false } = {}): void {
+export function navigate(path: string, { replace = false, force = false } = {}): void {
   if (path === location.pathname + location.search) return;
+  if (!force && leaveGuard && !leaveGuard(path)) return;
   if (replace) history.replaceState(null, "", path);
   else history.pushState(null, "", path);
   route.value = parseRoute(location.pathname, location.search);
 }
 
+/** The address the route was last read from (for Back while a guard holds). */
+let here = location.pathname + location.search;
+route.subscribe(() => {
+  here = location.pathname + location.search;
+});
+
 window.addEventListener("popstate", () => {
+  const to = location.pathname + location.search;
+  // Back or Forward cannot be cancelled: the guard said stay, so the address goes back.
+  if (leaveGuard && to !== here && !leaveGuard(to)) {
+    history.pushState(null, "", here);
+    return;
+  }
   route.value = parseRoute(location.pathname, location.search);
 });
 
@@ -78,6 +96,31 @@ export function recallPath(channel: string, query: string): string {
 export function filesPath(channel: string, path?: string): string {
   const base = channelPath(channel, "files");
   return path ? `${base}?path=${encodeURIComponent(path)}` : base;
+}
+
+/**
+ * Cowork, with the file `path` open (written as the Files view writes it:
+ * `/workspace/notes/plan.md`); its mode follows from its top folder.
+ */
+export function coworkPath(channel: string, path?: string): string {
+  const base = channelPath(channel, "cowork");
+  return path ? `${base}?path=${encodeURIComponent(path)}` : base;
+}
+
+/** Cowork at one mode's folder (`notes`, `whiteboards`, `code`, `docs`, `presentations`). */
+export function coworkModePath(channel: string, mode: string): string {
+  return `${channelPath(channel, "cowork")}?mode=${encodeURIComponent(mode)}`;
+}
+
+/**
+ * Asked before an in-app navigation leaves the page: answering false keeps
+ * the person where they are (an editor with unsaved changes asks first,
+ * then navigates itself with `force`).
+ */
+let leaveGuard: ((to: string) => boolean) | undefined;
+
+export function setLeaveGuard(guard: ((to: string) => boolean) | undefined): void {
+  leaveGuard = guard;
 }
 
 /**

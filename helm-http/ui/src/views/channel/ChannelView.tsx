@@ -1,6 +1,6 @@
 // One channel: its header (purpose, resident agent and its status, the
 // model as a replaceable detail, the way to Skipper) and its views, which
-// all show the same world: chat, threads, files, terminal, memory,
+// all show the same world: chat, threads, files, cowork, terminal, memory,
 // activity, settings.
 import { lazy, Suspense } from "preact/compat";
 import { useEffect, useRef, useState } from "preact/hooks";
@@ -24,12 +24,15 @@ import { Threads } from "./Threads";
 
 // The terminal (xterm.js) is loaded only when opened.
 const Terminal = lazy(() => import("./Terminal").then((m) => ({ default: m.Terminal })));
+// Cowork (its editors, and the agent panel) too.
+const Cowork = lazy(() => import("../cowork/Cowork").then((m) => ({ default: m.Cowork })));
 
 
 const VIEW_META: Record<ChannelViewName, { label: string; icon: IconName }> = {
   chat: { label: "Chat", icon: "chat" },
   threads: { label: "Threads", icon: "threads" },
   files: { label: "Files", icon: "files" },
+  cowork: { label: "Cowork", icon: "cowork" },
   terminal: { label: "Terminal", icon: "terminal" },
   memory: { label: "Memory", icon: "memory" },
   activity: { label: "Activity", icon: "activity" },
@@ -101,6 +104,11 @@ export function ChannelView() {
         {view === "chat" && <Chat entry={entry} thread={r.thread} />}
         {view === "threads" && <Threads entry={entry} />}
         {view === "files" && <Files entry={entry} path={r.path} />}
+        {view === "cowork" && (
+          <Suspense fallback={<p class="muted pad">Loading Cowork…</p>}>
+            <Cowork key={entry.channel.id} entry={entry} path={r.path} mode={r.mode} />
+          </Suspense>
+        )}
         {view === "terminal" && (
           <Suspense fallback={<p class="muted pad">Loading the terminal…</p>}>
             <Terminal entry={entry} />

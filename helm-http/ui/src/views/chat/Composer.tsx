@@ -35,6 +35,8 @@ export function Composer({
   placeholder,
   askByDefault,
   onUploadRequest,
+  prepare,
+  onStarted,
 }: {
   entry: ChannelEntry;
   /** The thread to reply in; a new thread without it. */
@@ -42,6 +44,14 @@ export function Composer({
   placeholder: string;
   askByDefault: boolean;
   onUploadRequest?: (files: File[]) => Promise<string[]>;
+  /**
+   * Makes the text sent from what was typed (Cowork's agent panel addresses
+   * the agent and adds the open file's path). With it, the box always
+   * addresses the agent this way, so it shows no Ask toggle.
+   */
+  prepare?: (text: string) => string;
+  /** A new thread was started: called instead of opening it in the chat. */
+  onStarted?: (thread: number) => void;
 }) {
   const [text, setText] = useState("");
   const [error, setError] = useState<unknown>();
@@ -54,8 +64,8 @@ export function Composer({
   const agent = entry.agent;
   const isHome = entry.channel.kind === "home";
   const archived = entry.channel.status === "archived";
-  const listId = `mentions-${thread ?? "new"}`;
-  const hintId = `wake-${thread ?? "new"}`;
+  const listId = `mentions-${thread ?? (prepare ? "panel" : "new")}`;
+  const hintId = `wake-${thread ?? (prepare ? "panel" : "new")}`;
   const facts = useThreadFacts(thread, agent.id).value;
   const wake = thread === undefined ? undefined : replyWakes(ask ? `@${agent.handle} ${text}` : text, facts, agent.id, agent.handle, me.value?.id);
   const hint = wake && wakeWords(wake, agent.handle);
@@ -121,7 +131,8 @@ export function Composer({
     let body = text.trim();
     if (!body || busy) return;
     const mentioned = new RegExp(`(^|\\s)@(${agent.handle}|skipper)\\b`, "i").test(body);
-    if (ask && !mentioned) body = `@${agent.handle} ${body}`;
+    if (ask && !mentioned && !prepare) body = `@${agent.handle} ${body}`;
+    if (prepare) body = prepare(body);
     setBusy(true);
     setError(undefined);
     try {
@@ -133,7 +144,8 @@ export function Composer({
       putMessage(posted.message);
       if (posted.turn) putTurn(posted.turn, posted.ahead);
       setText("");
-      if (thread === undefined) navigate(channelPath(entry.channel.name, "chat", posted.thread.id));
+      if (thread === undefined && onStarted) onStarted(posted.thread.id);
+      else if (thread === undefined) navigate(channelPath(entry.channel.name, "chat", posted.thread.id));
     } catch (e) {
       setError(e);
     } finally {
@@ -239,7 +251,7 @@ export function Composer({
               />
             </>
           )}
-          <button
+          {!prepare && <button
             type="button"
             class={ask ? "ask-toggle on" : "ask-toggle"}
             aria-pressed={ask}
@@ -247,7 +259,7 @@ export function Composer({
             onClick={() => setAsk(!ask)}
           >
             Ask @{agent.handle}
-          </button>
+          </button>}
           <button type="button" class="btn btn-primary btn-send" aria-label="Send" disabled={busy || !text.trim()} onClick={() => void send()}>
             <Icon name="send" size={16} />
           </button>

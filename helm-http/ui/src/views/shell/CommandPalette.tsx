@@ -8,7 +8,7 @@ import type { Artifact } from "../../api/types";
 import { Icon, type IconName } from "../../components/Icon";
 import { channelById, channels } from "../../state/channels";
 import { matchScore } from "../../lib/match";
-import { channelPath, filesPath, navigate, recallPath, route } from "../../state/router";
+import { channelPath, coworkPath, filesPath, navigate, recallPath, route } from "../../state/router";
 import { isAdmin } from "../../state/session";
 import { knownThreads, loadThreads } from "../../state/threads";
 import { overlay } from "./Shell";
@@ -60,6 +60,9 @@ export function CommandPalette({ onClose }: { onClose: () => void }) {
     for (const f of files) {
       if (f.kind === "link" || !currentChannel) continue;
       all.push({ id: `f${f.id}`, icon: "file", title: f.path.replace(/^\/workspace\//, ""), detail: `file in #${currentChannel}`, run: () => navigate(filesPath(currentChannel, f.path)) });
+    }
+    if (currentChannel) {
+      all.push({ id: "a-cowork", icon: "cowork", title: `Cowork in #${currentChannel}`, detail: "notes, whiteboards, code, docs, presentations", run: () => navigate(coworkPath(currentChannel)) });
     }
     all.push({ id: "a-create", icon: "plus", title: "Create a channel", run: () => (overlay.value = "create") });
     all.push({ id: "a-keys", icon: "keyboard", title: "Keyboard shortcuts", run: () => (overlay.value = "shortcuts") });

@@ -10,6 +10,8 @@ const SHORTCUTS: [string, string][] = [
   ["@", "Mention the agent, Skipper or a person"],
   ["↑ ↓ then Enter", "Pick a mention or a palette result"],
   ["Escape", "Close a dialog, the palette or a thread"],
+  ["Ctrl S or ⌘ S", "Save the file open in Cowork"],
+  ["→ ← Space", "Next and previous slide while presenting"],
 ];
 
 export function Shortcuts({ onClose }: { onClose: () => void }) {

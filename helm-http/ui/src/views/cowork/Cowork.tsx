@@ -1,0 +1,537 @@
+// Cowork: the direct visual editing plane for the channel's files under
+// /workspace/notes, whiteboards, code, docs and presentations, the same
+// files the agent works on. One folder rail for every mode, the open file
+// in its mode's editor, and an optional panel with the channel's agent.
+// Loaded only when opened (with the whiteboard editor a chunk of its own).
+//
+// The route: /c/<channel>/cowork[?path=<file> | ?mode=<folder>].
+import { lazy, Suspense } from "preact/compat";
+import type { ComponentChildren } from "preact";
+import { useEffect, useRef, useState } from "preact/hooks";
+import { ApiError, api, describeError } from "../../api/client";
+import { ErrorNote } from "../../components/Field";
+import { Icon } from "../../components/Icon";
+import { Time } from "../../components/Time";
+import { useRetryOnReconnect } from "../../lib/reconnect";
+import { MODES, MODE_INFO, baseName, fitsMode, freeName, isMode, modeFolder, modeOfPath, workspacePath, type Mode } from "../../lib/cowork";
+import type { ChannelEntry } from "../../state/channels";
+import { channelPath, coworkModePath, coworkPath, filesPath, navigate, setLeaveGuard } from "../../state/router";
+import { CodeEditor, DocsEditor, NotesEditor, Presenter, SlidesEditor } from "./editors";
+import { AgentPanel } from "./AgentPanel";
+import { DeleteDialog, LeaveDialog, NewFileDialog, RenameDialog } from "./dialogs";
+import { MODE_ICON, Rail, useListings, type Listing } from "./Rail";
+
+const Whiteboard = lazy(() => import("./Whiteboard").then((m) => ({ default: m.Whiteboard })));
+
+const AGENT_KEY = "helm.cowork.agent";
+
+function agentRemembered(): boolean {
+  try {
+    return localStorage.getItem(AGENT_KEY) === "open";
+  } catch {
+    return false;
+  }
+}
+
+type DialogState = { kind: "new"; mode: Mode } | { kind: "rename" } | { kind: "delete" };
+
+export function Cowork({ entry, path, mode }: { entry: ChannelEntry; path?: string; mode?: string }) {
+  const channel = entry.channel.name;
+  const archived = entry.channel.status === "archived";
+  const target = path ? workspacePath(path) : undefined;
+  const current: Mode | undefined = target ? modeOfPath(target) : isMode(mode) ? mode : undefined;
+  const [version, setVersion] = useState(0);
+  const refresh = () => setVersion((v) => v + 1);
+  const lists = useListings(channel, version);
+  // The agent works on these files too: when it goes back to ready, look again.
+  const agentStatus = entry.agent.status;
+  const settled = useRef(agentStatus);
+  useEffect(() => {
+    if (agentStatus === "ready" && settled.current !== "ready") refresh();
+    settled.current = agentStatus;
+  }, [agentStatus]);
+  const [agentOpen, setAgentOpen] = useState(agentRemembered);
+  const [dialog, setDialog] = useState<DialogState>();
+  const [leaving, setLeaving] = useState<string>();
+  // The open file's unsaved state and its save, for leaving it.
+  const dirty = useRef(false);
+  const saver = useRef<(() => Promise<void>) | undefined>(undefined);
+
+  useEffect(() => {
+    setLeaveGuard((to) => {
+      if (!dirty.current) return true;
+      setLeaving(to);
+      return false;
+    });
+    return () => setLeaveGuard(undefined);
+  }, []);
+
+  const toggleAgent = () => {
+    const next = !agentOpen;
+    setAgentOpen(next);
+    try {
+      localStorage.setItem(AGENT_KEY, next ? "open" : "closed");
+    } catch {
+      // Not remembered, then.
+    }
+  };
+
+  const tools = (
+    <button type="button" class={agentOpen ? "btn btn-small agent-toggle on" : "btn btn-small agent-toggle"} aria-pressed={agentOpen} onClick={toggleAgent} title="Show the channel's agent beside your work">
+      <Icon name="panel" size={15} /> Agent
+    </button>
+  );
+
+  const go = (to: string, replace = false) => {
+    dirty.current = false;
+    navigate(to, { replace, force: true });
+  };
+
+  const newFile = (m: Mode) => setDialog({ kind: "new", mode: m });
+  const suggested = (m: Mode) => freeName(MODE_INFO[m].suggested, (lists[m].files ?? []).map((f) => f.name));
+
+  let main: ComponentChildren;
+  if (target && !current) {
+    main = <Elsewhere channel={channel} path={target} tools={tools} />;
+  } else if (target && current === "whiteboards" && fitsMode(target, "whiteboards")) {
+    main = (
+      <div class="cowork-file">
+        <FileHead channel={channel} mode="whiteboards" path={target} archived={archived} tools={tools} onRename={() => setDialog({ kind: "rename" })} onDelete={() => setDialog({ kind: "delete" })} />
+        <Suspense fallback={<p class="muted pad">Loading the whiteboard…</p>}>
+          <Whiteboard channel={channel} path={target} />
+        </Suspense>
+      </div>
+    );
+  } else if (target && current) {
+    main = (
+      <FileView
+        key={target}
+        channel={channel}
+        path={target}
+        mode={current}
+        archived={archived}
+        tools={tools}
+        onState={(d, save) => {
+          dirty.current = d;
+          saver.current = save;
+        }}
+        onSaved={refresh}
+        version={version}
+        onRename={() => setDialog({ kind: "rename" })}
+        onDelete={() => setDialog({ kind: "delete" })}
+      />
+    );
+  } else if (current) {
+    main = <ModeHome channel={channel} mode={current} list={lists[current]} archived={archived} tools={tools} onNew={() => newFile(current)} />;
+  } else {
+    main = <Home channel={channel} lists={lists} archived={archived} tools={tools} onNew={newFile} />;
+  }
+
+  const classes = ["cowork", target ? "has-file" : "", agentOpen ? "with-agent" : ""].filter(Boolean).join(" ");
+  return (
+    <div class={classes}>
+      <Rail channel={channel} lists={lists} mode={current} open={target} archived={archived} version={version} onNew={newFile} />
+      <div class="cowork-main">{main}</div>
+      {agentOpen && <AgentPanel entry={entry} path={target} onClose={toggleAgent} />}
+      {dialog?.kind === "new" && (
+        <NewFileDialog
+          channel={channel}
+          mode={dialog.mode}
+          suggested={suggested(dialog.mode)}
+          onClose={() => setDialog(undefined)}
+          onDone={(p) => {
+            setDialog(undefined);
+            refresh();
+            navigate(coworkPath(channel, p));
+          }}
+        />
+      )}
+      {dialog?.kind === "rename" && target && current && (
+        <RenameDialog
+          channel={channel}
+          mode={current}
+          path={target}
+          beforeMove={async () => {
+            // Unsaved changes go with the file.
+            if (dirty.current && saver.current) await saver.current();
+            return true;
+          }}
+          onClose={() => setDialog(undefined)}
+          onDone={(to) => {
+            setDialog(undefined);
+            refresh();
+            go(coworkPath(channel, to), true);
+          }}
+        />
+      )}
+      {dialog?.kind === "delete" && target && current && (
+        <DeleteDialog
+          channel={channel}
+          path={target}
+          onClose={() => setDialog(undefined)}
+          onDone={() => {
+            setDialog(undefined);
+            refresh();
+            go(coworkModePath(channel, current), true);
+          }}
+        />
+      )}
+      {leaving !== undefined && target && (
+        <LeaveDialog
+          path={target}
+          onClose={() => setLeaving(undefined)}
+          onDiscard={() => {
+            setLeaving(undefined);
+            go(leaving);
+          }}
+          onSave={async () => {
+            await saver.current?.();
+            setLeaving(undefined);
+            go(leaving);
+          }}
+        />
+      )}
+    </div>
+  );
+}
+
+/** The open file's header: its name and path, what is saved, and its actions. */
+function FileHead({
+  channel,
+  mode,
+  path,
+  archived,
+  tools,
+  status,
+  save,
+  onRename,
+  onDelete,
+}: {
+  channel: string;
+  mode: Mode;
+  path: string;
+  archived: boolean;
+  tools: ComponentChildren;
+  status?: ComponentChildren;
+  save?: ComponentChildren;
+  onRename: () => void;
+  onDelete: () => void;
+}) {
+  return (
+    <header class="cowork-head">
+      <a class="icon-button phone-only" href={coworkModePath(channel, mode)} aria-label={`Back to ${MODE_INFO[mode].label}`}>
+        <Icon name="back" />
+      </a>
+      <Icon name={MODE_ICON[mode]} size={20} class="cowork-head-icon" />
+      <div class="cowork-title">
+        <h2>{baseName(path)}</h2>
+        <p class="muted small">
+          <span class="cowork-path">{path}</span>
+          {status}
+        </p>
+      </div>
+      <div class="toolbar-actions">
+        {save}
+        {!archived && (
+          <>
+            <button type="button" class="btn btn-small" onClick={onRename}>
+              Rename
+            </button>
+            <button type="button" class="btn btn-small btn-danger-quiet" onClick={onDelete} aria-label={`Delete ${baseName(path)}`}>
+              <Icon name="trash" size={15} />
+            </button>
+          </>
+        )}
+        {tools}
+      </div>
+    </header>
+  );
+}
+
+type LoadState = "loading" | "ready" | "missing" | "binary" | "failed";
+
+function FileView({
+  channel,
+  path,
+  mode,
+  archived,
+  tools,
+  onState,
+  onSaved,
+  version,
+  onRename,
+  onDelete,
+}: {
+  channel: string;
+  path: string;
+  mode: Mode;
+  archived: boolean;
+  tools: ComponentChildren;
+  onState: (dirty: boolean, save: () => Promise<void>) => void;
+  onSaved: () => void;
+  /** Bumped when files may have changed elsewhere (the agent finished work). */
+  version: number;
+  onRename: () => void;
+  onDelete: () => void;
+}) {
+  const [state, setState] = useState<LoadState>("loading");
+  const [text, setText] = useState("");
+  const [saved, setSaved] = useState("");
+  const [truncated, setTruncated] = useState(false);
+  const [error, setError] = useState<string>();
+  const [saving, setSaving] = useState(false);
+  const [justSaved, setJustSaved] = useState(false);
+  const [attempt, setAttempt] = useState(0);
+  const [presenting, setPresenting] = useState<number>();
+  const latest = useRef(text);
+  latest.current = text;
+  const savedRef = useRef(saved);
+  savedRef.current = saved;
+
+  useEffect(() => {
+    setState("loading");
+    setError(undefined);
+    api
+      .get("/api/channels/{channel}/files/read", { path: { channel }, query: { path } })
+      .then((file) => {
+        setText(file.content);
+        setSaved(file.content);
+        setTruncated(file.truncated);
+        setState("ready");
+      })
+      .catch((e) => {
+        if (e instanceof ApiError && e.status === 404) setState("missing");
+        else if (e instanceof ApiError && e.status === 422) setState("binary");
+        else {
+          setState("failed");
+          setError(describeError(e));
+        }
+      });
+  }, [channel, path, attempt]);
+  useRetryOnReconnect(state === "failed", () => setAttempt((a) => a + 1));
+
+  // Changed elsewhere (by the agent, say) while nothing here is unsaved: show the new text.
+  const first = useRef(true);
+  useEffect(() => {
+    if (first.current) {
+      first.current = false;
+      return;
+    }
+    if (state !== "ready" || latest.current !== savedRef.current) return;
+    api
+      .get("/api/channels/{channel}/files/read", { path: { channel }, query: { path } })
+      .then((file) => {
+        if (latest.current !== savedRef.current || file.content === savedRef.current) return;
+        setText(file.content);
+        setSaved(file.content);
+        setTruncated(file.truncated);
+      })
+      .catch(() => undefined);
+  }, [version]);
+
+  // A file read only in part is not written back: saving would cut it.
+  const readOnly = archived || truncated;
+  const dirty = state === "ready" && text !== saved;
+
+  const save = async () => {
+    const content = latest.current;
+    setSaving(true);
+    setError(undefined);
+    try {
+      await api.put("/api/channels/{channel}/files", { path: { channel }, body: { path, content } });
+      setSaved(content);
+      setJustSaved(true);
+      onSaved();
+    } catch (e) {
+      setError(describeError(e));
+      throw e;
+    } finally {
+      setSaving(false);
+    }
+  };
+  onState(dirty, save);
+
+  // Ctrl/Cmd-S saves (and never opens the browser's "Save page").
+  const dirtyNow = useRef(dirty);
+  dirtyNow.current = dirty;
+  useEffect(() => {
+    const keys = (e: KeyboardEvent) => {
+      if (!(e.ctrlKey || e.metaKey) || e.altKey || e.key.toLowerCase() !== "s") return;
+      e.preventDefault();
+      if (dirtyNow.current && !readOnly) void save().catch(() => undefined);
+    };
+    window.addEventListener("keydown", keys);
+    return () => window.removeEventListener("keydown", keys);
+  }, [readOnly, path]);
+
+  // Closing the tab or reloading with unsaved changes asks first.
+  useEffect(() => {
+    if (!dirty) return;
+    setJustSaved(false);
+    const ask = (e: BeforeUnloadEvent) => {
+      e.preventDefault();
+      e.returnValue = "";
+    };
+    window.addEventListener("beforeunload", ask);
+    return () => window.removeEventListener("beforeunload", ask);
+  }, [dirty]);
+
+  const status =
+    state !== "ready" ? null : (
+      <span class={dirty ? "save-state dirty" : "save-state"} role="status">
+        {archived ? " · read-only: the channel is archived" : truncated ? " · read-only: too big to edit here" : saving ? " · saving…" : dirty ? " · unsaved changes" : justSaved ? " · saved" : ""}
+      </span>
+    );
+  const saveButton = !readOnly && state === "ready" && (
+    <button type="button" class="btn btn-small btn-primary" disabled={!dirty || saving} onClick={() => void save().catch(() => undefined)} title="Save (Ctrl+S)">
+      {saving ? "Saving…" : "Save"}
+    </button>
+  );
+
+  const props = { path, text, onChange: setText, readOnly };
+  return (
+    <div class="cowork-file">
+      <FileHead channel={channel} mode={mode} path={path} archived={archived} tools={tools} status={status} save={saveButton} onRename={onRename} onDelete={onDelete} />
+      <ErrorNote error={error} onRetry={state === "failed" ? () => setAttempt((a) => a + 1) : undefined} />
+      {state === "loading" && <p class="muted pad">Opening {baseName(path)}…</p>}
+      {state === "missing" && (
+        <div class="preview-empty muted">
+          <p>{path} is not in this workspace (any more).</p>
+          <a class="btn btn-small" href={coworkModePath(channel, mode)}>
+            Back to {MODE_INFO[mode].label}
+          </a>
+        </div>
+      )}
+      {state === "binary" && (
+        <div class="preview-empty muted">
+          <p>This file is not text, so it cannot be edited here.</p>
+          <a class="btn btn-small" href={filesPath(channel, path)}>
+            Open it in Files
+          </a>
+        </div>
+      )}
+      {state === "ready" && mode === "notes" && <NotesEditor {...props} />}
+      {state === "ready" && mode === "docs" && <DocsEditor {...props} />}
+      {state === "ready" && (mode === "code" || mode === "whiteboards") && <CodeEditor {...props} />}
+      {state === "ready" && mode === "presentations" && <SlidesEditor {...props} onPresent={setPresenting} />}
+      {presenting !== undefined && <Presenter text={text} title={baseName(path)} from={presenting} onClose={() => setPresenting(undefined)} />}
+    </div>
+  );
+}
+
+/** A path outside Cowork's folders: said, with the way to Files. */
+function Elsewhere({ channel, path, tools }: { channel: string; path: string; tools: ComponentChildren }) {
+  return (
+    <div class="cowork-home">
+      <header class="cowork-home-head">
+        <div>
+          <h2>Not a Cowork file</h2>
+          <p class="muted">
+            <code>{path}</code> is outside Cowork's folders ({MODES.map((m) => modeFolder(m).slice("/workspace/".length)).join(", ")}).
+          </p>
+        </div>
+        <div class="toolbar-actions">{tools}</div>
+      </header>
+      <a class="btn btn-small" href={filesPath(channel, path)}>
+        Open it in Files
+      </a>
+    </div>
+  );
+}
+
+/** A mode's folder: its files as cards, and the way to a new one. */
+function ModeHome({ channel, mode, list, archived, tools, onNew }: { channel: string; mode: Mode; list: Listing; archived: boolean; tools: ComponentChildren; onNew: () => void }) {
+  const info = MODE_INFO[mode];
+  const files = (list.files ?? []).filter((f) => f.kind === "file");
+  return (
+    <div class="cowork-home">
+      <header class="cowork-home-head">
+        <div>
+          <h2>
+            <Icon name={MODE_ICON[mode]} size={20} class="cowork-head-icon" /> {info.label}
+          </h2>
+          <p class="muted">
+            {info.blurb} In <code>{modeFolder(mode)}</code>, where the agent sees them too.
+          </p>
+        </div>
+        <div class="toolbar-actions">
+          {!archived && (
+            <button type="button" class="btn btn-small btn-primary" onClick={onNew}>
+              <Icon name="plus" size={15} /> New {info.noun}
+            </button>
+          )}
+          {tools}
+        </div>
+      </header>
+      <ErrorNote error={list.error} />
+      {list.files !== undefined && files.length === 0 && (
+        <div class="cowork-empty">
+          <Icon name={MODE_ICON[mode]} size={28} />
+          <p>
+            No {info.noun}s yet{mode === "code" && (list.files?.length ?? 0) > 0 ? " at the top of the folder: open its folders in the rail" : ""}.
+            {!archived && ` Make the first one, or ask the agent to.`}
+          </p>
+        </div>
+      )}
+      {files.length > 0 && (
+        <ul class="cowork-cards" aria-label={`${info.label} files`}>
+          {files.map((f) => (
+            <li key={f.path}>
+              <a class="cowork-card" href={coworkPath(channel, f.path)}>
+                <Icon name={MODE_ICON[mode]} size={18} />
+                <span class="cowork-card-name">{f.name}</span>
+                {f.modified && (
+                  <span class="muted small">
+                    changed <Time at={f.modified} />
+                  </span>
+                )}
+              </a>
+            </li>
+          ))}
+        </ul>
+      )}
+    </div>
+  );
+}
+
+/** Cowork's front: the five modes, what each holds, a new file of each. */
+function Home({ channel, lists, archived, tools, onNew }: { channel: string; lists: Record<Mode, Listing>; archived: boolean; tools: ComponentChildren; onNew: (m: Mode) => void }) {
+  return (
+    <div class="cowork-home">
+      <header class="cowork-home-head">
+        <div>
+          <h2>Cowork</h2>
+          <p class="muted">
+            Edit the channel's notes, whiteboards, code, docs and presentations directly. They are files under <code>/workspace</code>: the agent works on
+            the same ones. Open the agent panel to ask it about the file in front of you.
+          </p>
+        </div>
+        <div class="toolbar-actions">{tools}</div>
+      </header>
+      <ul class="cowork-modes" aria-label="Work modes">
+        {MODES.map((m) => {
+          const info = MODE_INFO[m];
+          const count = lists[m].files?.filter((f) => f.kind === "file").length;
+          return (
+            <li key={m} class="cowork-mode-card">
+              <a href={coworkModePath(channel, m)} class="cowork-mode-link">
+                <Icon name={MODE_ICON[m]} size={22} />
+                <span class="cowork-mode-name">{info.label}</span>
+              </a>
+              <p class="muted small">{info.blurb}</p>
+              <p class="muted small">{count === undefined ? "…" : count === 0 ? `No ${info.noun}s yet` : count === 1 ? `1 ${info.noun}` : `${count} ${info.noun}s`}</p>
+              {!archived && (
+                <button type="button" class="btn btn-small" onClick={() => onNew(m)}>
+                  <Icon name="plus" size={14} /> New {info.noun}
+                </button>
+              )}
+            </li>
+          );
+        })}
+      </ul>
+      <p class="muted small">
+        Prefer the whole workspace? <a href={filesPath(channel)}>Files</a> shows every folder; <a href={channelPath(channel)}>Chat</a> has every thread.
+      </p>
+    </div>
+  );
+}
