@@ -6,7 +6,8 @@
 //! to its name with a move that refuses to replace anything, so a reader
 //! never sees half a note and two notes with the same title get two files.
 //! Only the [`Files`](crate::exec::Files) port is used, so a computer on
-//! another host keeps the same promise.
+//! another host works too (there, a name is checked before the move, since
+//! an Open Terminal server's move may replace what it finds).
 
 use jiff::Timestamp;
 
@@ -105,6 +106,12 @@ impl Helm {
                 1 => format!("{NOTES_DIR}/{stem}.md"),
                 n => format!("{NOTES_DIR}/{stem}-{n}.md"),
             };
+            // The move itself refuses a taken name on this host; an Open
+            // Terminal server's move may not, so a name seen taken is
+            // skipped first.
+            if files.stat(&name).await.is_ok() {
+                continue;
+            }
             match files.rename(&draft, &name).await {
                 Ok(entry) => {
                     saved = Some(entry);
