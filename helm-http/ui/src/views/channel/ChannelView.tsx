@@ -10,7 +10,7 @@ import { Icon, type IconName } from "../../components/Icon";
 import { StatusDot, statusWord } from "../../components/StatusDot";
 import { channelByName, loadChannel, type ChannelEntry } from "../../state/channels";
 import { composerInsert } from "../../state/composer";
-import { CHANNEL_VIEWS, channelPath, route, type ChannelViewName } from "../../state/router";
+import { CHANNEL_VIEWS, channelPath, navigate, route, type ChannelViewName } from "../../state/router";
 import { toast } from "../../state/toasts";
 import { Chat } from "../chat/Chat";
 import { NoModelBanner } from "../chat/NoModel";
@@ -129,8 +129,9 @@ function Header({ entry, detail }: { entry: ChannelEntry; detail?: ChannelDetail
   const askSkipper = () => {
     composerInsert.value = { channel: channel.id, text: "@skipper " };
     const r = route.value;
-    if (r.name === "channel" && r.view !== "chat") history.pushState(null, "", channelPath(channel.name));
-    route.value = { name: "channel", channel: channel.name, view: "chat", thread: r.name === "channel" ? r.thread : undefined };
+    // Through navigate, so a view with unsaved work (Cowork) can ask first.
+    if (r.name === "channel" && r.view !== "chat") navigate(channelPath(channel.name));
+    else route.value = { name: "channel", channel: channel.name, view: "chat", thread: r.name === "channel" ? r.thread : undefined };
   };
   return (
     <header class="channel-header">
