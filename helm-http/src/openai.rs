@@ -34,6 +34,7 @@ use axum::routing::{any, get, post};
 use axum::{Json, Router};
 use futures_util::stream::{self, StreamExt};
 use helm_core::model::{Author, ChannelRef, ThreadId, User};
+use helm_core::provider::Usage;
 use helm_core::store::{ChannelFilter, ChannelRecord};
 use helm_core::{Conversation, ConversationUpdate};
 use serde::Deserialize;
@@ -273,6 +274,16 @@ struct CompletionRequest {
     /// How many answers: Helm gives one.
     #[serde(default)]
     n: Option<u32>,
+    #[serde(default)]
+    stream_options: Option<StreamOptions>,
+}
+
+/// What a stream carries besides the reply.
+#[derive(Deserialize, Default)]
+struct StreamOptions {
+    /// A last chunk with the `usage` (and no choices) before `[DONE]`.
+    #[serde(default)]
+    include_usage: bool,
 }
 
 #[derive(Deserialize)]
@@ -343,13 +354,17 @@ async fn complete(state: AppState, request: Request) -> Result<Response, OpenAiE
         .and_then(|v| v.to_str().ok())
         .map(|k| format!("{}:{k}", record.channel.id));
     let asked = fingerprint(&request);
+    let include_usage = request
+        .stream_options
+        .as_ref()
+        .is_some_and(|o| o.include_usage);
     if let Some(key) = &key
         && let Some((answer, thread)) = state.idempotency.get(&caller.user, key, asked)?
     {
         return Ok(answer_response(
             &answer,
             thread,
-            request.stream,
+            request.stream.then_some(include_usage),
             &request.model,
         ));
     }
@@ -394,7 +409,7 @@ async fn complete(state: AppState, request: Request) -> Result<Response, OpenAiE
                 .idempotency
                 .put(&user, key, asked, answer.clone(), conversation.thread);
         }
-        return Ok(answer_response(&answer, conversation.thread, false, &model));
+        return Ok(answer_response(&answer, conversation.thread, None, &model));
     }
     // Streaming: the conversation runs in a task; its updates become chunks.
     let (tx, mut rx) = mpsc::unbounded_channel::<Update>();
@@ -473,12 +488,12 @@ async fn complete(state: AppState, request: Request) -> Result<Response, OpenAiE
                             let mut out = Vec::new();
                             // A failure ends the stream with an error event, as
                             // OpenAI's own streams do, so clients raise it.
-                            let (reply, failed) = match result {
+                            let (reply, failed, usage) = match result {
                                 Ok(c) => {
                                     let failed = c.error.as_deref().map(turn_failed);
-                                    (c.reply, failed)
+                                    (c.reply, failed, c.usage)
                                 }
-                                Err(e) => (String::new(), Some(OpenAiError::from(e))),
+                                Err(e) => (String::new(), Some(OpenAiError::from(e)), None),
                             };
                             // Whatever the stream did not carry (notes, a second
                             // agent's reply, the approval notice) comes last.
@@ -501,7 +516,15 @@ async fn complete(state: AppState, request: Request) -> Result<Response, OpenAiE
                                     out.push(SseEvent::default().data(error.body().to_string()))
                                 }
                                 None => {
-                                    out.push(chunk(&id, created, &model, json!({}), Some("stop")))
+                                    out.push(chunk(&id, created, &model, json!({}), Some("stop")));
+                                    if include_usage {
+                                        out.push(usage_chunk(
+                                            &id,
+                                            created,
+                                            &model,
+                                            usage_json(usage),
+                                        ));
+                                    }
                                 }
                             }
                             out.push(SseEvent::default().data("[DONE]"));
@@ -540,6 +563,35 @@ fn chunk(id: &str, created: i64, model: &str, delta: Value, finish: Option<&str>
     )
 }
 
+/// The last chunk of a stream that asked for `usage`: no choices, as
+/// OpenAI sends it (`usage` is null when a provider reported no tokens).
+fn usage_chunk(id: &str, created: i64, model: &str, usage: Value) -> SseEvent {
+    SseEvent::default().data(
+        json!({
+            "id": id,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+            "choices": [],
+            "usage": usage,
+        })
+        .to_string(),
+    )
+}
+
+/// A conversation's tokens in OpenAI's terms: every model call of every
+/// turn it took, summed; null when a provider did not report them.
+fn usage_json(usage: Option<Usage>) -> Value {
+    match usage {
+        Some(u) => json!({
+            "prompt_tokens": u.input_tokens,
+            "completion_tokens": u.output_tokens,
+            "total_tokens": u.input_tokens + u.output_tokens,
+        }),
+        None => Value::Null,
+    }
+}
+
 fn completion(conversation: &Conversation, model: &str) -> Value {
     json!({
         "id": format!("chatcmpl-helm-{}-{}", conversation.thread, conversation.message),
@@ -551,8 +603,9 @@ fn completion(conversation: &Conversation, model: &str) -> Value {
             "message": {"role": "assistant", "content": conversation.reply},
             "finish_reason": "stop",
         }],
-        // No `usage`: the agent's turns may take several model calls, on
-        // models that report tokens differently; zeros would be false.
+        // The agent may take several model calls (and Skipper some of its
+        // own): `usage` counts them all; null when one was not reported.
+        "usage": usage_json(conversation.usage),
         "helm": {
             "thread": conversation.thread.0,
             "state": conversation.state.map(|s| s.to_string()),
@@ -561,16 +614,22 @@ fn completion(conversation: &Conversation, model: &str) -> Value {
     })
 }
 
-/// A remembered (or fresh) answer as a response, streamed when asked.
-fn answer_response(answer: &Value, thread: ThreadId, stream_it: bool, model: &str) -> Response {
-    let mut response = if stream_it {
+/// A remembered (or fresh) answer as a response; streamed when `stream`
+/// says whether to end with the usage chunk.
+fn answer_response(
+    answer: &Value,
+    thread: ThreadId,
+    stream: Option<bool>,
+    model: &str,
+) -> Response {
+    let mut response = if let Some(include_usage) = stream {
         let content = answer
             .pointer("/choices/0/message/content")
             .cloned()
             .unwrap_or(Value::Null);
         let id = format!("chatcmpl-helm-{thread}");
         let created = jiff::Timestamp::now().as_second();
-        let events = vec![
+        let mut events = vec![
             chunk(
                 &id,
                 created,
@@ -579,8 +638,12 @@ fn answer_response(answer: &Value, thread: ThreadId, stream_it: bool, model: &st
                 None,
             ),
             chunk(&id, created, model, json!({}), Some("stop")),
-            SseEvent::default().data("[DONE]"),
         ];
+        if include_usage {
+            let usage = answer.get("usage").cloned().unwrap_or(Value::Null);
+            events.push(usage_chunk(&id, created, model, usage));
+        }
+        events.push(SseEvent::default().data("[DONE]"));
         Sse::new(stream::iter(events.into_iter().map(Ok::<_, Infallible>))).into_response()
     } else {
         Json(answer.clone()).into_response()

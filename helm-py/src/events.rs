@@ -246,6 +246,10 @@ pub struct Reply {
     /// The approvals `ask` stopped at (state `waiting`): the agent goes on
     /// once the Captain or an admin gives them.
     pub waiting_for: Vec<i64>,
+    /// The tokens every model call of the run used (the agent's, and
+    /// Skipper's when it was called in); `None` when a provider reported
+    /// none or the run stopped at an approval.
+    pub usage: Option<crate::records::Usage>,
 }
 
 #[pymethods]
@@ -281,6 +285,7 @@ impl From<RunResult> for Reply {
             turn_id: r.turn_id,
             error: r.error,
             waiting_for: r.waiting_for,
+            usage: r.usage.map(Into::into),
         }
     }
 }

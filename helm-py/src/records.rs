@@ -41,6 +41,41 @@ impl From<m::User> for User {
     }
 }
 
+/// The tokens a run's model calls used, as the providers reported them.
+#[pyclass(frozen, get_all, eq, module = "onehelm")]
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Usage {
+    /// Prompt tokens, over every model call.
+    pub input_tokens: u64,
+    /// Completion tokens, over every model call.
+    pub output_tokens: u64,
+}
+
+#[pymethods]
+impl Usage {
+    /// Both counts together.
+    #[getter]
+    fn total_tokens(&self) -> u64 {
+        self.input_tokens + self.output_tokens
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Usage(input_tokens={}, output_tokens={})",
+            self.input_tokens, self.output_tokens
+        )
+    }
+}
+
+impl From<helm_core::provider::Usage> for Usage {
+    fn from(u: helm_core::provider::Usage) -> Self {
+        Usage {
+            input_tokens: u.input_tokens,
+            output_tokens: u.output_tokens,
+        }
+    }
+}
+
 /// The model that serves a channel's turns, and the level that chose it.
 #[pyclass(frozen, get_all, module = "onehelm")]
 #[derive(Clone)]
@@ -497,6 +532,7 @@ pub fn clip(text: &str) -> String {
 pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<User>()?;
     module.add_class::<Model>()?;
+    module.add_class::<Usage>()?;
     module.add_class::<Message>()?;
     module.add_class::<ToolAction>()?;
     module.add_class::<MemoryItem>()?;

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use helm_core::ErrorKind;
 use helm_core::model::{Thread, ThreadId};
+use helm_core::provider::Usage;
 use helm_core::runtime::follow::{Ended, Follow, Followed};
 use helm_core::runtime::wake::addressed;
 
@@ -81,6 +82,9 @@ pub struct RunResult {
     /// The approvals the run stopped at (`ask`), which someone who may
     /// decide them has to give before the agent goes on.
     pub waiting_for: Vec<i64>,
+    /// The tokens of every turn of the run, summed; `None` when a turn did
+    /// not end (the run stopped at an approval) or its provider reported none.
+    pub usage: Option<Usage>,
 }
 
 /// How far a run is followed.
@@ -136,10 +140,17 @@ pub async fn run(
     }
     let mut actions = Vec::new();
     let mut waiting_for = Vec::new();
+    let mut usage = Some(Usage::default());
     let last = loop {
         let event = feed.next().await?;
         let mut asked = None;
         for step in follow.absorb(event.body) {
+            if let Followed::Ended(ended) = &step {
+                usage = usage.zip(ended.turn.usage).map(|(sum, u)| Usage {
+                    input_tokens: sum.input_tokens + u.input_tokens,
+                    output_tokens: sum.output_tokens + u.output_tokens,
+                });
+            }
             if let Followed::ApprovalRequested(approval) = &step {
                 asked = approval.turn_id.map(|turn| (approval.id, turn));
             }
@@ -154,6 +165,7 @@ pub async fn run(
             && let Some((approval, turn)) = asked
         {
             waiting_for.push(approval);
+            usage = None;
             break TurnOutcome {
                 turn_id: turn.0,
                 agent: follow
@@ -177,6 +189,7 @@ pub async fn run(
         turn_id: last.turn_id,
         error: last.error,
         waiting_for,
+        usage,
     })
 }
 

@@ -23,6 +23,10 @@ def test_the_same_script_through_a_server(server_factory: Any) -> None:
     assert reply.text == "Wrote plan.md."
     assert [a.tool for a in reply.actions] == ["write_file"]
     assert reply.model is not None and reply.model.provider == "mock"
+    # Two model calls (the tool step and the answer), 10 + 5 tokens each.
+    assert reply.usage is not None
+    assert (reply.usage.input_tokens, reply.usage.output_tokens) == (20, 10)
+    assert reply.usage.total_tokens == 30 and "input_tokens=20" in repr(reply.usage)
     assert launch.files.read("plan.md") == "# Plan from the server\n"
     launch.files.write("notes.md", "kept")
     assert [e.name for e in launch.files.list()] == ["notes.md", "plan.md"]

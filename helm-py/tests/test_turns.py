@@ -33,6 +33,8 @@ def test_ask_runs_a_tool_and_the_file_is_in_the_workspace(data: Path) -> None:
         assert reply.text == "I wrote plan.md." and str(reply) == reply.text
         assert reply.state == "completed"
         assert reply.model is not None and reply.model.provider == "py"
+        # A Python provider reports no token counts: none are made up.
+        assert reply.usage is None
         assert [(a.tool, a.status) for a in reply.actions] == [("write_file", "ok")]
         assert launch.files.read("plan.md") == "# Launch plan\n"
         # The provider saw the tool's result on its second call.

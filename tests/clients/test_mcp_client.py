@@ -55,6 +55,8 @@ async def conversation(client: Client) -> None:
     assert ANSWER in text(sent)
     thread = sent.structured_content["thread"]
     assert any(m and "launch" in m.lower() for m in progress), progress
+    # The mock model reports 10 prompt and 5 completion tokens per call.
+    assert sent.structured_content["usage"] == {"input_tokens": 10, "output_tokens": 5}
 
     again = await client.call_tool(
         "send_message", {"channel": "launch", "text": "And then?", "thread": thread}

@@ -80,6 +80,23 @@ def test_streaming_carries_the_reply_in_chunks_without_tool_calls(base, workspac
     assert finish == "stop"
 
 
+def test_a_stream_that_asks_for_usage_ends_with_it(base, workspace):
+    c = client(base, workspace["captain"])
+    raw = c.chat.completions.with_raw_response.create(
+        model="launch",
+        messages=[{"role": "user", "content": "Count the tokens, please."}],
+        stream=True,
+        stream_options={"include_usage": True},
+    )
+    chunks = list(raw.parse())
+    assert chunks[-1].choices == [] and chunks[-1].usage is not None
+    assert (chunks[-1].usage.prompt_tokens, chunks[-1].usage.completion_tokens) == (10, 5)
+    assert all(ch.usage is None for ch in chunks[:-1])
+    # The turn keeps its own count.
+    thread = workspace["api"].get(f"/api/threads/{raw.headers['x-helm-thread']}").json()
+    assert [t["usage"] for t in thread["turns"]] == [{"input_tokens": 10, "output_tokens": 5}]
+
+
 def test_an_idempotency_key_answers_a_retry_without_posting_twice(base, workspace):
     c = client(base, workspace["captain"])
     key = {"Idempotency-Key": "retry-0001"}
@@ -194,7 +211,10 @@ def test_what_helm_cannot_honour_is_refused_not_ignored(base, workspace):
     first = c.chat.completions.create(
         model="launch", messages=[{"role": "user", "content": "First."}], extra_headers=key
     )
-    assert first.usage is None, "no made-up token counts"
+    # The mock model reports 10 prompt and 5 completion tokens per call.
+    assert first.usage is not None
+    assert (first.usage.prompt_tokens, first.usage.completion_tokens) == (10, 5)
+    assert first.usage.total_tokens == 15
     with pytest.raises(openai.UnprocessableEntityError) as reused:
         c.chat.completions.create(
             model="launch", messages=[{"role": "user", "content": "Another."}], extra_headers=key

@@ -80,10 +80,19 @@ pub async fn run(ctx: &Ctx, cmd: ThreadCommand) -> Result<i32> {
                             )
                         })
                         .unwrap_or_default();
+                    // An agent's reply says what its turn's model calls used.
+                    let tokens = view
+                        .turns
+                        .iter()
+                        .find(|t| t.reply_message_id == m.id)
+                        .and_then(|t| t.usage)
+                        .map(|u| format!(", {} tokens in, {} out", u.input_tokens, u.output_tokens))
+                        .unwrap_or_default();
                     out.push_str(&format!(
-                        "\n{when} {}{}{}:\n{}\n",
+                        "\n{when} {}{}{}{}:\n{}\n",
                         m.author.display(),
                         served,
+                        tokens,
                         status,
                         m.content
                     ));

@@ -224,7 +224,9 @@ async fn the_commands_work_through_a_server() -> anyhow::Result<()> {
     let shown = server.run(&["thread", "show", &id])?;
     ok(&shown)?;
     assert!(
-        shown.stdout.contains("@launch-agent via mock/mock-model"),
+        shown
+            .stdout
+            .contains("@launch-agent via mock/mock-model, 20 tokens in, 10 out"),
         "{}",
         shown.stdout
     );

@@ -99,8 +99,11 @@ async fn say_streams_the_reply_and_the_tool_activity() -> anyhow::Result<()> {
     let threads = cli.run(&["thread", "list", "launch", "--json"])?.json()?;
     assert_eq!(threads[0]["title"], "write the plan");
     let shown = cli.run(&["thread", "show", "1"])?;
+    // With what the turn's model calls used (the mock reports 10 and 5 a call).
     assert!(
-        shown.stdout.contains("@launch-agent via mock/mock-model"),
+        shown
+            .stdout
+            .contains("@launch-agent via mock/mock-model, 10 tokens in, 5 out:"),
         "{}",
         shown.stdout
     );

@@ -13,6 +13,7 @@ use tokio::sync::broadcast::error::RecvError;
 use crate::error::{Error, Result};
 use crate::events::EventBody;
 use crate::model::{Approval, ApprovalStatus, ChannelRef, MessageId, ThreadId, TurnState, User};
+use crate::provider::Usage;
 use crate::runtime::wake::addressed;
 
 use super::Helm;
@@ -60,6 +61,10 @@ pub struct Conversation {
     pub error: Option<String>,
     /// Approvals the turn waits for, if it stopped for one.
     pub waiting_for: Vec<Approval>,
+    /// The tokens the turns' model calls used, summed; `None` unless every
+    /// turn has ended and its provider reported them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
 }
 
 impl Helm {
@@ -179,6 +184,16 @@ impl Helm {
             ));
         }
         let state = ours.last().map(|t| t.state).filter(|s| s.is_final());
+        let usage = if ours.is_empty() {
+            None
+        } else {
+            ours.iter().try_fold(Usage::default(), |sum, turn| {
+                turn.usage.map(|u| Usage {
+                    input_tokens: sum.input_tokens + u.input_tokens,
+                    output_tokens: sum.output_tokens + u.output_tokens,
+                })
+            })
+        };
         let error = ours
             .last()
             .filter(|t| t.state == TurnState::Failed)
@@ -195,6 +210,7 @@ impl Helm {
             state,
             error,
             waiting_for,
+            usage,
         })
     }
 }

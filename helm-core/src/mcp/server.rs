@@ -268,6 +268,9 @@ impl HelmMcpServer {
                     "state": conversation.state.map(|s| s.to_string()),
                     "error": conversation.error,
                     "waiting_for_approval": conversation.waiting_for.iter().map(|a| a.id).collect::<Vec<_>>(),
+                    // Tokens of every model call the message set off, when
+                    // every provider reported them.
+                    "usage": conversation.usage,
                 });
                 let text = format!("{}\n\n(thread {})", conversation.reply, conversation.thread);
                 // A failed turn is the tool failing, though the thread (and

@@ -204,6 +204,10 @@ pub struct Turn {
     /// Model calls made so far: while the turn runs, those whose tools have
     /// started; at its end, all of them.
     pub steps: u32,
+    /// The tokens its model calls used, summed, as the provider reported
+    /// them; `None` while it runs and when no call reported any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<crate::provider::Usage>,
     /// How many agent-to-agent hops led to this turn (0 when a person woke it).
     #[serde(default)]
     pub hop: u32,

@@ -112,3 +112,13 @@ pub(crate) fn capability_note(change: &CapabilityChange, record: &ChannelRecord)
         change.by, change.description, record.channel.name, record.agent.handle
     )
 }
+
+/// A turn's stored token counts as its usage: none when both are 0, since
+/// every model call that reports usage reports input tokens, and turns
+/// whose calls reported nothing keep the columns' default.
+pub(crate) fn stored_usage(input: i64, output: i64) -> Option<crate::provider::Usage> {
+    (input > 0 || output > 0).then(|| crate::provider::Usage {
+        input_tokens: u64::try_from(input).unwrap_or(0),
+        output_tokens: u64::try_from(output).unwrap_or(0),
+    })
+}

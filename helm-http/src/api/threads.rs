@@ -185,6 +185,10 @@ pub struct Turn {
     pub error: Option<String>,
     /// Model calls made.
     pub steps: u32,
+    /// The tokens its model calls used, as the provider reported them
+    /// (absent while it runs, and when the provider reports none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<TokenUsage>,
     /// When it was admitted.
     pub queued_at: Timestamp,
     /// When it started.
@@ -212,9 +216,28 @@ impl From<m::Turn> for Turn {
             escalation_id: t.escalation_id.map(|e| e.0),
             error: t.error,
             steps: t.steps,
+            usage: t.usage.map(Into::into),
             queued_at: t.queued_at,
             started_at: t.started_at,
             finished_at: t.finished_at,
+        }
+    }
+}
+
+/// Tokens used by a turn's model calls, summed.
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+pub struct TokenUsage {
+    /// Prompt tokens, over every model call of the turn.
+    pub input_tokens: u64,
+    /// Completion tokens, over every model call of the turn.
+    pub output_tokens: u64,
+}
+
+impl From<helm_core::provider::Usage> for TokenUsage {
+    fn from(u: helm_core::provider::Usage) -> Self {
+        TokenUsage {
+            input_tokens: u.input_tokens,
+            output_tokens: u.output_tokens,
         }
     }
 }

@@ -36,6 +36,7 @@ __all__ = [
     "TextDelta",
     "ToolCall",
     "ToolResult",
+    "Usage",
     "ApprovalRequested",
     "AsyncApprovalRequested",
     "SkipperCalled",
@@ -376,6 +377,17 @@ class Reply:
     def error(self) -> str | None: ...
     @property
     def waiting_for(self) -> list[int]: ...
+    @property
+    def usage(self) -> Usage | None: ...
+
+@final
+class Usage:
+    @property
+    def input_tokens(self) -> int: ...
+    @property
+    def output_tokens(self) -> int: ...
+    @property
+    def total_tokens(self) -> int: ...
 
 @final
 class TurnStream:

@@ -13,8 +13,10 @@ use helm_core::model::{
 use helm_core::model::{AuthorType, ThreadId};
 use helm_core::store::{
     AuditRecord, ChannelFilter, InviteAcceptance, MemoryFilter, NewAgent, NewApiToken, NewInvite,
-    NewMemory, NodeAddress, NodeRecord, PolicyScope, message_tokens,
+    NewMemory, NodeAddress, NodeRecord, PolicyScope, TurnFinish, message_tokens,
 };
+
+use helm_core::provider::Usage;
 
 use super::fixtures::{Fixture, bootstrap_plan, completed, failing_world, no_world};
 use super::{Subject, Tamper};
@@ -269,6 +271,64 @@ pub async fn thread_tail_keeps_to_its_budget(s: &Subject) -> anyhow::Result<()> 
     ensure!(tail.newest_omitted == Some(all[17].id));
     let whole = f.store.thread_tail(thread, None, usize::MAX).await?;
     ensure!(whole.omitted == 0 && whole.recent.len() == 20, "all fit");
+    Ok(())
+}
+
+/// A finished turn reads back with the tokens its model calls reported, and
+/// with none when they reported nothing (no zeros made up).
+pub async fn a_finished_turn_keeps_its_token_counts(s: &Subject) -> anyhow::Result<()> {
+    let f = Fixture::new(s.store.as_ref()).await?;
+    let research = f.channel("research").await?;
+    let mut turns = Vec::new();
+    for (text, usage) in [
+        (
+            "@research count",
+            Usage {
+                input_tokens: 1200,
+                output_tokens: 34,
+            },
+        ),
+        ("@research again", Usage::default()),
+    ] {
+        let asked = f.post(&research, None, text, true).await?;
+        let turn = asked.turn.context("a mention wakes")?;
+        f.store.start_turn(turn.id, None).await?.context("claim")?;
+        let finish = TurnFinish {
+            usage,
+            ..completed("Counted")
+        };
+        let ended = f
+            .store
+            .finish_turn(turn.id, finish)
+            .await?
+            .context("ends")?;
+        turns.push((turn, ended));
+    }
+    let (counted, ended) = &turns[0];
+    ensure!(
+        ended.usage
+            == Some(Usage {
+                input_tokens: 1200,
+                output_tokens: 34
+            }),
+        "the finished turn carries its usage: {:?}",
+        ended.usage
+    );
+    let read = s.store.thread_turns(counted.thread_id).await?;
+    ensure!(
+        read.first().and_then(|t| t.usage)
+            == Some(Usage {
+                input_tokens: 1200,
+                output_tokens: 34
+            }),
+        "read back: {read:?}"
+    );
+    let (unreported, _) = &turns[1];
+    let read = s.store.thread_turns(unreported.thread_id).await?;
+    ensure!(
+        read.first().is_some_and(|t| t.usage.is_none()),
+        "no counts reported, none read: {read:?}"
+    );
     Ok(())
 }
 

@@ -51,6 +51,7 @@ macro_rules! store_conformance {
             events_follow_commit_order_and_catch_up,
             thread_tail_keeps_to_its_budget,
             follow_ups_wake_the_agent_while_one_human_speaks,
+            a_finished_turn_keeps_its_token_counts,
             memory_records_are_listed_and_recalled,
             audit_chain_is_checked,
             turns_are_claimed_in_order_once,

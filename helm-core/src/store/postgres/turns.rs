@@ -14,7 +14,7 @@ pub(crate) mod lease;
 mod tools;
 
 use crate::store::postgres::prepared::Db;
-use crate::store::rules::thread_status_after;
+use crate::store::rules::{stored_usage, thread_status_after};
 use std::collections::HashMap;
 
 use async_trait::async_trait;
@@ -43,7 +43,9 @@ use crate::store::types::{
 pub(crate) const COLUMNS: &str = "t.id, t.channel_id, t.thread_id, t.agent_id, \
     t.trigger_message_id, t.reply_message_id, t.state, t.provider, t.model, t.error, t.steps, \
     t.queued_at, t.started_at, t.finished_at, t.hop, t.escalation_id, t.requested_by, \
-    t.model_level";
+    t.model_level, t.input_tokens, t.output_tokens";
+/// The index of the first column a query selects after [`COLUMNS`].
+const AFTER_COLUMNS: usize = 20;
 
 /// A turn from the [`COLUMNS`].
 pub(crate) fn turn_at(row: &Row) -> Result<Turn> {
@@ -72,6 +74,7 @@ pub(crate) fn turn_at(row: &Row) -> Result<Turn> {
             Some(_) => Some(parsed(row, 17)?),
             None => None,
         },
+        usage: stored_usage(row.get(18), row.get(19)),
     })
 }
 
@@ -271,7 +274,7 @@ async fn runnable(c: &impl Db, capacity: u32) -> Result<Vec<Turn>> {
         let turn = turn_at(row)?;
         let used = *running
             .entry(turn.agent_id)
-            .or_insert_with(|| count(row.get(18)));
+            .or_insert_with(|| count(row.get(AFTER_COLUMNS)));
         if used < capacity {
             running.insert(turn.agent_id, used + 1);
             out.push(turn);
@@ -382,7 +385,7 @@ async fn start(
         Err(e) => return Err(failed("starting a turn")(e)),
     };
     let turn = turn_at(&row)?;
-    let token: i64 = row.get(18);
+    let token: i64 = row.get(AFTER_COLUMNS);
     let served = turn.served_by.clone();
     c.execute(
         "UPDATE messages SET status = 'streaming', provider = $2, model = $3, updated = $4
@@ -518,7 +521,7 @@ pub(crate) async fn finish(
         return Ok(None);
     };
     let turn = turn_at(&row)?;
-    let first_delta: Option<i64> = row.get(18);
+    let first_delta: Option<i64> = row.get(AFTER_COLUMNS);
     let reply_status = match finish.state {
         TurnState::Completed | TurnState::Waiting => MessageStatus::Complete,
         TurnState::Failed => MessageStatus::Failed,

@@ -1,7 +1,7 @@
 //! Turns as rows: admission, claiming, streaming text into the reply, and the
 //! single finalizer that moves a turn to its end state.
 
-use crate::store::rules::thread_status_after;
+use crate::store::rules::{stored_usage, thread_status_after};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::Tx;
@@ -18,7 +18,7 @@ use crate::store::types::{Admission, AdmissionModel, TurnFinish};
 
 const COLUMNS: &str = "id, channel_id, thread_id, agent_id, trigger_message_id, \
     reply_message_id, state, provider, model, error, steps, queued_at, started_at, finished_at, \
-    hop, escalation_id, requested_by, model_level";
+    hop, escalation_id, requested_by, model_level, input_tokens, output_tokens";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<Turn> {
     let provider: Option<String> = r.get(7)?;
@@ -44,6 +44,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Turn> {
             Some(_) => Some(parsed(r, 17)?),
             None => None,
         },
+        usage: stored_usage(r.get(18)?, r.get(19)?),
     })
 }
 
