@@ -44,6 +44,7 @@ const PATHS = {
   eye: "M2 12s3.5-7 10-7 10 7 10 7-3.5 7-10 7S2 12 2 12zM12 15a3 3 0 1 0 0-6 3 3 0 0 0 0 6z",
   logout: "M15 4h4v16h-4M10 8l-4 4 4 4M6 12h10",
   pin: "M9 4h6l-1 6 3 3H7l3-3zM12 13v7",
+  note: "M14 3H6a1 1 0 0 0-1 1v16a1 1 0 0 0 1 1h12a1 1 0 0 0 1-1V8zM14 3v5h5M8.5 13h7M8.5 17h4",
 } as const;
 
 export type IconName = keyof typeof PATHS;
