@@ -51,6 +51,9 @@ test("with no model yet: the Captain is shown the way to connect one, a member w
   await refused.getByText("Details").click();
   await refused.getByText(/no session, channel or workspace choice names a provider/).waitFor();
   assert.equal(await composer.inputValue(), "hello, anyone there?", "the message stays in the box");
+  // The header's chip leads the Captain to where a model is chosen.
+  await page.locator(".agent-card").getByRole("link", { name: "no model yet" }).waitFor();
+  assert.equal(await page.locator(".agent-card").getByRole("link", { name: "no model yet" }).getAttribute("href"), "/c/main/settings");
   assert.deepEqual(await axeViolations(page), [], "axe-core on #main with no model");
   await screenshot(page, "no-model-captain");
   await refused.getByRole("link", { name: "Connect a model" }).click();
@@ -66,6 +69,9 @@ test("with no model yet: the Captain is shown the way to connect one, a member w
   const bob = await openPage(context, `${stack.url}/c/main`);
   bob.allowErrors(/status of 409 \(Conflict\)/);
   await bob.getByRole("status").filter({ hasText: "No model is connected yet" }).getByText("Ask the Captain to connect a model.").waitFor();
+  // The header's chip too: no link to a Settings page where Bob could not change it, but whom to ask.
+  await bob.locator(".agent-card").getByText("no model yet: ask the Captain").waitFor();
+  assert.equal(await bob.locator(".agent-card").getByRole("link", { name: /no model/ }).count(), 0);
   const bobComposer = bob.getByLabel("Message #main: ask Skipper anything");
   await bobComposer.fill("hello?");
   await bobComposer.press("Enter");

@@ -3,7 +3,8 @@
 // deleted, threads resolved and reopened, memory edited and forgotten, a
 // queued turn and Stop, a mention notifying the person named, several
 // terminals, a failed reply (said once, in words) retried, the reply box
-// saying whether a reply wakes the agent, the command palette. First run is done through the API here (the journey suite
+// saying whether a reply wakes the agent (and the feed counting only the
+// replies the thread shows), the command palette. First run is done through the API here (the journey suite
 // covers it in the browser).
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
@@ -322,6 +323,9 @@ test("a failed reply is said once, in words; Retry asks again; the reply box say
   await log.getByText(/HTTP 500 Internal Server Error from http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions: upstream exploded \(gave up after 3 retries\)/).waitFor();
   // The feed says it in words too.
   await page.getByRole("region", { name: "Messages in #notes" }).getByText("A reply failed. The model could not be reached (HTTP 500).").waitFor();
+  // …and counts only what the thread shows: the failed reply, not Helm's hidden note.
+  const feedLink = page.getByRole("region", { name: "Messages in #notes" }).getByRole("link", { name: /what changed this week/ });
+  assert.match(await feedLink.innerText(), /^1 reply\b/, "Helm's hidden failure note is not counted as a reply");
   // A failed reply is no answer: a plain reply would reach nobody, and the box says so.
   await thread.getByText("@notes-agent has not answered in this thread, so this reply reaches only people.", { exact: false }).waitFor();
   await noAxeProblems("a thread with a failed reply");
@@ -333,6 +337,7 @@ test("a failed reply is said once, in words; Retry asks again; the reply box say
   await log.getByText("This week the docs moved to /workspace/docs.").waitFor();
   assert.equal(await log.getByText("@notes-agent what changed this week?").count(), 1, "the question once");
   assert.equal(await log.getByText("@notes-agent Please try that again.").count(), 1);
+  await waitFor("the feed to count the retry and its answer", async () => /^3 replies\b/.test(await feedLink.innerText()));
   // Now the agent answered and only Ada speaks: a plain reply wakes it, and the box says so.
   await thread.getByText("@notes-agent will answer this reply: it answered here, and only you are talking.").waitFor();
   await stack.mock.push({ text: "Nothing else changed." });

@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { LiveEvent } from "../api/events";
 import type { Message, Thread } from "../api/types";
+import { feedReplies, repliesShown } from "../lib/failure";
 import { applyMessageEvent, feedOf, messageSignal, putMessage, threadProgress } from "./messages";
 import { applyThreadEvent } from "./threads";
 
@@ -56,4 +57,30 @@ test("the feed takes each root once, in either order, and counts replies", () =>
     ],
   );
   assert.deepEqual(threadProgress(1).value, { replies: 1, latestReplyId: 11 });
+});
+
+test("Helm's hidden failure note is not counted as a reply", () => {
+  const feed = feedOf(7);
+  feed.value = { entries: [], loaded: true };
+  apply({ type: "thread.created", thread: thread(5, 50) });
+  apply({ type: "message.created", message: message(50, 5, "complete", "@launch-agent what changed?") });
+  apply({ type: "message.created", message: message(51, 5, "failed", "") });
+  const note: Message = { ...message(52, 5, "complete", "The turn failed: provider mock: HTTP 500"), author: { kind: "system" } as Message["author"] };
+  apply({ type: "message.created", message: note });
+  // One reply shown (the failed one, which says why); the note is the newest word.
+  assert.deepEqual(threadProgress(5).value, { replies: 1, latestReplyId: 52 });
+  apply({ type: "message.created", message: message(53, 5, "complete", "Please try that again.") });
+  assert.equal(threadProgress(5).value.replies, 2);
+});
+
+test("the feed's count leaves out a newest reply that is a failure note, and a whole thread is counted exactly", () => {
+  const note: Message = { ...message(62, 6, "complete", "This turn failed inside Helm: oops"), author: { kind: "system" } as Message["author"] };
+  assert.equal(feedReplies(2, note), 1);
+  assert.equal(feedReplies(2, message(63, 6, "complete", "fine")), 2);
+  assert.equal(feedReplies(0, null), 0);
+  const root = message(60, 6, "complete", "root");
+  assert.equal(repliesShown([root, message(61, 6, "failed", ""), note, message(64, 6, "complete", "again"), message(65, 6, "complete", "answer")], 60), 3);
+  // A stopped turn's note is shown, so it counts.
+  const stopped: Message = { ...message(66, 6, "complete", "Stopped."), author: { kind: "system" } as Message["author"] };
+  assert.equal(repliesShown([root, stopped], 60), 1);
 });

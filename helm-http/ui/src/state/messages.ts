@@ -6,6 +6,7 @@ import { batch, signal, type Signal } from "@preact/signals";
 import { api } from "../api/client";
 import type { LiveEvent } from "../api/events";
 import type { Message } from "../api/types";
+import { feedReplies, repliesShown, shownInThread } from "../lib/failure";
 import { putThread, threadSignal } from "./threads";
 
 const byId = new Map<number, Signal<Message>>();
@@ -76,7 +77,22 @@ export async function loadThreadMessages(thread: number, limit = 100): Promise<v
   batch(() => {
     page.items.forEach(putMessage);
     log.value = { ids: mergeIds(page.items.map((m) => m.id), log.value.ids), olderCursor: page.next_before ?? undefined, loaded: true };
+    countWholeThread(thread);
   });
+}
+
+/**
+ * Once every message of a thread is here, its reply count is exactly what
+ * the thread shows (the feed's count includes Helm's hidden failure notes).
+ */
+export function countWholeThread(thread: number): void {
+  const log = threadLog(thread).value;
+  if (!log.loaded || log.olderCursor !== undefined || log.ids.length === 0) return;
+  // The thread's first message is its root.
+  const root = threadSignal(thread)?.peek().root_message_id ?? log.ids[0];
+  const p = threadProgress(thread);
+  const replies = repliesShown(log.ids.map((id) => byId.get(id)?.peek()), root);
+  if (p.peek().replies !== replies) p.value = { ...p.peek(), replies };
 }
 
 /** Pages being fetched, so a list asking again meanwhile does not ask twice. */
@@ -106,6 +122,7 @@ async function loadOlderPage(thread: number, cursor: number, limit: number): Pro
   batch(() => {
     page.items.forEach(putMessage);
     log.value = { ...log.value, ids: mergeIds(page.items.map((m) => m.id), log.value.ids), olderCursor: page.next_before ?? undefined };
+    countWholeThread(thread);
   });
 }
 
@@ -172,7 +189,8 @@ async function loadFeedPage(channel: number, channelName: string, before?: numbe
       if (item.thread) putThread(item.thread);
       if (item.latest_reply) putMessage(item.latest_reply);
       if (item.thread) {
-        threadProgress(item.thread.id).value = { replies: item.replies, latestReplyId: item.latest_reply?.id };
+        threadProgress(item.thread.id).value = { replies: feedReplies(item.replies, item.latest_reply), latestReplyId: item.latest_reply?.id };
+        countWholeThread(item.thread.id);
       }
       entries.push({ messageId: item.message.id, threadId: item.thread?.id });
     }
@@ -217,8 +235,10 @@ function onCreated(message: Message): void {
   if (root === message.id) {
     if (feeds.has(channel)) addFeedEntries(channel, [{ messageId: message.id, threadId: thread }]);
   } else {
+    // Helm's failure note is not counted (the chat does not show it), but
+    // it is the newest word on the thread: the feed says it, in words.
     const p = threadProgress(thread);
-    p.value = { replies: p.value.replies + 1, latestReplyId: Math.max(message.id, p.value.latestReplyId ?? 0) };
+    p.value = { replies: p.value.replies + (shownInThread(message) ? 1 : 0), latestReplyId: Math.max(message.id, p.value.latestReplyId ?? 0) };
   }
   const log = logs.get(thread);
   if (log?.value.loaded) log.value = { ...log.value, ids: mergeIds(log.value.ids, [message.id]) };

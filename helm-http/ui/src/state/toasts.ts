@@ -16,7 +16,8 @@ let next = 1;
 export function toast(text: string, tone: Toast["tone"] = "info", href?: string): void {
   const id = next++;
   toasts.value = [...toasts.value.slice(-3), { id, text, tone, href }];
-  if (tone !== "error") setTimeout(() => dismiss(id), tone === "mention" ? 8000 : 4000);
+  // One that leads somewhere stays long enough to be followed.
+  if (tone !== "error") setTimeout(() => dismiss(id), tone === "mention" || href ? 8000 : 4000);
 }
 
 export function dismiss(id: number): void {

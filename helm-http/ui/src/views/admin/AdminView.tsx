@@ -2,6 +2,7 @@
 // providers, the approvals inbox, the audit log, the workspace's settings.
 import { isAdmin } from "../../state/session";
 import type { AdminSection } from "../../state/router";
+import { QuickNoteButton } from "../shell/QuickNote";
 import { DrawerButton } from "../shell/Shell";
 import { Approvals } from "./Approvals";
 import { Audit } from "./Audit";
@@ -24,6 +25,7 @@ export function AdminView({ section }: { section: AdminSection }) {
       <header class="admin-header">
         <DrawerButton />
         <h1>{TITLES[section]}</h1>
+        <QuickNoteButton />
       </header>
       <div class="page">
         {!isAdmin.value && section !== "approvals" ? (

@@ -8,12 +8,14 @@ import { api, describeError } from "../../api/client";
 import type { ChannelDetail } from "../../api/types";
 import { Icon, type IconName } from "../../components/Icon";
 import { StatusDot, statusWord } from "../../components/StatusDot";
+import { isAdmin } from "../../state/session";
 import { channelByName, loadChannel, type ChannelEntry } from "../../state/channels";
 import { composerInsert } from "../../state/composer";
 import { CHANNEL_VIEWS, channelPath, navigate, route, type ChannelViewName } from "../../state/router";
 import { toast } from "../../state/toasts";
 import { Chat } from "../chat/Chat";
-import { NoModelBanner } from "../chat/NoModel";
+import { NoModelBanner, NO_MODEL_ASK } from "../chat/NoModel";
+import { QuickNoteButton } from "../shell/QuickNote";
 import { DrawerButton } from "../shell/Shell";
 import { Activity } from "./Activity";
 import { Files } from "./Files";
@@ -162,12 +164,19 @@ function Header({ entry, detail }: { entry: ChannelEntry; detail?: ChannelDetail
                 </a>
               </>
             )}
+            {/* No model: the Captain and admins go where one is chosen; others are told whom to ask (as NoModel.tsx says it). */}
             {detail && !model && (
               <>
                 {" · "}
-                <a href={channelPath(channel.name, "settings")} class="model-chip warn">
-                  no model yet
-                </a>
+                {isAdmin.value ? (
+                  <a href={channelPath(channel.name, "settings")} class="model-chip warn" title="Choose a model in Settings, or connect one under Workspace → Providers">
+                    no model yet
+                  </a>
+                ) : (
+                  <span class="model-chip warn" title={NO_MODEL_ASK}>
+                    no model yet: ask the Captain
+                  </span>
+                )}
               </>
             )}
           </span>
@@ -178,6 +187,7 @@ function Header({ entry, detail }: { entry: ChannelEntry; detail?: ChannelDetail
           <Icon name="skipper" size={16} /> Ask @skipper
         </button>
       )}
+      <QuickNoteButton />
     </header>
   );
 }

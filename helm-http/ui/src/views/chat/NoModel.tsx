@@ -8,6 +8,9 @@ import { isAdmin } from "../../state/session";
 
 export const PROVIDERS_PATH = "/admin/providers";
 
+/** What a member (who cannot connect one) is told to do; the channel header says it too. */
+export const NO_MODEL_ASK = "Ask the Captain to connect a model.";
+
 /** The next step, for whoever is signed in. */
 function NextStep() {
   return isAdmin.value ? (
@@ -15,7 +18,7 @@ function NextStep() {
       Connect a model
     </a>
   ) : (
-    <span>Ask the Captain to connect a model.</span>
+    <span>{NO_MODEL_ASK}</span>
   );
 }
 

@@ -11,7 +11,7 @@ import { ErrorNote } from "../../components/Field";
 import { Icon } from "../../components/Icon";
 import { Time } from "../../components/Time";
 import { VirtualList } from "../../components/VirtualList";
-import { isFailureNote } from "../../lib/failure";
+import { shownInThread } from "../../lib/failure";
 import { useRetryOnReconnect } from "../../lib/reconnect";
 import { escalations, loadThreadActions } from "../../state/activity";
 import { channelById, loadChannel, type ChannelEntry } from "../../state/channels";
@@ -78,7 +78,7 @@ export function ThreadPanel({ entry, thread, onUpload }: { entry: ChannelEntry; 
     // A failed turn's reply says why itself (MessageItem): Helm's note
     // repeating it, with the provider's raw reason, is left out, so the
     // failure shows once.
-    const shown = log.ids.filter((id) => !isFailureNote(messageSignal(id)?.peek()));
+    const shown = log.ids.filter((id) => shownInThread(messageSignal(id)?.peek()));
     const list: Row[] = shown.map((id) => ({ kind: "message", id, at: id }));
     if (calls.length === 0) return list;
     // A call for Skipper goes just before the first message after it.
@@ -101,7 +101,7 @@ export function ThreadPanel({ entry, thread, onUpload }: { entry: ChannelEntry; 
 
   useEffect(() => {
     const esc = (e: KeyboardEvent) => {
-      if (e.key === "Escape" && !document.querySelector("dialog[open], .palette")) close();
+      if (e.key === "Escape" && !document.querySelector("dialog[open], .palette, .quick-note")) close();
     };
     window.addEventListener("keydown", esc);
     return () => window.removeEventListener("keydown", esc);

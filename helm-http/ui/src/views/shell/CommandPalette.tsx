@@ -11,6 +11,7 @@ import { matchScore } from "../../lib/match";
 import { channelPath, coworkPath, filesPath, navigate, recallPath, route } from "../../state/router";
 import { isAdmin } from "../../state/session";
 import { knownThreads, loadThreads } from "../../state/threads";
+import { openQuickNote } from "./QuickNote";
 import { overlay } from "./Shell";
 
 interface Entry {
@@ -65,6 +66,7 @@ export function CommandPalette({ onClose }: { onClose: () => void }) {
       all.push({ id: "a-cowork", icon: "cowork", title: `Cowork in #${currentChannel}`, detail: "notes, whiteboards, code, docs, presentations", run: () => navigate(coworkPath(currentChannel)) });
     }
     all.push({ id: "a-create", icon: "plus", title: "Create a channel", run: () => (overlay.value = "create") });
+    all.push({ id: "a-note", icon: "note", title: "Write a quick note", run: openQuickNote });
     all.push({ id: "a-keys", icon: "keyboard", title: "Keyboard shortcuts", run: () => (overlay.value = "shortcuts") });
     if (isAdmin.value) {
       all.push({ id: "a-people", icon: "users", title: "People and invitations", run: () => navigate("/admin/people") });

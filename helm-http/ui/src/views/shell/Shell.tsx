@@ -1,6 +1,6 @@
 // The signed-in workspace: the channel sidebar beside the current view,
 // plus what floats over everything (the offline banner, notices, the
-// command palette, the shortcut sheet, the create-channel dialog).
+// command palette, the shortcut sheet, the create-channel dialog, Quick Note).
 import { signal } from "@preact/signals";
 import { useEffect } from "preact/hooks";
 import { Icon } from "../../components/Icon";
@@ -11,11 +11,12 @@ import { ChannelView } from "../channel/ChannelView";
 import { CreateChannel } from "../channel/CreateChannel";
 import { CommandPalette } from "./CommandPalette";
 import { OfflineBanner } from "./OfflineBanner";
+import { openQuickNote, QuickNote } from "./QuickNote";
 import { Shortcuts } from "./Shortcuts";
 import { Sidebar } from "./Sidebar";
 import { Toasts } from "./Toasts";
 
-export type Overlay = "palette" | "shortcuts" | "create" | undefined;
+export type Overlay = "palette" | "shortcuts" | "create" | "note" | undefined;
 export const overlay = signal<Overlay>(undefined);
 /** On narrow screens the sidebar is a drawer. */
 export const drawerOpen = signal(false);
@@ -40,6 +41,9 @@ export function Shell() {
       } else if (e.key === "c" && overlay.value === undefined) {
         e.preventDefault();
         overlay.value = "create";
+      } else if (e.key === "n" && overlay.value === undefined) {
+        e.preventDefault();
+        openQuickNote();
       }
     };
     window.addEventListener("keydown", keys);
@@ -104,6 +108,7 @@ export function Shell() {
       {overlay.value === "palette" && <CommandPalette onClose={() => (overlay.value = undefined)} />}
       {overlay.value === "shortcuts" && <Shortcuts onClose={() => (overlay.value = undefined)} />}
       {overlay.value === "create" && <CreateChannel onClose={() => (overlay.value = undefined)} />}
+      {overlay.value === "note" && <QuickNote onClose={() => (overlay.value = undefined)} />}
     </div>
   );
 }

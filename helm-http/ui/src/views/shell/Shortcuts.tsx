@@ -4,12 +4,14 @@ import { Dialog } from "../../components/Dialog";
 const SHORTCUTS: [string, string][] = [
   ["Ctrl K or ⌘ K", "Jump to a channel, thread or file"],
   ["c", "Create a channel"],
+  ["n", "Write a quick note (into a channel's /workspace/notes)"],
+  ["Ctrl Enter or ⌘ Enter", "Save the quick note"],
   ["?", "Show these shortcuts"],
   ["Enter", "Send the message"],
   ["Shift Enter", "New line in a message"],
   ["@", "Mention the agent, Skipper or a person"],
   ["↑ ↓ then Enter", "Pick a mention or a palette result"],
-  ["Escape", "Close a dialog, the palette or a thread"],
+  ["Escape", "Close a dialog, the palette, the quick note or a thread"],
   ["Ctrl S or ⌘ S", "Save the file open in Cowork"],
   ["→ ← Space", "Next and previous slide while presenting"],
 ];
