@@ -32,6 +32,17 @@ pub struct ContextInputs<'a> {
     pub pinned: &'a [MemoryItem],
 }
 
+/// Where people edit the workspace's files with the agent (the web UI's
+/// Cowork, spec §8.3), so what the agent makes there opens in it: the
+/// folders, their formats, and what a path at the end of a message means.
+const COWORK: &str = "\nPeople edit some folders of /workspace with you directly (Cowork): \
+     notes/ (Markdown notes), docs/ (Markdown documents), code/, presentations/ (Markdown \
+     slides, a line holding only --- between slides) and whiteboards/ (standalone SVG, \
+     viewBox 0 0 1600 1000, shapes with fill= and stroke= attributes, no style attributes or \
+     scripts). When asked for a note, document, presentation or diagram, write it there in \
+     that form. A message whose last line is a /workspace/... path was sent with that file \
+     open: it is the file the person means.\n";
+
 /// The system prompt.
 pub fn system_prompt(inputs: &ContextInputs<'_>) -> String {
     let record = inputs.record;
@@ -60,6 +71,7 @@ pub fn system_prompt(inputs: &ContextInputs<'_>) -> String {
          list_files. If you need something outside this channel (a package, a credential, \
          another channel's information, host-level access), say so and mention @skipper.\n",
     );
+    prompt.push_str(COWORK);
     prompt.push_str(&format!(
         "\nCurrent session: thread {id} \"{title}\", status {status}.\n",
         id = thread.id,

@@ -94,6 +94,13 @@ async fn the_captain_asks_for_a_plan_and_a_second_human_sees_it() -> anyhow::Res
     assert!(first.system.contains("@launch-agent"));
     assert!(first.system.contains(PURPOSE));
     assert!(first.system.contains("/workspace"));
+    // And where people edit files with it, in which forms.
+    assert!(
+        first.system.contains("presentations/ (Markdown slides")
+            && first.system.contains("whiteboards/ (standalone SVG"),
+        "{}",
+        first.system
+    );
     let names: Vec<&str> = first.tools.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(
         names,
