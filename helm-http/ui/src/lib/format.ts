@@ -80,3 +80,62 @@ export function hue(name: string): number {
   for (let i = 0; i < name.length; i++) h = (h * 31 + name.charCodeAt(i)) % 360;
   return h;
 }
+
+/**
+ * A count at a glance: exact up to 999, then "1.2k", "12k", "340k",
+ * "1.2M", "12M" (one decimal below ten of a unit, none above; a value that
+ * rounds up to the next unit is said in it: 999,999 is "1M").
+ */
+export function compactCount(n: number): string {
+  const value = Number.isFinite(n) ? Math.max(0, Math.round(n)) : 0;
+  if (value < 1000) return String(value);
+  const units: [number, string][] = [
+    [1e3, "k"],
+    [1e6, "M"],
+    [1e9, "B"],
+  ];
+  for (let i = 0; i < units.length; i++) {
+    const [size, suffix] = units[i]!;
+    const scaled = value / size;
+    // Below ten of a unit one decimal ("1.2k"), else whole ("12k"); ".0" is dropped.
+    const shown = scaled < 9.95 ? Math.round(scaled * 10) / 10 : Math.round(scaled);
+    if (shown < 1000 || i === units.length - 1) return `${shown}${suffix}`;
+  }
+  return String(value);
+}
+
+const grouping = new Map<string, Intl.NumberFormat>();
+
+/** An exact count with the locale's grouping: "1,234" (in English). */
+export function exactCount(n: number, locale?: string): string {
+  const key = locale ?? "";
+  let f = grouping.get(key);
+  if (!f) {
+    f = new Intl.NumberFormat(locale, { maximumFractionDigits: 0 });
+    grouping.set(key, f);
+  }
+  return f.format(n);
+}
+
+/** Tokens used, as the provider reported them. */
+export interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+}
+
+/** "1.2k tokens", "1 token". */
+export function tokenCount(usage: Usage): string {
+  const total = usage.input_tokens + usage.output_tokens;
+  return `${compactCount(total)} ${total === 1 ? "token" : "tokens"}`;
+}
+
+/**
+ * The exact split, for a tooltip: "1,234 in · 210 out, over 2 model calls"
+ * (and "in 3 turns" when it sums several).
+ */
+export function usageDetail(usage: Usage, calls?: number, turns?: number, locale?: string): string {
+  let text = `${exactCount(usage.input_tokens, locale)} in · ${exactCount(usage.output_tokens, locale)} out`;
+  if (calls !== undefined && calls > 0) text += `, over ${exactCount(calls, locale)} model ${calls === 1 ? "call" : "calls"}`;
+  if (turns !== undefined && turns > 1) text += ` in ${exactCount(turns, locale)} turns`;
+  return text;
+}

@@ -5,6 +5,7 @@ import { batch, signal, type Signal } from "@preact/signals";
 import { api } from "../api/client";
 import type { LiveEvent } from "../api/events";
 import type { Approval, Escalation, ToolAction } from "../api/types";
+import { usageOfTurn, type TurnUsage } from "./threads";
 
 const actions = new Map<number, Signal<ToolAction>>();
 const byTurn = new Map<number, Signal<number[]>>();
@@ -15,7 +16,7 @@ export type ActivityEntry =
   | { kind: "tool"; id: number; at: string }
   | { kind: "escalation"; escalation: Escalation; at: string }
   | { kind: "approval"; approval: Approval; at: string }
-  | { kind: "lifecycle"; text: string; at: string; seq: number };
+  | { kind: "lifecycle"; text: string; at: string; seq: number; usage?: TurnUsage };
 
 export function actionSignal(id: number): Signal<ToolAction> | undefined {
   return actions.get(id);
@@ -141,7 +142,9 @@ export function applyActivityEvent(event: LiveEvent): void {
         if (event.type === "channel.member_added") detail = `${event.name} joined the channel.`;
         if (event.type === "channel.member_removed") detail = `${event.name} left the channel.`;
         if (event.type === "turn.failed" && event.turn.error) detail = `A turn failed: ${event.turn.error}`;
-        addActivity(event.channel_id, { kind: "lifecycle", text: detail, at: event.at, seq: event.seq });
+        // A turn that ended says what it used, when the provider reported it.
+        const usage = event.type === "turn.failed" || event.type === "turn.cancelled" ? usageOfTurn(event.turn) : undefined;
+        addActivity(event.channel_id, { kind: "lifecycle", text: detail, at: event.at, seq: event.seq, usage });
       }
     }
   }

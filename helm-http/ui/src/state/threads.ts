@@ -1,7 +1,8 @@
 // Threads (sessions) and the turns that work in them: one signal per
 // thread; per-channel thread lists for the Threads view; and, per agent
 // reply, the turn producing it (its state, and how many turns are ahead of
-// it while it waits). Filled by pages and by thread.* and turn.* events.
+// it while it waits); per thread, the tokens its ended turns used. Filled by
+// pages and by thread.* and turn.* events.
 import { batch, computed, signal, type Signal } from "@preact/signals";
 import { api } from "../api/client";
 import type { LiveEvent } from "../api/events";
@@ -84,6 +85,9 @@ export interface TurnView {
 }
 
 const turnsByReply = new Map<number, Signal<TurnView | undefined>>();
+/** Per thread: what each turn that reported usage used (by turn id). */
+const usageByThread = new Map<number, Map<number, TurnUsage>>();
+const threadTotals = new Map<number, Signal<UsageTotal | undefined>>();
 /** Live turns per thread (queued or running), for the Stop button. */
 const liveTurns = new Map<number, Signal<ReadonlySet<number>>>();
 
@@ -107,14 +111,85 @@ export function liveTurnsOf(thread: number): Signal<ReadonlySet<number>> {
 
 const LIVE_STATES = new Set(["queued", "running"]);
 
+/** What one turn used: its tokens, summed over its model calls, and how many calls. */
+export interface TurnUsage {
+  input_tokens: number;
+  output_tokens: number;
+  /** Model calls made. */
+  calls: number;
+}
+
+/** A thread's tokens over the turns that reported usage. */
+export interface UsageTotal extends TurnUsage {
+  /** How many turns it sums. */
+  turns: number;
+}
+
+/**
+ * What a turn used, once it has ended and only if the provider reported it
+ * (the server leaves `usage` out while it runs and when none was reported:
+ * never shown as 0 then).
+ */
+export function usageOfTurn(turn: Turn | undefined): TurnUsage | undefined {
+  const usage = turn?.usage;
+  if (!turn || !usage || LIVE_STATES.has(turn.state)) return undefined;
+  return { input_tokens: usage.input_tokens, output_tokens: usage.output_tokens, calls: turn.steps };
+}
+
+/** A thread's tokens over the turns this client knows that reported usage; undefined when none did. */
+export function threadUsage(thread: number): Signal<UsageTotal | undefined> {
+  let s = threadTotals.get(thread);
+  if (!s) {
+    s = signal<UsageTotal | undefined>(undefined);
+    threadTotals.set(thread, s);
+  }
+  return s;
+}
+
+function countUsage(turn: Turn): void {
+  const usage = usageOfTurn(turn);
+  let known = usageByThread.get(turn.thread_id);
+  const before = known?.get(turn.id);
+  if (!usage) {
+    if (!before) return;
+    known!.delete(turn.id);
+  } else {
+    if (before && before.input_tokens === usage.input_tokens && before.output_tokens === usage.output_tokens && before.calls === usage.calls) return;
+    if (!known) {
+      known = new Map();
+      usageByThread.set(turn.thread_id, known);
+    }
+    known.set(turn.id, usage);
+  }
+  let total: UsageTotal | undefined;
+  for (const u of known!.values()) {
+    total ??= { input_tokens: 0, output_tokens: 0, calls: 0, turns: 0 };
+    total.input_tokens += u.input_tokens;
+    total.output_tokens += u.output_tokens;
+    total.calls += u.calls;
+    total.turns += 1;
+  }
+  threadUsage(turn.thread_id).value = total;
+}
+
+/** How far a turn has come: queued, running, then ended (any end state is final). */
+function progressOf(state: Turn["state"]): number {
+  return state === "queued" ? 0 : state === "running" ? 1 : 2;
+}
+
 export function putTurn(turn: Turn, ahead?: number): void {
   const view = turnOfReply(turn.reply_message_id);
+  // An older copy never takes a turn back: the answer to the post that
+  // queued it can arrive after the socket said it ended (a quick answer).
+  const known = view.value?.turn;
+  if (known?.id === turn.id && progressOf(turn.state) < progressOf(known.state)) return;
   view.value = { turn, ahead: turn.state === "queued" ? (ahead ?? view.value?.ahead) : undefined };
   const live = liveTurnsOf(turn.thread_id);
   const next = new Set(live.value);
   if (LIVE_STATES.has(turn.state)) next.add(turn.id);
   else next.delete(turn.id);
   if (next.size !== live.value.size || [...next].some((id) => !live.value.has(id))) live.value = next;
+  countUsage(turn);
 }
 
 export function applyThreadEvent(event: LiveEvent): void {

@@ -6,6 +6,7 @@ import { ErrorNote } from "../../components/Field";
 import { useRetryOnReconnect } from "../../lib/reconnect";
 import { Icon } from "../../components/Icon";
 import { Time } from "../../components/Time";
+import { Tokens } from "../../components/Tokens";
 import { actionSignal, activityOf, loadActivity, type ActivityEntry } from "../../state/activity";
 import type { ChannelEntry } from "../../state/channels";
 import { channelPath } from "../../state/router";
@@ -104,7 +105,15 @@ function Row({ entry, channel }: { entry: ActivityEntry; channel: string }) {
           <div class="activity-meta">
             <Time at={entry.at} />
           </div>
-          <p>{entry.text}</p>
+          <p>
+            {entry.text}
+            {entry.usage && (
+              <>
+                {" "}
+                <Tokens usage={entry.usage} class="muted" />
+              </>
+            )}
+          </p>
         </div>
       );
   }

@@ -1,8 +1,8 @@
 // One message of a thread. An agent's reply carries its turn: queued (with
 // how many are ahead), streaming, failed (in words, the raw reason behind
 // "Details", with Retry) or stopped; its tool calls as cards; the approvals
-// it asked for. Each message reads only its own signals, so a streaming
-// reply re-renders alone.
+// it asked for; once its turn has ended, the tokens it used. Each message
+// reads only its own signals, so a streaming reply re-renders alone.
 import { computed } from "@preact/signals";
 import { memo } from "preact/compat";
 import { useMemo, useState } from "preact/hooks";
@@ -13,10 +13,11 @@ import { Markdown, StreamingMarkdown } from "../../components/Markdown";
 import { plainFailure } from "../../lib/failure";
 import { useFramed } from "../../lib/framed";
 import { Time } from "../../components/Time";
+import { Tokens } from "../../components/Tokens";
 import { actionSignal, actionsOfTurn, approvals } from "../../state/activity";
 import { channelById } from "../../state/channels";
 import { messageSignal, putMessage } from "../../state/messages";
-import { putThread, putTurn, turnOfReply } from "../../state/threads";
+import { putThread, putTurn, turnOfReply, usageOfTurn } from "../../state/threads";
 import { userById } from "../../state/users";
 import { ApprovalCard } from "./ApprovalCard";
 import { Details, NoModelError, isModelUnavailable } from "./NoModel";
@@ -117,6 +118,12 @@ function Failed({ message, turn }: { message: Message; turn?: Turn }) {
   );
 }
 
+/** The reply's tokens, once its turn has ended and the provider reported them. */
+function TurnTokens({ messageId }: { messageId: number }) {
+  const usage = usageOfTurn(turnOfReply(messageId).value?.turn);
+  return usage ? <Tokens usage={usage} /> : null;
+}
+
 function TurnWork({ messageId }: { messageId: number }) {
   const view = turnOfReply(messageId).value;
   const turnId = view?.turn.id;
@@ -161,6 +168,7 @@ export const MessageItem = memo(function MessageItem({ id, compact = false }: { 
               {message.served_by.model ?? message.served_by.provider}
             </span>
           )}
+          {isAgent && <TurnTokens messageId={id} />}
         </div>
         {isAgent && <TurnWork messageId={id} />}
         {message.content && (streaming ? <StreamingMarkdown text={message.content} class="streaming" /> : <Markdown text={message.content} />)}

@@ -1,8 +1,9 @@
 // One thread (a session), beside the feed: its whole transcript with the
 // agent's replies streaming in, tool and approval cards, Skipper's arrival
-// and hand-back; its status with Resolve / Reopen; Stop while work runs;
-// and a reply box. The thread's own channel wins over the address: a link
-// naming another channel is replaced by the thread's real one.
+// and hand-back; its status with Resolve / Reopen, and the tokens its turns
+// used; Stop while work runs; and a reply box. The thread's own channel
+// wins over the address: a link naming another channel is replaced by the
+// thread's real one.
 import { computed } from "@preact/signals";
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { ApiError, describeError } from "../../api/client";
@@ -10,6 +11,7 @@ import type { Escalation } from "../../api/types";
 import { ErrorNote } from "../../components/Field";
 import { Icon } from "../../components/Icon";
 import { Time } from "../../components/Time";
+import { Tokens } from "../../components/Tokens";
 import { VirtualList } from "../../components/VirtualList";
 import { shownInThread } from "../../lib/failure";
 import { useRetryOnReconnect } from "../../lib/reconnect";
@@ -17,7 +19,7 @@ import { escalations, loadThreadActions } from "../../state/activity";
 import { channelById, loadChannel, type ChannelEntry } from "../../state/channels";
 import { loadOlderMessages, loadThreadMessages, messageSignal, threadLog } from "../../state/messages";
 import { channelPath, navigate } from "../../state/router";
-import { liveTurnsOf, loadThread, setThreadStatus, stopThread, threadSignal } from "../../state/threads";
+import { liveTurnsOf, loadThread, setThreadStatus, stopThread, threadSignal, threadUsage } from "../../state/threads";
 import { toast } from "../../state/toasts";
 import { Composer } from "./Composer";
 import { MessageItem } from "./MessageItem";
@@ -72,6 +74,8 @@ export function ThreadPanel({ entry, thread, onUpload }: { entry: ChannelEntry; 
   }, [thread, channel.name, elsewhere]);
   const log = threadLog(thread).value;
   const live = liveTurnsOf(thread).value;
+  // Its tokens over the turns that reported them (none said when none did).
+  const usage = threadUsage(thread).value;
   const calls = useMemo(() => computed(() => [...escalations.value.values()].filter((e) => e.thread_id === thread)), [thread]).value;
 
   const rows = useMemo<Row[]>(() => {
@@ -138,6 +142,12 @@ export function ThreadPanel({ entry, thread, onUpload }: { entry: ChannelEntry; 
           {info && (
             <span class="thread-meta">
               <span class={`pill pill-${info.status}`}>{info.status}</span> · started <Time at={info.opened_at} />
+              {usage && (
+                <>
+                  {" · "}
+                  <Tokens usage={usage} turns={usage.turns} label="Tokens" />
+                </>
+              )}
             </span>
           )}
         </div>
