@@ -173,6 +173,46 @@ impl Helm {
         self.inner.runtime.stop_thread(id, &actor.name).await
     }
 
+    /// Runs a thread's failed (or interrupted) last turn again on behalf of
+    /// `actor`: the same agent answers the same message anew, with the model
+    /// the policy chooses now; the failed reply stays in the thread as it
+    /// was. Refused when the last turn did not fail, when the thread went
+    /// on after it, or when the channel is archived. Returns the new turn,
+    /// queued; a process that drives turns runs it.
+    pub async fn retry_thread(&self, actor: &User, id: ThreadId) -> Result<Turn> {
+        let (thread, record) = self.visible_thread(actor, id).await?;
+        if record.channel.status == ChannelStatus::Archived {
+            return Err(Error::Refused(format!(
+                "{} is archived; restore it to work there",
+                record.channel.name
+            )));
+        }
+        let last = self
+            .inner
+            .store
+            .thread_turns(thread.id)
+            .await?
+            .pop()
+            .ok_or_else(|| {
+                Error::Conflict(format!(
+                    "thread {} has no turn to run again; mention the agent to ask it",
+                    thread.id
+                ))
+            })?;
+        let admission = self
+            .inner
+            .runtime
+            .admission(&record, Some(thread.id))
+            .await?;
+        let turn = self
+            .inner
+            .store
+            .retry_turn(last.id, actor.clone(), admission)
+            .await?;
+        self.inner.runtime.wake();
+        Ok(turn)
+    }
+
     /// The tool journal of a channel (or one of its threads), newest last.
     pub async fn activity(
         &self,

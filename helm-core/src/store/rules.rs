@@ -122,3 +122,27 @@ pub(crate) fn stored_usage(input: i64, output: i64) -> Option<crate::provider::U
         output_tokens: u64::try_from(output).unwrap_or(0),
     })
 }
+
+/// Helm's note in a thread when a person runs a failed turn again: what
+/// wakes the agent, and who asked, for everyone reading the thread.
+pub(crate) fn retry_note(by: &str, agent: &crate::model::Handle) -> String {
+    format!("{by} asked {agent} to try again.")
+}
+
+/// Why `turn` cannot run again, if it cannot: it did not end failed or
+/// interrupted, or its thread went on after it (`latest` is the thread's
+/// newest turn).
+pub(crate) fn retry_refusal(turn: &crate::model::Turn, latest: TurnId) -> Option<String> {
+    if !matches!(turn.state, TurnState::Failed | TurnState::Interrupted) {
+        return Some(format!(
+            "turn {} is {}; only a failed or interrupted turn can run again",
+            turn.id, turn.state
+        ));
+    }
+    (latest != turn.id).then(|| {
+        format!(
+            "thread {} went on after turn {}; ask the agent again in the thread instead",
+            turn.thread_id, turn.id
+        )
+    })
+}

@@ -1,4 +1,5 @@
-//! Threads (sessions): list, show, change status by hand, stop their work.
+//! Threads (sessions): list, show, change status by hand, stop their work,
+//! run a failed turn again.
 
 use super::described::{Api, handlers};
 use axum::Json;
@@ -6,7 +7,7 @@ use axum::extract::State;
 use helm_core::model::{ChannelRef, ThreadId, ThreadStatus};
 
 use super::{ReadErrors, WriteErrors, channel_ref, page_size, path_id};
-use crate::api::{LimitQuery, Stopped, Thread, ThreadDetail, ThreadStatusRequest};
+use crate::api::{LimitQuery, Stopped, Thread, ThreadDetail, ThreadStatusRequest, Turn};
 use crate::caller::Caller;
 use crate::error::ApiResult;
 use crate::extract::{Body, PathParams, QueryParams};
@@ -18,6 +19,23 @@ pub fn routes() -> Api {
         .routes(handlers!(show_thread))
         .routes(handlers!(set_status))
         .routes(handlers!(stop))
+        .routes(handlers!(retry))
+}
+
+/// Runs the thread's failed (or interrupted) last turn again: Helm notes in
+/// the thread who asked, and the same agent answers anew with the model
+/// chosen now. A conflict when the last turn did not fail or the thread
+/// went on after it.
+#[utoipa::path(post, path = "/api/threads/{id}/retry", tag = "threads",
+    params(("id" = i64, Path, description = "The thread's id")),
+    responses((status = 201, description = "The new turn, queued", body = Turn), WriteErrors))]
+async fn retry(
+    State(state): State<AppState>,
+    caller: Caller,
+    PathParams(id): PathParams<i64>,
+) -> ApiResult<(axum::http::StatusCode, Json<Turn>)> {
+    let turn = state.helm.retry_thread(&caller.user, path_id(id)?).await?;
+    Ok(super::created(turn.into()))
 }
 
 /// A channel's threads, most recently active first.

@@ -24,6 +24,7 @@ mod promises_models;
 mod promises_restart;
 mod promises_skipper;
 mod reading;
+mod retry;
 mod security;
 // Where build.rs applies the start-up layout, and only there.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]

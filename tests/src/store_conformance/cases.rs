@@ -18,7 +18,7 @@ use helm_core::store::{
 
 use helm_core::provider::Usage;
 
-use super::fixtures::{Fixture, bootstrap_plan, completed, failing_world, no_world};
+use super::fixtures::{Fixture, admission, bootstrap_plan, completed, failing_world, no_world};
 use super::{Subject, Tamper};
 
 /// Bootstrapping twice creates once and returns the same world both times.
@@ -329,6 +329,80 @@ pub async fn a_finished_turn_keeps_its_token_counts(s: &Subject) -> anyhow::Resu
         read.first().is_some_and(|t| t.usage.is_none()),
         "no counts reported, none read: {read:?}"
     );
+    Ok(())
+}
+
+/// A failed turn runs again as a new turn for the same message, by the
+/// person who asked; a turn that did not fail, or that its thread went on
+/// after, is refused, so a second retry of the same failure is too.
+pub async fn a_failed_turn_runs_again_once(s: &Subject) -> anyhow::Result<()> {
+    let f = Fixture::new(s.store.as_ref()).await?;
+    let research = f.channel("research").await?;
+    let mira = f.member("mira").await?;
+    let asked = f
+        .post(&research, None, "@research look it up", true)
+        .await?;
+    let failed = asked.turn.context("a mention wakes")?;
+    f.store
+        .start_turn(failed.id, None)
+        .await?
+        .context("claim")?;
+    let failure = TurnFinish {
+        state: TurnState::Failed,
+        error: Some("the model is overloaded".into()),
+        ..completed("")
+    };
+    f.store
+        .finish_turn(failed.id, failure)
+        .await?
+        .context("ends")?;
+
+    let again = s
+        .store
+        .retry_turn(failed.id, mira.clone(), admission())
+        .await?;
+    ensure!(
+        again.id != failed.id && again.state == TurnState::Queued,
+        "{again:?}"
+    );
+    ensure!(
+        again.trigger_message_id != failed.trigger_message_id
+            && again.agent_id == failed.agent_id
+            && again.reply_message_id != failed.reply_message_id
+            && again.requested_by == Some(mira.id),
+        "the same agent, a new reply, asked by Mira: {again:?}"
+    );
+    // Helm's note says who asked, and is what woke the agent.
+    let messages = s.store.thread_messages(asked.thread.id, None).await?;
+    let woke = messages.iter().find(|m| m.id == again.trigger_message_id);
+    ensure!(
+        woke.is_some_and(|m| m.content == "mira asked @research-agent to try again."),
+        "{messages:?}"
+    );
+    let twice = s
+        .store
+        .retry_turn(failed.id, mira.clone(), admission())
+        .await;
+    ensure!(
+        matches!(&twice, Err(Error::Conflict(m)) if m.contains("went on after")),
+        "a second retry: {twice:?}"
+    );
+    // A turn that did not fail does not run again.
+    f.store.start_turn(again.id, None).await?.context("claim")?;
+    f.store
+        .finish_turn(again.id, completed("Found it"))
+        .await?
+        .context("ends")?;
+    let done = s
+        .store
+        .retry_turn(again.id, mira.clone(), admission())
+        .await;
+    ensure!(
+        matches!(&done, Err(Error::Conflict(m)) if m.contains("only a failed or interrupted")),
+        "a completed turn: {done:?}"
+    );
+    let turns = s.store.thread_turns(asked.thread.id).await?;
+    ensure!(turns.len() == 2, "{turns:?}");
     Ok(())
 }
 

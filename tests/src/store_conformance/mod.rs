@@ -52,6 +52,7 @@ macro_rules! store_conformance {
             thread_tail_keeps_to_its_budget,
             follow_ups_wake_the_agent_while_one_human_speaks,
             a_finished_turn_keeps_its_token_counts,
+            a_failed_turn_runs_again_once,
             memory_records_are_listed_and_recalled,
             audit_chain_is_checked,
             turns_are_claimed_in_order_once,

@@ -7,9 +7,11 @@ use jiff::Timestamp;
 use crate::error::Result;
 use crate::model::{
     Artifact, ArtifactKind, ChannelId, ModelChoice, ThreadId, ToolAction, ToolActionId, Turn,
-    TurnId, TurnState,
+    TurnId, TurnState, User,
 };
-use crate::store::types::{LeaseRenewal, NewToolAction, Repaired, ToolActionOutcome, TurnFinish};
+use crate::store::types::{
+    Admission, LeaseRenewal, NewToolAction, Repaired, ToolActionOutcome, TurnFinish,
+};
 
 /// Turns and the work they do: the queue, claiming, streaming, ending, the tool
 /// journal and the artifacts tools leave.
@@ -64,6 +66,14 @@ pub trait TurnStore: Send + Sync + 'static {
 
     /// Moves a live turn to its end state; `None` if it had already ended.
     async fn finish_turn(&self, turn: TurnId, finish: TurnFinish) -> Result<Option<Turn>>;
+
+    /// Runs a failed or interrupted turn again for `by`: Helm's note in the
+    /// thread that `by` asked the agent to try again, and a new turn of the
+    /// same agent woken by it, queued with `admission` (a new pending reply,
+    /// its events). Refused (a conflict) unless the turn ended failed or
+    /// interrupted and is its thread's latest, so of two people retrying at
+    /// once only one starts it.
+    async fn retry_turn(&self, turn: TurnId, by: User, admission: Admission) -> Result<Turn>;
 
     /// How many turns are in each state.
     async fn turn_counts(&self) -> Result<Vec<(TurnState, u64)>>;

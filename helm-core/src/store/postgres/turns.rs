@@ -32,7 +32,7 @@ use crate::events::EventBody;
 use crate::model::{
     Agent, AgentId, AgentStatus, Artifact, ArtifactKind, Author, ChannelId, EscalationId, Handle,
     Message, MessageId, MessageStatus, ModelChoice, Thread, ThreadId, ThreadStatus, ToolAction,
-    ToolActionId, ToolStatus, Turn, TurnId, TurnState, UserId,
+    ToolActionId, ToolStatus, Turn, TurnId, TurnState, User, UserId,
 };
 use crate::store::TurnStore;
 use crate::store::types::{
@@ -119,6 +119,49 @@ pub(crate) struct Chain<'a> {
     pub escalation_id: Option<EscalationId>,
     /// Its model and the agent's capacity.
     pub admission: &'a Admission,
+}
+
+/// Queues `id` again (see [`TurnStore::retry_turn`]). The turn's row is
+/// locked first, so of two retries at once the second finds the first's
+/// turn the thread's latest and is refused.
+async fn retry(c: &impl Db, id: TurnId, by: &User, admission: &Admission) -> Result<Turn> {
+    c.query_opt("SELECT 1 FROM turns WHERE id = $1 FOR UPDATE", &[&id.get()])
+        .await
+        .map_err(failed("locking a turn"))?
+        .ok_or_else(|| Error::not_found("turn", id))?;
+    let turn = get(c, id).await?;
+    let latest: i64 = c
+        .query_one(
+            "SELECT max(id) FROM turns WHERE thread_id = $1",
+            &[&turn.thread_id.get()],
+        )
+        .await
+        .map_err(failed("reading a thread's turns"))?
+        .get(0);
+    if let Some(refusal) = crate::store::rules::retry_refusal(&turn, TurnId(latest)) {
+        return Err(Error::Conflict(refusal));
+    }
+    let thread = rows::thread(c, turn.thread_id).await?;
+    let record = crate::store::postgres::channels::record::get(
+        c,
+        &crate::model::ChannelRef::Id(turn.channel_id),
+    )
+    .await?;
+    let agent = if record.agent.id == turn.agent_id {
+        record.agent
+    } else {
+        crate::store::postgres::channels::record::skipper(c).await?
+    };
+    // A message wakes each agent once, so the note is what wakes it again.
+    let text = crate::store::rules::retry_note(&by.name, &agent.handle);
+    let trigger = rows::note(c, thread.channel_id, Some(thread.id), &text).await?;
+    let chain = Chain {
+        requested_by: Some(by.id),
+        hop: turn.hop,
+        escalation_id: turn.escalation_id,
+        admission,
+    };
+    Ok(admit(c, &thread, &trigger, &agent, chain).await?.0)
 }
 
 /// Admits a turn for `trigger`: the turn row (with the model chosen for it)
@@ -826,6 +869,12 @@ impl TurnStore for PostgresStore {
         let fence = self.fence_of(turn);
         in_tx!(self, "appending to a reply", |tx| async move {
             append_reply(tx, turn, &delta, fence).await
+        })
+    }
+
+    async fn retry_turn(&self, turn: TurnId, by: User, admission: Admission) -> Result<Turn> {
+        in_tx!(self, "running a turn again", |tx| async move {
+            retry(tx, turn, &by, &admission).await
         })
     }
 

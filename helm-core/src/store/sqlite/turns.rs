@@ -98,6 +98,40 @@ pub(super) struct Chain<'a> {
     pub admission: &'a Admission,
 }
 
+/// Queues `id` again (see [`crate::store::TurnStore::retry_turn`]).
+pub(super) fn retry(
+    tx: &mut Tx<'_>,
+    id: TurnId,
+    by: &crate::model::User,
+    admission: &Admission,
+) -> Result<Turn> {
+    let turn = get(tx.conn(), id)?;
+    let latest: TurnId = tx
+        .conn()
+        .prepare_cached("SELECT max(id) FROM turns WHERE thread_id = ?1")?
+        .query_row([turn.thread_id], |r| r.get(0))?;
+    if let Some(refusal) = crate::store::rules::retry_refusal(&turn, latest) {
+        return Err(Error::Conflict(refusal));
+    }
+    let thread = threads::get(tx.conn(), turn.thread_id)?;
+    let record = super::channels::get(tx.conn(), &crate::model::ChannelRef::Id(turn.channel_id))?;
+    let agent = if record.agent.id == turn.agent_id {
+        record.agent
+    } else {
+        super::authority::skipper(tx.conn())?
+    };
+    // A message wakes each agent once, so the note is what wakes it again.
+    let text = crate::store::rules::retry_note(&by.name, &agent.handle);
+    let trigger = super::authority::note(tx, thread.channel_id, Some(thread.id), &text)?;
+    let chain = Chain {
+        requested_by: Some(by.id),
+        hop: turn.hop,
+        escalation_id: turn.escalation_id,
+        admission,
+    };
+    Ok(admit(tx, &thread, &trigger, &agent, chain)?.0)
+}
+
 /// Admits a turn for `trigger`: the turn row (with the model chosen for it)
 /// and its pending reply, with events, in the caller's transaction. Refuses
 /// when no model can serve it, or its channel is archived. Returns the turn

@@ -9,10 +9,12 @@ use super::super::{SqliteStore, artifacts, lock, members, threads, tool_actions,
 use crate::error::Result;
 use crate::model::{
     Artifact, ArtifactKind, ChannelId, ModelChoice, ThreadId, ToolAction, ToolActionId, Turn,
-    TurnId, TurnState,
+    TurnId, TurnState, User,
 };
 use crate::store::TurnStore;
-use crate::store::types::{LeaseRenewal, NewToolAction, Repaired, ToolActionOutcome, TurnFinish};
+use crate::store::types::{
+    Admission, LeaseRenewal, NewToolAction, Repaired, ToolActionOutcome, TurnFinish,
+};
 
 #[async_trait]
 impl TurnStore for SqliteStore {
@@ -64,6 +66,11 @@ impl TurnStore for SqliteStore {
             lock(&self.inner.first_delta)?.entry(turn).or_insert(seq);
         }
         Ok(seq.is_some())
+    }
+
+    async fn retry_turn(&self, turn: TurnId, by: User, admission: Admission) -> Result<Turn> {
+        self.write(move |tx| turns::retry(tx, turn, &by, &admission))
+            .await
     }
 
     async fn finish_turn(&self, turn: TurnId, finish: TurnFinish) -> Result<Option<Turn>> {

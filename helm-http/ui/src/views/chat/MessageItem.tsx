@@ -16,8 +16,8 @@ import { Time } from "../../components/Time";
 import { Tokens } from "../../components/Tokens";
 import { actionSignal, actionsOfTurn, approvals } from "../../state/activity";
 import { channelById } from "../../state/channels";
-import { messageSignal, putMessage } from "../../state/messages";
-import { putThread, putTurn, turnOfReply, usageOfTurn } from "../../state/threads";
+import { messageSignal } from "../../state/messages";
+import { putTurn, turnOfReply, usageOfTurn } from "../../state/threads";
 import { userById } from "../../state/users";
 import { ApprovalCard } from "./ApprovalCard";
 import { Details, NoModelError, isModelUnavailable } from "./NoModel";
@@ -69,10 +69,10 @@ function TurnState({ messageId }: { messageId: number }) {
 /**
  * A failed reply, said once (Helm's own note about it is not shown, see
  * ThreadPanel): what happened in words, the server's reason behind
- * "Details", and Retry, which asks the agent again: it posts "Please try
- * that again." in the thread, mentioning the agent (a failed reply is no
- * answer, so nothing else would wake it). The agent reads the thread, the
- * question included, so the question is not posted twice.
+ * "Details", and Retry, which runs the failed turn again on the server
+ * (`POST /api/threads/{id}/retry`): Helm notes in the thread who asked, and
+ * the agent answers the thread anew, the question included, so nothing is
+ * posted in the person's name.
  */
 function Failed({ message, turn }: { message: Message; turn?: Turn }) {
   const [busy, setBusy] = useState(false);
@@ -81,14 +81,11 @@ function Failed({ message, turn }: { message: Message; turn?: Turn }) {
   const archived = channelById(message.channel_id)?.channel.status === "archived";
   const retry = async () => {
     if (!handle || message.thread_id == null) return;
-    const text = `@${handle} Please try that again.`;
     setBusy(true);
     setError(undefined);
     try {
-      const posted = await api.post("/api/threads/{id}/messages", { path: { id: message.thread_id }, body: { text } });
-      putThread(posted.thread);
-      putMessage(posted.message);
-      if (posted.turn) putTurn(posted.turn, posted.ahead);
+      const turn = await api.post("/api/threads/{id}/retry", { path: { id: message.thread_id } });
+      putTurn(turn);
     } catch (e) {
       setError(e);
     } finally {
