@@ -424,6 +424,15 @@ pub enum ThreadCommand {
         #[arg(long = "no-summary")]
         no_summary: bool,
     },
+    /// Run a thread's failed last turn again and stream it, as say does.
+    Retry {
+        /// The thread id.
+        id: String,
+        /// Queue it and return at once, leaving it to the process that
+        /// drives turns (a running server).
+        #[arg(long = "no-wait")]
+        no_wait: bool,
+    },
     /// Reopen a resolved, failed or archived thread.
     Reopen {
         /// The thread id.

@@ -427,6 +427,12 @@ impl Client {
         Ok(())
     }
 
+    /// Runs a thread's failed last turn again; the new turn, queued.
+    pub async fn retry_thread(&self, id: ThreadId) -> Result<helm_core::model::Turn> {
+        self.post(&format!("/api/threads/{id}/retry"), json!({}))
+            .await
+    }
+
     /// A channel's tool journal (or one thread's).
     pub async fn activity(
         &self,

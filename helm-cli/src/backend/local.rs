@@ -432,6 +432,10 @@ impl Backend for Local {
         Ok(())
     }
 
+    async fn retry_thread(&self, id: ThreadId) -> anyhow::Result<helm_core::model::Turn> {
+        Ok(self.helm.retry_thread(&self.actor, id).await?)
+    }
+
     async fn activity(
         &self,
         channel: &str,

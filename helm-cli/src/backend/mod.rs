@@ -211,6 +211,8 @@ pub trait Backend: Send + Sync {
     -> anyhow::Result<Thread>;
     /// Stops a thread's work.
     async fn stop_thread(&self, id: ThreadId) -> anyhow::Result<()>;
+    /// Runs a thread's failed last turn again; the new turn, queued.
+    async fn retry_thread(&self, id: ThreadId) -> anyhow::Result<helm_core::model::Turn>;
     /// A channel's tool journal.
     async fn activity(
         &self,

@@ -222,6 +222,10 @@ impl Backend for Remote {
         Ok(self.client.stop_thread(id).await?)
     }
 
+    async fn retry_thread(&self, id: ThreadId) -> anyhow::Result<helm_core::model::Turn> {
+        Ok(self.client.retry_thread(id).await?)
+    }
+
     async fn activity(
         &self,
         channel: &str,

@@ -8,6 +8,7 @@ use helm_core::model::{ThreadId, Turn, TurnState};
 use helm_core::runtime::follow::{Follow, Followed};
 
 use super::Ctx;
+use crate::backend::{Backend, EventSource};
 use crate::cli::SayArgs;
 use crate::exit;
 
@@ -36,7 +37,7 @@ pub async fn run(ctx: &Ctx, args: SayArgs) -> Result<i32> {
     // missed.
     let resident = backend.channel(&args.channel).await?.record.agent;
     backend.drive_turns().await?;
-    let mut events = backend.events().await?;
+    let events = backend.events().await?;
     let posted = backend.post(&args.channel, &args.text, thread).await?;
     let thread_id = posted.thread.id;
     if posted.turn.is_none() && posted.escalation.is_none() {
@@ -58,7 +59,19 @@ pub async fn run(ctx: &Ctx, args: SayArgs) -> Result<i32> {
     }
     let mut render = Render::new(ctx.out_is_json(), posted.turn.is_some());
     render.header(&posted.thread.title, thread_id, posted.ahead)?;
+    follow_to_the_end(backend.as_ref(), events, follow, render).await
+}
 
+/// Streams what `follow`'s run does until its last turn ends (Ctrl-C stops
+/// the thread's work), stops driving turns, and returns the exit code of
+/// how the last turn ended.
+pub(super) async fn follow_to_the_end(
+    backend: &dyn Backend,
+    mut events: Box<dyn EventSource>,
+    mut follow: Follow,
+    mut render: Render,
+) -> Result<i32> {
+    let thread_id = follow.thread();
     let last = loop {
         let event = tokio::select! {
             event = events.next() => event?,
@@ -113,7 +126,7 @@ fn concerns(body: &EventBody, thread_id: ThreadId) -> bool {
 
 /// Renders a run's steps as text (or, with `--json`, its events as JSON
 /// lines).
-struct Render {
+pub(super) struct Render {
     json: bool,
     at_line_start: bool,
     /// How many turns have started. The post's own resident turn, when it
@@ -124,7 +137,9 @@ struct Render {
 }
 
 impl Render {
-    fn new(json: bool, resident_first: bool) -> Self {
+    /// `resident_first`: the run starts with the resident's turn, which
+    /// goes unnamed.
+    pub(super) fn new(json: bool, resident_first: bool) -> Self {
         Render {
             json,
             at_line_start: true,
@@ -158,7 +173,7 @@ impl Render {
         Ok(())
     }
 
-    fn header(&mut self, title: &str, thread: ThreadId, ahead: u32) -> Result<()> {
+    pub(super) fn header(&mut self, title: &str, thread: ThreadId, ahead: u32) -> Result<()> {
         if self.json {
             return Ok(());
         }

@@ -4,7 +4,11 @@ use anyhow::Result;
 use helm_core::model::{ThreadId, ThreadStatus};
 use serde_json::json;
 
+use helm_core::runtime::follow::Follow;
+
 use super::Ctx;
+use super::say::{Render, follow_to_the_end};
+use crate::backend::Backend;
 use crate::cli::ThreadCommand;
 use crate::exit;
 use crate::output::{clip, table};
@@ -100,6 +104,10 @@ pub async fn run(ctx: &Ctx, cmd: ThreadCommand) -> Result<i32> {
                 out
             })?;
         }
+        ThreadCommand::Retry { id, no_wait } => {
+            let id: ThreadId = id.parse()?;
+            return retry(ctx, backend, id, no_wait).await;
+        }
         ThreadCommand::Resolve { id, no_summary } => {
             let id: ThreadId = id.parse()?;
             let thread = backend
@@ -149,4 +157,39 @@ pub async fn run(ctx: &Ctx, cmd: ThreadCommand) -> Result<i32> {
         }
     }
     Ok(exit::OK)
+}
+
+/// `thread retry`: the thread's failed turn runs again; like `say`, this
+/// process drives it on a data directory and streams it to its end.
+async fn retry(ctx: &Ctx, backend: Box<dyn Backend>, id: ThreadId, no_wait: bool) -> Result<i32> {
+    if no_wait {
+        let turn = backend.retry_thread(id).await?;
+        ctx.out.print(&turn, || {
+            format!(
+                "Turn {} is queued to run thread {id}'s failed turn again.",
+                turn.id
+            )
+        })?;
+        return Ok(exit::OK);
+    }
+    let view = backend.thread(id).await?;
+    let resident = backend
+        .channel(&view.thread.channel_id.to_string())
+        .await?
+        .record
+        .agent;
+    backend.drive_turns().await?;
+    let events = backend.events().await?;
+    let turn = match backend.retry_thread(id).await {
+        Ok(turn) => turn,
+        Err(e) => {
+            backend.stop_driving().await;
+            return Err(e);
+        }
+    };
+    let mut follow = Follow::new(id, resident.id, resident.handle);
+    follow.admit(&turn);
+    let mut render = Render::new(ctx.out_is_json(), turn.agent_id == resident.id);
+    render.header(&view.thread.title, id, 0)?;
+    follow_to_the_end(backend.as_ref(), events, follow, render).await
 }

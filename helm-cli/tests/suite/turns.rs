@@ -244,6 +244,24 @@ async fn say_reports_failures_and_bad_input() -> anyhow::Result<()> {
         "{}",
         failed.stdout
     );
+    // Run it again, now that the model answers: streamed to its end.
+    mock.push(Behaviour::text("Hello again."));
+    let retried = cli.run(&["thread", "retry", "1"])?;
+    assert_eq!(retried.code, 0, "{}\n{}", retried.stdout, retried.stderr);
+    assert!(
+        retried.stdout.contains("[helm] captain asked @launch-agent to try again.")
+            && retried.stdout.contains("Hello again."),
+        "{}",
+        retried.stdout
+    );
+    // The last turn did not fail: nothing to run again.
+    let again = cli.run(&["thread", "retry", "1"])?;
+    assert_eq!(again.code, 4, "{}", again.stderr);
+    assert!(
+        again.stderr.contains("only a failed or interrupted turn can run again"),
+        "{}",
+        again.stderr
+    );
 
     let unknown = cli.run(&["say", "nowhere", "hi"])?;
     assert_eq!(unknown.code, 3);
