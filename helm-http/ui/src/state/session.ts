@@ -16,6 +16,7 @@ import { applyThreadEvent } from "./threads";
 import { toast } from "./toasts";
 import { applyUnreadEvent, loadUnread } from "./unread";
 import { loadUsers, userById } from "./users";
+import { applyWorkspaceEvent } from "./workspace";
 
 export type Phase = "loading" | "setup" | "signed-out" | "ready" | "unreachable";
 
@@ -50,6 +51,8 @@ export function applyEvent(event: LiveEvent): void {
     applyUnreadEvent(event, user, looking);
     if (event.type === "workspace.updated") workspaceName.value = event.workspace.name;
   });
+  // Outside the batch: listeners only start timers.
+  applyWorkspaceEvent(event);
   if (event.type === "mention.created" && event.user_id === me.value?.id) notifyMention(event);
 }
 

@@ -4,7 +4,7 @@
 // download. A file an agent made links to the thread that made it; one a
 // person uploaded says so.
 import { lazy, Suspense } from "preact/compat";
-import { useEffect, useMemo, useState } from "preact/hooks";
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { ApiError, api, describeError, urlFor } from "../../api/client";
 import type { Artifact, FileEntry, FileText } from "../../api/types";
 import { Dialog } from "../../components/Dialog";
@@ -12,12 +12,14 @@ import { ErrorNote, Field } from "../../components/Field";
 import { Icon } from "../../components/Icon";
 import { Markdown } from "../../components/Markdown";
 import { Time } from "../../components/Time";
+import { listQuietly, sameStamp } from "../../lib/files";
 import { bytes, plural } from "../../lib/format";
 import { useRetryOnReconnect } from "../../lib/reconnect";
 import type { ChannelEntry } from "../../state/channels";
 import { channelPath, filesPath, navigate } from "../../state/router";
 import { threadSignal } from "../../state/threads";
 import { toast } from "../../state/toasts";
+import { useWorkspaceChanges } from "../../state/workspace";
 
 const Editor = lazy(() => import("./Editor").then((m) => ({ default: m.Editor })));
 
@@ -88,6 +90,36 @@ export function Files({ entry, path }: { entry: ChannelEntry; path?: string }) {
       .then(setArtifacts)
       .catch(() => undefined);
   }, [dir, channel, version, attempt]);
+
+  // The agent writes files while it works: a quiet moment after each
+  // change, the folder is listed again in place (no "Loading…"), and the
+  // open file's new time and size reach its preview, which reads it again.
+  const live = useWorkspaceChanges(entry.channel.id);
+  const liveBy = live.by ?? `@${entry.agent.handle}`;
+  const shownDir = useRef(dir);
+  shownDir.current = dir;
+  useEffect(() => {
+    if (live.tick === 0) return;
+    let current = true;
+    const asked = dir;
+    listQuietly(channel, asked)
+      .then((list) => {
+        if (!current || !list || shownDir.current !== asked) return;
+        setEntries(list.slice().sort((a, b) => Number(b.kind === "dir") - Number(a.kind === "dir") || a.name.localeCompare(b.name)));
+        setSelected((s) => {
+          const now = s && list.find((e) => e.path === s.path);
+          return now && !sameStamp(now, s) ? now : s;
+        });
+      })
+      .catch(() => undefined);
+    api
+      .get("/api/channels/{channel}/artifacts", { path: { channel } })
+      .then((list) => current && setArtifacts(list))
+      .catch(() => undefined);
+    return () => {
+      current = false;
+    };
+  }, [live.tick]);
 
   const byPath = useMemo(() => new Map(artifacts.map((a) => [a.path, a])), [artifacts]);
   const refresh = () => setVersion((v) => v + 1);
@@ -195,6 +227,7 @@ export function Files({ entry, path }: { entry: ChannelEntry; path?: string }) {
             file={selected}
             artifact={byPath.get(selected.path)}
             archived={archived}
+            changedBy={liveBy}
             onRename={() => setDialog("rename")}
             onDelete={() => setDialog("delete")}
             onSaved={() => saved(selected)}
@@ -232,6 +265,7 @@ function Preview({
   file,
   artifact,
   archived,
+  changedBy,
   onRename,
   onDelete,
   onSaved,
@@ -240,6 +274,8 @@ function Preview({
   file: FileEntry;
   artifact?: Artifact;
   archived: boolean;
+  /** Who changed files last (`@launch-agent`), for "Updated by". */
+  changedBy: string;
   onRename: () => void;
   onDelete: () => void;
   onSaved: () => void;
@@ -261,6 +297,39 @@ function Preview({
         else setError(describeError(e));
       });
   }, [file.path]);
+
+  // The file changed on disk (a new time or size from the listing): read it
+  // again; an open editor takes it only if nothing in it is unsaved.
+  const [disk, setDisk] = useState<{ content: string; by: string; seq: number }>();
+  const [updatedBy, setUpdatedBy] = useState<string>();
+  const shown = useRef(text);
+  shown.current = text;
+  const editingNow = useRef(editing);
+  editingNow.current = editing;
+  const stamp = useRef({ modified: file.modified, size: file.size });
+  useEffect(() => {
+    // Not text (or not read yet): nothing to read again.
+    if (image || binary || !shown.current || sameStamp(stamp.current, file)) return;
+    stamp.current = { modified: file.modified, size: file.size };
+    let current = true;
+    api
+      .get("/api/channels/{channel}/files/read", { path: { channel }, query: { path: file.path } })
+      .then((now) => {
+        if (!current || now.content === shown.current?.content) return;
+        setText(now);
+        if (editingNow.current) setDisk((d) => ({ content: now.content, by: changedBy, seq: (d?.seq ?? 0) + 1 }));
+        else setUpdatedBy(changedBy);
+      })
+      .catch(() => undefined);
+    return () => {
+      current = false;
+    };
+  }, [file.modified, file.size]);
+  useEffect(() => {
+    if (!updatedBy) return;
+    const t = setTimeout(() => setUpdatedBy(undefined), 5000);
+    return () => clearTimeout(t);
+  }, [updatedBy]);
 
   const madeIn = artifact?.thread_id ? threadSignal(artifact.thread_id)?.value : undefined;
   return (
@@ -288,6 +357,7 @@ function Preview({
                 )}
               </>
             )}
+            <span role="status">{updatedBy && <span class="live-updated"> · Updated by {updatedBy}</span>}</span>
           </p>
         </div>
         <div class="toolbar-actions">
@@ -320,6 +390,7 @@ function Preview({
             channel={channel}
             path={file.path}
             initial={text.content}
+            disk={disk}
             onClose={(saved) => {
               setEditing(false);
               if (saved !== undefined) {

@@ -7,6 +7,7 @@ import { api, describeError } from "../../api/client";
 import type { FileEntry } from "../../api/types";
 import { Icon, type IconName } from "../../components/Icon";
 import { Time } from "../../components/Time";
+import { entryQuietly, listQuietly } from "../../lib/files";
 import { MODES, MODE_INFO, ROOT, fitsMode, modeFolder, type Mode } from "../../lib/cowork";
 import { coworkModePath, coworkPath, filesPath } from "../../state/router";
 
@@ -26,29 +27,11 @@ export interface Listing {
   error?: string;
 }
 
-/**
- * A folder's entries, or undefined when it does not exist. Walks down from
- * /workspace, listing only folders a listing showed, so a folder not made
- * yet is never asked for (a 404 would be logged by the browser as an error).
- */
-export async function listQuietly(channel: string, dir: string): Promise<FileEntry[] | undefined> {
-  const parts = dir.slice(ROOT.length).split("/").filter(Boolean);
-  let here = ROOT;
-  let entries = await api.get("/api/channels/{channel}/files", { path: { channel }, query: { path: here } });
-  for (const part of parts) {
-    const next = entries.find((e) => e.name === part && e.kind === "dir");
-    if (!next) return undefined;
-    here = `${here}/${part}`;
-    entries = await api.get("/api/channels/{channel}/files", { path: { channel }, query: { path: here } });
-  }
-  return entries;
-}
+export { listQuietly };
 
 /** Whether `path` exists (without asking for anything missing). */
 export async function existsQuietly(channel: string, path: string): Promise<boolean> {
-  const cut = path.lastIndexOf("/");
-  const entries = await listQuietly(channel, path.slice(0, cut));
-  return !!entries?.some((e) => e.name === path.slice(cut + 1));
+  return (await entryQuietly(channel, path)) !== undefined;
 }
 
 async function listFolder(channel: string, path: string): Promise<FileEntry[]> {

@@ -75,7 +75,16 @@ function isTyping(target: EventTarget | null): boolean {
   return !!el && ["INPUT", "TEXTAREA", "SELECT"].includes(el.tagName);
 }
 
-export function Whiteboard({ channel, path }: { channel: string; path: string }): JSX.Element {
+export function Whiteboard({
+  channel,
+  path,
+  onDirty,
+}: {
+  channel: string;
+  path: string;
+  /** Told whenever the board's unsaved state changes (Cowork asks before a change on disk replaces it). */
+  onDirty?: (dirty: boolean) => void;
+}): JSX.Element {
   const name = path.split("/").pop() || path;
   const archived = channelByName(channel)?.channel.status === "archived";
   const [meta, setMeta] = useState<Omit<Board, "items">>();
@@ -205,6 +214,7 @@ export function Whiteboard({ channel, path }: { channel: string; path: string })
 
   // Unsaved changes: the browser asks before the page goes.
   useEffect(() => {
+    onDirty?.(dirty && !readOnly);
     if (!dirty || readOnly) return;
     const warn = (e: BeforeUnloadEvent) => {
       e.preventDefault();
