@@ -25,7 +25,7 @@ use crate::records::{
     ToolAction,
 };
 use crate::runtime::{awaitable, blocking, interruptible};
-use crate::turn::{self, ThreadSlot, Until};
+use crate::turn::{self, Start, ThreadSlot, Until};
 
 /// What a channel's objects share: the backend and the latest snapshot.
 pub struct ChannelCore {
@@ -235,7 +235,7 @@ fn ask_blocking(
     py: Python<'_>,
     backend: SharedBackend,
     channel: String,
-    text: String,
+    start: Start,
     thread: Option<i64>,
     timeout: Option<f64>,
 ) -> PyResult<Reply> {
@@ -243,7 +243,7 @@ fn ask_blocking(
     let run = ask_future(
         backend.clone(),
         channel,
-        text,
+        start,
         thread,
         timeout,
         slot.clone(),
@@ -263,7 +263,7 @@ fn ask_blocking(
 async fn ask_future(
     backend: SharedBackend,
     channel: String,
-    text: String,
+    start: Start,
     thread: Option<i64>,
     timeout: Option<f64>,
     slot: ThreadSlot,
@@ -271,7 +271,7 @@ async fn ask_future(
     let run = turn::run(
         backend,
         channel,
-        text,
+        start,
         thread.map(ThreadId),
         slot,
         Until::EndOrApproval,
@@ -404,7 +404,7 @@ impl Channel {
             py,
             self.core.backend.clone(),
             self.core.key.clone(),
-            text,
+            Start::Ask(text),
             thread,
             timeout,
         )
@@ -671,7 +671,7 @@ impl AsyncChannel {
         let run = ask_future(
             self.core.backend.clone(),
             self.core.key.clone(),
-            text,
+            Start::Ask(text),
             thread,
             timeout,
             ThreadSlot::default(),
@@ -1327,7 +1327,32 @@ impl Thread {
     fn ask(&self, py: Python<'_>, text: String, timeout: Option<f64>) -> PyResult<Reply> {
         timeout_ok(timeout)?;
         let (backend, channel) = (self.core.backend.clone(), self.core.channel_key());
-        ask_blocking(py, backend, channel, text, Some(self.core.id()), timeout)
+        ask_blocking(
+            py,
+            backend,
+            channel,
+            Start::Ask(text),
+            Some(self.core.id()),
+            timeout,
+        )
+    }
+
+    /// Runs the thread's failed (or interrupted) last turn again and waits
+    /// for the answer, as `ask` does: Helm notes in the thread who asked,
+    /// and the agent answers anew. `Conflict` when the last turn did not
+    /// fail or the thread went on after it.
+    #[pyo3(signature = (*, timeout=None))]
+    fn retry(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<Reply> {
+        timeout_ok(timeout)?;
+        let (backend, channel) = (self.core.backend.clone(), self.core.channel_key());
+        ask_blocking(
+            py,
+            backend,
+            channel,
+            Start::Retry,
+            Some(self.core.id()),
+            timeout,
+        )
     }
 
     /// Continues the thread, yielding the turn's events.
@@ -1417,7 +1442,22 @@ impl AsyncThread {
         let run = ask_future(
             self.core.backend.clone(),
             self.core.channel_key(),
-            text,
+            Start::Ask(text),
+            Some(self.core.id()),
+            timeout,
+            ThreadSlot::default(),
+        );
+        awaitable(py, run)
+    }
+
+    /// Runs the thread's failed last turn again (see `Thread.retry`).
+    #[pyo3(signature = (*, timeout=None))]
+    fn retry<'py>(&self, py: Python<'py>, timeout: Option<f64>) -> PyResult<Bound<'py, PyAny>> {
+        timeout_ok(timeout)?;
+        let run = ask_future(
+            self.core.backend.clone(),
+            self.core.channel_key(),
+            Start::Retry,
             Some(self.core.id()),
             timeout,
             ThreadSlot::default(),

@@ -390,7 +390,7 @@ impl StreamState {
         let task = runtime().spawn(turn::run(
             backend.clone(),
             channel,
-            text,
+            turn::Start::Ask(text),
             thread.map(helm_core::model::ThreadId),
             slot.clone(),
             turn::Until::End,

@@ -101,12 +101,22 @@ pub enum Until {
 /// The thread a run posted in, once known (to stop it on Ctrl-C).
 pub type ThreadSlot = Arc<Mutex<Option<ThreadId>>>;
 
-/// Posts `text` in `channel` (in `thread`, or a new one) and follows the
-/// turns it causes until the last one ends, handing each event to `sink`.
+/// What sets a run off.
+pub enum Start {
+    /// A message for the resident agent (addressed to it if it does not
+    /// name it).
+    Ask(String),
+    /// Running the thread's failed last turn again.
+    Retry,
+}
+
+/// Posts a message in `channel` (in `thread`, or a new one), or runs
+/// `thread`'s failed turn again, and follows the turns that sets off until
+/// the last one ends, handing each event to `sink`.
 pub async fn run(
     backend: SharedBackend,
     channel: String,
-    text: String,
+    start: Start,
     thread: Option<ThreadId>,
     slot: ThreadSlot,
     until: Until,
@@ -117,18 +127,30 @@ pub async fn run(
     let handle = record.agent.handle.clone();
     backend.drive_turns().await?;
     let mut feed = backend.events().await?;
-    let posted = backend
-        .post(&channel, &addressed(&text, &handle)?, thread)
-        .await?;
-    let thread_id = posted.thread.id;
+    let (thread_id, first, escalated) = match (start, thread) {
+        (Start::Ask(text), _) => {
+            let posted = backend
+                .post(&channel, &addressed(&text, &handle)?, thread)
+                .await?;
+            (posted.thread.id, posted.turn, posted.escalation.is_some())
+        }
+        (Start::Retry, Some(thread)) => (thread, Some(backend.retry_thread(thread).await?), false),
+        (Start::Retry, None) => {
+            return Err(failure(
+                ErrorKind::Internal,
+                "internal",
+                "a retry names its thread",
+            ));
+        }
+    };
     if let Ok(mut s) = slot.lock() {
         *s = Some(thread_id);
     }
     let mut follow = Follow::new(thread_id, resident, handle.clone());
-    if let Some(turn) = &posted.turn {
+    if let Some(turn) = &first {
         follow.admit(turn);
     }
-    if posted.turn.is_none() && posted.escalation.is_none() {
+    if first.is_none() && !escalated {
         return Err(failure(
             ErrorKind::Refused,
             "not_woken",

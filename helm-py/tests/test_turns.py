@@ -198,6 +198,24 @@ def test_a_failed_turn_raises_provider_error(data: Path) -> None:
         assert raised.value.code == "turn_failed"
 
 
+def test_a_failed_turn_runs_again_with_retry(data: Path) -> None:
+    def down(request: onehelm.ModelRequest) -> list[str]:
+        raise ValueError("the model is down")
+
+    with onehelm.Helm.open(data) as helm:
+        launch = setup(helm, Script(down, ["Back up."]))
+        with pytest.raises(onehelm.ProviderError):
+            launch.ask("hello")
+        thread = launch.threads()[0]
+        reply = thread.retry()
+        assert (reply.text, reply.state, reply.thread_id) == ("Back up.", "completed", thread.id)
+        texts = [m.text for m in thread.messages()]
+        assert any(t.endswith("asked @launch-agent to try again.") for t in texts), texts
+        # The agent answered: nothing failed to run again.
+        with pytest.raises(onehelm.Conflict, match="only a failed or interrupted turn"):
+            thread.retry()
+
+
 def test_a_blocking_ask_lets_other_python_threads_run(data: Path) -> None:
     release = threading.Event()
 

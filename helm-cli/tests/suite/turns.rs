@@ -249,7 +249,9 @@ async fn say_reports_failures_and_bad_input() -> anyhow::Result<()> {
     let retried = cli.run(&["thread", "retry", "1"])?;
     assert_eq!(retried.code, 0, "{}\n{}", retried.stdout, retried.stderr);
     assert!(
-        retried.stdout.contains("[helm] captain asked @launch-agent to try again.")
+        retried
+            .stdout
+            .contains("[helm] captain asked @launch-agent to try again.")
             && retried.stdout.contains("Hello again."),
         "{}",
         retried.stdout
@@ -258,7 +260,9 @@ async fn say_reports_failures_and_bad_input() -> anyhow::Result<()> {
     let again = cli.run(&["thread", "retry", "1"])?;
     assert_eq!(again.code, 4, "{}", again.stderr);
     assert!(
-        again.stderr.contains("only a failed or interrupted turn can run again"),
+        again
+            .stderr
+            .contains("only a failed or interrupted turn can run again"),
         "{}",
         again.stderr
     );

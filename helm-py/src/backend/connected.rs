@@ -138,6 +138,10 @@ impl Backend for Connected {
         self.client.stop_thread(id).await
     }
 
+    async fn retry_thread(&self, id: ThreadId) -> Result<helm_core::model::Turn> {
+        self.client.retry_thread(id).await
+    }
+
     async fn activity(
         &self,
         channel: &str,

@@ -281,6 +281,10 @@ impl Backend for Embedded {
             .await?)
     }
 
+    async fn retry_thread(&self, id: ThreadId) -> Result<helm_core::model::Turn> {
+        Ok(self.open_helm()?.retry_thread(&self.actor, id).await?)
+    }
+
     async fn stop_thread(&self, id: ThreadId) -> Result<()> {
         self.open_helm()?.visible_thread(&self.actor, id).await?;
         self.open_helm()?.stop_thread(&self.actor, id).await?;

@@ -101,6 +101,8 @@ pub trait Backend: Send + Sync {
     async fn set_thread_status(&self, id: ThreadId, status: ThreadStatus) -> Result<Thread>;
     /// Stops a thread's work.
     async fn stop_thread(&self, id: ThreadId) -> Result<()>;
+    /// Runs a thread's failed last turn again; the new turn, queued.
+    async fn retry_thread(&self, id: ThreadId) -> Result<helm_core::model::Turn>;
     /// The tool journal of a channel (or one thread), newest last.
     async fn activity(
         &self,
