@@ -79,8 +79,13 @@ test("saving a note writes a new file and changes nothing else: address, thread,
     if ((await link.count()) === 0) await feed().evaluate((el) => (el.scrollTop -= 200));
     return (await link.count()) === 1;
   });
-  await link.click();
-  await page.waitForURL(`${stack.url}/c/launch/t/${threadId}`);
+  // The feed is virtualized and may still be settling from the scroll: a
+  // click that lands while the item moves is tried again.
+  const target = `${stack.url}/c/launch/t/${threadId}`;
+  await waitFor("the thread to open", async () => {
+    if (page.url() !== target && (await link.count()) === 1) await link.click({ timeout: 2_000 }).catch(() => {});
+    return page.url() === target;
+  });
   const thread = page.getByRole("complementary", { name: /Thread: Launch item 12/ });
   await thread.getByText("Reply 8 in the thread about item 12.").waitFor();
   // Half a reply typed, the caret in its middle.
@@ -140,10 +145,12 @@ test("saving a note writes a new file and changes nothing else: address, thread,
   assert.match(await readNote("launch", `/workspace/notes/${name}`), /Call the Herald/, "the first note is untouched");
   assert.equal(page.url(), before.url);
 
-  // The toast's link opens the file.
+  // The toast's link opens the note in Cowork's Notes, where it can be edited.
   await second.click();
-  await page.waitForURL(/\/c\/launch\/files\?path=/);
-  await page.getByText("Second round of calls.").waitFor();
+  await page.waitForURL(/\/c\/launch\/cowork\?path=/);
+  const opened = page.getByLabel(`Text of ${name.replace(/\.md$/, "-2.md")}`);
+  await opened.waitFor();
+  assert.match(await opened.inputValue(), /Second round of calls\./);
 });
 
 test("n opens it; Escape closes it and gives the focus back; a draft survives a reload", async () => {

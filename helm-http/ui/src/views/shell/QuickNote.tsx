@@ -11,7 +11,7 @@ import { ErrorNote } from "../../components/Field";
 import { Icon } from "../../components/Icon";
 import { defaultNoteTarget, draftKey, isEmptyDraft, lastChannelKey, noteTargets, parseDraft, savedNoteMessage, type NoteDraft } from "../../lib/notes";
 import { channels } from "../../state/channels";
-import { filesPath, route } from "../../state/router";
+import { coworkPath, route } from "../../state/router";
 import { isAdmin, me } from "../../state/session";
 import { toast } from "../../state/toasts";
 import { overlay } from "./Shell";
@@ -172,7 +172,7 @@ export function QuickNote({ onClose }: { onClose: () => void }) {
         }
       }
       onClose();
-      toast(savedNoteMessage(entry.path, target.name), "info", filesPath(target.name, entry.path));
+      toast(savedNoteMessage(entry.path, target.name), "info", coworkPath(target.name, entry.path));
     } catch (e) {
       setError(describeError(e));
       setBusy(false);
