@@ -264,6 +264,9 @@ fn parse_arguments(text: &str) -> std::result::Result<Value, String> {
 
 /// The journal line of a call: its name, the channel it names, and its
 /// most telling argument (a command, a path and size, a query, a text).
+/// The web UI reads a file tool's path from it (`write_file docs/a.md (12
+/// bytes)`, `write_file [other] docs/a.md (12 bytes)`; `lib/changes.ts`) to
+/// show the file's change live, so that form is kept (a test pins it).
 pub fn summarize_input(name: &str, input: &Value) -> String {
     let field = |key: &str| input.get(key).and_then(Value::as_str);
     let channel = field("channel")
@@ -291,4 +294,25 @@ pub fn summarize_input(name: &str, input: &Value) -> String {
         }
     };
     format!("{name}{channel} {detail}").trim_end().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::summarize_input;
+    use serde_json::json;
+
+    /// The form the web UI reads a written file's path from.
+    #[test]
+    fn a_file_write_names_its_path_and_size() {
+        let input = json!({"path": "docs/a.md", "content": "hello world!"});
+        assert_eq!(
+            summarize_input("write_file", &input),
+            "write_file docs/a.md (12 bytes)"
+        );
+        let elsewhere = json!({"channel": "ops", "path": "a.md", "content": ""});
+        assert_eq!(
+            summarize_input("write_file", &elsewhere),
+            "write_file [ops] a.md (0 bytes)"
+        );
+    }
 }
