@@ -8,12 +8,11 @@
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use tokio::sync::broadcast::error::RecvError;
 
 use crate::error::{Error, Result};
-use crate::events::EventBody;
-use crate::model::{Approval, ApprovalStatus, ChannelRef, MessageId, ThreadId, TurnState, User};
+use crate::model::{Approval, ChannelRef, MessageId, ThreadId, TurnState, User};
 use crate::provider::Usage;
+use crate::runtime::follow::{Follow, Followed};
 use crate::runtime::wake::addressed;
 
 use super::Helm;
@@ -89,8 +88,10 @@ impl Helm {
             }
         }
         let addressed = addressed(text, &record.agent.handle)?;
-        // Listen first, so no delta of the reply is missed.
-        let mut events = self.subscribe();
+        // Follow the durable event log from here, so nothing the post sets
+        // off is missed, however busy the process.
+        let from = self.inner.store.stats().await?.last_event_seq;
+        let mut feed = self.follow(from).await?;
         let posted = self
             .post_message(
                 actor,
@@ -105,43 +106,27 @@ impl Helm {
             thread,
             message: since,
         });
+        // The post can wake more than the resident: Skipper when it is
+        // called, the resident again after Skipper settles the call.
+        let mut follow = Follow::new(thread, record.agent.id, record.agent.handle.clone());
+        if let Some(turn) = &posted.turn {
+            follow.admit(turn);
+        }
         let deadline = tokio::time::Instant::now() + timeout;
-        let mut tick = tokio::time::interval(Duration::from_millis(250));
         let mut waiting_for = Vec::new();
-        loop {
-            tokio::select! {
-                event = events.recv() => match event {
-                    Ok(event) => match &event.body {
-                        EventBody::MessageDelta { thread_id: Some(t), text, .. } if *t == thread => {
-                            on_update(ConversationUpdate::Text { text: text.clone() });
-                        }
-                        EventBody::ToolActionStarted { action } if action.thread_id == Some(thread) => {
-                            on_update(ConversationUpdate::Tool {
-                                name: action.tool.clone(),
-                                summary: action.input_summary.clone(),
-                            });
-                        }
-                        _ => {}
-                    },
-                    Err(RecvError::Lagged(_)) => {}
-                    Err(RecvError::Closed) => break,
-                },
-                _ = tick.tick() => {
-                    let turns = self.thread_turns(thread).await?;
-                    let ours: Vec<_> = turns.iter().filter(|t| t.trigger_message_id >= since).collect();
-                    waiting_for = self
-                        .inner
-                        .store
-                        .approvals(true)
-                        .await?
-                        .into_iter()
-                        .filter(|a| a.status == ApprovalStatus::Pending
-                            && a.turn_id.is_some_and(|id| ours.iter().any(|t| t.id == id)))
-                        .collect();
-                    let done = !ours.is_empty() && ours.iter().all(|t| t.state.is_final());
-                    if done || !waiting_for.is_empty() || tokio::time::Instant::now() >= deadline {
-                        break;
-                    }
+        while follow.finished().is_none() && waiting_for.is_empty() {
+            let Ok(event) = tokio::time::timeout_at(deadline, feed.next()).await else {
+                break;
+            };
+            for step in follow.absorb(event?.body.clone()) {
+                match step {
+                    Followed::Text { text, .. } => on_update(ConversationUpdate::Text { text }),
+                    Followed::ToolStarted(action) => on_update(ConversationUpdate::Tool {
+                        name: action.tool,
+                        summary: action.input_summary,
+                    }),
+                    Followed::ApprovalRequested(approval) => waiting_for.push(approval),
+                    _ => {}
                 }
             }
         }
