@@ -147,6 +147,11 @@ test("Activity: a turn that ends there says what it used, when it was reported",
   await failedRow.waitFor();
   await page.waitForTimeout(300);
   assert.equal(await failedRow.locator(".token-count").count(), 0, "no count for a turn with no usage");
+  // Said in words, as the chat says it; the server's reason waits behind Details.
+  await failedRow.getByText("A turn failed. The model could not be reached (HTTP 500).", { exact: false }).waitFor();
+  assert.doesNotMatch(await failedRow.locator("p").first().innerText(), /127\.0\.0\.1|gave up after/);
+  await failedRow.getByText("Details").click();
+  await failedRow.getByText(/upstream exploded again \(gave up after 3 retries\)/).waitFor();
 
   // A turn stopped while its answer streams, after a tool step: the step's call reported its usage.
   await stack.mock.push(

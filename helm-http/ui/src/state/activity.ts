@@ -6,6 +6,7 @@ import { api } from "../api/client";
 import type { LiveEvent } from "../api/events";
 import type { Approval, Escalation, ToolAction } from "../api/types";
 import { usageOfTurn, type TurnUsage } from "./threads";
+import { plainFailure } from "../lib/failure";
 
 const actions = new Map<number, Signal<ToolAction>>();
 const byTurn = new Map<number, Signal<number[]>>();
@@ -16,7 +17,7 @@ export type ActivityEntry =
   | { kind: "tool"; id: number; at: string }
   | { kind: "escalation"; escalation: Escalation; at: string }
   | { kind: "approval"; approval: Approval; at: string }
-  | { kind: "lifecycle"; text: string; at: string; seq: number; usage?: TurnUsage };
+  | { kind: "lifecycle"; text: string; at: string; seq: number; usage?: TurnUsage; raw?: string };
 
 export function actionSignal(id: number): Signal<ToolAction> | undefined {
   return actions.get(id);
@@ -141,10 +142,12 @@ export function applyActivityEvent(event: LiveEvent): void {
         let detail = text;
         if (event.type === "channel.member_added") detail = `${event.name} joined the channel.`;
         if (event.type === "channel.member_removed") detail = `${event.name} left the channel.`;
-        if (event.type === "turn.failed" && event.turn.error) detail = `A turn failed: ${event.turn.error}`;
+        // In words, as the chat says it; the server's own reason behind Details.
+        const raw = event.type === "turn.failed" ? event.turn.error ?? undefined : undefined;
+        if (raw) detail = `A turn failed. ${plainFailure(raw)}`;
         // A turn that ended says what it used, when the provider reported it.
         const usage = event.type === "turn.failed" || event.type === "turn.cancelled" ? usageOfTurn(event.turn) : undefined;
-        addActivity(event.channel_id, { kind: "lifecycle", text: detail, at: event.at, seq: event.seq, usage });
+        addActivity(event.channel_id, { kind: "lifecycle", text: detail, at: event.at, seq: event.seq, usage, raw });
       }
     }
   }

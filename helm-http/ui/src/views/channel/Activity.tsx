@@ -10,6 +10,7 @@ import { Tokens } from "../../components/Tokens";
 import { actionSignal, activityOf, loadActivity, type ActivityEntry } from "../../state/activity";
 import type { ChannelEntry } from "../../state/channels";
 import { channelPath } from "../../state/router";
+import { Details } from "../chat/NoModel";
 import { ToolCard } from "../chat/ToolCard";
 
 export function Activity({ entry }: { entry: ChannelEntry }) {
@@ -114,6 +115,7 @@ function Row({ entry, channel }: { entry: ActivityEntry; channel: string }) {
               </>
             )}
           </p>
+          {entry.raw && <Details text={entry.raw} />}
         </div>
       );
   }
