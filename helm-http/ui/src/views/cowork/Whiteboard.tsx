@@ -4,76 +4,25 @@
 // text and sticky notes are the editor's own shapes; anything else the file
 // holds is kept exactly, shown sanitised, and can be moved or deleted whole.
 // The model, the file format and the geometry are in lib/whiteboard/.
+//
+// Here: the component (its state, loading and saving, editing, the board
+// drawn). Beside it: whiteboardTools.ts (tools, inks, shared types),
+// WhiteboardToolbar.tsx, useBoardPointer.ts (pointer and keyboard),
+// WhiteboardItems.tsx (the items drawn, the text box) and whiteboardFile.ts
+// (the file through the API).
 import type { JSX } from "preact";
-import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
-import { ApiError, api, describeError } from "../../api/client";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
+import { ApiError, describeError } from "../../api/client";
 import { ErrorNote } from "../../components/Field";
-import { Icon } from "../../components/Icon";
-import { bounds, boxOf, hitTest, itemsIn, moved, simplify, snapAngle, stickyHeight, wrapText, type Box, type Point } from "../../lib/whiteboard/geometry";
-import {
-  BoardError,
-  EMPTY_BOARD,
-  FONT,
-  STICKY,
-  markerId,
-  markers,
-  newId,
-  parseBoard,
-  penPath,
-  serializeBoard,
-  type Board,
-  type Foreign,
-  type Item,
-} from "../../lib/whiteboard/model";
-import { sanitizeSvg } from "../../lib/whiteboard/sanitize";
+import { bounds, moved, stickyHeight, type Box } from "../../lib/whiteboard/geometry";
+import { EMPTY_BOARD, markerId, markers, newId, parseBoard, serializeBoard, type Board, type Item } from "../../lib/whiteboard/model";
 import { channelByName } from "../../state/channels";
 import { toast } from "../../state/toasts";
-
-type Tool = "select" | "pen" | "rect" | "ellipse" | "arrow" | "text" | "sticky" | "pan";
-
-const TOOLS: { tool: Tool; label: string; key: string; path: string }[] = [
-  { tool: "select", label: "Select and move", key: "V", path: "M6 3l12 8-5.5 1.5L10 18z" },
-  { tool: "pen", label: "Pen", key: "P", path: "M4 20l4-1L19 8l-3-3L5 16zM14 7l3 3" },
-  { tool: "rect", label: "Rectangle", key: "R", path: "M4 6h16v12H4z" },
-  { tool: "ellipse", label: "Ellipse", key: "O", path: "M12 18c4.4 0 8-2.7 8-6s-3.6-6-8-6-8 2.7-8 6 3.6 6 8 6z" },
-  { tool: "arrow", label: "Arrow", key: "A", path: "M5 19L19 5M10 5h9v9" },
-  { tool: "text", label: "Text", key: "T", path: "M5 7V5h14v2M12 5v14M9 19h6" },
-  { tool: "sticky", label: "Sticky note", key: "N", path: "M5 4h14v10l-6 6H5zM13 20v-6h6" },
-  { tool: "pan", label: "Pan", key: "H", path: "M12 3v18M3 12h18M9 6l3-3 3 3M9 18l3 3 3-3M6 9l-3 3 3 3M18 9l3 3-3 3" },
-];
-
-/** Inks that read on the white page, and the note colour each gives a sticky. */
-const COLORS: { name: string; ink: string; note: string }[] = [
-  { name: "Black", ink: "#1d1f23", note: "#fde68a" },
-  { name: "Red", ink: "#c0392b", note: "#fecaca" },
-  { name: "Orange", ink: "#c26a00", note: "#fed7aa" },
-  { name: "Green", ink: "#1e7a46", note: "#bbf7d0" },
-  { name: "Blue", ink: "#2456c9", note: "#bfdbfe" },
-  { name: "Purple", ink: "#6b3fa0", note: "#e9d5ff" },
-];
-const WIDTHS = [
-  { label: "Thin", sw: 2, text: 20 },
-  { label: "Medium", sw: 4, text: 28 },
-  { label: "Thick", sw: 8, text: 40 },
-];
-const textSize = (sw: number) => WIDTHS.find((w) => w.sw === sw)?.text ?? 28;
-const wrap = (text: string, width: number, size: number) => wrapText(text, width, size);
-const HISTORY = 200;
-
-type View = { x: number; y: number; s: number };
-type Editing = { id?: number; kind: "text" | "sticky"; x: number; y: number; value: string };
-type Gesture =
-  | { type: "pan"; sx: number; sy: number; view: View }
-  | { type: "pinch"; d: number; mx: number; my: number; view: View; before: Item[] }
-  | { type: "move"; start: Point; before: Item[]; ids: Set<number>; started: boolean }
-  | { type: "band"; start: Point; add: Set<number> }
-  | { type: "draw"; start: Point; item: Item }
-  | { type: "place"; start: Point };
-
-function isTyping(target: EventTarget | null): boolean {
-  const el = target as HTMLElement | null;
-  return !!el && ["INPUT", "TEXTAREA", "SELECT"].includes(el.tagName);
-}
+import { useBoardPointer } from "./useBoardPointer";
+import { changedMessage, loadProblem, modifiedNow, readBoardFile, tooBig, writeBoardFile } from "./whiteboardFile";
+import { ItemView, TextOverlay } from "./WhiteboardItems";
+import { WhiteboardToolbar } from "./WhiteboardToolbar";
+import { COLORS, HISTORY, textSize, wrap, type Editing, type Tool, type View } from "./whiteboardTools";
 
 export function Whiteboard({
   channel,
@@ -112,13 +61,8 @@ export function Whiteboard({
   const [view, setViewState] = useState<View>({ x: 0, y: 0, s: 1 });
   const viewRef = useRef(view);
   const [size, setSize] = useState<{ w: number; h: number }>();
-  const [draft, setDraft] = useState<Item>();
-  const [band, setBand] = useState<Box>();
   const [editing, setEditing] = useState<Editing>();
   const editingRef = useRef<Editing | undefined>(undefined);
-  const [spaceHeld, setSpaceHeld] = useState(false);
-  const gesture = useRef<Gesture | undefined>(undefined);
-  const pointers = useRef(new Map<number, Point>());
   const measured = useRef(new Map<number, Box>());
   const stage = useRef<HTMLDivElement>(null);
   const canvas = useRef<SVGSVGElement>(null);
@@ -153,23 +97,20 @@ export function Whiteboard({
     let live = true;
     setLoadError(undefined);
     setMeta(undefined);
-    const stat = api.get("/api/channels/{channel}/files/stat", { path: { channel }, query: { path } }).catch(() => undefined);
-    api
-      .get("/api/channels/{channel}/files/read", { path: { channel }, query: { path } })
-      .then(async (file) => {
-        version.current = (await stat)?.modified;
+    readBoardFile(channel, path)
+      .then((file) => {
+        version.current = file.modified;
         overwrite.current = false;
         if (!live) return;
-        if (file.truncated) throw new BoardError("This whiteboard is larger than the 1 MiB Helm opens here. Download it to open it in another program.");
+        if (file.truncated) throw tooBig();
         open(file.content, false);
       })
       .catch((e) => {
         if (!live) return;
         if (e instanceof ApiError && e.status === 404) return open(EMPTY_BOARD, true);
-        setRetryable(!(e instanceof BoardError) && !(e instanceof ApiError && e.status === 422));
-        setLoadError(
-          e instanceof ApiError && e.status === 422 ? `${path} is not a text file, so it is not a whiteboard Helm can open.` : describeError(e),
-        );
+        const problem = loadProblem(e, path);
+        setRetryable(problem.retryable);
+        setLoadError(problem.message);
       });
     const open = (content: string, isNew: boolean) => {
       try {
@@ -240,12 +181,6 @@ export function Whiteboard({
       }
     }
   });
-
-  const toWorld = (clientX: number, clientY: number): Point => {
-    const r = stage.current!.getBoundingClientRect();
-    const v = viewRef.current;
-    return { x: v.x + (clientX - r.left) / v.s, y: v.y + (clientY - r.top) / v.s };
-  };
 
   const zoomAt = (factor: number, sx?: number, sy?: number) => {
     const v = viewRef.current;
@@ -321,14 +256,14 @@ export function Whiteboard({
     setSaveError(undefined);
     try {
       if (!missing && !overwrite.current && version.current) {
-        const now = await api.get("/api/channels/{channel}/files/stat", { path: { channel }, query: { path } }).catch(() => undefined);
-        if (now?.modified && now.modified !== version.current) {
+        const modified = await modifiedNow(channel, path);
+        if (modified && modified !== version.current) {
           overwrite.current = true;
-          setSaveError(`${name} was changed by someone else (the agent, perhaps) since you opened it. Save again to replace their version with yours, or reload the page to see theirs (your changes would be lost).`);
+          setSaveError(changedMessage(name));
           return;
         }
       }
-      const written = await api.put("/api/channels/{channel}/files", { path: { channel }, body: { path, content } });
+      const written = await writeBoardFile(channel, path, content);
       version.current = written?.modified;
       overwrite.current = false;
       savedRef.current = snapshot;
@@ -399,217 +334,36 @@ export function Whiteboard({
     if (t !== "select") setSelected(new Set());
   };
 
-  // Pointer input: mouse, pen and touch alike; two fingers pinch and pan.
-  const down = (e: PointerEvent) => {
-    if (!meta) return;
-    const svg = e.currentTarget as SVGSVGElement;
-    svg.focus({ preventScroll: true });
-    if (editingRef.current) finishEditing(true);
-    svg.setPointerCapture(e.pointerId);
-    pointers.current.set(e.pointerId, { x: e.clientX, y: e.clientY });
-    if (pointers.current.size === 2) {
-      const g = gesture.current;
-      if (g?.type === "move" || g?.type === "draw") setItems(g.type === "move" ? g.before : itemsRef.current);
-      setDraft(undefined);
-      setBand(undefined);
-      const [a, b] = [...pointers.current.values()] as [Point, Point];
-      const r = stage.current!.getBoundingClientRect();
-      gesture.current = { type: "pinch", d: Math.hypot(a.x - b.x, a.y - b.y) || 1, mx: (a.x + b.x) / 2 - r.left, my: (a.y + b.y) / 2 - r.top, view: viewRef.current, before: itemsRef.current };
-      return;
-    }
-    if (pointers.current.size > 2) return;
-    const p = toWorld(e.clientX, e.clientY);
-    if (e.button === 1 || spaceHeld || tool === "pan" || (readOnly && tool !== "select")) {
-      e.preventDefault();
-      gesture.current = { type: "pan", sx: e.clientX, sy: e.clientY, view: viewRef.current };
-      return;
-    }
-    if (e.button !== 0) return;
-    if (tool === "select") {
-      const hit = hitTest(itemsRef.current, p, 6 / viewRef.current.s, measured.current);
-      if (hit) {
-        let next = selected;
-        if (e.shiftKey) {
-          next = new Set(selected);
-          if (next.has(hit.id)) next.delete(hit.id);
-          else next.add(hit.id);
-        } else if (!selected.has(hit.id)) next = new Set([hit.id]);
-        setSelected(next);
-        gesture.current = next.has(hit.id) && !readOnly ? { type: "move", start: p, before: itemsRef.current, ids: next, started: false } : undefined;
-      } else {
-        if (!e.shiftKey) setSelected(new Set());
-        gesture.current = { type: "band", start: p, add: e.shiftKey ? selected : new Set() };
-      }
-      return;
-    }
-    if (readOnly) return;
-    const common = { id: newId(), stroke: ink.ink, sw };
-    let item: Item | undefined;
-    if (tool === "pen") item = { ...common, kind: "pen", pts: [p.x, p.y] };
-    else if (tool === "rect") item = { ...common, kind: "rect", x: p.x, y: p.y, w: 0, h: 0, fill: "none" };
-    else if (tool === "ellipse") item = { ...common, kind: "ellipse", cx: p.x, cy: p.y, rx: 0, ry: 0, fill: "none" };
-    else if (tool === "arrow") item = { ...common, kind: "arrow", x1: p.x, y1: p.y, x2: p.x, y2: p.y };
-    if (item) {
-      gesture.current = { type: "draw", start: p, item };
-      setDraft(item);
-    } else gesture.current = { type: "place", start: p };
-  };
-
-  const move = (e: PointerEvent) => {
-    const g = gesture.current;
-    if (!pointers.current.has(e.pointerId) || !g) return;
-    pointers.current.set(e.pointerId, { x: e.clientX, y: e.clientY });
-    if (g.type === "pinch") {
-      const [a, b] = [...pointers.current.values()] as [Point, Point];
-      if (!a || !b) return;
-      const r = stage.current!.getBoundingClientRect();
-      const s = Math.min(8, Math.max(0.1, (g.view.s * Math.hypot(a.x - b.x, a.y - b.y)) / g.d));
-      const mx = (a.x + b.x) / 2 - r.left;
-      const my = (a.y + b.y) / 2 - r.top;
-      setView({ x: g.view.x + g.mx / g.view.s - mx / s, y: g.view.y + g.my / g.view.s - my / s, s });
-      return;
-    }
-    if (g.type === "pan") {
-      setView({ ...g.view, x: g.view.x - (e.clientX - g.sx) / g.view.s, y: g.view.y - (e.clientY - g.sy) / g.view.s });
-      return;
-    }
-    const p = toWorld(e.clientX, e.clientY);
-    const s = viewRef.current.s;
-    if (g.type === "move") {
-      const dx = p.x - g.start.x;
-      const dy = p.y - g.start.y;
-      if (!g.started && Math.hypot(dx, dy) * s < 3) return;
-      g.started = true;
-      setItems(g.before.map((i) => (g.ids.has(i.id) ? moved(i, dx, dy) : i)));
-    } else if (g.type === "band") {
-      setBand(boxOf(g.start, p));
-    } else if (g.type === "draw") {
-      const it = g.item;
-      let next: Item = it;
-      if (it.kind === "pen") {
-        const samples = e.getCoalescedEvents?.() ?? [];
-        const pts = (samples.length ? samples : [e]).flatMap((c) => {
-          const q = toWorld(c.clientX, c.clientY);
-          return [q.x, q.y];
-        });
-        next = { ...it, pts: [...it.pts, ...pts] };
-      } else {
-        let q = p;
-        if (e.shiftKey && it.kind === "arrow") q = snapAngle(g.start, p);
-        else if (e.shiftKey) {
-          const side = Math.max(Math.abs(p.x - g.start.x), Math.abs(p.y - g.start.y));
-          q = { x: g.start.x + Math.sign(p.x - g.start.x || 1) * side, y: g.start.y + Math.sign(p.y - g.start.y || 1) * side };
-        }
-        const b = boxOf(g.start, q);
-        if (it.kind === "rect") next = { ...it, ...b };
-        else if (it.kind === "ellipse") next = { ...it, cx: b.x + b.w / 2, cy: b.y + b.h / 2, rx: b.w / 2, ry: b.h / 2 };
-        else if (it.kind === "arrow") next = { ...it, x2: q.x, y2: q.y };
-      }
-      g.item = next;
-      setDraft(next);
-    }
-  };
-
-  const up = (e: PointerEvent) => {
-    if (!pointers.current.delete(e.pointerId)) return;
-    const g = gesture.current;
-    if (pointers.current.size > 0) {
-      // One finger lifted from a pinch: nothing more until all are up.
-      if (g?.type === "pinch") gesture.current = undefined;
-      return;
-    }
-    gesture.current = undefined;
-    if (!g) return;
-    const cancelled = e.type === "pointercancel";
-    const p = toWorld(e.clientX, e.clientY);
-    const s = viewRef.current.s;
-    if (g.type === "move") {
-      if (cancelled) setItems(g.before);
-      else if (g.started) commit(itemsRef.current, g.before);
-    } else if (g.type === "band") {
-      setBand(undefined);
-      if (!cancelled) {
-        const box = boxOf(g.start, p);
-        const next = new Set(g.add);
-        if (box.w * s > 3 || box.h * s > 3) for (const i of itemsIn(itemsRef.current, box, measured.current)) next.add(i.id);
-        setSelected(next);
-      }
-    } else if (g.type === "draw") {
-      setDraft(undefined);
-      if (cancelled) return;
-      let it = g.item;
-      const tiny = Math.hypot(p.x - g.start.x, p.y - g.start.y) * s < 4;
-      if (it.kind === "pen") it = { ...it, pts: it.pts.length === 2 ? [...it.pts, ...it.pts] : simplify(it.pts, 1.5 / s) };
-      else if (tiny && it.kind === "rect") it = { ...it, x: g.start.x - 80, y: g.start.y - 50, w: 160, h: 100 };
-      else if (tiny && it.kind === "ellipse") it = { ...it, rx: 80, ry: 50 };
-      else if (tiny && it.kind === "arrow") it = { ...it, x2: g.start.x + 160, y2: g.start.y };
-      commit([...itemsRef.current, it]);
-    } else if (g.type === "place" && !cancelled) {
-      if (tool === "text") {
-        const hit = hitTest(itemsRef.current, p, 4 / s, measured.current);
-        if (hit?.kind === "text") return editItem(hit);
-        startEditing({ kind: "text", x: p.x, y: p.y + textSize(sw) * 0.35, value: "" });
-      } else if (tool === "sticky") {
-        startEditing({ kind: "sticky", x: p.x - 100, y: p.y - 60, value: "" });
-      }
-    }
-  };
-
-  const dblclick = (e: MouseEvent) => {
-    if (tool !== "select" && tool !== "text") return;
-    const hit = hitTest(itemsRef.current, toWorld(e.clientX, e.clientY), 6 / viewRef.current.s, measured.current);
-    if (hit) editItem(hit);
-  };
-
-  const wheel = (e: WheelEvent) => {
-    if (!meta) return;
-    e.preventDefault();
-    const r = stage.current!.getBoundingClientRect();
-    if (e.ctrlKey || e.metaKey) zoomAt(Math.exp(-e.deltaY * 0.002), e.clientX - r.left, e.clientY - r.top);
-    else {
-      const v = viewRef.current;
-      setView({ ...v, x: v.x + e.deltaX / v.s, y: v.y + e.deltaY / v.s });
-    }
-  };
-
-  const keys = (e: KeyboardEvent) => {
-    const mod = e.ctrlKey || e.metaKey;
-    const key = e.key.toLowerCase();
-    let handled = true;
-    if (mod && key === "s") void save();
-    else if (isTyping(e.target)) return;
-    else if (mod && (key === "y" || (key === "z" && e.shiftKey))) redo();
-    else if (mod && key === "z") undo();
-    else if (mod && key === "a") setSelected(new Set(itemsRef.current.filter((i) => bounds(i, measured.current)).map((i) => i.id)));
-    else if (mod || e.altKey) handled = false;
-    else if (key === "delete" || key === "backspace") remove();
-    else if (key === "escape") {
-      if (selected.size) setSelected(new Set());
-      else if (tool !== "select") setTool("select");
-      else handled = false;
-    } else if (key === "enter" && selected.size === 1) {
-      const item = itemsRef.current.find((i) => selected.has(i.id));
-      if (item) editItem(item);
-    } else if (key === "+" || key === "=") zoomAt(1.25);
-    else if (key === "-" || key === "_") zoomAt(0.8);
-    else if (key === "0") fit();
-    else if (key.startsWith("arrow") && selected.size) {
-      const step = e.shiftKey ? 10 : 1;
-      nudge(key === "arrowleft" ? -step : key === "arrowright" ? step : 0, key === "arrowup" ? -step : key === "arrowdown" ? step : 0);
-    } else if (key === " " && e.target === canvas.current) setSpaceHeld(true);
-    else {
-      const t = TOOLS.find((x) => x.key.toLowerCase() === key);
-      if (t && (!readOnly || t.tool === "select" || t.tool === "pan")) chooseTool(t.tool);
-      else handled = false;
-    }
-    if (handled) {
-      e.preventDefault();
-      e.stopPropagation();
-    }
-  };
-  const keyUp = (e: KeyboardEvent) => {
-    if (e.key === " ") setSpaceHeld(false);
-  };
+  const { draft, band, spaceHeld, down, move, up, dblclick, wheel, keys, keyUp } = useBoardPointer({
+    meta,
+    readOnly,
+    tool,
+    setTool,
+    selected,
+    setSelected,
+    ink,
+    sw,
+    itemsRef,
+    viewRef,
+    editingRef,
+    measured,
+    stage,
+    canvas,
+    setItems,
+    commit,
+    setView,
+    zoomAt,
+    fit,
+    startEditing,
+    finishEditing,
+    editItem,
+    save,
+    undo,
+    redo,
+    remove,
+    nudge,
+    chooseTool,
+  });
 
   if (loadError) {
     return (
@@ -627,79 +381,29 @@ export function Whiteboard({
   const status = readOnly ? "Read-only" : saving ? "Saving…" : missing ? "New, not saved yet" : dirty ? "Unsaved changes" : "Saved";
   return (
     <div class="wb" onKeyDown={keys} onKeyUp={keyUp}>
-      <div class="wb-bar" role="toolbar" aria-label="Whiteboard tools">
-        <div class="wb-group" role="group" aria-label="Tools">
-          {TOOLS.map((t) => (
-            <button
-              key={t.tool}
-              type="button"
-              class={tool === t.tool ? "wb-tool current" : "wb-tool"}
-              aria-label={t.label}
-              aria-pressed={tool === t.tool}
-              aria-keyshortcuts={t.key}
-              title={`${t.label} (${t.key})`}
-              disabled={readOnly && t.tool !== "select" && t.tool !== "pan"}
-              onClick={() => chooseTool(t.tool)}
-            >
-              <ToolIcon path={t.path} />
-            </button>
-          ))}
-        </div>
-        <div class="wb-group" role="group" aria-label="Colour">
-          {COLORS.map((c) => (
-            <button
-              key={c.name}
-              type="button"
-              class="wb-swatch"
-              aria-label={c.name}
-              aria-pressed={ink.name === c.name}
-              title={`${c.name}${selected.size ? " (also the selection)" : ""}`}
-              disabled={readOnly}
-              onClick={() => pickColor(c)}
-            >
-              <span style={{ background: c.ink }} />
-            </button>
-          ))}
-          <select class="wb-width" aria-label="Stroke width" title="Stroke width (and text size)" value={sw} disabled={readOnly} onChange={(e) => pickWidth(Number(e.currentTarget.value))}>
-            {WIDTHS.map((x) => (
-              <option key={x.sw} value={x.sw}>
-                {x.label}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div class="wb-group" role="group" aria-label="Edit">
-          <button type="button" class="wb-tool" aria-label="Undo" title="Undo (Ctrl+Z)" aria-keyshortcuts="Control+Z Meta+Z" disabled={readOnly || past.current.length === 0} onClick={undo}>
-            <ToolIcon path="M9 14L4 9l5-5M4 9h10.5a5.5 5.5 0 0 1 0 11H11" />
-          </button>
-          <button type="button" class="wb-tool" aria-label="Redo" title="Redo (Shift+Ctrl+Z)" aria-keyshortcuts="Shift+Control+Z Shift+Meta+Z" disabled={readOnly || future.current.length === 0} onClick={redo}>
-            <ToolIcon path="M15 14l5-5-5-5M20 9H9.5a5.5 5.5 0 0 0 0 11H13" />
-          </button>
-          <button type="button" class="wb-tool" aria-label="Delete selection" title="Delete (Delete)" aria-keyshortcuts="Delete Backspace" disabled={readOnly || selected.size === 0} onClick={remove}>
-            <Icon name="trash" size={18} />
-          </button>
-        </div>
-        <div class="wb-group" role="group" aria-label="Zoom">
-          <button type="button" class="wb-tool" aria-label="Zoom out" title="Zoom out (−)" aria-keyshortcuts="-" onClick={() => zoomAt(0.8)}>
-            <ToolIcon path="M5 12h14" />
-          </button>
-          <span class="wb-zoom" title="Zoom (Ctrl+wheel, or pinch)">{Math.round(view.s * 100)}%</span>
-          <button type="button" class="wb-tool" aria-label="Zoom in" title="Zoom in (+)" aria-keyshortcuts="+" onClick={() => zoomAt(1.25)}>
-            <ToolIcon path="M12 5v14M5 12h14" />
-          </button>
-          <button type="button" class="btn btn-small btn-ghost" title="Fit the board to the window (0)" aria-keyshortcuts="0" onClick={fit}>
-            Fit
-          </button>
-        </div>
-        <span class={dirty && !readOnly ? "wb-status changed" : "wb-status"} role="status">
-          {status}
-        </span>
-        {!readOnly && (
-          <button type="button" class="btn btn-small btn-primary wb-save" title="Save (Ctrl+S)" aria-keyshortcuts="Control+S Meta+S" disabled={saving || !meta || !dirty} onClick={() => void save()}>
-            {saving ? "Saving…" : "Save"}
-          </button>
-        )}
-      </div>
+      <WhiteboardToolbar
+        tool={tool}
+        ink={ink}
+        sw={sw}
+        readOnly={readOnly}
+        selectedCount={selected.size}
+        canUndo={past.current.length > 0}
+        canRedo={future.current.length > 0}
+        zoom={view.s}
+        status={status}
+        dirty={dirty}
+        saving={saving}
+        loaded={meta !== undefined}
+        onTool={chooseTool}
+        onColor={pickColor}
+        onWidth={pickWidth}
+        onUndo={undo}
+        onRedo={redo}
+        onRemove={remove}
+        onZoom={zoomAt}
+        onFit={fit}
+        onSave={() => void save()}
+      />
       {readOnlyReason && (
         <p class="wb-note" role="note">
           {readOnlyReason}
@@ -754,153 +458,4 @@ export function Whiteboard({
       </p>
     </div>
   );
-}
-
-function ToolIcon({ path }: { path: string }) {
-  return (
-    <svg class="icon" width="18" height="18" viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="1.8" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true" focusable="false">
-      <path d={path} />
-    </svg>
-  );
-}
-
-function TextOverlay({
-  editing,
-  view,
-  size,
-  fill,
-  editingSize,
-  onChange,
-  onDone,
-}: {
-  editing: Editing;
-  view: View;
-  size: number;
-  fill: string;
-  editingSize?: Item;
-  onChange: (value: string) => void;
-  onDone: (keep: boolean) => void;
-}) {
-  const ref = useRef<HTMLInputElement & HTMLTextAreaElement>(null);
-  useEffect(() => {
-    const el = ref.current;
-    if (!el) return;
-    el.focus({ preventScroll: true });
-    // The caret at the end: editing a note adds to it rather than replacing it.
-    el.selectionStart = el.selectionEnd = el.value.length;
-  }, [editing.id, editing.kind, editing.x, editing.y]);
-  const left = (editing.x - view.x) * view.s;
-  const keys = (e: KeyboardEvent) => {
-    if (e.key === "Escape") {
-      e.preventDefault();
-      e.stopPropagation();
-      onDone(false);
-      canvasOf(e)?.focus({ preventScroll: true });
-    } else if (e.key === "Enter" && !(editing.kind === "sticky" && e.shiftKey)) {
-      e.preventDefault();
-      e.stopPropagation();
-      onDone(true);
-      canvasOf(e)?.focus({ preventScroll: true });
-    }
-  };
-  if (editing.kind === "sticky") {
-    const sticky = editingSize?.kind === "sticky" ? editingSize : undefined;
-    const width = sticky?.w ?? 200;
-    const height = Math.max(sticky?.h ?? STICKY.minH, stickyHeight(editing.value, width));
-    return (
-      <textarea
-        ref={ref}
-        class="wb-input wb-input-sticky"
-        aria-label="Sticky note text (Enter to finish, Shift+Enter for a new line, Escape to cancel)"
-        value={editing.value}
-        style={{
-          left: `${left}px`,
-          top: `${(editing.y - view.y) * view.s}px`,
-          width: `${width * view.s}px`,
-          height: `${height * view.s}px`,
-          fontSize: `${STICKY.size * view.s}px`,
-          lineHeight: `${STICKY.line * view.s}px`,
-          padding: `${(STICKY.pad - 2) * view.s}px ${STICKY.pad * view.s}px`,
-          background: sticky?.fill ?? fill,
-        }}
-        onInput={(e) => onChange(e.currentTarget.value)}
-        onKeyDown={keys}
-        onBlur={() => onDone(true)}
-      />
-    );
-  }
-  const fontSize = editingSize?.kind === "text" ? editingSize.size : size;
-  return (
-    <input
-      ref={ref}
-      class="wb-input"
-      aria-label="Text (Enter to finish, Escape to cancel)"
-      value={editing.value}
-      style={{
-        left: `${left}px`,
-        top: `${(editing.y - fontSize * 0.95 - view.y) * view.s}px`,
-        fontSize: `${fontSize * view.s}px`,
-        width: `${Math.max(160, (editing.value.length + 2) * fontSize * 0.6) * view.s}px`,
-        color: editingSize?.kind === "text" ? editingSize.color : undefined,
-      }}
-      onInput={(e) => onChange(e.currentTarget.value)}
-      onKeyDown={keys}
-      onBlur={() => onDone(true)}
-    />
-  );
-}
-
-function canvasOf(e: Event): SVGSVGElement | null {
-  return (e.currentTarget as HTMLElement).closest(".wb")?.querySelector<SVGSVGElement>(".wb-canvas") ?? null;
-}
-
-function ItemView({ item }: { item: Item }) {
-  switch (item.kind) {
-    case "rect":
-      return <rect data-wb={item.id} x={item.x} y={item.y} width={item.w} height={item.h} fill={item.fill} stroke={item.stroke} stroke-width={item.sw} />;
-    case "ellipse":
-      return <ellipse data-wb={item.id} cx={item.cx} cy={item.cy} rx={item.rx} ry={item.ry} fill={item.fill} stroke={item.stroke} stroke-width={item.sw} />;
-    case "pen":
-      return <path data-wb={item.id} d={penPath(item.pts)} fill="none" stroke={item.stroke} stroke-width={item.sw} stroke-linecap="round" stroke-linejoin="round" />;
-    case "arrow":
-      return (
-        <line data-wb={item.id} x1={item.x1} y1={item.y1} x2={item.x2} y2={item.y2} stroke={item.stroke} stroke-width={item.sw} stroke-linecap="round" marker-end={`url(#${markerId(item.stroke)})`} />
-      );
-    case "text":
-      return (
-        <text data-wb={item.id} x={item.x} y={item.y} font-family={FONT} font-size={item.size} fill={item.color}>
-          {item.text}
-        </text>
-      );
-    case "sticky":
-      return <StickyView item={item} />;
-    case "foreign":
-      return <ForeignView item={item} />;
-  }
-}
-
-function StickyView({ item }: { item: Extract<Item, { kind: "sticky" }> }) {
-  const lines = useMemo(() => wrap(item.text, item.w - 2 * STICKY.pad, STICKY.size), [item.text, item.w]);
-  return (
-    <g data-wb={item.id} transform={`translate(${item.x} ${item.y})`}>
-      <rect width={item.w} height={item.h} rx="6" fill={item.fill} stroke="#00000026" stroke-width="1" />
-      <text font-family={FONT} font-size={STICKY.size} fill="#1d1f23">
-        {lines.map((l, i) => (
-          <tspan key={i} x={STICKY.pad} y={STICKY.pad + STICKY.size + i * STICKY.line}>
-            {l.text}
-          </tspan>
-        ))}
-      </text>
-    </g>
-  );
-}
-
-/** Markup the editor does not understand, drawn sanitised. */
-function ForeignView({ item }: { item: Foreign }) {
-  const ref = useRef<SVGGElement>(null);
-  useLayoutEffect(() => {
-    ref.current?.replaceChildren(sanitizeSvg(item.raw));
-  }, [item.raw]);
-  if (!item.el) return null;
-  return <g ref={ref} data-wb={item.id} transform={item.dx || item.dy ? `translate(${item.dx} ${item.dy})` : undefined} />;
 }
