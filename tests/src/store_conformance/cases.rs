@@ -8,7 +8,7 @@ use helm_core::Error;
 use helm_core::memory::recall::ItemKey;
 use helm_core::model::{
     AgentKind, ChannelName, ChannelRef, ChannelStatus, Handle, MemoryKind, MemoryScope,
-    MemorySource, MemoryStatus, ModelChoice, PolicyLevel, Role, TurnState,
+    MemorySource, MemoryStatus, ModelChoice, PolicyLevel, Role, ThreadStatus, TurnState,
 };
 use helm_core::model::{AuthorType, ThreadId};
 use helm_core::store::{
@@ -372,6 +372,9 @@ pub async fn a_failed_turn_runs_again_once(s: &Subject) -> anyhow::Result<()> {
             && again.requested_by == Some(mira.id),
         "the same agent, a new reply, asked by Mira: {again:?}"
     );
+    // The failed session is open again while the agent works.
+    let thread = s.store.thread(asked.thread.id).await?;
+    ensure!(thread.status == ThreadStatus::Open, "{thread:?}");
     // Helm's note says who asked, and is what woke the agent.
     let messages = s.store.thread_messages(asked.thread.id, None).await?;
     let woke = messages.iter().find(|m| m.id == again.trigger_message_id);

@@ -2,7 +2,7 @@
 //! and one transaction where it writes, with its events in that same
 //! transaction, as the SQLite store does.
 
-mod post;
+pub(crate) mod post;
 pub(crate) mod reading;
 pub(crate) mod rows;
 mod summaries;

@@ -142,6 +142,7 @@ async fn retry(c: &impl Db, id: TurnId, by: &User, admission: &Admission) -> Res
         return Err(Error::Conflict(refusal));
     }
     let thread = rows::thread(c, turn.thread_id).await?;
+    let thread = super::threads::post::resume(c, &thread).await?;
     let record = crate::store::postgres::channels::record::get(
         c,
         &crate::model::ChannelRef::Id(turn.channel_id),

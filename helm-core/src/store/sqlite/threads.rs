@@ -161,6 +161,23 @@ pub(super) fn tail(
     })
 }
 
+/// Marks `thread` active: new work in a resolved or failed session (a
+/// message, a retried turn) reopens it, with its event.
+pub(super) fn resume(tx: &mut Tx<'_>, thread: &Thread) -> Result<Thread> {
+    let reopen = matches!(thread.status, ThreadStatus::Resolved | ThreadStatus::Failed)
+        .then_some(ThreadStatus::Open);
+    let touched = touch(tx, thread.id, reopen)?;
+    if reopen.is_some() {
+        tx.emit(
+            Some(thread.channel_id),
+            EventBody::ThreadUpdated {
+                thread: touched.clone(),
+            },
+        )?;
+    }
+    Ok(touched)
+}
+
 fn touch(tx: &mut Tx<'_>, thread: ThreadId, status: Option<ThreadStatus>) -> Result<Thread> {
     let at = ms(now());
     match status {
@@ -254,19 +271,7 @@ pub(super) fn post(tx: &mut Tx<'_>, post: NewPost) -> Result<Posted> {
         )?;
         thread
     } else {
-        // A new message reopens a resolved or failed session.
-        let reopen = matches!(thread.status, ThreadStatus::Resolved | ThreadStatus::Failed)
-            .then_some(ThreadStatus::Open);
-        let thread = touch(tx, thread.id, reopen)?;
-        if reopen.is_some() {
-            tx.emit(
-                Some(post.channel_id),
-                EventBody::ThreadUpdated {
-                    thread: thread.clone(),
-                },
-            )?;
-        }
-        thread
+        resume(tx, &thread)?
     };
     super::recall::index_message(tx.conn(), &message)?;
     tx.emit(

@@ -114,6 +114,7 @@ pub(super) fn retry(
         return Err(Error::Conflict(refusal));
     }
     let thread = threads::get(tx.conn(), turn.thread_id)?;
+    let thread = threads::resume(tx, &thread)?;
     let record = super::channels::get(tx.conn(), &crate::model::ChannelRef::Id(turn.channel_id))?;
     let agent = if record.agent.id == turn.agent_id {
         record.agent

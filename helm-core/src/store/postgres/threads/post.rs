@@ -20,6 +20,25 @@ use crate::store::types::{NewEscalation, NewPost, Posted};
 
 /// Marks a thread active now (and sets its status, if given); the thread
 /// as it now is, from the same statement.
+/// Marks `thread` active: new work in a resolved or failed session (a
+/// message, a retried turn) reopens it, with its event.
+pub(crate) async fn resume(tx: &impl Db, thread: &Thread) -> Result<Thread> {
+    let reopen = matches!(thread.status, ThreadStatus::Resolved | ThreadStatus::Failed)
+        .then_some(ThreadStatus::Open);
+    let touched = touch(tx, thread.id, reopen).await?;
+    if reopen.is_some() {
+        append(
+            tx,
+            Some(thread.channel_id),
+            EventBody::ThreadUpdated {
+                thread: touched.clone(),
+            },
+        )
+        .await?;
+    }
+    Ok(touched)
+}
+
 async fn touch(tx: &impl Db, id: ThreadId, status: Option<ThreadStatus>) -> Result<Thread> {
     let at = now().as_millisecond();
     let row = tx
@@ -129,24 +148,7 @@ pub(super) async fn post(tx: &impl Db, post: NewPost) -> Result<Posted> {
         .await?;
         opened
     } else {
-        // A new message reopens a resolved or failed session.
-        let reopen = matches!(
-            thread_row.status,
-            ThreadStatus::Resolved | ThreadStatus::Failed
-        )
-        .then_some(ThreadStatus::Open);
-        let touched = touch(tx, thread_row.id, reopen).await?;
-        if reopen.is_some() {
-            append(
-                tx,
-                Some(post.channel_id),
-                EventBody::ThreadUpdated {
-                    thread: touched.clone(),
-                },
-            )
-            .await?;
-        }
-        touched
+        resume(tx, &thread_row).await?
     };
     super::super::memory::index_message(tx, &message).await?;
     append(
