@@ -504,7 +504,7 @@ impl Backend for Local {
     }
 
     async fn events(&self) -> anyhow::Result<Box<dyn EventSource>> {
-        let from = self.helm.store().stats().await?.last_event_seq;
+        let from = self.helm.store().event_head().await?;
         Ok(Box::new(LocalEvents(self.helm.follow(from).await?)))
     }
 }

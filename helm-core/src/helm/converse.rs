@@ -90,7 +90,7 @@ impl Helm {
         let addressed = addressed(text, &record.agent.handle)?;
         // Follow the durable event log from here, so nothing the post sets
         // off is missed, however busy the process.
-        let from = self.inner.store.stats().await?.last_event_seq;
+        let from = self.inner.store.event_head().await?;
         let mut feed = self.follow(from).await?;
         let posted = self
             .post_message(

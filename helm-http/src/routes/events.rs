@@ -80,7 +80,7 @@ async fn events(
             ),
         )
     })?;
-    let head = state.helm.store().stats().await?.last_event_seq;
+    let head = state.helm.store().event_head().await?;
     let after = match query.after {
         Some(after) => log_position(after)?,
         None => head,

@@ -519,7 +519,7 @@ impl Backend for Embedded {
     }
 
     async fn events(&self) -> Result<Box<dyn EventFeed>> {
-        let from = self.open_helm()?.store().stats().await?.last_event_seq;
+        let from = self.open_helm()?.store().event_head().await?;
         Ok(Box::new(LocalEvents(self.open_helm()?.follow(from).await?)))
     }
 

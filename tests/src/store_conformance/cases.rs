@@ -202,6 +202,10 @@ pub async fn events_follow_commit_order_and_catch_up(s: &Subject) -> anyhow::Res
         f.store.stats().await?.last_event_seq == *seqs.last().context("events")?,
         "stats knows the newest seq"
     );
+    ensure!(
+        f.store.event_head().await? == *seqs.last().context("events")?,
+        "the event head is the newest seq"
+    );
     let mid = seqs[seqs.len() / 2];
     let rest = f.store.events_after(mid, 10_000).await?;
     let expected: Vec<u64> = seqs.iter().copied().filter(|&q| q > mid).collect();

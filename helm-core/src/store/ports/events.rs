@@ -17,6 +17,11 @@ pub trait EventStore: Send + Sync + 'static {
     /// Durable events with `seq > after`, oldest first, at most `limit`.
     async fn events_after(&self, after: u64, limit: usize) -> Result<Vec<Event>>;
 
+    /// The newest event's `seq` (0 for an empty log): where a follower
+    /// that wants only what happens from now on starts. One index lookup,
+    /// unlike the counts of `stats`.
+    async fn event_head(&self) -> Result<u64>;
+
     /// Live events as they are committed, in `seq` order. Subscribe before
     /// reading [`EventStore::events_after`] to resume without a gap. Shared,
     /// so a slot of the feed's buffer is a pointer and each subscriber's

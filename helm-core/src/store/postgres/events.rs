@@ -86,6 +86,16 @@ pub(crate) async fn append(
 }
 
 /// Events with `seq > after`, oldest first, at most `limit`.
+/// The newest event's `seq`, 0 for an empty log.
+pub(crate) async fn head(client: &impl GenericClient) -> Result<u64> {
+    let seq: i64 = client
+        .query_one("SELECT coalesce(max(seq), 0) FROM events", &[])
+        .await
+        .map_err(failed("reading the event log's head"))?
+        .get(0);
+    Ok(u64::try_from(seq).unwrap_or(0))
+}
+
 pub(crate) async fn after(
     client: &impl GenericClient,
     after: u64,

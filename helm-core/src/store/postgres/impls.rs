@@ -26,6 +26,11 @@ impl EventStore for PostgresStore {
         events::after(&**client, after, limit(n)).await
     }
 
+    async fn event_head(&self) -> Result<u64> {
+        let client = self.client().await?;
+        events::head(&**client).await
+    }
+
     fn subscribe(&self) -> broadcast::Receiver<Arc<Event>> {
         self.live.subscribe()
     }

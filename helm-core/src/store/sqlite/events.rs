@@ -29,6 +29,14 @@ pub(super) fn append(
 }
 
 /// Events after `after`, oldest first.
+/// The newest event's `seq`, 0 for an empty log.
+pub(super) fn head(conn: &Connection) -> Result<u64> {
+    let seq: i64 = conn
+        .prepare_cached("SELECT coalesce(max(seq), 0) FROM events")?
+        .query_row([], |r| r.get(0))?;
+    Ok(u64::try_from(seq).unwrap_or(0))
+}
+
 pub(super) fn after(conn: &Connection, after: u64, limit: usize) -> Result<Vec<Event>> {
     let mut stmt = conn.prepare_cached(
         "SELECT seq, created, channel_id, payload FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2",

@@ -19,6 +19,10 @@ impl EventStore for SqliteStore {
         self.read(move |c| events::after(c, after, limit)).await
     }
 
+    async fn event_head(&self) -> Result<u64> {
+        self.read(events::head).await
+    }
+
     fn subscribe(&self) -> broadcast::Receiver<Arc<Event>> {
         self.inner.live.subscribe()
     }
