@@ -7,9 +7,36 @@ import { ErrorNote, Field } from "../../components/Field";
 import { existsQuietly } from "./Rail";
 import { MODE_INFO, baseName, fileNameFor, modeFolder, nameProblem, nameRule, parentOf, starterContent, type Mode } from "../../lib/cowork";
 
-export function NewFileDialog({ channel, mode, suggested, onClose, onDone }: { channel: string; mode: Mode; suggested: string; onClose: () => void; onDone: (path: string) => void }) {
-  const info = MODE_INFO[mode];
-  const [name, setName] = useState(suggested);
+/**
+ * A file's name asked for in a dialog (a new file, a rename): the mode's
+ * rule checked before anything is sent, the extension added when left out,
+ * and `act` given the checked file name. `act` answers a problem with the
+ * name (said under the field) or nothing once done; what it throws is
+ * said below the form.
+ */
+function NameDialog({
+  title,
+  label,
+  hint,
+  initial,
+  submit: submitLabel,
+  mode,
+  selectStem,
+  onClose,
+  act,
+}: {
+  title: string;
+  label: string;
+  hint: string;
+  initial: string;
+  submit: string;
+  mode: Mode;
+  /** Select the name without its extension when the field takes focus, to type over. */
+  selectStem?: boolean;
+  onClose: () => void;
+  act: (file: string) => Promise<string | undefined>;
+}) {
+  const [name, setName] = useState(initial);
   const [problem, setProblem] = useState<string>();
   const [error, setError] = useState<string>();
   const [busy, setBusy] = useState(false);
@@ -18,18 +45,10 @@ export function NewFileDialog({ channel, mode, suggested, onClose, onDone }: { c
     const wrong = nameProblem(name, mode);
     setProblem(wrong);
     if (wrong) return;
-    const file = fileNameFor(name, mode);
-    const path = `${modeFolder(mode)}/${file}`;
     setBusy(true);
     setError(undefined);
     try {
-      if (await existsQuietly(channel, path)) {
-        setProblem(`There is already ${file} in ${modeFolder(mode)}. Choose another name.`);
-        return;
-      }
-      // Writing the file makes its folders too.
-      await api.put("/api/channels/{channel}/files", { path: { channel }, body: { path, content: starterContent(mode, file) } });
-      onDone(path);
+      setProblem(await act(fileNameFor(name, mode)));
     } catch (err) {
       setError(describeError(err));
     } finally {
@@ -37,9 +56,9 @@ export function NewFileDialog({ channel, mode, suggested, onClose, onDone }: { c
     }
   };
   return (
-    <Dialog title={`New ${info.noun}`} onClose={onClose}>
+    <Dialog title={title} onClose={onClose}>
       <form onSubmit={submit} class="stack" noValidate>
-        <Field label="Name" hint={`${nameRule(mode)} It goes in ${modeFolder(mode)}.`} error={problem}>
+        <Field label={label} hint={hint} error={problem}>
           {(p) => (
             <input
               {...p}
@@ -53,12 +72,15 @@ export function NewFileDialog({ channel, mode, suggested, onClose, onDone }: { c
               autoFocus
               autocomplete="off"
               spellcheck={false}
-              onFocus={(e) => {
-                // The name without its extension is selected, to type over.
-                const el = e.currentTarget;
-                const dot = el.value.lastIndexOf(".");
-                el.setSelectionRange(0, dot > 0 ? dot : el.value.length);
-              }}
+              onFocus={
+                selectStem
+                  ? (e) => {
+                      const el = e.currentTarget;
+                      const dot = el.value.lastIndexOf(".");
+                      el.setSelectionRange(0, dot > 0 ? dot : el.value.length);
+                    }
+                  : undefined
+              }
             />
           )}
         </Field>
@@ -68,7 +90,7 @@ export function NewFileDialog({ channel, mode, suggested, onClose, onDone }: { c
             Cancel
           </button>
           <button type="submit" class="btn btn-primary" disabled={busy}>
-            Create {info.noun}
+            {submitLabel}
           </button>
         </div>
       </form>
@@ -76,69 +98,66 @@ export function NewFileDialog({ channel, mode, suggested, onClose, onDone }: { c
   );
 }
 
+export function NewFileDialog({ channel, mode, suggested, onClose, onDone }: { channel: string; mode: Mode; suggested: string; onClose: () => void; onDone: (path: string) => void }) {
+  const info = MODE_INFO[mode];
+  const folder = modeFolder(mode);
+  const create = async (file: string) => {
+    const path = `${folder}/${file}`;
+    if (await existsQuietly(channel, path)) return `There is already ${file} in ${folder}. Choose another name.`;
+    // Writing the file makes its folders too.
+    await api.put("/api/channels/{channel}/files", { path: { channel }, body: { path, content: starterContent(mode, file) } });
+    onDone(path);
+    return undefined;
+  };
+  return (
+    <NameDialog
+      title={`New ${info.noun}`}
+      label="Name"
+      hint={`${nameRule(mode)} It goes in ${folder}.`}
+      initial={suggested}
+      submit={`Create ${info.noun}`}
+      mode={mode}
+      selectStem
+      onClose={onClose}
+      act={create}
+    />
+  );
+}
+
 export function RenameDialog({ channel, mode, path, beforeMove, onClose, onDone }: { channel: string; mode: Mode; path: string; beforeMove?: () => Promise<boolean>; onClose: () => void; onDone: (path: string) => void }) {
   // Code keeps its folders in the name (src/main.py); the others are one level.
   const folder = modeFolder(mode);
   const current = mode === "code" ? path.slice(folder.length + 1) : baseName(path);
-  const [name, setName] = useState(current);
-  const [problem, setProblem] = useState<string>();
-  const [error, setError] = useState<string>();
-  const [busy, setBusy] = useState(false);
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    const wrong = nameProblem(name, mode);
-    setProblem(wrong);
-    if (wrong) return;
-    const file = fileNameFor(name, mode);
+  const rename = async (file: string) => {
     const to = mode === "code" ? `${folder}/${file}` : `${parentOf(path)}/${file}`;
-    if (to === path) return onClose();
-    setBusy(true);
-    setError(undefined);
-    try {
-      if (await existsQuietly(channel, to)) {
-        setProblem(`There is already ${file} there. Choose another name.`);
-        return;
-      }
-      if (beforeMove && !(await beforeMove())) return;
-      await api.post("/api/channels/{channel}/files/move", { path: { channel }, body: { from: path, to } });
-      onDone(to);
-    } catch (err) {
-      setError(err instanceof ApiError && err.status === 409 ? `There is already ${file} there. Choose another name.` : describeError(err));
-    } finally {
-      setBusy(false);
+    const taken = `There is already ${file} there. Choose another name.`;
+    if (to === path) {
+      onClose();
+      return undefined;
     }
+    if (await existsQuietly(channel, to)) return taken;
+    if (beforeMove && !(await beforeMove())) return undefined;
+    try {
+      await api.post("/api/channels/{channel}/files/move", { path: { channel }, body: { from: path, to } });
+    } catch (err) {
+      // Taken meanwhile: the move never replaces a file.
+      if (err instanceof ApiError && err.status === 409) return taken;
+      throw err;
+    }
+    onDone(to);
+    return undefined;
   };
   return (
-    <Dialog title={`Rename ${baseName(path)}`} onClose={onClose}>
-      <form onSubmit={submit} class="stack" noValidate>
-        <Field label="New name" hint={nameRule(mode)} error={problem}>
-          {(p) => (
-            <input
-              {...p}
-              value={name}
-              onInput={(e) => {
-                setName(e.currentTarget.value);
-                setProblem(undefined);
-              }}
-              required
-              maxLength={100}
-              autoFocus
-              autocomplete="off"
-              spellcheck={false}
-            />
-          )}
-        </Field>
-        <ErrorNote error={error} />
-        <div class="actions">
-          <button type="button" class="btn btn-ghost" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" class="btn btn-primary" disabled={busy}>
-            Rename
-          </button>
-        </div>
-      </form>
-    </Dialog>
+    <NameDialog
+      title={`Rename ${baseName(path)}`}
+      label="New name"
+      hint={nameRule(mode)}
+      initial={current}
+      submit="Rename"
+      mode={mode}
+      onClose={onClose}
+      act={rename}
+    />
   );
 }
 
