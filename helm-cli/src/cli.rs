@@ -217,6 +217,10 @@ pub enum FilesCommand {
         /// Where it goes (a file, or a directory ending in /); the
         /// workspace, under the local file's name, by default.
         path: Option<String>,
+        /// Refuse (exit 4) if the file is already there, instead of
+        /// replacing it.
+        #[arg(long = "new")]
+        new: bool,
     },
 }
 

@@ -241,13 +241,22 @@ impl Client {
         })
     }
 
-    /// Uploads `bytes` as the file `path` of a channel's workspace (parents made), recorded as an upload.
-    pub async fn put_file(&self, channel: &str, path: &str, bytes: Vec<u8>) -> Result<FileEntry> {
+    /// Uploads `bytes` as the file `path` of a channel's workspace (parents
+    /// made), recorded as an upload. With `create`, a file already there is
+    /// a conflict and left as it was; otherwise it is replaced.
+    pub async fn put_file(
+        &self,
+        channel: &str,
+        path: &str,
+        bytes: Vec<u8>,
+        create: bool,
+    ) -> Result<FileEntry> {
         let (dir, name) = upload_target(path);
+        let create = if create { "true" } else { "false" };
         let uploaded: Vec<Uploaded> = self
             .post_raw(
                 &format!("/api/channels/{}/files/upload", channel_path(channel)?),
-                &[("dir", &dir), ("name", &name)],
+                &[("dir", &dir), ("name", &name), ("create", create)],
                 "application/octet-stream",
                 bytes,
             )
@@ -515,13 +524,20 @@ impl Client {
         Ok(policy.resolved)
     }
 
-    /// Writes a text file of a channel's workspace (replacing it; parents
-    /// made).
-    pub async fn write_text(&self, channel: &str, path: &str, content: &str) -> Result<FileEntry> {
+    /// Writes a text file of a channel's workspace (parents made): replacing
+    /// it, or with `create` only making a new one (a file already there is a
+    /// conflict and left as it was).
+    pub async fn write_text(
+        &self,
+        channel: &str,
+        path: &str,
+        content: &str,
+        create: bool,
+    ) -> Result<FileEntry> {
         self.call(
             reqwest::Method::PUT,
             &format!("/api/channels/{}/files", channel_path(channel)?),
-            Some(json!({"path": path, "content": content})),
+            Some(json!({"path": path, "content": content, "create": create})),
         )
         .await
     }

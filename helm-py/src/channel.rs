@@ -1084,17 +1084,21 @@ impl Files {
     }
 
     /// Writes a file (`str` or `bytes`), replacing it; parents are made.
+    /// With `create=True` only a new file is made: one already there raises
+    /// `ConflictError` and is left as it was.
+    #[pyo3(signature = (path, content, *, create=false))]
     fn write(
         &self,
         py: Python<'_>,
         path: String,
         content: &Bound<'_, PyAny>,
+        create: bool,
     ) -> PyResult<FileEntry> {
         let bytes = contents(content)?;
         let core = self.core.clone();
         blocking(py, async move {
             core.backend
-                .write_file(&core.key, &path, bytes)
+                .write_file(&core.key, &path, bytes, create)
                 .await
                 .map(FileEntry::from)
         })
@@ -1156,18 +1160,21 @@ impl AsyncFiles {
         })
     }
 
-    /// Writes a file (`str` or `bytes`), replacing it.
+    /// Writes a file (`str` or `bytes`), replacing it, or with
+    /// `create=True` only making a new one (see `Files.write`).
+    #[pyo3(signature = (path, content, *, create=false))]
     fn write<'py>(
         &self,
         py: Python<'py>,
         path: String,
         content: &Bound<'py, PyAny>,
+        create: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let bytes = contents(content)?;
         let core = self.core.clone();
         awaitable(py, async move {
             core.backend
-                .write_file(&core.key, &path, bytes)
+                .write_file(&core.key, &path, bytes, create)
                 .await
                 .map(FileEntry::from)
         })

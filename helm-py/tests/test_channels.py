@@ -46,6 +46,11 @@ def test_files_commands_and_memory(data: Path) -> None:
         assert ops.files.read("/workspace/notes/todo.md") == "- ship\n"
         ops.files.write("blob.bin", b"\x00\xff")
         assert ops.files.read_bytes("blob.bin") == b"\x00\xff"
+        # create=True makes only a new file; one already there is kept.
+        with pytest.raises(onehelm.Conflict, match="/workspace/notes/todo.md already exists"):
+            ops.files.write("notes/todo.md", "- gone\n", create=True)
+        assert ops.files.read("notes/todo.md") == "- ship\n"
+        assert ops.files.write("fresh.md", "new", create=True).size == 3
         assert [e.name for e in ops.files.list("notes")] == ["todo.md"]
         ran = ops.run("cat notes/todo.md && pwd && exit 4")
         assert ran.exit_code == 4 and not ran.ok

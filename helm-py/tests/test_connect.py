@@ -29,6 +29,10 @@ def test_the_same_script_through_a_server(server_factory: Any) -> None:
     assert reply.usage.total_tokens == 30 and "input_tokens=20" in repr(reply.usage)
     assert launch.files.read("plan.md") == "# Plan from the server\n"
     launch.files.write("notes.md", "kept")
+    with pytest.raises(onehelm.Conflict, match="already exists"):
+        launch.files.write("notes.md", "lost", create=True)
+    with pytest.raises(onehelm.Conflict, match="already exists; nothing was uploaded"):
+        launch.files.write("notes.md", b"\xff lost", create=True)
     assert [e.name for e in launch.files.list()] == ["notes.md", "plan.md"]
     note = launch.files.note("Press: Dana at Wired", title="Press")
     assert note.path.endswith("-press.md")

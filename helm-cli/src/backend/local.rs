@@ -267,10 +267,15 @@ impl Backend for Local {
         channel: &str,
         path: &str,
         bytes: Vec<u8>,
+        create: bool,
     ) -> anyhow::Result<FileEntry> {
         let channel = channel_ref(channel)?;
         let files = self.helm.files(&self.actor, &channel).await?;
-        let entry = files.write(path, bytes).await?;
+        let entry = if create {
+            files.create(path, bytes).await?
+        } else {
+            files.write(path, bytes).await?
+        };
         // Recorded as a server records an upload, so the channel's artifacts
         // show it either way (not a host path that `#main` may be given).
         if entry

@@ -154,12 +154,14 @@ pub trait Backend: Send + Sync {
     ) -> anyhow::Result<FileBytes>;
 
     /// Writes `bytes` to the file `path` of a channel's workspace (parents
-    /// made), recorded as an upload by the acting user.
+    /// made), recorded as an upload by the acting user. With `create`, a
+    /// file already there is a conflict and left as it was.
     async fn put_file(
         &self,
         channel: &str,
         path: &str,
         bytes: Vec<u8>,
+        create: bool,
     ) -> anyhow::Result<FileEntry>;
 
     /// Saves a quick note as a new Markdown file in a channel's

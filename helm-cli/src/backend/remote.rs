@@ -151,8 +151,9 @@ impl Backend for Remote {
         channel: &str,
         path: &str,
         bytes: Vec<u8>,
+        create: bool,
     ) -> anyhow::Result<FileEntry> {
-        Ok(self.client.put_file(channel, path, bytes).await?)
+        Ok(self.client.put_file(channel, path, bytes, create).await?)
     }
 
     async fn save_note(&self, channel: &str, note: NewNote) -> anyhow::Result<FileEntry> {

@@ -48,6 +48,7 @@ pub async fn run(ctx: &Ctx, cmd: FilesCommand) -> Result<i32> {
             channel,
             local,
             path,
+            new,
         } => {
             let bytes = std::fs::read(&local).map_err(|e| match e.kind() {
                 std::io::ErrorKind::NotFound => Error::not_found("local file", local.display()),
@@ -67,7 +68,7 @@ pub async fn run(ctx: &Ctx, cmd: FilesCommand) -> Result<i32> {
                     _ => p,
                 },
             };
-            let entry = backend.put_file(&channel, &dest, bytes).await?;
+            let entry = backend.put_file(&channel, &dest, bytes, new).await?;
             ctx.out.print(&entry, || {
                 format!(
                     "Copied {} to {} ({} bytes).",

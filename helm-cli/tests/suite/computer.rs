@@ -32,6 +32,25 @@ fn files_put_ls_and_cat_round_trip() -> anyhow::Result<()> {
     assert!(put.stdout.contains("/workspace/plan.md"), "{}", put.stdout);
     let into_dir = cli.run(&["files", "put", "#launch", path_str(&local)?, "docs/"])?;
     assert_eq!(into_dir.code, 0, "{}", into_dir.stderr);
+    // With --new a file already there is refused and kept as it was.
+    std::fs::write(&local, "# Another plan\n")?;
+    let kept = cli.run(&["files", "put", "launch", path_str(&local)?, "--new"])?;
+    assert_eq!(kept.code, 4, "{}", kept.stderr);
+    assert!(
+        kept.stderr.contains("/workspace/plan.md already exists"),
+        "{}",
+        kept.stderr
+    );
+    let fresh = cli.run(&[
+        "files",
+        "put",
+        "launch",
+        path_str(&local)?,
+        "fresh.md",
+        "--new",
+    ])?;
+    assert_eq!(fresh.code, 0, "{}", fresh.stderr);
+    std::fs::write(&local, "# Launch plan\n")?;
 
     let ls = cli.run(&["files", "ls", "launch"])?;
     assert_eq!(ls.code, 0, "{}", ls.stderr);

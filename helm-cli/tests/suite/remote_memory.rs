@@ -313,6 +313,24 @@ async fn files_put_ls_and_cat_round_trip_bytes_through_a_server() -> anyhow::Res
         "{}",
         renamed.stdout
     );
+    // With --new, a file already there is refused (exit 4) and kept.
+    let kept = server.run(&[
+        "files",
+        "put",
+        "launch",
+        path_str(&blob)?,
+        "docs/plan v2.md",
+        "--new",
+    ])?;
+    assert_eq!(kept.code, 4, "{}", kept.stderr);
+    assert!(
+        kept.stderr
+            .contains("/workspace/docs/plan v2.md already exists; nothing was uploaded"),
+        "{}",
+        kept.stderr
+    );
+    let cat = server.run(&["files", "cat", "launch", "docs/plan v2.md"])?;
+    assert_eq!(cat.stdout, "# Plan\nship it\n");
 
     let ls = server.run(&["files", "ls", "launch"])?;
     ok(&ls)?;

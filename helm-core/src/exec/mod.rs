@@ -59,7 +59,7 @@
 
 mod command;
 mod computer;
-mod files;
+pub(crate) mod files;
 mod ledger;
 mod local;
 mod output;

@@ -2,18 +2,17 @@
 //! the channel's `/workspace/notes`, named from its title and the day, and
 //! never over another file, however many notes land at once.
 //!
-//! The note is written whole under a hidden temporary name and then moved
-//! to its name with a move that refuses to replace anything, so a reader
-//! never sees half a note and two notes with the same title get two files.
-//! Only the [`Files`](crate::exec::Files) port is used, so a computer on
-//! another host works too (there, a name is checked before the move, since
-//! an Open Terminal server's move may replace what it finds).
+//! The note is written whole under a hidden draft name and then moved to
+//! its name with a move that refuses to replace anything (the port's
+//! create-new rails, `exec::files::create`), so a reader never sees half a
+//! note and two notes with the same title get two files, on any computer.
 
 use jiff::Timestamp;
 
 use super::Helm;
 use crate::error::{Error, Result};
 use crate::exec::FileEntry;
+use crate::exec::files::create::{draft_for, place_draft};
 use crate::model::{ChannelRef, User};
 
 /// The folder of the workspace notes are saved in.
@@ -94,11 +93,7 @@ impl Helm {
             Timestamp::now().strftime("%Y-%m-%d"),
             slug(title.unwrap_or(first_line(body)))
         );
-        let mut nonce = [0u8; 8];
-        getrandom::fill(&mut nonce)
-            .map_err(|e| Error::Internal(format!("no randomness for a note's draft: {e}")))?;
-        let nonce: String = nonce.iter().map(|b| format!("{b:02x}")).collect();
-        let draft = format!("{NOTES_DIR}/.{stem}.{nonce}.saving");
+        let draft = draft_for(&format!("{NOTES_DIR}/{stem}.md"))?;
         files.write(&draft, contents.into_bytes()).await?;
         let mut saved = None;
         for n in 1..=MAX_NAME_TRIES {
@@ -106,13 +101,7 @@ impl Helm {
                 1 => format!("{NOTES_DIR}/{stem}.md"),
                 n => format!("{NOTES_DIR}/{stem}-{n}.md"),
             };
-            // The move itself refuses a taken name on this host; an Open
-            // Terminal server's move may not, so a name seen taken is
-            // skipped first.
-            if files.stat(&name).await.is_ok() {
-                continue;
-            }
-            match files.rename(&draft, &name).await {
+            match place_draft(files.as_ref(), &draft, &name).await {
                 Ok(entry) => {
                     saved = Some(entry);
                     break;

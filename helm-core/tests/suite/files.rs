@@ -126,6 +126,65 @@ async fn mkdir_move_delete_behave_like_a_careful_shell() -> anyhow::Result<()> {
 }
 
 #[tokio::test]
+async fn create_makes_a_new_file_whole_and_never_replaces_one() -> anyhow::Result<()> {
+    let (_f, _channel, files) = setup().await?;
+    let made = files.create("docs/brief.md", "# Brief\n".into()).await?;
+    assert_eq!(made.path, "/workspace/docs/brief.md");
+    assert_eq!(
+        files.read("docs/brief.md", None).await?.content,
+        "# Brief\n"
+    );
+
+    let again = files
+        .create("/workspace/docs/brief.md", "other".into())
+        .await;
+    let err = again
+        .err()
+        .ok_or_else(|| anyhow::anyhow!("a taken name was replaced"))?;
+    assert_eq!(err.kind(), ErrorKind::Conflict);
+    assert!(
+        err.to_string()
+            .contains("/workspace/docs/brief.md already exists"),
+        "{err}"
+    );
+    assert_eq!(
+        files.read("docs/brief.md", None).await?.content,
+        "# Brief\n"
+    );
+
+    // Eight writers race for one name: one wins, seven are refused, and no
+    // draft is left in the folder.
+    let racers = (0..8).map(|i| {
+        let files = files.clone();
+        async move {
+            files
+                .create("docs/race.md", format!("writer {i}").into())
+                .await
+        }
+    });
+    let results = futures_util::future::join_all(racers).await;
+    let won: Vec<_> = results.iter().filter(|r| r.is_ok()).collect();
+    assert_eq!(won.len(), 1);
+    assert!(
+        results
+            .iter()
+            .filter_map(|r| r.as_ref().err())
+            .all(|e| e.kind() == ErrorKind::Conflict)
+    );
+    let names: Vec<_> = files
+        .list("docs")
+        .await?
+        .into_iter()
+        .map(|e| e.name)
+        .collect();
+    assert_eq!(names, ["brief.md", "race.md"]);
+
+    let folder = files.create("docs/", "x".into()).await;
+    assert_eq!(folder.err().map(|e| e.kind()), Some(ErrorKind::Invalid));
+    Ok(())
+}
+
+#[tokio::test]
 async fn grep_and_glob_search_the_workspace() -> anyhow::Result<()> {
     let (_f, _channel, files) = setup().await?;
     files

@@ -263,6 +263,10 @@ pub struct UploadQuery {
     /// replaces the part's own file name.
     #[serde(default)]
     pub name: Option<String>,
+    /// Only new files: when true, a name that exists refuses the whole
+    /// upload (409) before anything is written; otherwise it is replaced.
+    #[serde(default)]
+    pub create: bool,
 }
 
 /// A multipart upload: one or more parts named `file`, each with a file name.
@@ -282,6 +286,10 @@ pub struct WriteFileRequest {
     pub path: String,
     /// Its new contents.
     pub content: String,
+    /// Only create: when true, a path that exists is refused (409) and
+    /// left as it was, and a new file appears whole or not at all.
+    #[serde(default)]
+    pub create: bool,
 }
 
 /// A quick note, saved as a new Markdown file in `/workspace/notes`.

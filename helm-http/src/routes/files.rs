@@ -144,27 +144,34 @@ async fn download_file(
     Ok(attachment(&name, read.bytes))
 }
 
-/// Writes a text file (replacing it; creating it and its parents).
+/// Writes a text file: replacing it, or with `create` only making a new
+/// one (201), refused with 409 when the path exists. Parents are made.
 #[utoipa::path(put, path = "/api/channels/{channel}/files", tag = "files",
     params(("channel" = String, Path, description = "The channel's name or id")),
     request_body = WriteFileRequest,
-    responses((status = 200, description = "The file", body = FileEntry), WriteErrors))]
+    responses(
+        (status = 200, description = "The file, replaced or made", body = FileEntry),
+        (status = 201, description = "The new file (`create`)", body = FileEntry),
+        WriteErrors))]
 async fn write_file(
     State(state): State<AppState>,
     caller: Caller,
     PathParams(channel): PathParams<String>,
     Body(request): Body<WriteFileRequest>,
-) -> ApiResult<Json<FileEntry>> {
+) -> ApiResult<(StatusCode, Json<FileEntry>)> {
     let files = state
         .helm
         .workspace_files(&caller.user, &channel_ref(&channel)?)
         .await?;
-    Ok(Json(
-        files
-            .write(&request.path, request.content.into_bytes())
-            .await?
-            .into(),
-    ))
+    let contents = request.content.into_bytes();
+    Ok(if request.create {
+        created(files.create(&request.path, contents).await?.into())
+    } else {
+        (
+            StatusCode::OK,
+            Json(files.write(&request.path, contents).await?.into()),
+        )
+    })
 }
 
 /// Saves a quick note as a new Markdown file in `/workspace/notes`, named
@@ -194,6 +201,8 @@ async fn save_note(
 /// Uploads files: a multipart form (parts named `file`, each with a file
 /// name) or a raw body named by `?name=`. They land in `?dir=` (default
 /// `/workspace/uploads`) and are recorded as artifacts of kind `upload`.
+/// Same-named files are replaced, unless `?create=true`: then a name that
+/// is taken refuses the whole upload (409) before anything is written.
 #[utoipa::path(post, path = "/api/channels/{channel}/files/upload", tag = "files",
     params(("channel" = String, Path, description = "The channel's name or id"), UploadQuery),
     request_body(content(
@@ -208,10 +217,9 @@ async fn upload_files(
     QueryParams(query): QueryParams<UploadQuery>,
     request: Request,
 ) -> ApiResult<(StatusCode, Json<Vec<Upload>>)> {
-    // The query was parsed above only to document and check it: names are
-    // read again strictly, since form decoding would quietly replace bytes
-    // that are not UTF-8.
-    let _ = query;
+    // Names are read again strictly below (form decoding would quietly
+    // replace bytes that are not UTF-8); only the flag is taken from here.
+    let create = query.create;
     let channel = channel_ref(&channel)?;
     let files = state.helm.workspace_files(&caller.user, &channel).await?;
     let (dir, uploaded) = read_upload(request, state.config.max_upload_bytes).await?;
@@ -221,10 +229,26 @@ async fn upload_files(
         .unwrap_or(UPLOADS_DIR)
         .trim_end_matches('/')
         .to_string();
+    let path_of = |name: &str| format!("{}/{name}", if dir.is_empty() { "/" } else { &dir });
+    if create {
+        for UploadedFile { name, .. } in &uploaded {
+            if let Ok(taken) = files.stat(&path_of(name)).await {
+                return Err(helm_core::Error::Conflict(format!(
+                    "{} already exists; nothing was uploaded",
+                    taken.path
+                ))
+                .into());
+            }
+        }
+    }
     let mut done = Vec::with_capacity(uploaded.len());
     for UploadedFile { name, bytes } in uploaded {
-        let path = format!("{}/{name}", if dir.is_empty() { "/" } else { &dir });
-        let entry = files.write(&path, bytes).await?;
+        let path = path_of(&name);
+        let entry = if create {
+            files.create(&path, bytes).await?
+        } else {
+            files.write(&path, bytes).await?
+        };
         let artifact = state
             .helm
             .record_upload(&caller.user, &channel, &entry.path)

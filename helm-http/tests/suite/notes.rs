@@ -1,5 +1,6 @@
-//! `POST /api/channels/{channel}/notes`: the web UI's Quick Note, saved as
-//! a new Markdown file under `/workspace/notes` and never over another.
+//! New files that never replace another: `POST /api/channels/{channel}/notes`
+//! (the web UI's Quick Note, a Markdown file under `/workspace/notes`) and
+//! `PUT /api/channels/{channel}/files` with `create`.
 
 use axum::http::{Method, StatusCode};
 use serde_json::json;
@@ -157,5 +158,59 @@ async fn a_bad_note_says_what_to_change_and_saves_nothing() -> anyhow::Result<()
     assert!(refused.status.is_client_error(), "{refused:?}");
     let message = refused.body["message"].as_str().unwrap_or_default();
     assert!(message.contains("archived"), "{refused:?}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_create_only_write_makes_a_new_file_and_never_replaces_one() -> anyhow::Result<()> {
+    let api = Api::new().await?;
+    let ada = api.setup().await?;
+    api.post(
+        "/api/channels",
+        Auth::Bearer(&ada),
+        json!({"name": "launch", "purpose": PURPOSE}),
+    )
+    .await?;
+    let put = |body| {
+        api.call(
+            Method::PUT,
+            "/api/channels/launch/files",
+            Auth::Bearer(&ada),
+            Some(body),
+        )
+    };
+
+    let made =
+        put(json!({"path": "docs/brief.md", "content": "# Brief\n", "create": true})).await?;
+    assert_eq!(made.status, StatusCode::CREATED, "{made:?}");
+    assert_eq!(made.body["path"], "/workspace/docs/brief.md");
+
+    let taken =
+        put(json!({"path": "/workspace/docs/brief.md", "content": "mine", "create": true})).await?;
+    assert_eq!(taken.status, StatusCode::CONFLICT, "{taken:?}");
+    let message = taken.body["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("/workspace/docs/brief.md already exists"),
+        "{taken:?}"
+    );
+
+    // A plain write still replaces, and answers 200.
+    let replaced = put(json!({"path": "docs/brief.md", "content": "v2\n"})).await?;
+    assert_eq!(replaced.status, StatusCode::OK, "{replaced:?}");
+    let read = api
+        .get(
+            "/api/channels/launch/files/read?path=docs/brief.md",
+            Auth::Bearer(&ada),
+        )
+        .await?;
+    assert_eq!(read.body["content"], "v2\n");
+    let listed = api
+        .get("/api/channels/launch/files?path=docs", Auth::Bearer(&ada))
+        .await?;
+    assert_eq!(
+        listed.body.as_array().map(Vec::len),
+        Some(1),
+        "no draft left: {listed:?}"
+    );
     Ok(())
 }

@@ -1,5 +1,5 @@
 // Cowork in a real browser: a note made from the rail and saved (seen in
-// the rail and on disk), a doc formatted with the toolbar, a code file
+// the rail and on disk), a new note refused over a file made meanwhile, a doc formatted with the toolbar, a code file
 // saved with Ctrl-S (and the question before leaving it unsaved), a
 // presentation of three slides presented full screen and paged by the
 // keyboard, a whiteboard opened by the route contract, the agent panel
@@ -73,6 +73,21 @@ test("a note: made from the rail, written, saved with Ctrl-S, in the rail and on
   await noAxeProblems("a note");
   await screenshot(page, "41-cowork-note-desktop");
   await page.getByRole("button", { name: "Write" }).click();
+});
+
+test("New note never replaces a file made meanwhile: the name is said to be taken", async () => {
+  await rail().getByRole("button", { name: "New note", exact: true }).first().click();
+  const dialog = page.getByRole("dialog", { name: "New note" });
+  await dialog.getByLabel("Name").fill("Retro");
+  page.allowErrors(/status of 409 \(Conflict\) \(.*\/api\/channels\/studio\/files\)/);
+  // The agent (here, the API) writes that very file while the dialog is open.
+  await call(stack, "PUT", "/api/channels/studio/files", { token, body: { path: "notes/Retro.md", content: "# Retro by the agent\n" } });
+  await dialog.getByRole("button", { name: "Create note" }).click();
+  await dialog.getByText("There is already Retro.md in /workspace/notes. Choose another name.").waitFor();
+  assert.equal(await read("notes/Retro.md"), "# Retro by the agent\n");
+  await dialog.getByRole("button", { name: "Cancel" }).click();
+  await dialog.waitFor({ state: "detached" });
+  await call(stack, "DELETE", `/api/channels/studio/files?path=${encodeURIComponent("notes/Retro.md")}`, { token });
 });
 
 test("a doc: the toolbar's Bold acts on the selection, the preview follows, Save writes it", async () => {

@@ -203,11 +203,21 @@ impl Backend for Connected {
         Ok(read.bytes)
     }
 
-    async fn write_file(&self, channel: &str, path: &str, bytes: Vec<u8>) -> Result<FileEntry> {
+    async fn write_file(
+        &self,
+        channel: &str,
+        path: &str,
+        bytes: Vec<u8>,
+        create: bool,
+    ) -> Result<FileEntry> {
         match String::from_utf8(bytes) {
-            Ok(text) => self.client.write_text(channel, path, &text).await,
+            Ok(text) => self.client.write_text(channel, path, &text, create).await,
             // Binary content goes up as a raw upload of that one file.
-            Err(e) => self.client.put_file(channel, path, e.into_bytes()).await,
+            Err(e) => {
+                self.client
+                    .put_file(channel, path, e.into_bytes(), create)
+                    .await
+            }
         }
     }
 

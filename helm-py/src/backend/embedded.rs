@@ -384,12 +384,22 @@ impl Backend for Embedded {
         Ok(read.bytes)
     }
 
-    async fn write_file(&self, channel: &str, path: &str, bytes: Vec<u8>) -> Result<FileEntry> {
+    async fn write_file(
+        &self,
+        channel: &str,
+        path: &str,
+        bytes: Vec<u8>,
+        create: bool,
+    ) -> Result<FileEntry> {
         let files = self
             .open_helm()?
             .workspace_files(&self.actor, &channel_ref(channel)?)
             .await?;
-        Ok(files.write(path, bytes).await?)
+        Ok(if create {
+            files.create(path, bytes).await?
+        } else {
+            files.write(path, bytes).await?
+        })
     }
 
     async fn save_note(&self, channel: &str, note: NewNote) -> Result<FileEntry> {

@@ -126,8 +126,15 @@ pub trait Backend: Send + Sync {
     async fn read_text(&self, channel: &str, path: &str) -> Result<String>;
     /// A file's bytes, whole.
     async fn read_bytes(&self, channel: &str, path: &str) -> Result<Vec<u8>>;
-    /// Writes a file (parents made), replacing it.
-    async fn write_file(&self, channel: &str, path: &str, bytes: Vec<u8>) -> Result<FileEntry>;
+    /// Writes a file (parents made), replacing it; with `create`, a file
+    /// already there is a conflict and left as it was.
+    async fn write_file(
+        &self,
+        channel: &str,
+        path: &str,
+        bytes: Vec<u8>,
+        create: bool,
+    ) -> Result<FileEntry>;
     /// Saves a quick note as a new Markdown file in `/workspace/notes`.
     async fn save_note(&self, channel: &str, note: NewNote) -> Result<FileEntry>;
     /// A directory's entries (or a file's).

@@ -24,6 +24,7 @@
 //! paths are allowed and links are followed.
 
 mod change;
+pub(crate) mod create;
 mod open;
 pub(in crate::exec) mod path;
 mod port;

@@ -32,6 +32,12 @@ pub trait Files: Send + Sync + std::fmt::Debug {
     async fn read_bytes(&self, path: &str, limit: usize) -> Result<FileBytes>;
     /// Writes a file, replacing its contents, creating it and its parents.
     async fn write(&self, path: &str, contents: Vec<u8>) -> Result<FileEntry>;
+    /// Creates a new file (and its parents), whole or not at all; refused
+    /// with [`Error::Conflict`](crate::Error::Conflict) when `path` exists,
+    /// which is left as it was.
+    async fn create(&self, path: &str, contents: Vec<u8>) -> Result<FileEntry> {
+        super::create::create_new(self, path, contents).await
+    }
     /// Creates a directory and its missing parents; fine if it exists.
     async fn mkdir(&self, path: &str) -> Result<FileEntry>;
     /// Moves `from` to `to`; refused if `to` exists.

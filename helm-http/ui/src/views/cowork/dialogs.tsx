@@ -103,9 +103,15 @@ export function NewFileDialog({ channel, mode, suggested, onClose, onDone }: { c
   const folder = modeFolder(mode);
   const create = async (file: string) => {
     const path = `${folder}/${file}`;
-    if (await existsQuietly(channel, path)) return `There is already ${file} in ${folder}. Choose another name.`;
-    // Writing the file makes its folders too.
-    await api.put("/api/channels/{channel}/files", { path: { channel }, body: { path, content: starterContent(mode, file) } });
+    // A create-only write: the server refuses a taken name (409) instead of
+    // replacing what someone, or the agent, just made there; it makes the
+    // folders too.
+    try {
+      await api.put("/api/channels/{channel}/files", { path: { channel }, body: { path, content: starterContent(mode, file), create: true } });
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 409) return `There is already ${file} in ${folder}. Choose another name.`;
+      throw err;
+    }
     onDone(path);
     return undefined;
   };
