@@ -254,6 +254,24 @@ pub enum EventBody {
     },
 }
 
+/// The events that tell a channel's own story, beside its messages and
+/// tool calls: made, renamed, its purpose or model changed, people joining
+/// and leaving, archived and restored, history imported, and turns that
+/// failed or were stopped ([`Helm::channel_lifecycle`](crate::Helm::channel_lifecycle)).
+pub const LIFECYCLE_EVENTS: &[&str] = &[
+    "channel.created",
+    "channel.renamed",
+    "channel.updated",
+    "model.changed",
+    "channel.member_added",
+    "channel.member_removed",
+    "channel.archived",
+    "channel.restored",
+    "history.imported",
+    "turn.failed",
+    "turn.cancelled",
+];
+
 impl EventBody {
     /// The `type` tag, as stored in the log's index.
     pub fn type_name(&self) -> &'static str {

@@ -229,6 +229,31 @@ impl Helm {
         Ok((record, actions))
     }
 
+    /// What happened to a channel itself ([`LIFECYCLE_EVENTS`]), newest
+    /// first, before the event `before` when given: durable, so a page
+    /// opened later tells the same story as one that watched it live.
+    ///
+    /// [`LIFECYCLE_EVENTS`]: crate::events::LIFECYCLE_EVENTS
+    pub async fn channel_lifecycle(
+        &self,
+        channel: &ChannelRef,
+        before: Option<u64>,
+        limit: usize,
+    ) -> Result<(ChannelRecord, Vec<crate::events::Event>)> {
+        let record = self.channel(channel).await?;
+        let events = self
+            .inner
+            .store
+            .channel_events(
+                record.channel.id,
+                crate::events::LIFECYCLE_EVENTS,
+                before,
+                limit,
+            )
+            .await?;
+        Ok((record, events))
+    }
+
     /// Makes this process the data directory's turn driver: it runs queued
     /// turns and marks turns a crashed driver left running as interrupted.
     /// Fails with [`Error::Busy`] if another process drives already.

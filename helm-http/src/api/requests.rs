@@ -260,6 +260,20 @@ pub struct LimitQuery {
     pub limit: Option<u32>,
 }
 
+/// `?before=&limit=` for a channel's lifecycle.
+#[derive(Debug, Clone, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct LifecycleQuery {
+    /// Only events older than this one (its `seq`): the next page back.
+    #[serde(default)]
+    #[param(minimum = 1)]
+    pub before: Option<i64>,
+    /// How many of the most recent (at most 500; default 100).
+    #[serde(default)]
+    #[param(minimum = 1, maximum = 500)]
+    pub limit: Option<u32>,
+}
+
 /// `?thread=&limit=` for the tool journal.
 #[derive(Debug, Clone, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]

@@ -159,6 +159,35 @@ async fn archiving_stops_the_agent_mid_tool_and_restoring_replays_nothing() -> a
     assert_eq!(openai.requests().len(), 1, "nothing was replayed");
     assert!(!workspace.join("late.txt").exists());
 
+    // The channel's lifecycle tells it after the fact, newest first: made,
+    // archived with both turns stopped, restored.
+    let (status, story) = ada.get("/api/channels/arch/lifecycle").await?;
+    assert_eq!(status, StatusCode::OK, "{story}");
+    let kinds: Vec<&str> = story
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e["type"].as_str())
+        .collect();
+    assert_eq!(kinds.first(), Some(&"channel.restored"), "{kinds:?}");
+    assert_eq!(kinds.last(), Some(&"channel.created"), "{kinds:?}");
+    assert_eq!(
+        kinds.iter().filter(|k| **k == "turn.cancelled").count(),
+        2,
+        "{kinds:?}"
+    );
+    assert!(kinds.contains(&"channel.archived"), "{kinds:?}");
+    let newest = story[0]["seq"].as_i64().unwrap_or_default();
+    let (_, older) = ada
+        .get(&format!(
+            "/api/channels/arch/lifecycle?before={newest}&limit=1"
+        ))
+        .await?;
+    assert_eq!(older.as_array().map(Vec::len), Some(1), "{older}");
+    assert_eq!(older[0]["seq"], story[1]["seq"]);
+    let (status, bad) = ada.get("/api/channels/arch/lifecycle?before=0").await?;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}");
+
     // Work goes on with a new request.
     let (status, again) = ada
         .post(

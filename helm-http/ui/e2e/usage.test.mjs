@@ -2,7 +2,8 @@
 // tokens beside the model's name ("30 tokens", the exact split in its
 // tooltip), live when its turn ends and again after a reload; the thread's
 // header sums its turns; a reply whose turn failed with no usage reported
-// says none (never 0); the Activity view's turn ends carry theirs. The mock
+// says none (never 0); the Activity view's turn ends carry theirs, and
+// after a reload Activity still tells the channel's story (lifecycle kept). The mock
 // model reports 10 input and 5 output tokens per model call. First run is
 // done through the API here.
 import assert from "node:assert/strict";
@@ -141,10 +142,13 @@ test("Activity: a turn that ends there says what it used, when it was reported",
   await list.locator("li").first().waitFor();
   // A turn that fails with nothing reported: said, with no count.
   const failure = { error: { status: 500, message: "upstream exploded again" } };
+  // An earlier test failed a turn too, and Activity keeps it: this one is the newest, first.
+  const failures = list.locator("li", { hasText: "A turn failed" });
+  const before = await failures.count();
   await stack.mock.push(failure, failure, failure, failure);
   await call(stack, "POST", "/api/channels/costs/messages", { token, body: { text: "@costs-agent one more thing" } });
-  const failedRow = list.locator("li", { hasText: "A turn failed" });
-  await failedRow.waitFor();
+  await waitFor("the new failure in Activity", async () => (await failures.count()) === before + 1);
+  const failedRow = failures.first();
   await page.waitForTimeout(300);
   assert.equal(await failedRow.locator(".token-count").count(), 0, "no count for a turn with no usage");
   // Said in words, as the chat says it; the server's reason waits behind Details.
@@ -173,6 +177,24 @@ test("Activity: a turn that ends there says what it used, when it was reported",
   assert.equal(shown.title, `10 in · 5 out, over ${stopped.steps} model ${stopped.steps === 1 ? "call" : "calls"}`);
   assert.deepEqual(await axeViolations(page), [], "axe-core on Activity");
   await screenshot(page, "32-activity-tokens-desktop");
+});
+
+test("Activity after a reload tells the channel's story as it was seen live", async () => {
+  await call(stack, "POST", "/api/channels/costs/archive", { token });
+  await call(stack, "POST", "/api/channels/costs/restore", { token });
+  await page.reload();
+  const list = page.getByRole("list", { name: "Activity, newest first" });
+  // Kept by the server: the lifecycle lines, newest first, with the turns' ends and what they used.
+  const lines = list.locator("li.activity-lifecycle");
+  await list.getByText("The channel was restored; its agent is back.").waitFor();
+  const texts = await lines.allInnerTexts();
+  assert.match(texts[0], /restored/);
+  assert.match(texts[1], /archived/);
+  assert.ok(texts.some((t) => /A turn was stopped\.[\s\S]*15 tokens/.test(t)), texts.join(" | "));
+  assert.ok(texts.some((t) => t.includes("A turn failed. The model could not be reached (HTTP 500).")), texts.join(" | "));
+  assert.match(texts[texts.length - 1], /The channel was created\./);
+  // Tool calls are still there, between them.
+  await list.locator("li", { hasText: "press.md" }).waitFor();
 });
 
 test("no console errors", () => {

@@ -233,6 +233,50 @@ pub async fn events_follow_commit_order_and_catch_up(s: &Subject) -> anyhow::Res
     Ok(())
 }
 
+/// A channel's events of chosen kinds come back newest first, only that
+/// channel's, paged by `before`, however many messages lie between.
+pub async fn a_channels_lifecycle_is_read_newest_first(s: &Subject) -> anyhow::Result<()> {
+    let f = Fixture::new(s.store.as_ref()).await?;
+    let research = f.channel("research").await?;
+    let other = f.channel("other").await?;
+    let id = research.channel.id;
+    f.store
+        .set_channel_status(id, ChannelStatus::Archived, f.actor())
+        .await?;
+    for n in 0..5 {
+        f.post(&other, None, &format!("chatter {n}"), false).await?;
+    }
+    f.store
+        .set_channel_status(id, ChannelStatus::Active, f.actor())
+        .await?;
+    f.post(&research, None, "back at work", false).await?;
+    let kinds = helm_core::events::LIFECYCLE_EVENTS;
+    let story = f.store.channel_events(id, kinds, None, 10).await?;
+    let names: Vec<&str> = story.iter().map(|e| e.body.type_name()).collect();
+    ensure!(
+        names == ["channel.restored", "channel.archived", "channel.created"],
+        "{names:?}"
+    );
+    ensure!(
+        story.iter().all(|e| e.channel_id == Some(id)),
+        "only #research's"
+    );
+    let page = f
+        .store
+        .channel_events(id, kinds, Some(story[0].seq), 1)
+        .await?;
+    ensure!(
+        page.len() == 1 && page[0].seq == story[1].seq,
+        "before pages back: {page:?}"
+    );
+    let none = f
+        .store
+        .channel_events(id, &["channel.deleted"], None, 10)
+        .await?;
+    ensure!(none.is_empty(), "{none:?}");
+    Ok(())
+}
+
 /// A thread's tail is its first message and the newest that fit the budget,
 /// and it says how many were left out.
 pub async fn thread_tail_keeps_to_its_budget(s: &Subject) -> anyhow::Result<()> {

@@ -49,6 +49,7 @@ macro_rules! store_conformance {
             live_channel_names_are_unique,
             provisioning_is_all_or_nothing,
             events_follow_commit_order_and_catch_up,
+            a_channels_lifecycle_is_read_newest_first,
             thread_tail_keeps_to_its_budget,
             follow_ups_wake_the_agent_while_one_human_speaks,
             a_finished_turn_keeps_its_token_counts,

@@ -17,6 +17,17 @@ pub trait EventStore: Send + Sync + 'static {
     /// Durable events with `seq > after`, oldest first, at most `limit`.
     async fn events_after(&self, after: u64, limit: usize) -> Result<Vec<Event>>;
 
+    /// A channel's events of the given types (as [`EventBody::type_name`]
+    /// names them), newest first, before `before` (a `seq`) when given, at
+    /// most `limit`.
+    async fn channel_events(
+        &self,
+        channel: ChannelId,
+        types: &[&'static str],
+        before: Option<u64>,
+        limit: usize,
+    ) -> Result<Vec<Event>>;
+
     /// The newest event's `seq` (0 for an empty log): where a follower
     /// that wants only what happens from now on starts. One index lookup,
     /// unlike the counts of `stats`.

@@ -109,6 +109,32 @@ pub(crate) async fn after(
         )
         .await
         .map_err(failed("reading the event log"))?;
+    decode(&rows)
+}
+
+/// A channel's events of `types`, newest first, before `before`.
+pub(crate) async fn of_channel(
+    client: &impl GenericClient,
+    channel: ChannelId,
+    types: &[&str],
+    before: Option<u64>,
+    limit: i64,
+) -> Result<Vec<Event>> {
+    let before = before.map_or(i64::MAX, |b| b as i64);
+    let rows = client
+        .query(
+            "SELECT seq, created, channel_id, payload FROM events
+             WHERE channel_id = $1 AND type = ANY($2) AND seq < $3
+             ORDER BY seq DESC LIMIT $4",
+            &[&channel.get(), &types, &before, &limit],
+        )
+        .await
+        .map_err(failed("reading a channel's events"))?;
+    decode(&rows)
+}
+
+/// Events from rows of `seq, created, channel_id, payload`.
+fn decode(rows: &[tokio_postgres::Row]) -> Result<Vec<Event>> {
     rows.iter()
         .map(|row| {
             let seq: i64 = row.get(0);

@@ -26,6 +26,17 @@ impl EventStore for PostgresStore {
         events::after(&**client, after, limit(n)).await
     }
 
+    async fn channel_events(
+        &self,
+        channel: ChannelId,
+        types: &[&'static str],
+        before: Option<u64>,
+        n: usize,
+    ) -> Result<Vec<Event>> {
+        let client = self.client().await?;
+        events::of_channel(&**client, channel, types, before, limit(n)).await
+    }
+
     async fn event_head(&self) -> Result<u64> {
         let client = self.client().await?;
         events::head(&**client).await

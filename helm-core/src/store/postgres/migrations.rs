@@ -23,6 +23,7 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (11, include_str!("migrations/011_embed_with_context.sql")),
     (12, include_str!("migrations/012_embed_long_texts.sql")),
     (13, include_str!("migrations/013_words_stemmed.sql")),
+    (14, include_str!("migrations/014_events_by_kind.sql")),
 ];
 
 /// The advisory lock key migrations hold ("helm" in ASCII).

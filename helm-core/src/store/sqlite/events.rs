@@ -28,7 +28,6 @@ pub(super) fn append(
     })
 }
 
-/// Events after `after`, oldest first.
 /// The newest event's `seq`, 0 for an empty log.
 pub(super) fn head(conn: &Connection) -> Result<u64> {
     let seq: i64 = conn
@@ -37,18 +36,47 @@ pub(super) fn head(conn: &Connection) -> Result<u64> {
     Ok(u64::try_from(seq).unwrap_or(0))
 }
 
+/// Events after `after`, oldest first.
 pub(super) fn after(conn: &Connection, after: u64, limit: usize) -> Result<Vec<Event>> {
     let mut stmt = conn.prepare_cached(
         "SELECT seq, created, channel_id, payload FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2",
     )?;
-    let rows = stmt.query_map(params![after as i64, limit as i64], |row| {
-        Ok((
-            row.get::<_, i64>(0)?,
-            ts(row, 1)?,
-            row.get::<_, Option<ChannelId>>(2)?,
-            row.get::<_, String>(3)?,
-        ))
-    })?;
+    decode(stmt.query_map(params![after as i64, limit as i64], columns)?)
+}
+
+/// A channel's events of `types`, newest first, before `before`.
+pub(super) fn of_channel(
+    conn: &Connection,
+    channel: ChannelId,
+    types: &[&str],
+    before: Option<u64>,
+    limit: usize,
+) -> Result<Vec<Event>> {
+    let types = serde_json::to_string(types)
+        .map_err(|e| Error::Internal(format!("event types do not serialise: {e}")))?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT seq, created, channel_id, payload FROM events
+         WHERE channel_id = ?1 AND type IN (SELECT value FROM json_each(?2)) AND seq < ?3
+         ORDER BY seq DESC LIMIT ?4",
+    )?;
+    let before = before.map_or(i64::MAX, |b| b as i64);
+    decode(stmt.query_map(params![channel, types, before, limit as i64], columns)?)
+}
+
+type Columns = (i64, jiff::Timestamp, Option<ChannelId>, String);
+
+/// `seq, created, channel_id, payload` of a row.
+fn columns(row: &rusqlite::Row<'_>) -> rusqlite::Result<Columns> {
+    Ok((
+        row.get::<_, i64>(0)?,
+        ts(row, 1)?,
+        row.get::<_, Option<ChannelId>>(2)?,
+        row.get::<_, String>(3)?,
+    ))
+}
+
+/// Events from rows of [`columns`], their payloads read back.
+fn decode(rows: impl Iterator<Item = rusqlite::Result<Columns>>) -> Result<Vec<Event>> {
     let mut out = Vec::new();
     for row in rows {
         let (seq, at, channel_id, payload) = row?;

@@ -43,6 +43,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "embed_long_texts",
         include_str!("migrations/017_embed_long_texts.sql"),
     ),
+    (
+        "events_by_kind",
+        include_str!("migrations/018_events_by_kind.sql"),
+    ),
 ];
 
 /// Work a migration needs beyond its SQL, run after it in its transaction.

@@ -65,12 +65,23 @@ export async function loadThreadActions(channelName: string, thread: number): Pr
   batch(() => list.forEach(putAction));
 }
 
-/** Loads a channel's Activity view. */
+/**
+ * Loads a channel's Activity view: its tool journal and its lifecycle (both
+ * kept by the server, so a page opened later says what one that watched
+ * saw), with the approvals and calls for Skipper already loaded.
+ */
 export async function loadActivity(channel: number, channelName: string): Promise<void> {
-  const list = await api.get("/api/channels/{channel}/activity", { path: { channel: channelName }, query: { limit: 200 } });
+  const [list, story] = await Promise.all([
+    api.get("/api/channels/{channel}/activity", { path: { channel: channelName }, query: { limit: 200 } }),
+    api.get("/api/channels/{channel}/lifecycle", { path: { channel: channelName }, query: { limit: 200 } }),
+  ]);
   batch(() => {
     list.forEach(putAction);
     const entries: ActivityEntry[] = list.map((a) => ({ kind: "tool", id: a.id, at: a.created }));
+    for (const event of story) {
+      const line = lifecycleEntry(event);
+      if (line) entries.push(line);
+    }
     for (const e of escalations.value.values()) if (e.channel_id === channel) entries.push({ kind: "escalation", escalation: e, at: e.created });
     for (const a of approvals.value.values()) if (a.channel_id === channel) entries.push({ kind: "approval", approval: a, at: a.created });
     entries.sort((a, b) => Date.parse(b.at) - Date.parse(a.at));
@@ -112,15 +123,44 @@ export async function decideApproval(id: number, approve: boolean, note?: string
   putApproval(decided);
 }
 
-const LIFECYCLE: Partial<Record<LiveEvent["type"], string>> = {
-  "channel.archived": "The channel was archived; its agent is paused.",
-  "channel.restored": "The channel was restored; its agent is back.",
-  "channel.updated": "The purpose or instructions changed.",
-  "channel.member_added": "Someone joined the channel.",
-  "channel.member_removed": "Someone left the channel.",
-  "turn.failed": "A turn failed.",
-  "turn.cancelled": "A turn was stopped.",
-};
+/** A line of Activity for an event about the channel itself; undefined for any other event. */
+export function lifecycleEntry(event: LiveEvent): ActivityEntry | undefined {
+  const line = (text: string, extra: { usage?: TurnUsage; raw?: string } = {}): ActivityEntry => ({ kind: "lifecycle", text, at: event.at, seq: event.seq, ...extra });
+  switch (event.type) {
+    case "channel.created":
+      return line("The channel was created.");
+    case "channel.renamed":
+      return line(`Renamed from #${event.previous_name} to #${event.channel.name}.`);
+    case "channel.updated":
+      return line("The purpose or instructions changed.");
+    case "model.changed": {
+      const choice = event.choice ? `${event.choice.model ?? "the default model"} of ${event.choice.provider}` : undefined;
+      if (event.level === "session") return line(choice ? `A thread now uses ${choice}.` : "A thread's model now follows the channel's.");
+      if (event.level === "channel") return line(choice ? `The channel now uses ${choice}.` : "The channel's model now follows the workspace's.");
+      return undefined;
+    }
+    case "channel.member_added":
+      return line(`${event.name} joined the channel.`);
+    case "channel.member_removed":
+      return line(`${event.name} left the channel.`);
+    case "channel.archived":
+      return line("The channel was archived; its agent is paused.");
+    case "channel.restored":
+      return line("The channel was restored; its agent is back.");
+    case "history.imported":
+      return line(`History was imported: ${event.report.threads} threads, ${event.report.messages} messages, ${event.report.memories} memory records.`);
+    case "turn.failed": {
+      // In words, as the chat says it; the server's own reason behind Details.
+      const raw = event.turn.error ?? undefined;
+      return line(raw ? `A turn failed. ${plainFailure(raw)}` : "A turn failed.", { usage: usageOfTurn(event.turn), raw });
+    }
+    case "turn.cancelled":
+      // A turn that ended says what it used, when the provider reported it.
+      return line("A turn was stopped.", { usage: usageOfTurn(event.turn) });
+    default:
+      return undefined;
+  }
+}
 
 export function applyActivityEvent(event: LiveEvent): void {
   switch (event.type) {
@@ -137,18 +177,8 @@ export function applyActivityEvent(event: LiveEvent): void {
       addActivity(event.escalation.channel_id, { kind: "escalation", escalation: event.escalation, at: event.at });
       break;
     default: {
-      const text = LIFECYCLE[event.type];
-      if (text && event.channel_id !== undefined) {
-        let detail = text;
-        if (event.type === "channel.member_added") detail = `${event.name} joined the channel.`;
-        if (event.type === "channel.member_removed") detail = `${event.name} left the channel.`;
-        // In words, as the chat says it; the server's own reason behind Details.
-        const raw = event.type === "turn.failed" ? event.turn.error ?? undefined : undefined;
-        if (raw) detail = `A turn failed. ${plainFailure(raw)}`;
-        // A turn that ended says what it used, when the provider reported it.
-        const usage = event.type === "turn.failed" || event.type === "turn.cancelled" ? usageOfTurn(event.turn) : undefined;
-        addActivity(event.channel_id, { kind: "lifecycle", text: detail, at: event.at, seq: event.seq, usage, raw });
-      }
+      const line = lifecycleEntry(event);
+      if (line && event.channel_id !== undefined && event.channel_id !== null) addActivity(event.channel_id, line);
     }
   }
 }

@@ -19,6 +19,18 @@ impl EventStore for SqliteStore {
         self.read(move |c| events::after(c, after, limit)).await
     }
 
+    async fn channel_events(
+        &self,
+        channel: ChannelId,
+        types: &[&'static str],
+        before: Option<u64>,
+        limit: usize,
+    ) -> Result<Vec<Event>> {
+        let types = types.to_vec();
+        self.read(move |c| events::of_channel(c, channel, &types, before, limit))
+            .await
+    }
+
     async fn event_head(&self) -> Result<u64> {
         self.read(events::head).await
     }
