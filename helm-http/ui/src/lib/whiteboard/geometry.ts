@@ -91,8 +91,13 @@ export function bounds(item: Item, measured?: Map<number, Box>): Box | undefined
     case "foreign":
       // Measured where it was drawn, before the editor's move.
       // (Drawing nothing, say display: none, it measures 0 × 0: not pickable.)
-      return item.visual && m && (m.w > 0 || m.h > 0) ? { x: m.x + item.dx, y: m.y + item.dy, w: m.w, h: m.h } : undefined;
+      return item.visual && m && (m.w > 0 || m.h > 0) ? foreignBox(m, item.dx, item.dy, item.scale ?? 1) : undefined;
   }
+}
+
+/** Where a foreign element measured at `m` is drawn after `translate(dx dy) scale(scale)`. */
+export function foreignBox(m: Box, dx: number, dy: number, scale: number): Box {
+  return { x: dx + m.x * scale, y: dy + m.y * scale, w: m.w * scale, h: m.h * scale };
 }
 
 function norm(x: number, y: number, w: number, h: number): Box {

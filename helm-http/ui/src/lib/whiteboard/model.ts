@@ -19,7 +19,7 @@ export type Pen = Common & { kind: "pen"; pts: number[]; stroke: string; sw: num
 export type Arrow = Common & { kind: "arrow"; x1: number; y1: number; x2: number; y2: number; stroke: string; sw: number };
 export type Text = Common & { kind: "text"; x: number; y: number; text: string; color: string; size: number };
 export type Sticky = Common & { kind: "sticky"; x: number; y: number; w: number; h: number; text: string; fill: string };
-/** Anything else: kept as written; `dx`/`dy` say how far it was moved. */
+/** Anything else: kept as written; `dx`/`dy` say how far it was moved, `scale` how much it was resized. */
 export type Foreign = Common & {
   kind: "foreign";
   raw: string;
@@ -29,6 +29,8 @@ export type Foreign = Common & {
   visual: boolean;
   dx: number;
   dy: number;
+  /** Resized by a handle: drawn `translate(dx dy) scale(scale)` (1 when absent). */
+  scale?: number;
 };
 export type Item = Rect | Ellipse | Pen | Arrow | Text | Sticky | Foreign;
 export type Kind = Item["kind"];
@@ -242,13 +244,25 @@ export function itemMarkup(item: Item, wrap: Wrap): string {
   }
 }
 
-/** A foreign item as written, with a `translate` in front of its transform when it was moved. */
+/** A scale as written: finer than a coordinate, as it multiplies them. */
+function scaleText(value: number): string {
+  return String(Math.round(value * 10000) / 10000);
+}
+
+/**
+ * A foreign item as written, with a `translate` in front of its transform
+ * when it was moved (merged into a `translate` already first), and a
+ * `translate(…) scale(…)` in front when it was resized.
+ */
 export function foreignMarkup(item: Foreign): string {
-  if (!item.el || (item.dx === 0 && item.dy === 0)) return item.raw;
+  const scale = item.scale ?? 1;
+  if (!item.el || (item.dx === 0 && item.dy === 0 && scale === 1)) return item.raw;
   const { name, attrs: list, openLength, selfClosing } = item.el;
   const old = list.find(([k]) => k === "transform")?.[1] ?? "";
   const lead = /^\s*translate\(\s*(-?[0-9.eE+-]+)(?:[\s,]+(-?[0-9.eE+-]+))?\s*\)\s*/.exec(old);
-  const transform = lead
+  const transform = scale !== 1
+    ? `translate(${n(item.dx)} ${n(item.dy)}) scale(${scaleText(scale)})${old ? ` ${old}` : ""}`
+    : lead
     ? `translate(${n(Number(lead[1]) + item.dx)} ${n(Number(lead[2] ?? 0) + item.dy)})${old.slice(lead[0].length) ? ` ${old.slice(lead[0].length)}` : ""}`
     : `translate(${n(item.dx)} ${n(item.dy)})${old ? ` ${old}` : ""}`;
   const next: XmlAttr[] = list.some(([k]) => k === "transform") ? list.map(([k, v]) => [k, k === "transform" ? transform : v]) : [...list, ["transform", transform]];

@@ -1,28 +1,33 @@
 // Cowork's whiteboard: a plain SVG file of the workspace (whiteboards/*.svg)
 // drawn on and saved back through the files API, so the agent reads and
 // writes the same file with its own tools. Pen, rectangle, ellipse, arrow,
-// text and sticky notes are the editor's own shapes; anything else the file
-// holds is kept exactly, shown sanitised, and can be moved or deleted whole.
+// text and sticky notes are the editor's own shapes (resized by handles,
+// copied, pasted, filled); anything else the file holds is kept exactly,
+// shown sanitised, and can be moved, copied or deleted whole.
 // The model, the file format and the geometry are in lib/whiteboard/.
 //
 // Here: the component (its state, loading and saving, editing, the board
 // drawn). Beside it: whiteboardTools.ts (tools, inks, shared types),
-// WhiteboardToolbar.tsx, useBoardPointer.ts (pointer and keyboard),
-// WhiteboardItems.tsx (the items drawn, the text box) and whiteboardFile.ts
-// (the file through the API).
+// WhiteboardToolbar.tsx, useBoardPointer.ts (pointer) and boardKeys.ts
+// (keyboard), WhiteboardItems.tsx (the items drawn, the selection and its
+// handles, the text box), whiteboardClipboard.ts and whiteboardFile.ts (the
+// file through the API).
 import type { JSX } from "preact";
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { ApiError, describeError } from "../../api/client";
 import { ErrorNote } from "../../components/Field";
 import { bounds, moved, stickyHeight, type Box } from "../../lib/whiteboard/geometry";
+import { cloneItems } from "../../lib/whiteboard/clone";
 import { EMPTY_BOARD, markerId, markers, newId, parseBoard, serializeBoard, type Board, type Item } from "../../lib/whiteboard/model";
+import { filled, inked, isClosed } from "../../lib/whiteboard/style";
 import { channelByName } from "../../state/channels";
 import { toast } from "../../state/toasts";
 import { useBoardPointer } from "./useBoardPointer";
+import { canPaste, copyItems, pasteItems } from "./whiteboardClipboard";
 import { changedMessage, loadProblem, modifiedNow, readBoardFile, tooBig, writeBoardFile } from "./whiteboardFile";
-import { ItemView, TextOverlay } from "./WhiteboardItems";
+import { ItemView, SelectionMarks, TextOverlay } from "./WhiteboardItems";
 import { WhiteboardToolbar } from "./WhiteboardToolbar";
-import { COLORS, HISTORY, textSize, wrap, type Editing, type Tool, type View } from "./whiteboardTools";
+import { COLORS, FILLS, HISTORY, PASTE_OFFSET, textSize, wrap, type Editing, type Tool, type View } from "./whiteboardTools";
 
 export function Whiteboard({
   channel,
@@ -58,6 +63,7 @@ export function Whiteboard({
   const [tool, setTool] = useState<Tool>("select");
   const [ink, setInk] = useState(COLORS[0]!);
   const [sw, setSw] = useState(4);
+  const [fill, setFill] = useState(FILLS[0]!.fill);
   const [view, setViewState] = useState<View>({ x: 0, y: 0, s: 1 });
   const viewRef = useRef(view);
   const [size, setSize] = useState<{ w: number; h: number }>();
@@ -228,7 +234,8 @@ export function Whiteboard({
       const old = current.find((i) => i.id === e.id);
       if (!old || (old.kind !== "text" && old.kind !== "sticky") || old.text === text) return;
       if (text.trim() === "") return commit(current.filter((i) => i.id !== e.id));
-      commit(current.map((i) => (i.id !== e.id ? i : i.kind === "sticky" ? { ...i, text, h: stickyHeight(text, i.w) } : { ...i, text })));
+      // A note grows to hold its text and keeps a size it was given.
+      commit(current.map((i) => (i.id !== e.id ? i : i.kind === "sticky" ? { ...i, text, h: Math.max(i.h, stickyHeight(text, i.w)) } : { ...i, text })));
     } else if (text.trim() !== "") {
       const item: Item =
         e.kind === "text"
@@ -303,21 +310,11 @@ export function Whiteboard({
   };
   const pickColor = (c: (typeof COLORS)[number]) => {
     setInk(c);
-    restyle((i) => {
-      switch (i.kind) {
-        case "rect":
-        case "ellipse":
-        case "pen":
-        case "arrow":
-          return i.stroke === c.ink ? i : { ...i, stroke: c.ink };
-        case "text":
-          return i.color === c.ink ? i : { ...i, color: c.ink };
-        case "sticky":
-          return i.fill === c.note ? i : { ...i, fill: c.note };
-        default:
-          return i;
-      }
-    });
+    restyle((i) => inked(i, c.ink, c.note));
+  };
+  const pickFill = (value: string) => {
+    setFill(value);
+    restyle((i) => filled(i, value));
   };
   const pickWidth = (value: number) => {
     setSw(value);
@@ -328,6 +325,26 @@ export function Whiteboard({
     });
   };
   const nudge = (dx: number, dy: number) => restyle((i) => moved(i, dx, dy));
+  const chosen = () => itemsRef.current.filter((i) => selected.has(i.id));
+  // Copies go on top, and become the selection (so a move or a second paste acts on them).
+  const add = (copies: Item[]) => {
+    if (readOnly || copies.length === 0) return;
+    commit([...itemsRef.current, ...copies]);
+    setSelected(new Set(copies.map((c) => c.id)));
+  };
+  const copy = () => {
+    copyItems(chosen());
+    // Paste's button reads the clipboard when drawn.
+    setTick((t) => t + 1);
+  };
+  const cut = () => {
+    if (readOnly) return;
+    copy();
+    remove();
+  };
+  // (Read-only: nothing taken from the clipboard, so the next paste elsewhere is not pushed further off.)
+  const paste = () => !readOnly && add(pasteItems(itemsRef.current));
+  const duplicate = () => add(cloneItems(chosen(), PASTE_OFFSET, PASTE_OFFSET, itemsRef.current, wrap));
   const chooseTool = (t: Tool) => {
     finishEditing(true);
     setTool(t);
@@ -335,34 +352,11 @@ export function Whiteboard({
   };
 
   const { draft, band, spaceHeld, down, move, up, dblclick, wheel, keys, keyUp } = useBoardPointer({
-    meta,
-    readOnly,
-    tool,
-    setTool,
-    selected,
-    setSelected,
-    ink,
-    sw,
-    itemsRef,
-    viewRef,
-    editingRef,
-    measured,
-    stage,
-    canvas,
-    setItems,
-    commit,
-    setView,
-    zoomAt,
-    fit,
-    startEditing,
-    finishEditing,
-    editItem,
-    save,
-    undo,
-    redo,
-    remove,
-    nudge,
-    chooseTool,
+    board: { meta, readOnly, itemsRef, measured, setItems, commit },
+    tools: { tool, setTool, chooseTool, ink, sw, fill, selected, setSelected },
+    view: { viewRef, stage, canvas, setView, zoomAt, fit },
+    text: { editingRef, startEditing, finishEditing, editItem },
+    commands: { save, undo, redo, remove, nudge, copy, cut, paste, duplicate },
   });
 
   if (loadError) {
@@ -378,31 +372,44 @@ export function Whiteboard({
   const w = size?.w ?? 0;
   const h = size?.h ?? 0;
   const lineW = 1.5 / view.s;
+  // One filled shape selected: the palette shows its fill.
+  const only = selected.size === 1 ? items.find((i) => selected.has(i.id)) : undefined;
+  const shownFill = only && isClosed(only) ? only.fill : fill;
   const status = readOnly ? "Read-only" : saving ? "Saving…" : missing ? "New, not saved yet" : dirty ? "Unsaved changes" : "Saved";
   return (
     <div class="wb" onKeyDown={keys} onKeyUp={keyUp}>
       <WhiteboardToolbar
-        tool={tool}
-        ink={ink}
-        sw={sw}
-        readOnly={readOnly}
-        selectedCount={selected.size}
-        canUndo={past.current.length > 0}
-        canRedo={future.current.length > 0}
-        zoom={view.s}
-        status={status}
-        dirty={dirty}
-        saving={saving}
-        loaded={meta !== undefined}
-        onTool={chooseTool}
-        onColor={pickColor}
-        onWidth={pickWidth}
-        onUndo={undo}
-        onRedo={redo}
-        onRemove={remove}
-        onZoom={zoomAt}
-        onFit={fit}
-        onSave={() => void save()}
+        state={{
+          tool,
+          ink,
+          sw,
+          fill: shownFill,
+          readOnly,
+          selectedCount: selected.size,
+          canUndo: past.current.length > 0,
+          canRedo: future.current.length > 0,
+          canPaste: canPaste(),
+          zoom: view.s,
+          status,
+          dirty,
+          saving,
+          loaded: meta !== undefined,
+        }}
+        actions={{
+          onTool: chooseTool,
+          onColor: pickColor,
+          onWidth: pickWidth,
+          onFill: pickFill,
+          onUndo: undo,
+          onRedo: redo,
+          onRemove: remove,
+          onCopy: copy,
+          onPaste: paste,
+          onDuplicate: duplicate,
+          onZoom: zoomAt,
+          onFit: fit,
+          onSave: () => void save(),
+        }}
       />
       {readOnlyReason && (
         <p class="wb-note" role="note">
@@ -441,20 +448,14 @@ export function Whiteboard({
             {all.map((item) => (
               <ItemView key={item.id} item={item} />
             ))}
-            {[...selected].map((id) => {
-              const item = items.find((i) => i.id === id);
-              const b = item && item.id !== editing?.id && bounds(item, measured.current);
-              if (!b) return null;
-              const pad = 4 / view.s;
-              return <rect key={id} x={b.x - pad} y={b.y - pad} width={b.w + 2 * pad} height={b.h + 2 * pad} fill="none" stroke="#2456c9" stroke-width={lineW} stroke-dasharray={`${4 / view.s} ${3 / view.s}`} pointer-events="none" />;
-            })}
+            <SelectionMarks items={items} selected={selected} hidden={editing?.id} measured={measured.current} scale={view.s} handles={!readOnly && !draft} />
             {band && <rect x={band.x} y={band.y} width={band.w} height={band.h} fill="#2456c91a" stroke="#2456c9" stroke-width={lineW} pointer-events="none" />}
           </svg>
         )}
         {editing && <TextOverlay editing={editing} view={view} size={textSize(sw)} fill={ink.note} editingSize={items.find((i) => i.id === editing.id)} onChange={(value) => startEditing({ ...editing, value })} onDone={finishEditing} />}
       </div>
       <p class="visually-hidden" id="wb-help">
-        Tools: V select, P pen, R rectangle, O ellipse, A arrow, T text, N sticky note, H pan. Arrow keys move the selection, Enter edits its text, Delete removes it.
+        Tools: V select, P pen, R rectangle, O ellipse, A arrow, T text, N sticky note, H pan. Drag a handle of the selection to resize it (Shift keeps its proportions). Arrow keys move the selection (Shift: 10 steps), Enter edits its text, Delete removes it, Ctrl+C copies, Ctrl+X cuts, Ctrl+V pastes, Ctrl+D duplicates.
       </p>
     </div>
   );

@@ -1,9 +1,11 @@
 // What the whiteboard draws: each item as SVG (the editor's own shapes,
-// and markup it does not understand, sanitised), and the text box laid
-// over the board while a text or sticky note is being typed.
+// and markup it does not understand, sanitised), the selection's outline
+// and resize handles, and the text box laid over the board while a text
+// or sticky note is being typed.
 import { useEffect, useLayoutEffect, useMemo, useRef } from "preact/hooks";
-import { stickyHeight } from "../../lib/whiteboard/geometry";
+import { bounds, stickyHeight, type Box } from "../../lib/whiteboard/geometry";
 import { FONT, STICKY, markerId, penPath, type Foreign, type Item } from "../../lib/whiteboard/model";
+import { handles as handlesOf } from "../../lib/whiteboard/resize";
 import { sanitizeSvg } from "../../lib/whiteboard/sanitize";
 import { wrap, type Editing, type View } from "./whiteboardTools";
 
@@ -145,5 +147,55 @@ function ForeignView({ item }: { item: Foreign }) {
     ref.current?.replaceChildren(sanitizeSvg(item.raw));
   }, [item.raw]);
   if (!item.el) return null;
-  return <g ref={ref} data-wb={item.id} transform={item.dx || item.dy ? `translate(${item.dx} ${item.dy})` : undefined} />;
+  const scale = item.scale ?? 1;
+  const transform = scale !== 1 ? `translate(${item.dx} ${item.dy}) scale(${scale})` : item.dx || item.dy ? `translate(${item.dx} ${item.dy})` : undefined;
+  return <g ref={ref} data-wb={item.id} transform={transform} />;
+}
+
+const SELECTED = "#2456c9";
+
+/**
+ * The selection: a dashed outline round each selected item and, when one
+ * item is selected, its resize handles (drawn here; which one a pointer
+ * takes is worked out from the geometry, so the handles only show where
+ * to grab, and their cursor).
+ */
+export function SelectionMarks({
+  items,
+  selected,
+  hidden,
+  measured,
+  scale,
+  handles,
+}: {
+  items: Item[];
+  selected: Set<number>;
+  /** An item not outlined (its text is being typed). */
+  hidden?: number;
+  measured: Map<number, Box>;
+  scale: number;
+  handles: boolean;
+}) {
+  const chosen = items.filter((i) => selected.has(i.id) && i.id !== hidden);
+  const line = 1.5 / scale;
+  const pad = 4 / scale;
+  const size = 9 / scale;
+  const one = handles && chosen.length === 1 && selected.size === 1 ? chosen[0] : undefined;
+  return (
+    <g class="wb-selection">
+      {chosen.map((item) => {
+        const b = bounds(item, measured);
+        if (!b) return null;
+        return <rect key={item.id} x={b.x - pad} y={b.y - pad} width={b.w + 2 * pad} height={b.h + 2 * pad} fill="none" stroke={SELECTED} stroke-width={line} stroke-dasharray={`${4 / scale} ${3 / scale}`} pointer-events="none" />;
+      })}
+      {one &&
+        handlesOf(one, measured).map((h) =>
+          h.handle === "start" || h.handle === "end" ? (
+            <circle key={h.handle} class={`wb-handle wb-handle-${h.handle}`} data-handle={h.handle} cx={h.x} cy={h.y} r={size * 0.6} fill="#ffffff" stroke={SELECTED} stroke-width={line} />
+          ) : (
+            <rect key={h.handle} class={`wb-handle wb-handle-${h.handle}`} data-handle={h.handle} x={h.x - size / 2} y={h.y - size / 2} width={size} height={size} fill="#ffffff" stroke={SELECTED} stroke-width={line} />
+          ),
+        )}
+    </g>
+  );
 }

@@ -1,76 +1,86 @@
-// The whiteboard's pointer and keyboard handling: drawing, selecting (a
-// click or a rubber band), moving, panning (H, Space or the middle button),
-// pinching with two fingers, wheel zoom and pan, and the keyboard
-// shortcuts. The gesture under way, the shape being drawn and the rubber
-// band live here; the board's items, selection and view are the editor's.
+// The whiteboard's pointer handling: drawing, selecting (a click or a
+// rubber band), moving, resizing by a handle, panning (H, Space or the
+// middle button), pinching with two fingers, and wheel zoom and pan; the
+// keyboard's shortcuts are in boardKeys.ts. The gesture under way, the
+// shape being drawn and the rubber band live here; the board's items,
+// selection and view are the editor's.
 import type { RefObject } from "preact";
 import { useRef, useState } from "preact/hooks";
-import { bounds, boxOf, hitTest, itemsIn, moved, simplify, snapAngle, type Box, type Point } from "../../lib/whiteboard/geometry";
+import { boxOf, hitTest, itemsIn, moved, simplify, snapAngle, type Box, type Point } from "../../lib/whiteboard/geometry";
 import { newId, type Board, type Item } from "../../lib/whiteboard/model";
-import { COLORS, TOOLS, isTyping, textSize, type Editing, type Gesture, type Tool, type View } from "./whiteboardTools";
+import { handleAt, resized } from "../../lib/whiteboard/resize";
+import { boardKeys } from "./boardKeys";
+import { COLORS, textSize, type Editing, type Gesture, type Tool, type View } from "./whiteboardTools";
 
-/** What the handlers read and change of the editor's state. */
-export interface BoardPointerInput {
+/** The board's items and how they change. */
+export interface BoardState {
   meta: Omit<Board, "items"> | undefined;
   readOnly: boolean;
+  itemsRef: RefObject<Item[]>;
+  /** Boxes the browser measured (foreign items). */
+  measured: RefObject<Map<number, Box>>;
+  /** Shows items without an undo step (a gesture under way). */
+  setItems: (next: Item[]) => void;
+  /** Makes `next` the board, `before` the undo step. */
+  commit: (next: Item[], before?: Item[]) => void;
+}
+
+/** The tool, the style new items take, and the selection. */
+export interface BoardTools {
   tool: Tool;
   setTool: (t: Tool) => void;
-  selected: Set<number>;
-  setSelected: (s: Set<number>) => void;
+  chooseTool: (t: Tool) => void;
   ink: (typeof COLORS)[number];
   sw: number;
-  itemsRef: RefObject<Item[]>;
+  fill: string;
+  selected: Set<number>;
+  setSelected: (s: Set<number>) => void;
+}
+
+/** The view: the elements it is drawn in, panning and zooming. */
+export interface BoardView {
   viewRef: RefObject<View>;
-  editingRef: RefObject<Editing | undefined>;
-  measured: RefObject<Map<number, Box>>;
   stage: RefObject<HTMLDivElement | null>;
   canvas: RefObject<SVGSVGElement | null>;
-  setItems: (next: Item[]) => void;
-  commit: (next: Item[], before?: Item[]) => void;
   setView: (next: View, auto?: boolean) => void;
   zoomAt: (factor: number, sx?: number, sy?: number) => void;
   fit: () => void;
+}
+
+/** Text being typed over the board. */
+export interface BoardText {
+  editingRef: RefObject<Editing | undefined>;
   startEditing: (next: Editing) => void;
   finishEditing: (keep: boolean) => void;
   editItem: (item: Item) => void;
+}
+
+/** What the keyboard's shortcuts do (the toolbar's buttons do the same). */
+export interface BoardCommands {
   save: () => Promise<void>;
   undo: () => void;
   redo: () => void;
   remove: () => void;
   nudge: (dx: number, dy: number) => void;
-  chooseTool: (t: Tool) => void;
+  copy: () => void;
+  cut: () => void;
+  paste: () => void;
+  duplicate: () => void;
 }
 
-export function useBoardPointer({
-  meta,
-  readOnly,
-  tool,
-  setTool,
-  selected,
-  setSelected,
-  ink,
-  sw,
-  itemsRef,
-  viewRef,
-  editingRef,
-  measured,
-  stage,
-  canvas,
-  setItems,
-  commit,
-  setView,
-  zoomAt,
-  fit,
-  startEditing,
-  finishEditing,
-  editItem,
-  save,
-  undo,
-  redo,
-  remove,
-  nudge,
-  chooseTool,
-}: BoardPointerInput) {
+export interface BoardPointerInput {
+  board: BoardState;
+  tools: BoardTools;
+  view: BoardView;
+  text: BoardText;
+  commands: BoardCommands;
+}
+
+export function useBoardPointer(input: BoardPointerInput) {
+  const { meta, readOnly, itemsRef, measured, setItems, commit } = input.board;
+  const { tool, ink, sw, fill, selected, setSelected } = input.tools;
+  const { viewRef, stage, setView, zoomAt } = input.view;
+  const { editingRef, startEditing, finishEditing, editItem } = input.text;
   const [draft, setDraft] = useState<Item>();
   const [band, setBand] = useState<Box>();
   const [spaceHeld, setSpaceHeld] = useState(false);
@@ -93,7 +103,7 @@ export function useBoardPointer({
     pointers.current.set(e.pointerId, { x: e.clientX, y: e.clientY });
     if (pointers.current.size === 2) {
       const g = gesture.current;
-      if (g?.type === "move" || g?.type === "draw") setItems(g.type === "move" ? g.before : itemsRef.current);
+      if (g?.type === "move" || g?.type === "resize" || g?.type === "draw") setItems(g.type === "draw" ? itemsRef.current : g.before);
       setDraft(undefined);
       setBand(undefined);
       const [a, b] = [...pointers.current.values()] as [Point, Point];
@@ -110,6 +120,14 @@ export function useBoardPointer({
     }
     if (e.button !== 0) return;
     if (tool === "select") {
+      const one = selected.size === 1 && !readOnly ? itemsRef.current.find((i) => selected.has(i.id)) : undefined;
+      // A finger is less precise than a mouse: its handles reach further.
+      const reach = (e.pointerType === "touch" ? 16 : 8) / viewRef.current.s;
+      const handle = one && handleAt(one, p, reach, measured.current);
+      if (one && handle) {
+        gesture.current = { type: "resize", start: p, before: itemsRef.current, item: one, handle, started: false };
+        return;
+      }
       const hit = hitTest(itemsRef.current, p, 6 / viewRef.current.s, measured.current);
       if (hit) {
         let next = selected;
@@ -130,8 +148,8 @@ export function useBoardPointer({
     const common = { id: newId(), stroke: ink.ink, sw };
     let item: Item | undefined;
     if (tool === "pen") item = { ...common, kind: "pen", pts: [p.x, p.y] };
-    else if (tool === "rect") item = { ...common, kind: "rect", x: p.x, y: p.y, w: 0, h: 0, fill: "none" };
-    else if (tool === "ellipse") item = { ...common, kind: "ellipse", cx: p.x, cy: p.y, rx: 0, ry: 0, fill: "none" };
+    else if (tool === "rect") item = { ...common, kind: "rect", x: p.x, y: p.y, w: 0, h: 0, fill };
+    else if (tool === "ellipse") item = { ...common, kind: "ellipse", cx: p.x, cy: p.y, rx: 0, ry: 0, fill };
     else if (tool === "arrow") item = { ...common, kind: "arrow", x1: p.x, y1: p.y, x2: p.x, y2: p.y };
     if (item) {
       gesture.current = { type: "draw", start: p, item };
@@ -165,6 +183,13 @@ export function useBoardPointer({
       if (!g.started && Math.hypot(dx, dy) * s < 3) return;
       g.started = true;
       setItems(g.before.map((i) => (g.ids.has(i.id) ? moved(i, dx, dy) : i)));
+    } else if (g.type === "resize") {
+      const dx = p.x - g.start.x;
+      const dy = p.y - g.start.y;
+      if (!g.started && Math.hypot(dx, dy) * s < 2) return;
+      g.started = true;
+      const next = resized(g.item, g.handle, dx, dy, e.shiftKey, measured.current);
+      setItems(g.before.map((i) => (i.id === g.item.id ? next : i)));
     } else if (g.type === "band") {
       setBand(boxOf(g.start, p));
     } else if (g.type === "draw") {
@@ -207,7 +232,7 @@ export function useBoardPointer({
     const cancelled = e.type === "pointercancel";
     const p = toWorld(e.clientX, e.clientY);
     const s = viewRef.current.s;
-    if (g.type === "move") {
+    if (g.type === "move" || g.type === "resize") {
       if (cancelled) setItems(g.before);
       else if (g.started) commit(itemsRef.current, g.before);
     } else if (g.type === "band") {
@@ -256,44 +281,7 @@ export function useBoardPointer({
     }
   };
 
-  const keys = (e: KeyboardEvent) => {
-    const mod = e.ctrlKey || e.metaKey;
-    const key = e.key.toLowerCase();
-    let handled = true;
-    if (mod && key === "s") void save();
-    else if (isTyping(e.target)) return;
-    else if (mod && (key === "y" || (key === "z" && e.shiftKey))) redo();
-    else if (mod && key === "z") undo();
-    else if (mod && key === "a") setSelected(new Set(itemsRef.current.filter((i) => bounds(i, measured.current)).map((i) => i.id)));
-    else if (mod || e.altKey) handled = false;
-    else if (key === "delete" || key === "backspace") remove();
-    else if (key === "escape") {
-      if (selected.size) setSelected(new Set());
-      else if (tool !== "select") setTool("select");
-      else handled = false;
-    } else if (key === "enter" && selected.size === 1) {
-      const item = itemsRef.current.find((i) => selected.has(i.id));
-      if (item) editItem(item);
-    } else if (key === "+" || key === "=") zoomAt(1.25);
-    else if (key === "-" || key === "_") zoomAt(0.8);
-    else if (key === "0") fit();
-    else if (key.startsWith("arrow") && selected.size) {
-      const step = e.shiftKey ? 10 : 1;
-      nudge(key === "arrowleft" ? -step : key === "arrowright" ? step : 0, key === "arrowup" ? -step : key === "arrowdown" ? step : 0);
-    } else if (key === " " && e.target === canvas.current) setSpaceHeld(true);
-    else {
-      const t = TOOLS.find((x) => x.key.toLowerCase() === key);
-      if (t && (!readOnly || t.tool === "select" || t.tool === "pan")) chooseTool(t.tool);
-      else handled = false;
-    }
-    if (handled) {
-      e.preventDefault();
-      e.stopPropagation();
-    }
-  };
-  const keyUp = (e: KeyboardEvent) => {
-    if (e.key === " ") setSpaceHeld(false);
-  };
+  const { keys, keyUp } = boardKeys(input, setSpaceHeld);
 
   return { draft, band, spaceHeld, down, move, up, dblclick, wheel, keys, keyUp };
 }

@@ -1,8 +1,9 @@
-// The whiteboard editor's tools, inks and stroke widths, and the shapes of
+// The whiteboard editor's tools, inks, fills and stroke widths, and the shapes of
 // its state (the view, text being typed, a gesture under way) that the
 // component, its toolbar and its pointer handling share.
 import { wrapText, type Point } from "../../lib/whiteboard/geometry";
 import type { Item } from "../../lib/whiteboard/model";
+import type { Handle } from "../../lib/whiteboard/resize";
 
 export type Tool = "select" | "pen" | "rect" | "ellipse" | "arrow" | "text" | "sticky" | "pan";
 
@@ -26,6 +27,16 @@ export const COLORS: { name: string; ink: string; note: string }[] = [
   { name: "Blue", ink: "#2456c9", note: "#bfdbfe" },
   { name: "Purple", ink: "#6b3fa0", note: "#e9d5ff" },
 ];
+/** Fills for closed shapes: none, or a light tint (so the stroke and any text on it still read). */
+export const FILLS: { name: string; fill: string }[] = [
+  { name: "No fill", fill: "none" },
+  { name: "Yellow fill", fill: "#fde68a" },
+  { name: "Red fill", fill: "#fecaca" },
+  { name: "Orange fill", fill: "#fed7aa" },
+  { name: "Green fill", fill: "#bbf7d0" },
+  { name: "Blue fill", fill: "#bfdbfe" },
+  { name: "Purple fill", fill: "#e9d5ff" },
+];
 export const WIDTHS = [
   { label: "Thin", sw: 2, text: 20 },
   { label: "Medium", sw: 4, text: 28 },
@@ -34,6 +45,8 @@ export const WIDTHS = [
 export const textSize = (sw: number) => WIDTHS.find((w) => w.sw === sw)?.text ?? 28;
 export const wrap = (text: string, width: number, size: number) => wrapText(text, width, size);
 export const HISTORY = 200;
+/** How far (board units) a paste or a duplicate lands from what it copies. */
+export const PASTE_OFFSET = 20;
 
 export type View = { x: number; y: number; s: number };
 export type Editing = { id?: number; kind: "text" | "sticky"; x: number; y: number; value: string };
@@ -41,6 +54,7 @@ export type Gesture =
   | { type: "pan"; sx: number; sy: number; view: View }
   | { type: "pinch"; d: number; mx: number; my: number; view: View; before: Item[] }
   | { type: "move"; start: Point; before: Item[]; ids: Set<number>; started: boolean }
+  | { type: "resize"; start: Point; before: Item[]; item: Item; handle: Handle; started: boolean }
   | { type: "band"; start: Point; add: Set<number> }
   | { type: "draw"; start: Point; item: Item }
   | { type: "place"; start: Point };
