@@ -79,7 +79,7 @@ pub use computer::{
 };
 pub use files::{
     ConfinedFs, FileBytes, FileEntry, FileKind, FileText, Files, FilesProvider, GlobResult,
-    GrepMatch, GrepQuery, GrepResult, LineRange, LocalFiles, MAX_READ_TEXT,
+    GrepMatch, GrepQuery, GrepResult, LineRange, LocalFiles, MAX_READ_TEXT, content_version,
 };
 pub use local::LocalExecutor;
 pub use port::{Executor, RunningCommand};

@@ -51,6 +51,10 @@ pub struct FileEntry {
     pub modified: Option<Timestamp>,
     /// Where a symbolic link points (as written in the link).
     pub link_target: Option<String>,
+    /// The contents' version, when the server just wrote them (a save
+    /// answers it): give it back as `base_version` on the next save.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
 }
 
 impl From<x::FileEntry> for FileEntry {
@@ -64,6 +68,7 @@ impl From<x::FileEntry> for FileEntry {
             links: e.links,
             modified: e.modified,
             link_target: e.link_target,
+            version: None,
         }
     }
 }
@@ -83,11 +88,19 @@ pub struct FileText {
     pub total_lines: usize,
     /// Whether reading stopped at the 1 MiB limit before the range ended.
     pub truncated: bool,
+    /// The whole file's version, when it was read whole: give it back as
+    /// `base_version` when saving, to be told (409) if someone saved it
+    /// meanwhile instead of replacing their work.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
 }
 
 impl From<x::FileText> for FileText {
     fn from(t: x::FileText) -> Self {
+        // Read whole when it starts at line 1 and nothing was left out.
+        let whole = !t.truncated && t.start_line <= 1 && t.end_line == t.total_lines;
         FileText {
+            version: whole.then(|| x::content_version(t.content.as_bytes())),
             path: t.path,
             content: t.content,
             start_line: t.start_line,
@@ -286,6 +299,11 @@ pub struct WriteFileRequest {
     pub path: String,
     /// Its new contents.
     pub content: String,
+    /// Replace it only if it still has this version (as read, or as the
+    /// last save answered): 409 if someone saved it meanwhile, the file
+    /// left as it is.
+    #[serde(default)]
+    pub base_version: Option<String>,
     /// Only create: when true, a path that exists is refused (409) and
     /// left as it was, and a new file appears whole or not at all.
     #[serde(default)]

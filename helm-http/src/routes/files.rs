@@ -25,7 +25,7 @@ use crate::api::{
     WriteFileRequest,
 };
 use crate::caller::Caller;
-use crate::error::ApiResult;
+use crate::error::{ApiError, ApiResult};
 use crate::extract::{Body, PathParams, QueryParams};
 use crate::state::AppState;
 
@@ -144,8 +144,10 @@ async fn download_file(
     Ok(attachment(&name, read.bytes))
 }
 
-/// Writes a text file: replacing it, or with `create` only making a new
-/// one (201), refused with 409 when the path exists. Parents are made.
+/// Writes a text file (parents made): replacing it; with `base_version`
+/// only if it is unchanged since it was read (409 otherwise, as when a
+/// person saved it meanwhile); or with `create` only making a new one
+/// (201; 409 when the path exists). The answer carries the new version.
 #[utoipa::path(put, path = "/api/channels/{channel}/files", tag = "files",
     params(("channel" = String, Path, description = "The channel's name or id")),
     request_body = WriteFileRequest,
@@ -164,14 +166,30 @@ async fn write_file(
         .workspace_files(&caller.user, &channel_ref(&channel)?)
         .await?;
     let contents = request.content.into_bytes();
-    Ok(if request.create {
-        created(files.create(&request.path, contents).await?.into())
-    } else {
-        (
+    let version = Some(helm_core::exec::content_version(&contents));
+    let (status, entry) = match (request.create, request.base_version) {
+        (true, Some(_)) => {
+            return Err(ApiError::invalid(
+                "a new file has no version to save over: send create or base_version, not both",
+            ));
+        }
+        (true, None) => (
+            StatusCode::CREATED,
+            files.create(&request.path, contents).await?,
+        ),
+        (false, Some(base)) => (
             StatusCode::OK,
-            Json(files.write(&request.path, contents).await?.into()),
-        )
-    })
+            files
+                .write_unchanged(&request.path, contents, &base)
+                .await?,
+        ),
+        (false, None) => (StatusCode::OK, files.write(&request.path, contents).await?),
+    };
+    let entry = FileEntry {
+        version,
+        ..entry.into()
+    };
+    Ok((status, Json(entry)))
 }
 
 /// Saves a quick note as a new Markdown file in `/workspace/notes`, named

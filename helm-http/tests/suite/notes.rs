@@ -214,3 +214,87 @@ async fn a_create_only_write_makes_a_new_file_and_never_replaces_one() -> anyhow
     );
     Ok(())
 }
+
+#[tokio::test]
+async fn a_save_over_what_was_opened_is_refused_when_someone_saved_meanwhile() -> anyhow::Result<()>
+{
+    let api = Api::new().await?;
+    let ada = api.setup().await?;
+    api.post(
+        "/api/channels",
+        Auth::Bearer(&ada),
+        json!({"name": "launch", "purpose": PURPOSE}),
+    )
+    .await?;
+    let put = |body| {
+        api.call(
+            Method::PUT,
+            "/api/channels/launch/files",
+            Auth::Bearer(&ada),
+            Some(body),
+        )
+    };
+    let read = || {
+        api.get(
+            "/api/channels/launch/files/read?path=notes/retro.md",
+            Auth::Bearer(&ada),
+        )
+    };
+    put(json!({"path": "notes/retro.md", "content": "- one\n"})).await?;
+
+    // Ada and Bob open the same version.
+    let opened = read().await?;
+    let base = opened.body["version"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert_eq!(base.len(), 24, "{opened:?}");
+    // Bob saves first, over what he opened: fine, and he is told the new version.
+    let bob =
+        put(json!({"path": "notes/retro.md", "content": "- one\n- BOB\n", "base_version": base}))
+            .await?;
+    assert_eq!(bob.status, StatusCode::OK, "{bob:?}");
+    let bobs = bob.body["version"].as_str().unwrap_or_default().to_string();
+    assert_eq!(read().await?.body["version"], bobs.as_str());
+    // Ada saves over the version she opened: refused, Bob's line kept.
+    let ada_save =
+        put(json!({"path": "notes/retro.md", "content": "- one\n- ADA\n", "base_version": base}))
+            .await?;
+    assert_eq!(ada_save.status, StatusCode::CONFLICT, "{ada_save:?}");
+    let message = ada_save.body["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("/workspace/notes/retro.md changed since it was opened"),
+        "{message}"
+    );
+    assert_eq!(read().await?.body["content"], "- one\n- BOB\n");
+    // A ranged read names no version: it did not see the whole file.
+    let part = api
+        .get(
+            "/api/channels/launch/files/read?path=notes/retro.md&start=2",
+            Auth::Bearer(&ada),
+        )
+        .await?;
+    assert!(part.body.get("version").is_none(), "{part:?}");
+    // Deleted meanwhile: said so; create and a base together make no sense.
+    api.call(
+        Method::DELETE,
+        "/api/channels/launch/files?path=notes/retro.md",
+        Auth::Bearer(&ada),
+        None,
+    )
+    .await?;
+    let gone = put(json!({"path": "notes/retro.md", "content": "x", "base_version": bobs})).await?;
+    assert_eq!(gone.status, StatusCode::CONFLICT, "{gone:?}");
+    assert!(
+        gone.body["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("deleted or moved"),
+        "{gone:?}"
+    );
+    let both =
+        put(json!({"path": "notes/x.md", "content": "x", "base_version": bobs, "create": true}))
+            .await?;
+    assert_eq!(both.status, StatusCode::UNPROCESSABLE_ENTITY, "{both:?}");
+    Ok(())
+}

@@ -1,5 +1,6 @@
 // Cowork in a real browser: a note made from the rail and saved (seen in
-// the rail and on disk), a new note refused over a file made meanwhile, a doc formatted with the toolbar, a code file
+// the rail and on disk), a new note refused over a file made meanwhile, a
+// save refused over a version someone else saved (theirs or mine), a doc formatted with the toolbar, a code file
 // saved with Ctrl-S (and the question before leaving it unsaved), a
 // presentation of three slides presented full screen and paged by the
 // keyboard, a whiteboard opened by the route contract, the agent panel
@@ -88,6 +89,31 @@ test("New note never replaces a file made meanwhile: the name is said to be take
   await dialog.getByRole("button", { name: "Cancel" }).click();
   await dialog.waitFor({ state: "detached" });
   await call(stack, "DELETE", `/api/channels/studio/files?path=${encodeURIComponent("notes/Retro.md")}`, { token });
+});
+
+test("two people on one note: a save over a version someone else replaced is refused, theirs or mine", async () => {
+  await page.goto(`${COWORK()}?path=${encodeURIComponent("/workspace/notes/Standup.md")}`);
+  const text = page.getByLabel("Text of Standup.md");
+  await text.waitFor();
+  const before = await text.inputValue();
+  await text.fill(`${before}- ADA: slides done\n`);
+  // Bob saves the same note from his own browser (no live event reaches Ada).
+  await call(stack, "PUT", "/api/channels/studio/files", { token, body: { path: "notes/Standup.md", content: `${before}- BOB: venue booked\n` } });
+  page.allowErrors(/status of 409 \(Conflict\) \(.*\/api\/channels\/studio\/files\)/);
+  await text.press("Control+s");
+  const bar = page.getByRole("alert").filter({ hasText: "Someone changed this file." });
+  await bar.waitFor();
+  assert.match(await read("notes/Standup.md"), /BOB: venue booked/, "Bob's save is kept");
+  await screenshot(page, "41b-cowork-note-conflict-desktop");
+  // Keep mine, then save: Ada's text replaces Bob's, knowingly.
+  await bar.getByRole("button", { name: "Keep mine" }).click();
+  await text.press("Control+s");
+  await page.getByRole("status").getByText("saved").waitFor();
+  assert.equal(await read("notes/Standup.md"), `${before}- ADA: slides done\n`);
+  // Back to the note as the other tests expect it.
+  await text.fill(before);
+  await text.press("Control+s");
+  await page.getByRole("status").getByText("saved").waitFor();
 });
 
 test("a doc: the toolbar's Bold acts on the selection, the preview follows, Save writes it", async () => {

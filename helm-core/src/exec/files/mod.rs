@@ -29,6 +29,7 @@ mod open;
 pub(in crate::exec) mod path;
 mod port;
 mod search;
+mod version;
 pub(crate) mod walk;
 
 use std::io::{BufRead, BufReader, Read};
@@ -42,6 +43,7 @@ use serde::{Deserialize, Serialize};
 
 pub use port::{Files, FilesProvider, LocalFiles};
 pub use search::{GlobResult, GrepMatch, GrepQuery, GrepResult};
+pub use version::content_version;
 
 use self::open::{Root, fs_error};
 use self::path::ToolPath;

@@ -38,6 +38,18 @@ pub trait Files: Send + Sync + std::fmt::Debug {
     async fn create(&self, path: &str, contents: Vec<u8>) -> Result<FileEntry> {
         super::create::create_new(self, path, contents).await
     }
+    /// Replaces a file only if its contents still have version `base`
+    /// ([`content_version`](super::content_version) of what the writer
+    /// read); [`Error::Conflict`](crate::Error::Conflict) when it changed or
+    /// went, the file left as it is.
+    async fn write_unchanged(
+        &self,
+        path: &str,
+        contents: Vec<u8>,
+        base: &str,
+    ) -> Result<FileEntry> {
+        super::version::write_unchanged(self, path, contents, base).await
+    }
     /// Creates a directory and its missing parents; fine if it exists.
     async fn mkdir(&self, path: &str) -> Result<FileEntry>;
     /// Moves `from` to `to`; refused if `to` exists.

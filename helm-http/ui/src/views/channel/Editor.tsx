@@ -3,9 +3,12 @@
 // box (Ctrl-M or Escape lets focus move on, as a keyboard user expects).
 // When the file changes on disk meanwhile (`disk`: the agent wrote it),
 // the new text replaces one with no changes; changes here are never
-// overwritten: a bar offers Reload (discarding them) or Keep mine.
+// overwritten: a bar offers Reload (discarding them) or Keep mine. A save
+// names the version it was edited from, so one made meanwhile by a person
+// (which no live event announces) is refused by the server and shown the
+// same way.
 import { useEffect, useRef, useState } from "preact/hooks";
-import { api, describeError } from "../../api/client";
+import { ApiError, api, describeError } from "../../api/client";
 import { ErrorNote } from "../../components/Field";
 import { toast } from "../../state/toasts";
 
@@ -13,34 +16,43 @@ export function Editor({
   channel,
   path,
   initial,
+  version,
   disk,
   onClose,
 }: {
   channel: string;
   path: string;
   initial: string;
+  /** The version of `initial` (as read), which a save is made over. */
+  version?: string;
   /** What is on disk, when it changed after the editor opened (a new `seq` each time). */
-  disk?: { content: string; by: string; seq: number };
-  onClose: (saved?: string) => void;
+  disk?: { content: string; version?: string; by: string; seq: number };
+  onClose: (saved?: string, version?: string) => void;
 }) {
   const [text, setText] = useState(initial);
-  // What the text is compared with: the file as it is on disk (as far as is known).
+  // What the text is compared with: the file as it is on disk (as far as is known), and its version.
   const [base, setBase] = useState(initial);
-  const [conflict, setConflict] = useState<{ content: string; by: string }>();
+  const baseVersion = useRef(version);
+  const [conflict, setConflict] = useState<{ content: string; version?: string; by: string }>();
   const [updatedBy, setUpdatedBy] = useState<string>();
   const seen = useRef(disk?.seq);
   useEffect(() => {
     if (!disk || disk.seq === seen.current) return;
     seen.current = disk.seq;
-    if (disk.content === base) return;
+    if (disk.content === base) {
+      baseVersion.current = disk.version;
+      return;
+    }
     if (disk.content === text) {
       setBase(disk.content);
+      baseVersion.current = disk.version;
       setConflict(undefined);
     } else if (text === base) {
       setText(disk.content);
       setBase(disk.content);
+      baseVersion.current = disk.version;
       setUpdatedBy(disk.by);
-    } else setConflict({ content: disk.content, by: disk.by });
+    } else setConflict({ content: disk.content, version: disk.version, by: disk.by });
   }, [disk?.seq]);
   useEffect(() => {
     if (!updatedBy) return;
@@ -57,12 +69,25 @@ export function Editor({
     setBusy(true);
     setError(undefined);
     try {
-      await api.put("/api/channels/{channel}/files", { path: { channel }, body: { path, content: text } });
+      const entry = await api.put("/api/channels/{channel}/files", { path: { channel }, body: { path, content: text, base_version: baseVersion.current } });
       toast(`Saved ${path}.`);
-      onClose(text);
+      onClose(text, entry.version ?? undefined);
     } catch (e) {
-      setError(describeError(e));
+      if (e instanceof ApiError && e.code === "conflict") await showTheirs(e);
+      else setError(describeError(e));
       setBusy(false);
+    }
+  };
+
+  /** After a save refused for a newer version on disk: the bar, over what is there now. */
+  const showTheirs = async (refused: ApiError) => {
+    try {
+      const now = await api.get("/api/channels/{channel}/files/read", { path: { channel }, query: { path } });
+      setConflict({ content: now.content, version: now.version ?? undefined, by: "Someone" });
+    } catch {
+      // Gone meanwhile: the server's words say so, and saving again makes it anew.
+      baseVersion.current = undefined;
+      setError(describeError(refused));
     }
   };
 
@@ -102,6 +127,7 @@ export function Editor({
               onClick={() => {
                 setText(conflict.content);
                 setBase(conflict.content);
+                baseVersion.current = conflict.version;
                 setConflict(undefined);
               }}
             >
@@ -112,6 +138,7 @@ export function Editor({
               class="btn btn-small btn-primary"
               onClick={() => {
                 setBase(conflict.content);
+                baseVersion.current = conflict.version;
                 setConflict(undefined);
               }}
             >

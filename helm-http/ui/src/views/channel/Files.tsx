@@ -300,7 +300,7 @@ function Preview({
 
   // The file changed on disk (a new time or size from the listing): read it
   // again; an open editor takes it only if nothing in it is unsaved.
-  const [disk, setDisk] = useState<{ content: string; by: string; seq: number }>();
+  const [disk, setDisk] = useState<{ content: string; version?: string; by: string; seq: number }>();
   const [updatedBy, setUpdatedBy] = useState<string>();
   const shown = useRef(text);
   shown.current = text;
@@ -317,7 +317,7 @@ function Preview({
       .then((now) => {
         if (!current || now.content === shown.current?.content) return;
         setText(now);
-        if (editingNow.current) setDisk((d) => ({ content: now.content, by: changedBy, seq: (d?.seq ?? 0) + 1 }));
+        if (editingNow.current) setDisk((d) => ({ content: now.content, version: now.version ?? undefined, by: changedBy, seq: (d?.seq ?? 0) + 1 }));
         else setUpdatedBy(changedBy);
       })
       .catch(() => undefined);
@@ -390,11 +390,12 @@ function Preview({
             channel={channel}
             path={file.path}
             initial={text.content}
+            version={text.version ?? undefined}
             disk={disk}
-            onClose={(saved) => {
+            onClose={(saved, version) => {
               setEditing(false);
               if (saved !== undefined) {
-                setText({ ...text, content: saved });
+                setText({ ...text, content: saved, version });
                 onSaved();
               }
             }}

@@ -77,6 +77,8 @@ export interface Conflict {
   /** What is on disk now; undefined when the file was removed. */
   content?: string;
   truncated?: boolean;
+  /** Its version (what a save over it names as its base). */
+  version?: string;
 }
 
 /** "Updated by @agent" for a few seconds, then nothing. */

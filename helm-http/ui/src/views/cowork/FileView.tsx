@@ -2,7 +2,9 @@
 // its mode's editor, saved (Ctrl/Cmd-S or Save; closing the tab with unsaved
 // changes asks first), and compared with the disk when the agent may have
 // changed it: replaced in place when nothing is unsaved, the conflict bar
-// when something is.
+// when something is. A save names the version it was edited from, so a
+// person who saved meanwhile (no live event says so) is never overwritten:
+// the server refuses, and the conflict bar offers theirs or mine.
 import type { ComponentChildren } from "preact";
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { ApiError, api, describeError } from "../../api/client";
@@ -66,6 +68,8 @@ export function FileView({
   stateRef.current = state;
   // The disk's time and size for the text in `saved` (unknown until first looked at).
   const stamp = useRef<Stamp | undefined>(undefined);
+  // The disk's version of the text in `saved`: what a save is made over.
+  const base = useRef<string | undefined>(undefined);
   // A save on its way: what it writes (a look at the disk meanwhile waits for it).
   const inflight = useRef<string | undefined>(undefined);
   const recheck = useRef(false);
@@ -85,6 +89,7 @@ export function FileView({
       .then((file) => {
         setText(file.content);
         setSaved(file.content);
+        base.current = file.version ?? undefined;
         setTruncated(file.truncated);
         setState("ready");
       })
@@ -100,7 +105,8 @@ export function FileView({
   useRetryOnReconnect(state === "failed", () => setAttempt((a) => a + 1));
 
   /** Shows `content` (what is on disk) in place of the text, keeping the caret where it was. */
-  const reloadInPlace = (content: string, cut: boolean) => {
+  const reloadInPlace = (content: string, cut: boolean, version: string | undefined) => {
+    base.current = version;
     const box = root.current?.querySelector<HTMLTextAreaElement>(".cowork-editor textarea");
     keep.current = box ? { before: box.value, start: box.selectionStart, end: box.selectionEnd, top: box.scrollTop, left: box.scrollLeft } : undefined;
     setText(content);
@@ -146,22 +152,25 @@ export function FileView({
       if (stale()) return;
       stamp.current = stampOf(entry);
       const disk = file.content;
+      const version = file.version ?? undefined;
       if (disk === savedRef.current) {
         // Nothing new (a save of ours, or the same text written again).
+        base.current = version;
         setConflict((c) => (c?.content === undefined ? undefined : c));
         return;
       }
       if (disk === latest.current) {
         // What the person has is what is on disk now: nothing is unsaved.
+        base.current = version;
         setSaved(disk);
         setConflict(undefined);
         return;
       }
       if (latest.current === savedRef.current) {
-        reloadInPlace(disk, file.truncated);
+        reloadInPlace(disk, file.truncated, version);
         flashUpdated(by);
       } else {
-        setConflict({ by, content: disk, truncated: file.truncated });
+        setConflict({ by, content: disk, truncated: file.truncated, version });
       }
     } catch {
       // Looked at again with the next change.
@@ -190,15 +199,18 @@ export function FileView({
     setError(undefined);
     inflight.current = content;
     try {
-      const entry = await api.put("/api/channels/{channel}/files", { path: { channel }, body: { path, content } });
+      const entry = await api.put("/api/channels/{channel}/files", { path: { channel }, body: { path, content, base_version: base.current } });
       stamp.current = stampOf(entry);
+      base.current = entry.version ?? undefined;
       setSaved(content);
       savedRef.current = content;
       setConflict(undefined);
       setJustSaved(true);
       onSaved();
     } catch (e) {
-      setError(describeError(e));
+      // Saved by someone else since it was opened here: theirs or mine.
+      if (e instanceof ApiError && e.code === "conflict") await showTheirs();
+      else setError(describeError(e));
       throw e;
     } finally {
       inflight.current = undefined;
@@ -211,13 +223,26 @@ export function FileView({
   };
   onState(dirty, save);
 
+  /** The conflict bar over what is on disk now, after a save was refused for it. */
+  const showTheirs = async () => {
+    try {
+      const file = await api.get("/api/channels/{channel}/files/read", { path: { channel }, query: { path } });
+      if (alive.current) setConflict({ by: "Someone", content: file.content, truncated: file.truncated, version: file.version ?? undefined });
+    } catch (e) {
+      if (!alive.current) return;
+      if (e instanceof ApiError && e.status === 404) setConflict({ by: "Someone" });
+      else setError(describeError(e));
+    }
+  };
+
   const reload = () => {
     if (conflict?.content === undefined) return;
-    reloadInPlace(conflict.content, conflict.truncated ?? false);
+    reloadInPlace(conflict.content, conflict.truncated ?? false, conflict.version);
   };
   // Keep mine: the edits stay, unsaved against what is on disk now; saving writes them over it.
   const keepMine = () => {
     if (conflict?.content !== undefined) setSaved(conflict.content);
+    base.current = conflict?.version;
     setConflict(undefined);
   };
 

@@ -24,7 +24,7 @@ import { channelByName } from "../../state/channels";
 import { toast } from "../../state/toasts";
 import { useBoardPointer } from "./useBoardPointer";
 import { canPaste, copyItems, pasteItems } from "./whiteboardClipboard";
-import { changedMessage, loadProblem, modifiedNow, readBoardFile, tooBig, writeBoardFile } from "./whiteboardFile";
+import { changedMeanwhile, changedMessage, loadProblem, readBoardFile, tooBig, writeBoardFile } from "./whiteboardFile";
 import { ItemView, SelectionMarks, TextOverlay } from "./WhiteboardItems";
 import { WhiteboardToolbar } from "./WhiteboardToolbar";
 import { COLORS, FILLS, HISTORY, PASTE_OFFSET, textSize, wrap, type Editing, type Tool, type View } from "./whiteboardTools";
@@ -47,7 +47,8 @@ export function Whiteboard({
   const savedRef = useRef<Item[]>([]);
   // When the file we have was last changed: a save over someone else's
   // newer version (the agent's, say) asks for a second Save first.
-  const version = useRef<string | null | undefined>(undefined);
+  // The file's version as read or last saved: what a save is made over.
+  const version = useRef<string | undefined>(undefined);
   const overwrite = useRef(false);
   const past = useRef<Item[][]>([]);
   const future = useRef<Item[][]>([]);
@@ -105,7 +106,7 @@ export function Whiteboard({
     setMeta(undefined);
     readBoardFile(channel, path)
       .then((file) => {
-        version.current = file.modified;
+        version.current = file.version ?? undefined;
         overwrite.current = false;
         if (!live) return;
         if (file.truncated) throw tooBig();
@@ -262,22 +263,19 @@ export function Whiteboard({
     setSaving(true);
     setSaveError(undefined);
     try {
-      if (!missing && !overwrite.current && version.current) {
-        const modified = await modifiedNow(channel, path);
-        if (modified && modified !== version.current) {
-          overwrite.current = true;
-          setSaveError(changedMessage(name));
-          return;
-        }
-      }
-      const written = await writeBoardFile(channel, path, content);
-      version.current = written?.modified;
+      const base = missing || overwrite.current ? undefined : version.current;
+      const written = await writeBoardFile(channel, path, content, base);
+      version.current = written.version ?? undefined;
       overwrite.current = false;
       savedRef.current = snapshot;
       setMissing(false);
       toast(`Saved ${name}.`);
     } catch (e) {
-      if (e instanceof ApiError && (e.status === 403 || e.status === 409)) setRefused(`${e.message} The whiteboard is read-only.`);
+      if (changedMeanwhile(e)) {
+        // The next Save replaces their version, as the message says.
+        overwrite.current = true;
+        setSaveError(changedMessage(name));
+      } else if (e instanceof ApiError && (e.status === 403 || e.status === 409)) setRefused(`${e.message} The whiteboard is read-only.`);
       else setSaveError(describeError(e));
     } finally {
       setSaving(false);

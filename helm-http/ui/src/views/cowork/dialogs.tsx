@@ -109,7 +109,7 @@ export function NewFileDialog({ channel, mode, suggested, onClose, onDone }: { c
     try {
       await api.put("/api/channels/{channel}/files", { path: { channel }, body: { path, content: starterContent(mode, file), create: true } });
     } catch (err) {
-      if (err instanceof ApiError && err.status === 409) return `There is already ${file} in ${folder}. Choose another name.`;
+      if (err instanceof ApiError && err.code === "conflict") return `There is already ${file} in ${folder}. Choose another name.`;
       throw err;
     }
     onDone(path);
