@@ -252,11 +252,11 @@ impl Client {
         create: bool,
     ) -> Result<FileEntry> {
         let (dir, name) = upload_target(path);
-        let create = if create { "true" } else { "false" };
+        let exists = if create { "refuse" } else { "replace" };
         let uploaded: Vec<Uploaded> = self
             .post_raw(
                 &format!("/api/channels/{}/files/upload", channel_path(channel)?),
-                &[("dir", &dir), ("name", &name), ("create", create)],
+                &[("dir", &dir), ("name", &name), ("exists", exists)],
                 "application/octet-stream",
                 bytes,
             )

@@ -12,7 +12,7 @@ use jiff::Timestamp;
 use super::Helm;
 use crate::error::{Error, Result};
 use crate::exec::FileEntry;
-use crate::exec::files::create::{draft_for, place_draft};
+use crate::exec::files::create::MAX_NAME_TRIES;
 use crate::model::{ChannelRef, User};
 
 /// The folder of the workspace notes are saved in.
@@ -21,8 +21,6 @@ pub const NOTES_DIR: &str = "notes";
 pub const MAX_NOTE_BYTES: usize = 1024 * 1024;
 /// The longest title.
 pub const MAX_TITLE_CHARS: usize = 200;
-/// How many names (`…-2.md`, `…-3.md`, …) are tried before giving up.
-const MAX_NAME_TRIES: usize = 100;
 /// The longest slug taken from a title or first line.
 const MAX_SLUG_CHARS: usize = 48;
 
@@ -93,32 +91,15 @@ impl Helm {
             Timestamp::now().strftime("%Y-%m-%d"),
             slug(title.unwrap_or(first_line(body)))
         );
-        let draft = draft_for(&format!("{NOTES_DIR}/{stem}.md"))?;
-        files.write(&draft, contents.into_bytes()).await?;
-        let mut saved = None;
-        for n in 1..=MAX_NAME_TRIES {
-            let name = match n {
-                1 => format!("{NOTES_DIR}/{stem}.md"),
-                n => format!("{NOTES_DIR}/{stem}-{n}.md"),
-            };
-            match place_draft(files.as_ref(), &draft, &name).await {
-                Ok(entry) => {
-                    saved = Some(entry);
-                    break;
-                }
-                Err(Error::Conflict(_)) => continue,
-                Err(e) => {
-                    let _ = files.delete(&draft, false).await;
-                    return Err(e);
-                }
-            }
-        }
-        let Some(entry) = saved else {
-            let _ = files.delete(&draft, false).await;
-            return Err(Error::Conflict(format!(
+        let entry = files
+            .create_numbered(&format!("{NOTES_DIR}/{stem}.md"), contents.into_bytes())
+            .await
+        .map_err(|e| match e {
+            Error::Conflict(_) => Error::Conflict(format!(
                 "{MAX_NAME_TRIES} notes named {stem} already exist in {NOTES_DIR}; give this one another title"
-            )));
-        };
+            )),
+            e => e,
+        })?;
         self.record_upload(actor, channel, &entry.path).await?;
         Ok(entry)
     }

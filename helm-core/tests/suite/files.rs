@@ -179,6 +179,16 @@ async fn create_makes_a_new_file_whole_and_never_replaces_one() -> anyhow::Resul
         .collect();
     assert_eq!(names, ["brief.md", "race.md"]);
 
+    // Keep both: the first free numbered name, the original untouched.
+    let second = files.create_numbered("docs/brief.md", "v2".into()).await?;
+    assert_eq!(second.path, "/workspace/docs/brief-2.md");
+    let third = files.create_numbered("docs/brief.md", "v3".into()).await?;
+    assert_eq!(third.path, "/workspace/docs/brief-3.md");
+    assert_eq!(
+        files.read("docs/brief.md", None).await?.content,
+        "# Brief\n"
+    );
+
     let folder = files.create("docs/", "x".into()).await;
     assert_eq!(folder.err().map(|e| e.kind()), Some(ErrorKind::Invalid));
     Ok(())

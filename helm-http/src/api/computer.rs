@@ -276,10 +276,25 @@ pub struct UploadQuery {
     /// replaces the part's own file name.
     #[serde(default)]
     pub name: Option<String>,
-    /// Only new files: when true, a name that exists refuses the whole
-    /// upload (409) before anything is written; otherwise it is replaced.
+    /// What to do with a name that exists: `replace` it (the default),
+    /// `refuse` the whole upload (409, before anything is written), or
+    /// `keep_both` (the upload takes the first free name: `plan-2.md`, …).
     #[serde(default)]
-    pub create: bool,
+    #[param(inline)]
+    pub exists: IfExists,
+}
+
+/// What an upload does with a name that is taken.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum IfExists {
+    /// The upload replaces the file.
+    #[default]
+    Replace,
+    /// The whole upload is refused (409) before anything is written.
+    Refuse,
+    /// The upload takes the first free numbered name (`plan-2.md`, …).
+    KeepBoth,
 }
 
 /// A multipart upload: one or more parts named `file`, each with a file name.

@@ -20,8 +20,8 @@ use helm_core::model::{ChannelRef, ThreadId};
 use super::upload::{UploadedFile, read_upload};
 use super::{ReadErrors, WriteErrors, channel_ref, created, path_id};
 use crate::api::{
-    Artifact, ArtifactQuery, DeleteFileQuery, DownloadQuery, FileEntry, FileText, MkdirRequest,
-    MoveRequest, NoteRequest, PathQuery, ReadQuery, Upload, UploadForm, UploadQuery,
+    Artifact, ArtifactQuery, DeleteFileQuery, DownloadQuery, FileEntry, FileText, IfExists,
+    MkdirRequest, MoveRequest, NoteRequest, PathQuery, ReadQuery, Upload, UploadForm, UploadQuery,
     WriteFileRequest,
 };
 use crate::caller::Caller;
@@ -219,8 +219,9 @@ async fn save_note(
 /// Uploads files: a multipart form (parts named `file`, each with a file
 /// name) or a raw body named by `?name=`. They land in `?dir=` (default
 /// `/workspace/uploads`) and are recorded as artifacts of kind `upload`.
-/// Same-named files are replaced, unless `?create=true`: then a name that
-/// is taken refuses the whole upload (409) before anything is written.
+/// A name that is taken is replaced, or with `?exists=refuse` refuses the
+/// whole upload (409) before anything is written, or with
+/// `?exists=keep_both` the upload takes the first free name (`plan-2.md`).
 #[utoipa::path(post, path = "/api/channels/{channel}/files/upload", tag = "files",
     params(("channel" = String, Path, description = "The channel's name or id"), UploadQuery),
     request_body(content(
@@ -237,7 +238,7 @@ async fn upload_files(
 ) -> ApiResult<(StatusCode, Json<Vec<Upload>>)> {
     // Names are read again strictly below (form decoding would quietly
     // replace bytes that are not UTF-8); only the flag is taken from here.
-    let create = query.create;
+    let exists = query.exists;
     let channel = channel_ref(&channel)?;
     let files = state.helm.workspace_files(&caller.user, &channel).await?;
     let (dir, uploaded) = read_upload(request, state.config.max_upload_bytes).await?;
@@ -248,7 +249,7 @@ async fn upload_files(
         .trim_end_matches('/')
         .to_string();
     let path_of = |name: &str| format!("{}/{name}", if dir.is_empty() { "/" } else { &dir });
-    if create {
+    if exists == IfExists::Refuse {
         for UploadedFile { name, .. } in &uploaded {
             if let Ok(taken) = files.stat(&path_of(name)).await {
                 return Err(helm_core::Error::Conflict(format!(
@@ -262,10 +263,10 @@ async fn upload_files(
     let mut done = Vec::with_capacity(uploaded.len());
     for UploadedFile { name, bytes } in uploaded {
         let path = path_of(&name);
-        let entry = if create {
-            files.create(&path, bytes).await?
-        } else {
-            files.write(&path, bytes).await?
+        let entry = match exists {
+            IfExists::Replace => files.write(&path, bytes).await?,
+            IfExists::Refuse => files.create(&path, bytes).await?,
+            IfExists::KeepBoth => files.create_numbered(&path, bytes).await?,
         };
         let artifact = state
             .helm

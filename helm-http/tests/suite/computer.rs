@@ -135,6 +135,48 @@ async fn uploads_land_where_the_agent_sees_them_and_read_back_through_the_files_
     );
     assert_eq!(download.bytes().await?.as_ref(), &[0u8, 1, 2, 255]);
 
+    // The same name again: kept both (a numbered name), refused whole, or
+    // replaced (the default).
+    let again = |exists: &str| {
+        http.post(served.url(&format!(
+            "/api/channels/launch/files/upload?dir=/workspace/data&name=blob.bin&exists={exists}"
+        )))
+        .bearer_auth(&token)
+        .body(vec![7u8])
+        .send()
+    };
+    let both = again("keep_both").await?;
+    assert_eq!(both.status(), StatusCode::CREATED);
+    let both: Value = both.json().await?;
+    assert_eq!(both[0]["file"]["path"], "/workspace/data/blob-2.bin");
+    let refused = again("refuse").await?;
+    assert_eq!(refused.status(), StatusCode::CONFLICT);
+    let refused: Value = refused.json().await?;
+    assert!(
+        refused["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("/workspace/data/blob.bin already exists; nothing was uploaded"),
+        "{refused}"
+    );
+    let bad = again("maybe").await?;
+    assert_eq!(bad.status(), StatusCode::BAD_REQUEST);
+    assert_eq!(again("replace").await?.status(), StatusCode::CREATED);
+    let listed: Value = http
+        .get(served.url("/api/channels/launch/files?path=data"))
+        .bearer_auth(&token)
+        .send()
+        .await?
+        .json()
+        .await?;
+    let sizes: Vec<(&str, u64)> = listed
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|e| Some((e["name"].as_str()?, e["size"].as_u64()?)))
+        .collect();
+    assert_eq!(sizes, [("blob-2.bin", 1), ("blob.bin", 1)]);
+
     // Line ranges, writes, directories, moves and deletes.
     let wrote = http
         .put(served.url("/api/channels/launch/files"))
@@ -187,7 +229,11 @@ async fn uploads_land_where_the_agent_sees_them_and_read_back_through_the_files_
         .collect();
     assert_eq!(
         paths,
-        ["/workspace/uploads/brief é.txt", "/workspace/data/blob.bin"]
+        [
+            "/workspace/uploads/brief é.txt",
+            "/workspace/data/blob.bin",
+            "/workspace/data/blob-2.bin"
+        ]
     );
     served.stop().await
 }

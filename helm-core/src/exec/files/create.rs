@@ -64,3 +64,77 @@ pub(super) async fn create_new<F: Files + ?Sized>(
         }
     }
 }
+
+/// How many numbered names (`-2`, `-3`, …) [`create_numbered`] tries.
+pub(crate) const MAX_NAME_TRIES: usize = 100;
+
+/// `path` with `-n` before its extension: `notes/plan.md` → `notes/plan-2.md`,
+/// `a/site.tar.gz` → `a/site-2.tar.gz`, `README` → `README-2`.
+pub(crate) fn numbered(path: &str, n: usize) -> String {
+    let (dir, name) = path.rsplit_once('/').map_or(("", path), |(d, n)| (d, n));
+    let cut = match name.rfind('.') {
+        Some(0) | None => name.len(),
+        Some(dot) => match name[..dot].strip_suffix(".tar") {
+            Some(stem) if !stem.is_empty() => stem.len(),
+            _ => dot,
+        },
+    };
+    let (stem, ext) = name.split_at(cut);
+    let numbered = format!("{stem}-{n}{ext}");
+    if dir.is_empty() && !path.starts_with('/') {
+        numbered
+    } else {
+        format!("{dir}/{numbered}")
+    }
+}
+
+/// Creates `path`, or when it is taken the first free numbered name
+/// ([`numbered`]), never replacing a file: the contents are written once
+/// to a draft, which is then moved to each name in turn until one is free.
+pub(crate) async fn create_numbered<F: Files + ?Sized>(
+    files: &F,
+    path: &str,
+    contents: Vec<u8>,
+) -> Result<FileEntry> {
+    if path.ends_with('/') || path.trim().is_empty() {
+        return Err(Error::invalid("path", "name a file to create"));
+    }
+    let draft = draft_for(path)?;
+    files.write(&draft, contents).await?;
+    for n in 1..=MAX_NAME_TRIES {
+        let name = if n == 1 {
+            path.to_string()
+        } else {
+            numbered(path, n)
+        };
+        match place_draft(files, &draft, &name).await {
+            Ok(entry) => return Ok(entry),
+            Err(Error::Conflict(_)) => continue,
+            Err(e) => {
+                let _ = files.delete(&draft, false).await;
+                return Err(e);
+            }
+        }
+    }
+    let _ = files.delete(&draft, false).await;
+    Err(Error::Conflict(format!(
+        "{path} and {MAX_NAME_TRIES} numbered names after it are all taken; choose another name"
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::numbered;
+
+    #[test]
+    fn numbers_go_before_the_extension() {
+        assert_eq!(numbered("notes/plan.md", 2), "notes/plan-2.md");
+        assert_eq!(
+            numbered("/workspace/uploads/site.tar.gz", 3),
+            "/workspace/uploads/site-3.tar.gz"
+        );
+        assert_eq!(numbered("README", 2), "README-2");
+        assert_eq!(numbered(".env", 2), ".env-2");
+        assert_eq!(numbered("/x/.tar.gz", 2), "/x/.tar-2.gz");
+    }
+}

@@ -38,6 +38,11 @@ pub trait Files: Send + Sync + std::fmt::Debug {
     async fn create(&self, path: &str, contents: Vec<u8>) -> Result<FileEntry> {
         super::create::create_new(self, path, contents).await
     }
+    /// Creates a new file at `path` or, when that is taken, at the first
+    /// free numbered name (`plan-2.md`, `plan-3.md`, …); never replaces one.
+    async fn create_numbered(&self, path: &str, contents: Vec<u8>) -> Result<FileEntry> {
+        super::create::create_numbered(self, path, contents).await
+    }
     /// Replaces a file only if its contents still have version `base`
     /// ([`content_version`](super::content_version) of what the writer
     /// read); [`Error::Conflict`](crate::Error::Conflict) when it changed or

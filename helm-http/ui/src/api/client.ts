@@ -166,19 +166,27 @@ export const api = {
   delete: <P extends PathsFor<"delete">>(path: P, ...init: {} extends CallInit<P, "delete"> ? [CallInit<P, "delete">?] : [CallInit<P, "delete">]) =>
     call("delete", path, init[0] as CallInit<P, "delete">),
 
-  /** Uploads files as a multipart form (the one call whose body is not JSON). */
+  /**
+   * Uploads files as a multipart form (the one call whose body is not
+   * JSON); `exists` says what a taken name does: `replace` it, `refuse`
+   * the upload (409, nothing written) or `keep_both` (a numbered name).
+   */
   async upload(
     channel: string,
     files: File[],
     dir?: string,
+    exists?: IfExists,
   ): Promise<Answer<"/api/channels/{channel}/files/upload", "post">> {
     const form = new FormData();
     for (const file of files) form.append("file", file, file.name);
-    const url = urlFor("/api/channels/{channel}/files/upload", { path: { channel }, query: { dir } });
+    const url = urlFor("/api/channels/{channel}/files/upload", { path: { channel }, query: { dir, exists } });
     const response = await send("post", url, form, { accept: "application/json" });
     return (await response.json()) as Answer<"/api/channels/{channel}/files/upload", "post">;
   },
 };
+
+/** What an upload does with a name that is taken (the server's `exists`). */
+export type IfExists = NonNullable<NonNullable<paths["/api/channels/{channel}/files/upload"]["post"]["parameters"]["query"]>["exists"]>;
 
 /** Words for an error caught anywhere in the UI. */
 export function describeError(error: unknown): string {
