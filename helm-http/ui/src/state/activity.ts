@@ -50,8 +50,10 @@ function addActivity(channel: number, entry: ActivityEntry): void {
 
 export function putAction(action: ToolAction): void {
   const existing = actions.get(action.id);
-  if (existing) existing.value = action;
-  else actions.set(action.id, signal(action));
+  // A finished action never goes back to running: a page loaded before the
+  // socket said it finished can arrive after (as putTurn guards turns).
+  if (existing && !(existing.value.status !== "running" && action.status === "running")) existing.value = action;
+  else if (!existing) actions.set(action.id, signal(action));
   if (action.turn_id !== null && action.turn_id !== undefined) {
     const list = actionsOfTurn(action.turn_id);
     if (!list.value.includes(action.id)) list.value = [...list.value, action.id].sort((a, b) => a - b);

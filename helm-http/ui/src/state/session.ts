@@ -14,7 +14,7 @@ import { applyMessageEvent } from "./messages";
 import { navigate, route, channelPath } from "./router";
 import { applyThreadEvent } from "./threads";
 import { toast } from "./toasts";
-import { applyUnreadEvent, loadUnread } from "./unread";
+import { applyUnreadEvent, loadUnread, markRead } from "./unread";
 import { loadUsers, userById } from "./users";
 import { applyWorkspaceEvent } from "./workspace";
 
@@ -32,10 +32,14 @@ export const signedOutReason = signal<string | undefined>(undefined);
 
 export const isAdmin = computed(() => me.value?.role === "captain" || me.value?.role === "admin");
 
-/** Whether the person is reading `channel` right now. */
+/**
+ * Whether the person is looking at `channel` right now: any of its views
+ * (Files, Cowork's agent panel and the rest show the work as it happens),
+ * not only its chat.
+ */
 function looking(channel: number): boolean {
   const r = route.value;
-  if (document.visibilityState !== "visible" || r.name !== "channel" || r.view !== "chat") return false;
+  if (document.visibilityState !== "visible" || r.name !== "channel") return false;
   return channelById(channel)?.channel.name === r.channel;
 }
 
@@ -53,6 +57,12 @@ export function applyEvent(event: LiveEvent): void {
   });
   // Outside the batch: listeners only start timers.
   applyWorkspaceEvent(event);
+  // A message in the channel being looked at is read (on the server too, so
+  // a reload does not count it); the chat also marks read as it shows them.
+  if (event.type === "message.created" && looking(event.message.channel_id)) {
+    const name = channelById(event.message.channel_id)?.channel.name;
+    if (name) markRead(event.message.channel_id, name, event.message.id);
+  }
   if (event.type === "mention.created" && event.user_id === me.value?.id) notifyMention(event);
 }
 

@@ -14,7 +14,8 @@ import { loadUsers, userById, userList } from "../../state/users";
 export function People() {
   const [invites, setInvites] = useState<Invite[]>();
   const [role, setRole] = useState<"member" | "admin">("member");
-  const [link, setLink] = useState<string>();
+  // The newest invitation's link, with its id: revoking it takes the link off the screen.
+  const [link, setLink] = useState<{ id: number; url: string }>();
   const [error, setError] = useState<string>();
 
   // A failed load is its own note, with Retry, and loads again when the
@@ -33,7 +34,7 @@ export function People() {
     setError(undefined);
     try {
       const issued = await api.post("/api/invites", { body: { role } });
-      setLink(issued.url ?? `${location.origin}/join#${issued.code}`);
+      setLink({ id: issued.invite.id, url: issued.url ?? `${location.origin}/join#${issued.code}` });
       void load();
     } catch (err) {
       setError(describeError(err));
@@ -43,6 +44,11 @@ export function People() {
   const revoke = async (id: number) => {
     try {
       await api.delete("/api/invites/{id}", { path: { id } });
+      if (link?.id === id) {
+        // A link that no longer works is not offered for copying.
+        setLink(undefined);
+        toast("The invitation is revoked: its link no longer works.");
+      }
       void load();
     } catch (err) {
       toast(describeError(err), "error");
@@ -52,7 +58,7 @@ export function People() {
   const copy = async () => {
     if (!link) return;
     try {
-      await navigator.clipboard.writeText(link);
+      await navigator.clipboard.writeText(link.url);
       toast("The invitation link is copied.");
     } catch {
       toast("Select the link and copy it by hand.", "error");
@@ -80,7 +86,7 @@ export function People() {
           <div class="invite-link">
             <label for="invite-url">Send this link to the person you invite. It is shown only now.</label>
             <div class="inline-form">
-              <input id="invite-url" readOnly value={link} onFocus={(e) => e.currentTarget.select()} />
+              <input id="invite-url" readOnly value={link.url} onFocus={(e) => e.currentTarget.select()} />
               <button type="button" class="btn" onClick={copy}>
                 Copy
               </button>

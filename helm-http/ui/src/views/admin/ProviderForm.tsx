@@ -91,6 +91,10 @@ export function ProviderForm({
 
   /** The last test's finding, and the form it was for (an edit hides it). */
   const [tested, setTested] = useState<{ form: string; text: string }>();
+  /** The URL being tried while a test or a connect waits (a refused one can take seconds). */
+  const [reaching, setReaching] = useState<string>();
+  /** Whether what waits is a test (so the buttons say which). */
+  const [testing, setTesting] = useState(false);
 
   const body = () => ({
     name: name.trim(),
@@ -109,6 +113,7 @@ export function ProviderForm({
       return;
     }
     setBusy(true);
+    setReaching(url.trim());
     setError(undefined);
     setNameError(undefined);
     try {
@@ -126,6 +131,7 @@ export function ProviderForm({
       } else setError(describeError(err));
     } finally {
       setBusy(false);
+      setReaching(undefined);
     }
   };
 
@@ -133,6 +139,8 @@ export function ProviderForm({
   // too is used for the test only), and says what the provider serves.
   const test = async () => {
     setBusy(true);
+    setTesting(true);
+    setReaching(url.trim());
     setError(undefined);
     setTested(undefined);
     try {
@@ -142,6 +150,8 @@ export function ProviderForm({
       setError(describeError(err));
     } finally {
       setBusy(false);
+      setTesting(false);
+      setReaching(undefined);
     }
   };
 
@@ -194,6 +204,11 @@ export function ProviderForm({
         </label>
       </details>
       <ErrorNote error={error} />
+      {reaching && (
+        <p class="muted small reaching" role="status">
+          <span class="spinner" aria-hidden="true" /> Trying to reach {reaching}…
+        </p>
+      )}
       {tested && tested.form === JSON.stringify(body()) && (
         <p class="ok-note" role="status">
           {tested.text}
@@ -201,10 +216,10 @@ export function ProviderForm({
       )}
       <div class="actions">
         <button type="button" class="btn" disabled={busy || !url.trim()} onClick={test}>
-          Test connection
+          {testing ? "Testing…" : "Test connection"}
         </button>
         <button type="submit" class="btn btn-primary" disabled={busy}>
-          {busy ? "Working…" : submitLabel}
+          {busy && !testing ? "Connecting…" : submitLabel}
         </button>
       </div>
     </form>

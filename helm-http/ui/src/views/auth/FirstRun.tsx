@@ -3,7 +3,7 @@
 // with Skipper ready. Nothing about agents, memory or directories is asked.
 // The step reached is kept for the tab, so a reload resumes it.
 import { useEffect, useState } from "preact/hooks";
-import { api, describeError } from "../../api/client";
+import { ApiError, api, describeError } from "../../api/client";
 import type { Status } from "../../api/types";
 import { ErrorNote, Field, patternMessage } from "../../components/Field";
 import { USER_NAME_PATTERN, USER_NAME_RULE } from "../../lib/names";
@@ -61,6 +61,10 @@ export function FirstRun() {
   );
 }
 
+/** A wrong setup code, for a person (the server's own text names the API field). */
+export const WRONG_CODE =
+  "That setup code is not right. The server prints it in its log when it starts (a line “Helm setup code: …”), and keeps it in the file setup-code in its data directory.";
+
 function CaptainStep({ onDone }: { onDone: () => void }) {
   // The server's one-time code proves the person at this page can see the
   // server (its log or its data directory), not just reach its port.
@@ -80,7 +84,7 @@ function CaptainStep({ onDone }: { onDone: () => void }) {
       });
       onDone();
     } catch (err) {
-      setError(describeError(err));
+      setError(err instanceof ApiError && err.code === "bad_setup_code" ? WRONG_CODE : describeError(err));
       setBusy(false);
     }
   };

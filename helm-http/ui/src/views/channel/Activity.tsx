@@ -10,6 +10,7 @@ import { Tokens } from "../../components/Tokens";
 import { actionSignal, activityOf, loadActivity, type ActivityEntry } from "../../state/activity";
 import type { ChannelEntry } from "../../state/channels";
 import { channelPath } from "../../state/router";
+import { channelThreadIds, loadThreads, threadSignal } from "../../state/threads";
 import { Details } from "../chat/NoModel";
 import { ToolCard } from "../chat/ToolCard";
 
@@ -22,6 +23,12 @@ export function Activity({ entry }: { entry: ChannelEntry }) {
     loadActivity(channel.id, channel.name).catch((e) => setError(describeError(e)));
   };
   useEffect(load, [channel.id]);
+  // The rows link to their threads by title: the channel's threads, once
+  // (read here, so the rows draw again when they arrive).
+  const threadIds = channelThreadIds(channel.id).value;
+  useEffect(() => {
+    if (threadIds === undefined) loadThreads(channel.id, channel.name).catch(() => undefined);
+  }, [channel.id]);
   useRetryOnReconnect(error !== undefined, load);
   return (
     <div class="page">
@@ -65,7 +72,7 @@ function Row({ entry, channel }: { entry: ActivityEntry; channel: string }) {
         <div class="activity-row">
           <div class="activity-meta">
             <Time at={entry.at} />
-            {thread && <a href={channelPath(channel, "chat", thread)}>thread</a>}
+            {thread && <ThreadLink channel={channel} id={thread} />}
           </div>
           <ToolCard action={action} />
         </div>
@@ -77,7 +84,7 @@ function Row({ entry, channel }: { entry: ActivityEntry; channel: string }) {
         <div class="activity-row">
           <div class="activity-meta">
             <Time at={entry.at} />
-            <a href={channelPath(channel, "chat", e.thread_id)}>thread</a>
+            <ThreadLink channel={channel} id={e.thread_id} />
           </div>
           <p>
             <Icon name="skipper" size={15} /> <strong>Skipper</strong> {e.status === "open" ? "was called in" : e.status === "handed_to_captain" ? "handed it to the Captain" : "handed back"}: {e.reason}
@@ -92,7 +99,7 @@ function Row({ entry, channel }: { entry: ActivityEntry; channel: string }) {
         <div class="activity-row">
           <div class="activity-meta">
             <Time at={entry.at} />
-            {a.thread_id && <a href={channelPath(channel, "chat", a.thread_id)}>thread</a>}
+            {a.thread_id && <ThreadLink channel={channel} id={a.thread_id} />}
           </div>
           <p>
             <Icon name="shield" size={15} /> Approval {a.status}: <code>{a.summary}</code>
@@ -119,4 +126,14 @@ function Row({ entry, channel }: { entry: ActivityEntry; channel: string }) {
         </div>
       );
   }
+}
+
+/** A link to a thread by its title ("thread" only while the title is unknown). */
+function ThreadLink({ channel, id }: { channel: string; id: number }) {
+  const title = threadSignal(id)?.value.title;
+  return (
+    <a class="activity-thread" href={channelPath(channel, "chat", id)} title={title ? `Open the thread “${title}”` : "Open the thread"}>
+      {title || "thread"}
+    </a>
+  );
 }

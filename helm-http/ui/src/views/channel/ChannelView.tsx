@@ -23,6 +23,8 @@ import { Memory } from "./Memory";
 import { Settings } from "./Settings";
 import { MANAGERS, useManages } from "./manages";
 import { Threads } from "./Threads";
+import { HostComputerNote, offHostComputer } from "./hostComputer";
+import { useChannelRead } from "./useChannelRead";
 
 // The terminal (xterm.js) is loaded only when opened.
 const Terminal = lazy(() => import("./Terminal").then((m) => ({ default: m.Terminal })));
@@ -71,6 +73,7 @@ export function ChannelView() {
   useEffect(() => {
     document.title = `#${r.channel} · Helm`;
   }, [r.channel]);
+  useChannelRead(entry, r.view);
 
   if (!entry) {
     return (
@@ -88,12 +91,15 @@ export function ChannelView() {
   }
 
   const view = r.view;
+  // A member in #main: Skipper's host computer is not theirs to use.
+  const offComputer = offHostComputer(entry);
   return (
     <div class="channel">
       <Header entry={entry} detail={detail} />
       <nav class="tabs" aria-label={`#${entry.channel.name} views`}>
         {CHANNEL_VIEWS.map((v) => (
-          <a key={v} href={channelPath(entry.channel.name, v)} class={v === view ? "tab current" : "tab"} aria-current={v === view ? "page" : undefined}>
+          // title: on a phone the tabs are icons only; the name shows on hover and long-press.
+          <a key={v} href={channelPath(entry.channel.name, v)} class={v === view ? "tab current" : "tab"} aria-current={v === view ? "page" : undefined} title={VIEW_META[v].label}>
             <Icon name={VIEW_META[v].icon} size={16} />
             <span>{VIEW_META[v].label}</span>
           </a>
@@ -105,13 +111,16 @@ export function ChannelView() {
       <section class="view" aria-label={VIEW_META[view].label}>
         {view === "chat" && <Chat entry={entry} thread={r.thread} />}
         {view === "threads" && <Threads entry={entry} />}
-        {view === "files" && <Files entry={entry} path={r.path} />}
-        {view === "cowork" && (
+        {offComputer && view === "files" && <HostComputerNote entry={entry} what="files" />}
+        {offComputer && view === "cowork" && <HostComputerNote entry={entry} what="notes, docs and whiteboards" />}
+        {offComputer && view === "terminal" && <HostComputerNote entry={entry} what="terminals" />}
+        {!offComputer && view === "files" && <Files entry={entry} path={r.path} />}
+        {!offComputer && view === "cowork" && (
           <Suspense fallback={<p class="muted pad">Loading Cowork…</p>}>
             <Cowork key={entry.channel.id} entry={entry} path={r.path} mode={r.mode} />
           </Suspense>
         )}
-        {view === "terminal" && (
+        {!offComputer && view === "terminal" && (
           <Suspense fallback={<p class="muted pad">Loading the terminal…</p>}>
             <Terminal entry={entry} />
           </Suspense>
@@ -150,8 +159,15 @@ function Header({ entry, detail }: { entry: ChannelEntry; detail?: ChannelDetail
       <div class="agent-card" aria-label="Resident agent">
         <StatusDot status={agent.status} label={`@${agent.handle}`} />
         <div class="agent-text">
-          <span class="agent-name">
-            {agent.display_name} <span class="handle">@{agent.handle}</span>
+          {/* The handle, as the agent's messages are signed and as it is mentioned; the display name in the tooltip. Skipper is Skipper everywhere. */}
+          <span class="agent-name" title={isHome ? undefined : agent.display_name}>
+            {isHome ? (
+              <>
+                {agent.display_name} <span class="handle">@{agent.handle}</span>
+              </>
+            ) : (
+              `@${agent.handle}`
+            )}
           </span>
           <span class="agent-status">
             {statusWord(agent.status)}
@@ -182,7 +198,8 @@ function Header({ entry, detail }: { entry: ChannelEntry; detail?: ChannelDetail
           </span>
         </div>
       </div>
-      {!isHome && (
+      {/* Not in an archived channel: nothing can be posted there (the archived note says why). */}
+      {!isHome && channel.status !== "archived" && (
         <button type="button" class="btn btn-small skipper-button" onClick={askSkipper} title="Call Skipper, the workspace operator, into the conversation">
           <Icon name="skipper" size={16} /> Ask @skipper
         </button>

@@ -51,7 +51,7 @@ export function Files({ entry, path }: { entry: ChannelEntry; path?: string }) {
   const [entries, setEntries] = useState<FileEntry[]>();
   const [artifacts, setArtifacts] = useState<Artifact[]>([]);
   const [error, setError] = useState<string>();
-  const [dialog, setDialog] = useState<"mkdir" | "rename" | "delete" | undefined>();
+  const [dialog, setDialog] = useState<"mkdir" | "rename" | "delete" | "rename-dir" | "delete-dir" | undefined>();
   const [version, setVersion] = useState(0);
   // Bumped to load again after a failure (Retry, or the server coming back).
   const [attempt, setAttempt] = useState(0);
@@ -151,9 +151,13 @@ export function Files({ entry, path }: { entry: ChannelEntry; path?: string }) {
   };
 
   const crumbs = dir.split("/").filter(Boolean);
+  // The open folder, for its own Rename and Delete (a click on a folder
+  // opens it, so the folder is acted on from inside it).
+  const folder: FileEntry | undefined = dir === ROOT ? undefined : { path: dir, name: crumbs[crumbs.length - 1] ?? dir, kind: "dir", size: 0, mode: 0, links: 0 };
   return (
     <div
-      class="files"
+      // has-file: on a phone the list and the open file take turns (see views.css).
+      class={selected ? "files has-file" : "files"}
       onDragOver={(e) => e.dataTransfer?.types.includes("Files") && e.preventDefault()}
       onDrop={(e) => {
         e.preventDefault();
@@ -192,6 +196,19 @@ export function Files({ entry, path }: { entry: ChannelEntry; path?: string }) {
             </button>
           </div>
         </div>
+        {folder && !archived && (
+          <div class="folder-actions">
+            <span class="muted small">
+              Folder <strong>{folder.name}</strong>
+            </span>
+            <button type="button" class="btn btn-small btn-ghost" aria-label={`Rename folder ${folder.name}`} onClick={() => setDialog("rename-dir")}>
+              <Icon name="edit" size={14} /> Rename
+            </button>
+            <button type="button" class="btn btn-small btn-ghost btn-danger-quiet" aria-label={`Delete folder ${folder.name}`} onClick={() => setDialog("delete-dir")}>
+              <Icon name="trash" size={14} /> Delete
+            </button>
+          </div>
+        )}
         <ErrorNote error={error} onRetry={retry} />
         {entries === undefined ? (
           !error && <p class="muted pad">Loading…</p>
@@ -220,6 +237,12 @@ export function Files({ entry, path }: { entry: ChannelEntry; path?: string }) {
         )}
       </div>
       <div class="files-preview-pane">
+        {selected && (
+          // Only on a phone, where the open file hides the list.
+          <a class="btn btn-small btn-ghost files-back" href={filesPath(channel, dir)}>
+            <Icon name="back" size={14} /> {dir === ROOT ? "workspace" : (crumbs[crumbs.length - 1] ?? dir)}
+          </a>
+        )}
         {selected ? (
           <Preview
             key={`${selected.path}-${version}`}
@@ -242,6 +265,13 @@ export function Files({ entry, path }: { entry: ChannelEntry; path?: string }) {
       {dialog === "mkdir" && <MkdirDialog channel={channel} dir={dir} onClose={() => setDialog(undefined)} onDone={(p) => { setDialog(undefined); setSelected(undefined); refresh(); navigate(filesPath(channel, p)); }} />}
       {dialog === "rename" && selected && (
         <RenameDialog channel={channel} file={selected} onClose={() => setDialog(undefined)} onDone={(p) => { setDialog(undefined); setSelected(undefined); refresh(); navigate(filesPath(channel, p)); }} />
+      )}
+      {dialog === "rename-dir" && folder && (
+        // No refresh: the old folder is gone; going to the new path lists it.
+        <RenameDialog channel={channel} file={folder} onClose={() => setDialog(undefined)} onDone={(p) => { setDialog(undefined); setSelected(undefined); navigate(filesPath(channel, p)); }} />
+      )}
+      {dialog === "delete-dir" && folder && (
+        <DeleteDialog channel={channel} file={folder} onClose={() => setDialog(undefined)} onDone={() => { setDialog(undefined); setSelected(undefined); navigate(filesPath(channel, parent(folder.path))); }} />
       )}
       {dialog === "delete" && selected && (
         <DeleteDialog channel={channel} file={selected} onClose={() => setDialog(undefined)} onDone={() => { const dir = parent(selected.path); setDialog(undefined); setSelected(undefined); navigate(filesPath(channel, dir)); refresh(); }} />

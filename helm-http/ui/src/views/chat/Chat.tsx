@@ -23,6 +23,7 @@ import { channelPath } from "../../state/router";
 import { threadSignal } from "../../state/threads";
 import { toast } from "../../state/toasts";
 import { markRead } from "../../state/unread";
+import { offHostComputer } from "../channel/hostComputer";
 import { Composer } from "./Composer";
 import { authorKind, authorName } from "./MessageItem";
 import { ThreadPanel } from "./ThreadPanel";
@@ -64,11 +65,15 @@ export function Chat({ entry, thread }: { entry: ChannelEntry; thread?: number }
     return uploaded.map((u) => u.file.path);
   };
 
+  // Uploads go into the channel's computer: none for a member in #main
+  // (Skipper's host computer), so no Attach button or drop target there.
+  const canUpload = channel.status !== "archived" && !offHostComputer(entry);
+
   const onDrop = async (e: DragEvent) => {
     e.preventDefault();
     setDragging(false);
     const files = [...(e.dataTransfer?.files ?? [])];
-    if (files.length === 0 || channel.status === "archived") return;
+    if (files.length === 0 || !canUpload) return;
     try {
       const paths = await upload(files);
       composerInsert.value = { channel: channel.id, text: paths.map((p) => `Attached \`${p}\``).join("\n") };
@@ -82,7 +87,7 @@ export function Chat({ entry, thread }: { entry: ChannelEntry; thread?: number }
     <div
       class={`chat${thread !== undefined ? " with-thread" : ""}${dragging ? " dragging" : ""}`}
       onDragOver={(e) => {
-        if (e.dataTransfer?.types.includes("Files")) {
+        if (canUpload && e.dataTransfer?.types.includes("Files")) {
           e.preventDefault();
           setDragging(true);
         }
@@ -111,10 +116,10 @@ export function Chat({ entry, thread }: { entry: ChannelEntry; thread?: number }
           entry={entry}
           placeholder={isHome ? "Message #main: ask Skipper anything" : `Start a thread in #${channel.name}`}
           askByDefault
-          onUploadRequest={upload}
+          onUploadRequest={canUpload ? upload : undefined}
         />
       </div>
-      {thread !== undefined && <ThreadPanel key={thread} entry={entry} thread={thread} onUpload={upload} />}
+      {thread !== undefined && <ThreadPanel key={thread} entry={entry} thread={thread} onUpload={canUpload ? upload : undefined} />}
       {dragging && (
         <div class="drop-hint" aria-hidden="true">
           <Icon name="upload" size={28} />

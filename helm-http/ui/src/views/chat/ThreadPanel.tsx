@@ -26,7 +26,7 @@ import { MessageItem } from "./MessageItem";
 
 type Row = { kind: "message"; id: number; at: number } | { kind: "escalation"; escalation: Escalation; at: number };
 
-export function ThreadPanel({ entry, thread, onUpload }: { entry: ChannelEntry; thread: number; onUpload: (files: File[]) => Promise<string[]> }) {
+export function ThreadPanel({ entry, thread, onUpload }: { entry: ChannelEntry; thread: number; onUpload?: (files: File[]) => Promise<string[]> }) {
   const [error, setError] = useState<string>();
   // How loading the thread itself went: a missing one says so instead of
   // offering a reply box that cannot work.

@@ -12,6 +12,7 @@ import { VirtualList } from "../../components/VirtualList";
 import { firstMessage } from "../../lib/cowork";
 import { isFailureNote } from "../../lib/failure";
 import { useRetryOnReconnect } from "../../lib/reconnect";
+import { loadThreadActions } from "../../state/activity";
 import type { ChannelEntry } from "../../state/channels";
 import { loadOlderMessages, loadThreadMessages, messageSignal, threadLog } from "../../state/messages";
 import { channelPath } from "../../state/router";
@@ -55,11 +56,10 @@ export function AgentPanel({ entry, path, onClose }: { entry: ChannelEntry; path
     <aside class="cowork-agent" aria-label={`Agent panel: @${agent.handle}`}>
       <header class="agent-head">
         <StatusDot status={agent.status} label={`@${agent.handle}`} />
-        <div class="agent-head-text">
-          <strong>{agent.display_name}</strong>
-          <span class="muted small">
-            @{agent.handle} · {statusWord(agent.status)}
-          </span>
+        {/* The handle, as the agent's messages are signed (the display name in the tooltip). */}
+        <div class="agent-head-text" title={agent.display_name}>
+          <strong>@{agent.handle}</strong>
+          <span class="muted small">{statusWord(agent.status)}</span>
         </div>
         {thread !== undefined && (
           <button type="button" class="btn btn-small btn-ghost" onClick={fresh} title="Start another thread from here">
@@ -115,6 +115,8 @@ function PanelThread({ entry, thread, onMissing }: { entry: ChannelEntry; thread
     };
     loadThread(thread).then((t) => (t.channel_id === entry.channel.id ? setFound(true) : onMissing()), fail);
     loadThreadMessages(thread).catch(fail);
+    // The tool cards in its replies (as the chat's thread panel loads them).
+    loadThreadActions(entry.channel.name, thread).catch(() => undefined);
   }, [thread, attempt]);
   useRetryOnReconnect(error !== undefined, () => setAttempt((a) => a + 1));
 

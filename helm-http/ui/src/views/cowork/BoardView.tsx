@@ -30,9 +30,12 @@ export function BoardView({
   agentName,
   onRename,
   onDelete,
+  focusEditor = false,
 }: {
   channel: string;
   path: string;
+  /** Put the focus on the board once it is drawn (a board just made). */
+  focusEditor?: boolean;
   archived: boolean;
   tools: ComponentChildren;
   version: number;
@@ -98,6 +101,21 @@ export function BoardView({
     void check(change.paths.has(path), change.by ?? agentName);
   }, [version]);
 
+  // The board is a lazy chunk that then reads its file: wait (a few seconds
+  // at most) for its canvas, then focus it, as a new text file's editor is.
+  const root = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (!focusEditor) return;
+    let tries = 0;
+    const timer = setInterval(() => {
+      const canvas = root.current?.querySelector<SVGSVGElement>(".wb-canvas");
+      if (!canvas && ++tries < 50) return;
+      clearInterval(timer);
+      canvas?.focus();
+    }, 100);
+    return () => clearInterval(timer);
+  }, [focusEditor]);
+
   const onDirty = (now: boolean) => {
     const was = dirty.current;
     dirty.current = now;
@@ -106,7 +124,7 @@ export function BoardView({
   };
 
   return (
-    <div class="cowork-file">
+    <div class="cowork-file" ref={root}>
       <FileHead channel={channel} mode="whiteboards" path={path} archived={archived} tools={tools} updatedBy={updatedBy} onRename={onRename} onDelete={onDelete} />
       {conflict && (
         <ConflictBar

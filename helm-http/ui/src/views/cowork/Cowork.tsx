@@ -62,6 +62,9 @@ export function Cowork({ entry, path, mode }: { entry: ChannelEntry; path?: stri
   const [agentOpen, setAgentOpen] = useState(agentRemembered);
   const [dialog, setDialog] = useState<DialogState>();
   const [leaving, setLeaving] = useState<string>();
+  // A file just made from a New … dialog: its editor takes the focus once
+  // open (not the + that opened the dialog, where typing would open it again).
+  const [made, setMade] = useState<string>();
   // The open file's unsaved state and its save, for leaving it.
   const dirty = useRef(false);
   const saver = useRef<(() => Promise<void>) | undefined>(undefined);
@@ -110,6 +113,7 @@ export function Cowork({ entry, path, mode }: { entry: ChannelEntry; path?: stri
         path={target}
         archived={archived}
         tools={tools}
+        focusEditor={made === target}
         version={version}
         change={live}
         agentName={agentName}
@@ -126,6 +130,7 @@ export function Cowork({ entry, path, mode }: { entry: ChannelEntry; path?: stri
         mode={current}
         archived={archived}
         tools={tools}
+        focusEditor={made === target}
         onState={(d, save) => {
           dirty.current = d;
           saver.current = save;
@@ -158,6 +163,7 @@ export function Cowork({ entry, path, mode }: { entry: ChannelEntry; path?: stri
           onClose={() => setDialog(undefined)}
           onDone={(p) => {
             setDialog(undefined);
+            setMade(workspacePath(p));
             refresh();
             navigate(coworkPath(channel, p));
           }}

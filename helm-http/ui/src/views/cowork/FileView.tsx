@@ -32,10 +32,13 @@ export function FileView({
   agentName,
   onRename,
   onDelete,
+  focusEditor = false,
 }: {
   channel: string;
   path: string;
   mode: Mode;
+  /** Put the focus in the editor once the file is open (a file just made). */
+  focusEditor?: boolean;
   archived: boolean;
   tools: ComponentChildren;
   onState: (dirty: boolean, save: () => Promise<void>) => void;
@@ -103,6 +106,14 @@ export function FileView({
       });
   }, [channel, path, attempt]);
   useRetryOnReconnect(state === "failed", () => setAttempt((a) => a + 1));
+
+  useEffect(() => {
+    if (state !== "ready" || !focusEditor) return;
+    // After the dialog that made the file has given the focus back to its opener.
+    const box = root.current?.querySelector<HTMLTextAreaElement>(".cowork-editor textarea");
+    box?.focus();
+    box?.setSelectionRange(box.value.length, box.value.length);
+  }, [state, focusEditor]);
 
   /** Shows `content` (what is on disk) in place of the text, keeping the caret where it was. */
   const reloadInPlace = (content: string, cut: boolean, version: string | undefined) => {
