@@ -86,6 +86,22 @@ test("files: upload, new folder, edit and save, rename, delete", async () => {
   // Uploaded by a person: tagged as an upload (the API's kind), not an artifact.
   await waitFor("the file's tag", async () => (await row.locator(".tag").allTextContents()).join() === "upload");
 
+  // The same name again is never replaced unasked: keep both, or replace.
+  page.allowErrors(/status of 409 \(Conflict\) \(.*\/api\/channels\/notes\/files\/upload/);
+  const uploadAgain = (text) => page.locator('label:has-text("Upload") input[type="file"]').setInputFiles({ name: "draft.md", mimeType: "text/markdown", buffer: Buffer.from(text) });
+  await uploadAgain("# Someone else's draft\n");
+  const clash = page.getByRole("dialog", { name: "Replace the file?" });
+  await clash.getByText("/workspace/draft.md", { exact: true }).waitFor();
+  await noAxeProblems("the upload clash dialog");
+  await clash.getByRole("button", { name: "Keep both" }).click();
+  await page.getByRole("link", { name: /draft-2\.md/ }).waitFor();
+  assert.equal((await call(stack, "GET", "/api/channels/notes/files/read?path=draft.md", { token })).json.content, "# Draft\n\nFirst words.\n");
+  await call(stack, "DELETE", "/api/channels/notes/files?path=draft-2.md", { token });
+  await uploadAgain("# Draft\n\nFirst words.\n");
+  await clash.getByRole("button", { name: "Replace" }).click();
+  await clash.waitFor({ state: "detached" });
+  await page.getByText("Uploaded 1 file to /workspace.").waitFor();
+
   await page.getByRole("button", { name: "New folder" }).click();
   const mkdir = page.getByRole("dialog", { name: "New folder" });
   await mkdir.getByLabel("Folder name").fill("archive");
@@ -138,6 +154,12 @@ test("files dropped on the chat are uploaded and attached to the message", async
   await waitFor("the attachment in the composer", async () => (await page.getByLabel("Start a thread in #notes").inputValue()).includes("Attached `/workspace/uploads/q3.txt`"));
   const listed = await call(stack, "GET", "/api/channels/notes/files?path=uploads", { token });
   assert.deepEqual(listed.json.map((f) => f.name), ["q3.txt"]);
+  await page.getByLabel("Start a thread in #notes").fill("");
+  // The same name dropped again never replaces the first attachment (a thread may point at it).
+  await chat.dispatchEvent("drop", { dataTransfer: transfer });
+  await waitFor("the second attachment", async () => (await page.getByLabel("Start a thread in #notes").inputValue()).includes("Attached `/workspace/uploads/q3-2.txt`"));
+  const both = await call(stack, "GET", "/api/channels/notes/files?path=uploads", { token });
+  assert.deepEqual(both.json.map((f) => f.name), ["q3-2.txt", "q3.txt"]);
   await page.getByLabel("Start a thread in #notes").fill("");
 });
 

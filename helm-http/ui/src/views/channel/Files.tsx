@@ -5,7 +5,7 @@
 // person uploaded says so.
 import { lazy, Suspense } from "preact/compat";
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
-import { ApiError, api, describeError, urlFor } from "../../api/client";
+import { ApiError, api, describeError, urlFor, type IfExists } from "../../api/client";
 import type { Artifact, FileEntry, FileText } from "../../api/types";
 import { Dialog } from "../../components/Dialog";
 import { ErrorNote, Field } from "../../components/Field";
@@ -139,14 +139,19 @@ export function Files({ entry, path }: { entry: ChannelEntry; path?: string }) {
   };
   const open = (e: FileEntry) => navigate(filesPath(channel, e.path));
 
-  const upload = async (files: File[]) => {
+  // An upload never replaces a file unasked: a taken name refuses it whole
+  // first, and the person chooses to replace or keep both.
+  const [clash, setClash] = useState<{ files: File[]; message: string }>();
+  const upload = async (files: File[], exists: IfExists = "refuse") => {
     if (files.length === 0) return;
     try {
-      await api.upload(channel, files, dir);
-      toast(`Uploaded ${plural(files.length, "file")} to ${dir}.`);
+      const done = await api.upload(channel, files, dir, exists);
+      const renamed = done.filter((u, i) => u.file.name !== files[i]?.name).map((u) => u.file.name);
+      toast(`Uploaded ${plural(files.length, "file")} to ${dir}${renamed.length ? ` (as ${renamed.join(", ")})` : ""}.`);
       refresh();
     } catch (e) {
-      toast(describeError(e), "error");
+      if (exists === "refuse" && e instanceof ApiError && e.code === "conflict") setClash({ files, message: e.message });
+      else toast(describeError(e), "error");
     }
   };
 
@@ -272,6 +277,16 @@ export function Files({ entry, path }: { entry: ChannelEntry; path?: string }) {
       )}
       {dialog === "delete-dir" && folder && (
         <DeleteDialog channel={channel} file={folder} onClose={() => setDialog(undefined)} onDone={() => { setDialog(undefined); setSelected(undefined); navigate(filesPath(channel, parent(folder.path))); }} />
+      )}
+      {clash && (
+        <UploadClashDialog
+          message={clash.message}
+          onClose={() => setClash(undefined)}
+          onChoose={(exists) => {
+            setClash(undefined);
+            void upload(clash.files, exists);
+          }}
+        />
       )}
       {dialog === "delete" && selected && (
         <DeleteDialog channel={channel} file={selected} onClose={() => setDialog(undefined)} onDone={() => { const dir = parent(selected.path); setDialog(undefined); setSelected(undefined); navigate(filesPath(channel, dir)); refresh(); }} />
@@ -499,6 +514,30 @@ function RenameDialog({ channel, file, onClose, onDone }: { channel: string; fil
           </button>
         </div>
       </form>
+    </Dialog>
+  );
+}
+
+/** A file of the upload is already there: replace it, keep both, or leave it. */
+function UploadClashDialog({ message, onClose, onChoose }: { message: string; onClose: () => void; onChoose: (exists: IfExists) => void }) {
+  // The server's words name the file: "/workspace/x.md already exists; nothing was uploaded".
+  const taken = message.split(" already exists")[0];
+  return (
+    <Dialog title="Replace the file?" onClose={onClose}>
+      <p>
+        <code>{taken}</code> is already here, and nothing was uploaded yet. Replace what is there with your file, or keep both (yours gets a numbered name, such as <code>plan-2.md</code>)?
+      </p>
+      <div class="actions">
+        <button type="button" class="btn btn-ghost" onClick={onClose}>
+          Cancel
+        </button>
+        <button type="button" class="btn" onClick={() => onChoose("keep_both")} autoFocus>
+          Keep both
+        </button>
+        <button type="button" class="btn btn-danger" onClick={() => onChoose("replace")}>
+          Replace
+        </button>
+      </div>
     </Dialog>
   );
 }

@@ -60,7 +60,8 @@ export function Chat({ entry, thread }: { entry: ChannelEntry; thread?: number }
   }, [channel.id]);
 
   const upload = async (files: File[]): Promise<string[]> => {
-    const uploaded = await api.upload(channel.name, files);
+    // Never over an earlier attachment (a thread still points at it): a taken name gets a number.
+    const uploaded = await api.upload(channel.name, files, undefined, "keep_both");
     toast(`Uploaded ${plural(uploaded.length, "file")} to /workspace/uploads.`);
     return uploaded.map((u) => u.file.path);
   };
