@@ -188,6 +188,9 @@ pub struct ToolAction {
     pub input: String,
     /// What came of it, summarised.
     pub result: String,
+    /// What it gave back to the agent (a command's exit code and output),
+    /// cut to 8 KiB; `None` while it runs or when it said no more.
+    pub output: Option<String>,
     /// `running`, `ok`, `error`, `denied`, …
     pub status: String,
     /// How long it took, in milliseconds.
@@ -214,6 +217,7 @@ impl From<m::ToolAction> for ToolAction {
             tool: a.tool,
             input: a.input_summary,
             result: a.result_summary,
+            output: a.output,
             status: a.status.as_str().to_string(),
             duration_ms: a.duration_ms,
             thread_id: a.thread_id.map(|t| t.0),

@@ -30,8 +30,8 @@ pub use member::{Member, MemberRole};
 pub use policy::{ModelChoice, ModelPolicy, PolicyLevel, ResolvedModel, TurnModel};
 pub use reading::{ChannelUnread, FeedItem, ReadMarker, UNREAD_CAP};
 pub use records::{
-    Artifact, ArtifactKind, AuthorType, Escalation, EscalationStatus, MemoryItem, MemoryKind,
-    MemoryScope, MemorySource, MemoryStatus, ToolAction, ToolStatus,
+    Artifact, ArtifactKind, AuthorType, Escalation, EscalationStatus, MAX_KEPT_OUTPUT, MemoryItem,
+    MemoryKind, MemoryScope, MemorySource, MemoryStatus, ToolAction, ToolStatus,
 };
 pub use thread::{Author, Message, MessageStatus, Thread, ThreadStatus, Turn, TurnState};
 pub use workspace::{Actor, Role, User, Workspace, validate_new_user_name, validate_user_name};

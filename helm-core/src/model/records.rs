@@ -163,6 +163,10 @@ string_enum! {
     }
 }
 
+/// The most of a tool's output kept with its journal line (the agent saw up
+/// to 32 KiB at the time): enough to read what a command printed.
+pub const MAX_KEPT_OUTPUT: usize = 8 * 1024;
+
 /// One journaled tool call of an agent.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolAction {
@@ -182,6 +186,11 @@ pub struct ToolAction {
     pub input_summary: String,
     /// A short account of the result.
     pub result_summary: String,
+    /// What the tool gave back to the agent (a command's exit code and
+    /// output), cut to [`MAX_KEPT_OUTPUT`] bytes; none while it runs, or
+    /// when it said no more than its summary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
     /// How it went.
     pub status: ToolStatus,
     /// How long it took, once finished.

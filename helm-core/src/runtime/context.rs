@@ -7,6 +7,8 @@ use crate::model::{AgentId, Artifact, Author, MemoryItem, Message, MessageStatus
 use crate::provider::ChatMessage;
 use crate::store::ChannelRecord;
 
+use super::tool_notes::ToolNotes;
+
 /// How many recalled items a turn's context offers.
 pub const MEMORY_HITS: usize = 6;
 /// The token budget of the memory section.
@@ -147,7 +149,8 @@ fn chat_tokens(message: &ChatMessage) -> usize {
 
 /// The transcript as model messages, within the budget: the thread's first
 /// message always, then as many of the most recent as fit, with a note where
-/// messages were left out.
+/// messages were left out. Before a reply that used tools goes the note of
+/// what they did and gave back (`notes`), while the budget allows.
 ///
 /// `messages` are what was read of the thread, oldest first: its first
 /// message and its newest ones; `omitted` counts those between the two
@@ -159,6 +162,7 @@ pub fn transcript(
     omitted: usize,
     own_agent: AgentId,
     budget_tokens: usize,
+    notes: &ToolNotes,
 ) -> Vec<ChatMessage> {
     // Empty messages (a reply that never said anything) are not sent.
     let mut said = messages
@@ -174,6 +178,7 @@ pub fn transcript(
     let mut out = Vec::with_capacity(rest.size_hint().1.unwrap_or(0) + 2);
     let mut left_out = omitted;
     for message in rest.by_ref() {
+        let note = notes.before(message.id);
         let message = into_chat(message, own_agent);
         let cost = chat_tokens(&message);
         if cost > budget {
@@ -182,6 +187,14 @@ pub fn transcript(
         }
         budget -= cost;
         out.push(message);
+        // Pushed after its reply: the list is turned round at the end.
+        if let Some(note) = note.map(|n| ChatMessage::User {
+            content: n.to_string(),
+        }) && chat_tokens(&note) <= budget
+        {
+            budget -= chat_tokens(&note);
+            out.push(note);
+        }
     }
     if left_out > 0 {
         out.push(ChatMessage::User {
@@ -307,7 +320,7 @@ mod tests {
             agent(5, 7, "Half a plan", MessageStatus::Stopped),
             agent(6, 7, "  ", MessageStatus::Failed),
         ];
-        let conversation = transcript(messages, 0, AgentId(7), 10_000);
+        let conversation = transcript(messages, 0, AgentId(7), 10_000, &ToolNotes::default());
         assert_eq!(
             texts(&conversation),
             vec![
@@ -326,7 +339,7 @@ mod tests {
         messages.extend((2..=21).map(|i| human(i, &format!("message {i:02} {}", "x".repeat(30)))));
         // Each costs 16 tokens (46 characters with "ada: ", plus framing):
         // the first and four more fit in 80.
-        let conversation = transcript(messages, 100, AgentId(7), 80);
+        let conversation = transcript(messages, 100, AgentId(7), 80, &ToolNotes::default());
         let texts = texts(&conversation);
         assert_eq!(texts.len(), 6, "{texts:?}");
         assert!(texts[0].1.starts_with("ada: message 02"), "{texts:?}");
@@ -340,6 +353,6 @@ mod tests {
             newest,
             ["message 18", "message 19", "message 20", "message 21"]
         );
-        assert!(transcript(Vec::new(), 0, AgentId(7), 80).is_empty());
+        assert!(transcript(Vec::new(), 0, AgentId(7), 80, &ToolNotes::default()).is_empty());
     }
 }

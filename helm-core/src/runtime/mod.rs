@@ -15,6 +15,7 @@ pub mod follow;
 mod models;
 mod skipper;
 pub mod summary;
+pub(crate) mod tool_notes;
 pub(crate) mod tools;
 mod turn;
 pub mod wake;

@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::context::{self as context, ContextInputs, MEMORY_HITS, system_prompt, transcript};
 use super::summary::{SummaryTrigger, refresh_due};
+use super::tool_notes::ToolNotes;
 use super::{Runtime, StopReason};
 use crate::error::{Error, ProviderFailure, Result};
 use crate::model::{ChannelRef, ChannelStatus, ThreadId, Turn, TurnState};
@@ -30,6 +31,8 @@ struct Ending {
 
 /// Skipper sees the whole thread; this bounds it only against the absurd.
 const SKIPPER_TRANSCRIPT_TOKENS: usize = 200_000;
+/// How many of the thread's newest tool calls earlier replies are told with.
+const TOOL_NOTES_CALLS: usize = 200;
 
 /// Text streamed but not yet written, and when it was last written.
 struct ReplyBuffer {
@@ -187,7 +190,21 @@ pub(super) async fn drive(
     let specs = registry.functions();
     // Shared with each step's request; copied only if a provider still
     // holds the last request when a tool's result is added.
-    let mut conversation = Arc::new(transcript(messages, omitted, turn.agent_id, budget_tokens));
+    // What earlier replies did with their tools, told before each of them.
+    let notes = ToolNotes::new(
+        &rt.store.thread_turns(turn.thread_id).await?,
+        &rt.store
+            .tool_actions(turn.channel_id, Some(turn.thread_id), TOOL_NOTES_CALLS)
+            .await?,
+        turn.id,
+    );
+    let mut conversation = Arc::new(transcript(
+        messages,
+        omitted,
+        turn.agent_id,
+        budget_tokens,
+        &notes,
+    ));
     let computer = rt.computers.computer_of(&record).await?;
     let executor = rt.computers.executor_of(&computer).await?;
     let services = ToolServices::new(rt.clone(), executor);

@@ -345,6 +345,8 @@ pub struct ToolActionOutcome {
     pub duration_ms: Option<i64>,
     /// The isolation mode a command ran under.
     pub isolation: Option<String>,
+    /// What the tool gave back, when it said more than its summary.
+    pub output: Option<String>,
 }
 
 /// A memory record to add.

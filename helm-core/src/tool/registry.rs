@@ -222,11 +222,20 @@ impl ToolRegistry {
                     result_summary: output.summary.clone(),
                     duration_ms: Some(duration_ms),
                     isolation: output.isolation.clone(),
+                    output: kept_output(&output),
                 },
             )
             .await?;
         Ok(output)
     }
+}
+
+/// What of a tool's output is kept with its journal line: none when it
+/// said no more than its summary (a file written, a memory kept).
+fn kept_output(output: &ToolOutput) -> Option<String> {
+    let content = output.content.trim_end();
+    (!content.is_empty() && content != output.summary.trim_end())
+        .then(|| super::clip_bytes(content, crate::model::MAX_KEPT_OUTPUT))
 }
 
 /// How long a cancelled tool call gets to stop by itself and report.

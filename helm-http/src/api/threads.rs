@@ -265,6 +265,11 @@ pub struct ToolAction {
     pub status: ToolStatus,
     /// How long it took.
     pub duration_ms: Option<i64>,
+    /// What the tool gave back to the agent (a command's exit code and
+    /// output), cut to 8 KiB; absent while it runs or when it said no more
+    /// than `result_summary`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
     /// The isolation a command ran under.
     pub isolation: Option<String>,
     /// When it started.
@@ -282,6 +287,7 @@ impl From<m::ToolAction> for ToolAction {
             tool: a.tool,
             input_summary: a.input_summary,
             result_summary: a.result_summary,
+            output: a.output,
             status: a.status.into(),
             duration_ms: a.duration_ms,
             isolation: a.isolation,

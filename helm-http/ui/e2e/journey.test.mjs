@@ -104,6 +104,7 @@ test("create #launch by name and purpose; it ends on the ready announcement", as
 
 test("ask the agent for a plan: the reply streams in, and the file appears in Files", async () => {
   await stack.mock.push(
+    { tool_calls: [{ name: "run_command", arguments: { command: "echo 'no plan yet' && date +%Y >/dev/null" } }] },
     { tool_calls: [{ name: "write_file", arguments: { path: "plan.md", content: "# Launch plan\n\n1. Beta on the 3rd\n2. Press on the 10th\n" } }] },
     { chunks: ["Here is ", "the plan. ", "It is in **plan.md**:\n\n", "- Beta on the 3rd\n", "- Press on the 10th"], chunk_delay_ms: 400 },
   );
@@ -120,6 +121,10 @@ test("ask the agent for a plan: the reply streams in, and the file appears in Fi
   await thread.getByText("Press on the 10th").waitFor();
   await waitFor("the reply to settle", async () => (await thread.locator('[aria-busy="true"]').count()) === 0);
   await thread.getByText("Wrote a file").waitFor();
+  // A command's card shows what it printed, not only its exit code.
+  const ran = thread.locator(".tool-card", { hasText: "Ran a command" });
+  await ran.locator("summary").click();
+  await ran.locator("pre.tool-output").getByText(/exit code 0\s+stdout:\s+no plan yet/).waitFor();
   await expectNoAxeProblems(ada, "the thread");
   await photograph(ada, "05-chat-thread");
   views.push(["chat", "/c/launch"]);

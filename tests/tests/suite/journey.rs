@@ -80,8 +80,13 @@ async fn plan_file_second_human_and_a_model_change_over_real_wire_formats() -> a
             .any(|m| m["role"] == "tool" && m["content"].as_str().unwrap_or("").contains("wrote"))
     );
 
-    // A second human sees the same thread, and asks the same agent.
+    // A second human sees the same thread, and asks the same agent; it
+    // checks with a command first.
     let mira = t.member("mira").await?;
+    openai.push(Behaviour::tool_call(
+        "run_command",
+        r#"{"command": "grep beta plan.md && echo checked"}"#,
+    ));
     openai.push(Behaviour::text("Beta is on the 3rd, per plan.md."));
     let asked = t
         .helm
@@ -96,6 +101,44 @@ async fn plan_file_second_human_and_a_model_change_over_real_wire_formats() -> a
         .wait_turn(asked.turn.ok_or_else(|| anyhow::anyhow!("no turn"))?.id)
         .await?;
     assert_eq!(second.state, TurnState::Completed);
+    // The second turn was told what the first reply's tools did, just
+    // before that reply (messages alone would only say "The plan is in
+    // plan.md").
+    let told = openai.requests()[2].body["messages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let note = told
+        .iter()
+        .position(|m| {
+            m["content"]
+                .as_str()
+                .is_some_and(|c| c.starts_with("[helm] The tool calls behind the next reply"))
+        })
+        .ok_or_else(|| anyhow::anyhow!("no tool note in {told:?}"))?;
+    assert!(
+        told[note]["content"]
+            .as_str()
+            .is_some_and(|c| c.contains("write_file plan.md")),
+        "{:?}",
+        told[note]
+    );
+    assert_eq!(told[note + 1]["role"], "assistant");
+    assert_eq!(
+        told[note + 1]["content"],
+        "The plan is in plan.md: beta on the 3rd."
+    );
+    // What the command printed is kept with its journal line, for people
+    // and for later turns.
+    let (_, actions) = t.helm.activity(&ch, Some(posted.thread.id), 10).await?;
+    let ran = actions
+        .iter()
+        .find(|a| a.tool == "run_command")
+        .ok_or_else(|| anyhow::anyhow!("no command journaled"))?;
+    assert_eq!(
+        ran.output.as_deref(),
+        Some("exit code 0\nstdout:\n- beta on the 3rd\nchecked")
+    );
     let thread = t.helm.thread_messages(posted.thread.id).await?;
     let authors: Vec<String> = thread.iter().map(|m| m.author.display()).collect();
     assert_eq!(
@@ -132,7 +175,7 @@ async fn plan_file_second_human_and_a_model_change_over_real_wire_formats() -> a
     );
     assert_eq!(
         openai.requests().len(),
-        3,
+        4,
         "no more requests to the old provider"
     );
     let claude = anthropic.requests();

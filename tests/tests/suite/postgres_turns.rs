@@ -319,6 +319,7 @@ async fn turn_script(
                     result_summary: "fine".into(),
                     duration_ms: Some(12),
                     isolation: Some("sandbox".into()),
+                    output: Some("exit code 0\nstdout:\nfine\n".into()),
                 },
             )
             .await,
@@ -334,6 +335,7 @@ async fn turn_script(
                     result_summary: "late".into(),
                     duration_ms: None,
                     isolation: None,
+                    output: None,
                 },
             )
             .await,

@@ -47,6 +47,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "events_by_kind",
         include_str!("migrations/018_events_by_kind.sql"),
     ),
+    (
+        "tool_output",
+        include_str!("migrations/021_tool_output.sql"),
+    ),
 ];
 
 /// Work a migration needs beyond its SQL, run after it in its transaction.

@@ -10,7 +10,7 @@ use crate::model::{ChannelId, ThreadId, ToolAction, ToolActionId, ToolStatus, Tu
 use crate::store::types::{NewToolAction, ToolActionOutcome};
 
 const COLUMNS: &str = "id, agent_id, channel_id, thread_id, turn_id, tool, input_summary, \
-    result_summary, status, duration_ms, isolation, created";
+    result_summary, status, duration_ms, isolation, created, output";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<ToolAction> {
     Ok(ToolAction {
@@ -22,6 +22,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<ToolAction> {
         tool: r.get(5)?,
         input_summary: r.get(6)?,
         result_summary: r.get(7)?,
+        output: r.get(12)?,
         status: parsed(r, 8)?,
         duration_ms: r.get(9)?,
         isolation: r.get(10)?,
@@ -77,7 +78,7 @@ pub(super) fn finish(
         .conn()
         .prepare_cached(
             "UPDATE tool_actions SET status = ?2, result_summary = ?3, duration_ms = ?4, \
-             isolation = coalesce(?5, isolation), finished = ?6 \
+             isolation = coalesce(?5, isolation), finished = ?6, output = ?7 \
              WHERE id = ?1 AND status = 'running'",
         )?
         .execute(params![
@@ -86,7 +87,8 @@ pub(super) fn finish(
             outcome.result_summary,
             outcome.duration_ms,
             outcome.isolation,
-            ms(now())
+            ms(now()),
+            outcome.output
         ])?;
     let action = get(tx.conn(), id)?;
     if changed > 0 {
@@ -179,6 +181,7 @@ fn end_all(tx: &mut Tx<'_>, ids: Vec<ToolActionId>, status: ToolStatus) -> Resul
                 result_summary: summary.to_string(),
                 duration_ms,
                 isolation: None,
+                output: None,
             },
         )?;
     }

@@ -17,7 +17,7 @@ use crate::store::postgres::prepared::Db;
 use crate::store::types::{NewToolAction, ToolActionOutcome};
 
 const ACTION: &str = "a.id, a.agent_id, a.channel_id, a.thread_id, a.turn_id, a.tool, \
-    a.input_summary, a.result_summary, a.status, a.duration_ms, a.isolation, a.created";
+    a.input_summary, a.result_summary, a.status, a.duration_ms, a.isolation, a.created, a.output";
 
 fn action_at(row: &Row) -> Result<ToolAction> {
     Ok(ToolAction {
@@ -29,6 +29,7 @@ fn action_at(row: &Row) -> Result<ToolAction> {
         tool: row.get(5),
         input_summary: row.get(6),
         result_summary: row.get(7),
+        output: row.get(12),
         status: parsed(row, 8)?,
         duration_ms: row.get(9),
         isolation: row.get(10),
@@ -100,7 +101,7 @@ pub(super) async fn finish(
         .query_opt(
             &format!(
                 "UPDATE tool_actions a SET status = $2, result_summary = $3, duration_ms = $4,
-                     isolation = coalesce($5, a.isolation), finished = $6
+                     isolation = coalesce($5, a.isolation), finished = $6, output = $7
                  WHERE a.id = $1 AND a.status = 'running' RETURNING {ACTION}"
             ),
             &[
@@ -110,6 +111,7 @@ pub(super) async fn finish(
                 &outcome.duration_ms,
                 &outcome.isolation,
                 &ms(now()),
+                &outcome.output,
             ],
         )
         .await
@@ -209,6 +211,7 @@ async fn end_all(c: &impl Db, rows: &[Row], status: ToolStatus) -> Result<u64> {
                 result_summary: summary.to_string(),
                 duration_ms,
                 isolation: None,
+                output: None,
             },
         )
         .await?;

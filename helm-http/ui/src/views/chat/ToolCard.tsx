@@ -64,10 +64,21 @@ export function ToolCard({ action }: { action: Signal<ToolAction> }) {
         <dd>
           <pre>{a.input_summary || "—"}</pre>
         </dd>
-        <dt>Output</dt>
+        <dt>{a.output ? "Result" : "Output"}</dt>
         <dd>
           <pre>{a.result_summary || (a.status === "running" ? "Still running…" : "—")}</pre>
         </dd>
+        {a.output && (
+          <>
+            {/* What the tool gave back to the agent: a command's exit code and what it printed. */}
+            <dt>Output</dt>
+            <dd>
+              <pre class="tool-output" tabIndex={0}>
+                {a.output}
+              </pre>
+            </dd>
+          </>
+        )}
         {a.isolation && (
           <>
             <dt>Isolation</dt>
