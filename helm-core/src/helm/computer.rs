@@ -335,6 +335,13 @@ impl Helm {
         self.inner.computer.computers.channel_isolation_if_ready()
     }
 
+    /// The isolation channel computers use, settling it now if no computer
+    /// was used yet (bubblewrap is probed once): what the server's status
+    /// and its first-run page tell the Captain.
+    pub async fn channel_isolation(&self) -> Result<Isolation> {
+        self.inner.computer.computers.channel_isolation().await
+    }
+
     /// The computer of `channel`'s agent, for the agent turn: its workspace,
     /// isolation, network and uid. `#main` gets Skipper's host computer.
     /// Archived channels are refused.

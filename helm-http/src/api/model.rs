@@ -496,8 +496,9 @@ pub struct Status {
     /// The data directory on the server (Captain and admins only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub data_dir: Option<String>,
-    /// How channel computers are isolated here: `bubblewrap` or `process`
-    /// (absent until the first computer was used, which settles it).
+    /// How channel computers are isolated here: `bubblewrap`, `process` or
+    /// `remote` (settled by the first status asked or computer used; absent
+    /// only if it cannot be).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub isolation: Option<String>,
     /// The computers a new channel may choose (`computer` when creating

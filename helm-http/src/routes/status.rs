@@ -66,9 +66,13 @@ async fn status(State(state): State<AppState>, caller: Caller) -> ApiResult<Json
         captain: status.captain.into(),
         skipper: status.skipper.into(),
         data_dir: admin.then(|| status.data_dir.display().to_string()),
+        // Settled now if no computer ran yet: the Captain is told what
+        // channel computers will be, before the first one is.
         isolation: state
             .helm
-            .isolation_in_use()
+            .channel_isolation()
+            .await
+            .ok()
             .map(|i| i.as_str().to_string()),
         computers: state.helm.computer_choices(),
         schema_version: s.schema_version,

@@ -74,6 +74,8 @@ test("first run: the Captain, a model, the computer, the workspace's name, then 
 
   await heading(ada, "The computer").waitFor();
   await ada.getByText("One workspace per channel").waitFor();
+  // What channel computers are here, said plainly (this machine has bubblewrap).
+  await ada.getByText("Each channel's computer runs in a bubblewrap sandbox", { exact: false }).waitFor();
   await ada.getByRole("button", { name: "Continue" }).click();
 
   await ada.getByLabel("Workspace name").fill("Acme");

@@ -149,6 +149,20 @@ function ModelStep({ onDone }: { onDone: () => void }) {
   );
 }
 
+/** What this server's channel computers are, as the status says (the server settles it when asked). */
+function isolationWords(isolation: string | null | undefined): string {
+  switch (isolation) {
+    case "bubblewrap":
+      return "Each channel's computer runs in a bubblewrap sandbox: it sees its own /workspace, never the host's files or another channel's.";
+    case "process":
+      return "bubblewrap is not installed here, so channel computers run as ordinary processes of this server's user: Helm keeps each agent's files to its /workspace, but a command could read what that user can. Install bubblewrap (the bubblewrap package) and restart the server for a sandbox.";
+    case "remote":
+      return "Channel computers run on another machine this server is configured to use, each in its own workspace.";
+    default:
+      return "Channel computers are isolated from each other and from the host as the server is configured.";
+  }
+}
+
 function ComputerStep({ onDone }: { onDone: () => void }) {
   const [status, setStatus] = useState<Status>();
   const [error, setError] = useState<string>();
@@ -181,7 +195,7 @@ function ComputerStep({ onDone }: { onDone: () => void }) {
           <Icon name="shield" />
           <div>
             <strong>Isolation</strong>
-            <span>Channel computers are isolated from each other and from the host as the server is configured.</span>
+            <span>{isolationWords(status?.isolation)}</span>
           </div>
         </li>
         {status?.data_dir && (
