@@ -41,9 +41,6 @@ use crate::tool::authority::Authority;
 use crate::world::DataRoot;
 use tools::EmbedderTools;
 
-/// How often the driver looks for threads whose summary is due.
-const SUMMARY_SCAN_EVERY: Duration = Duration::from_secs(30);
-
 /// How often a driver renews the leases on its running turns and looks for
 /// turns whose node stopped: well inside the shortest lease a shared store
 /// gives (see `PostgresStore`'s lease), so a live node never loses one.
@@ -86,6 +83,8 @@ pub struct RuntimeOptions {
     pub transcript_budget_tokens: usize,
     /// How long a thread stays quiet before it is summarised.
     pub summarize_after_idle: Duration,
+    /// How often resolved and quiet threads are looked for to summarise.
+    pub summary_scan_every: Duration,
     /// How many messages may fall out of a turn's context, uncovered by the
     /// thread's summary, before a turn refreshes the summary first.
     pub summary_refresh_messages: usize,
@@ -114,6 +113,7 @@ impl Default for RuntimeOptions {
             flush_interval: Duration::from_millis(50),
             transcript_budget_tokens: 24_000,
             summarize_after_idle: Duration::from_secs(6 * 3600),
+            summary_scan_every: Duration::from_secs(30),
             summary_refresh_messages: summary::SUMMARY_REFRESH_MESSAGES,
             hop_limit: 6,
             agent_turns_without_human: 10,
@@ -584,7 +584,7 @@ impl Runtime {
                         tracing::error!(error = %e, "keeping turn leases failed");
                     }
                 }
-                if last_summary_scan.elapsed() >= SUMMARY_SCAN_EVERY {
+                if last_summary_scan.elapsed() >= self.options.summary_scan_every {
                     last_summary_scan = std::time::Instant::now();
                     let runtime = self.clone();
                     tokio::spawn(async move { runtime.summarize_due().await });
@@ -834,6 +834,26 @@ impl Runtime {
         }
     }
 
+    /// Says in a resolved thread that its summary could not be written yet.
+    async fn note_summary_failed(&self, thread: crate::model::ThreadId, error: &Error) {
+        let minutes = SUMMARY_RETRY_AFTER.as_secs() / 60;
+        let text = format!(
+            "The session summary of this thread could not be written yet, so it is not in the \
+             channel's memory: {error}. Helm tries again in {minutes} minutes."
+        );
+        let noted = match self.store.thread(thread).await {
+            Ok(t) => self
+                .store
+                .post_note(t.channel_id, Some(thread), text)
+                .await
+                .map(|_| ()),
+            Err(e) => Err(e),
+        };
+        if let Err(e) = noted {
+            tracing::warn!(thread = %thread, error = %e, "could not say that a summary failed");
+        }
+    }
+
     /// Summarises resolved and long-quiet threads whose summary is stale.
     async fn summarize_due(&self) {
         let idle_before = jiff::Timestamp::now().as_millisecond()
@@ -865,13 +885,20 @@ impl Runtime {
                     // A person resolved it and expects its summary in memory:
                     // an operator should hear that it is missing. A quiet
                     // thread's summary is only a convenience.
+                    let first = self
+                        .summary_failures
+                        .lock()
+                        .map(|mut f| f.insert(thread, std::time::Instant::now()).is_none())
+                        .unwrap_or(false);
                     if trigger == summary::SummaryTrigger::Resolved {
                         tracing::warn!(thread = %thread, error = %e, "could not summarise a resolved thread; it is tried again later");
+                        // The people who resolved it were told its summary
+                        // goes to memory: the thread says it did not, once.
+                        if first {
+                            self.note_summary_failed(thread, &e).await;
+                        }
                     } else {
                         tracing::info!(thread = %thread, error = %e, "could not summarise a thread");
-                    }
-                    if let Ok(mut f) = self.summary_failures.lock() {
-                        f.insert(thread, std::time::Instant::now());
                     }
                 }
             }

@@ -135,3 +135,81 @@ async fn a_long_thread_refreshes_its_summary_once_per_ten_turns() -> anyhow::Res
     }
     Ok(())
 }
+
+/// Answers turns, and summary requests with something that is not a summary.
+struct NoSummaries;
+
+#[async_trait]
+impl Provider for NoSummaries {
+    async fn stream(&self, request: ChatRequest) -> helm_core::Result<EventStream> {
+        let summary = request.system.starts_with(SUMMARY_SYSTEM);
+        let answer = Scripted::new();
+        answer.push(ScriptedReply::text(if summary {
+            "Sorry, I would rather not."
+        } else {
+            "Done."
+        }));
+        answer.stream(request).await
+    }
+}
+
+#[tokio::test]
+async fn a_resolved_thread_whose_summary_fails_says_so_once() -> anyhow::Result<()> {
+    let t = TestHelm::with_options(|o| {
+        o.runtime.summary_scan_every = std::time::Duration::from_millis(100);
+    })
+    .await?;
+    t.use_provider("stubborn", Arc::new(NoSummaries)).await?;
+    t.helm.start_runtime().await?;
+    t.helm
+        .create_channel(&t.captain, "launch", "Planning the launch.")
+        .await?;
+    let ch: ChannelRef = "launch".parse()?;
+    let posted = t
+        .helm
+        .post_message(&t.captain, &ch, "@launch-agent close the venue item", None)
+        .await?;
+    t.wait_turn(posted.turn.ok_or_else(|| anyhow::anyhow!("no turn"))?.id)
+        .await?;
+    let thread = posted.thread.id;
+    t.helm
+        .set_thread_status(&t.captain, thread, helm_core::model::ThreadStatus::Resolved)
+        .await?;
+    // The people who resolved it were told the summary goes to memory; the
+    // thread says it did not, once (the next try is minutes away).
+    let said = "The session summary of this thread could not be written yet";
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let notes = loop {
+        let notes: Vec<String> = t
+            .helm
+            .thread_messages(thread)
+            .await?
+            .into_iter()
+            .filter(|m| m.content.starts_with(said))
+            .map(|m| m.content)
+            .collect();
+        if !notes.is_empty() || std::time::Instant::now() > deadline {
+            break notes;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0].contains("Helm tries again in 15 minutes"),
+        "{}",
+        notes[0]
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let again = t.helm.thread_messages(thread).await?;
+    assert_eq!(
+        again.iter().filter(|m| m.content.starts_with(said)).count(),
+        1
+    );
+    let status = t.helm.store().thread(thread).await?.status;
+    assert_eq!(
+        status,
+        helm_core::model::ThreadStatus::Resolved,
+        "still resolved"
+    );
+    Ok(())
+}
