@@ -9,6 +9,13 @@ use crate::model::{
 };
 use crate::store::types::{CapabilityChange, ChannelRecord};
 
+/// Skipper's first words in `#main`, read by everyone who ever joins: a
+/// greeting to the workspace, not to whoever was Captain at bootstrap
+/// (whose name, before the first-run page, is still a placeholder).
+pub(crate) const SKIPPER_WELCOME: &str = "Welcome aboard. I'm @skipper, the workspace \
+    operator. Create a channel for anything and it comes with its own agent, computer and \
+    memory; mention @skipper in any thread when something needs broader authority.";
+
 /// What a thread's status becomes when its latest turn ends in `state`:
 /// failed after a failure or an interruption, waiting when the agent waits
 /// on a person, open again after an answer or a stop. A thread resolved or

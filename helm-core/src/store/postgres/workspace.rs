@@ -195,12 +195,7 @@ async fn bootstrap(c: &impl Db, plan: BootstrapPlan, world: WorldHook) -> Result
             handle: home.agent.handle.clone(),
             agent_kind: AgentKind::Skipper,
         },
-        &format!(
-            "Welcome aboard, {}. I'm @skipper, the workspace operator. Create a channel for \
-             anything and it comes with its own agent, computer and memory; mention @skipper \
-             in any thread when something needs broader authority.",
-            captain.display_name
-        ),
+        crate::store::rules::SKIPPER_WELCOME,
     )
     .await?;
     // The world is made before the events are numbered (see provisioning).

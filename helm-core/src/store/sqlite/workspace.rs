@@ -135,12 +135,7 @@ pub(super) fn bootstrap(
                 handle: home.agent.handle.clone(),
                 agent_kind: AgentKind::Skipper,
             },
-            content: &format!(
-                "Welcome aboard, {}. I'm @skipper, the workspace operator. Create a channel for \
-                 anything and it comes with its own agent, computer and memory; mention @skipper \
-                 in any thread when something needs broader authority.",
-                captain.display_name
-            ),
+            content: crate::store::rules::SKIPPER_WELCOME,
             status: MessageStatus::Complete,
             served_by: None,
             external_id: None,
