@@ -97,10 +97,13 @@ test("files: upload, new folder, edit and save, rename, delete", async () => {
   await page.getByRole("link", { name: /draft-2\.md/ }).waitFor();
   assert.equal((await call(stack, "GET", "/api/channels/notes/files/read?path=draft.md", { token })).json.content, "# Draft\n\nFirst words.\n");
   await call(stack, "DELETE", "/api/channels/notes/files?path=draft-2.md", { token });
-  await uploadAgain("# Draft\n\nFirst words.\n");
+  await uploadAgain("# Draft\n\nReplaced words.\n");
   await clash.getByRole("button", { name: "Replace" }).click();
   await clash.waitFor({ state: "detached" });
-  await page.getByText("Uploaded 1 file to /workspace.").waitFor();
+  const readDraft = async () => (await call(stack, "GET", "/api/channels/notes/files/read?path=draft.md", { token })).json.content;
+  await waitFor("the upload to replace the file", async () => (await readDraft()) === "# Draft\n\nReplaced words.\n");
+  // Back to the first words, which the rest of this test reads.
+  await call(stack, "PUT", "/api/channels/notes/files", { token, body: { path: "draft.md", content: "# Draft\n\nFirst words.\n" } });
 
   await page.getByRole("button", { name: "New folder" }).click();
   const mkdir = page.getByRole("dialog", { name: "New folder" });
@@ -117,6 +120,14 @@ test("files: upload, new folder, edit and save, rename, delete", async () => {
   await page.getByRole("button", { name: "Edit" }).click();
   const editor = page.getByLabel("Editing /workspace/draft.md");
   await editor.fill("# Draft\n\nSecond words.\n");
+  // Someone saves the file meanwhile (no live event says so): the save is refused, theirs or mine.
+  page.allowErrors(/status of 409 \(Conflict\) \(.*\/api\/channels\/notes\/files\)/);
+  await call(stack, "PUT", "/api/channels/notes/files", { token, body: { path: "draft.md", content: "# Draft\n\nBob's words.\n" } });
+  await page.getByRole("button", { name: "Save" }).click();
+  const bar = page.getByRole("alert").filter({ hasText: "Someone changed this file." });
+  await bar.waitFor();
+  assert.equal((await call(stack, "GET", "/api/channels/notes/files/read?path=draft.md", { token })).json.content, "# Draft\n\nBob's words.\n");
+  await bar.getByRole("button", { name: "Keep mine" }).click();
   await page.getByRole("button", { name: "Save" }).click();
   await page.getByText("Second words.").waitFor();
   // The header reads the file again: its new size.
