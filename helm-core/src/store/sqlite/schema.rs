@@ -47,6 +47,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "events_by_kind",
         include_str!("migrations/018_events_by_kind.sql"),
     ),
+    (
+        "memory_forgotten_by",
+        include_str!("migrations/019_memory_forgotten_by.sql"),
+    ),
 ];
 
 /// Work a migration needs beyond its SQL, run after it in its transaction.
