@@ -285,8 +285,14 @@ pub enum MemoryCommand {
         /// The new text.
         text: String,
     },
-    /// Forget a record: kept for provenance, never recalled.
+    /// Forget a record: kept for provenance (with who forgot it), never
+    /// recalled. Its author and the channel's managers may.
     Forget {
+        /// The record's id.
+        id: String,
+    },
+    /// Restore a forgotten record: current and recalled again.
+    Restore {
         /// The record's id.
         id: String,
     },
@@ -436,6 +442,13 @@ pub enum ThreadCommand {
         /// drives turns (a running server).
         #[arg(long = "no-wait")]
         no_wait: bool,
+    },
+    /// Give a thread a new title (one line, 1 to 200 characters).
+    Rename {
+        /// The thread id.
+        id: String,
+        /// The new title.
+        title: String,
     },
     /// Reopen a resolved, failed or archived thread.
     Reopen {

@@ -166,6 +166,12 @@ impl Client {
             .await
     }
 
+    /// Brings a forgotten record back to current.
+    pub async fn restore_memory(&self, id: MemoryId) -> Result<MemoryItem> {
+        self.post(&format!("/api/memory/{id}/restore"), json!({}))
+            .await
+    }
+
     /// Pins or unpins a record.
     pub async fn pin_memory(&self, id: MemoryId, pinned: bool) -> Result<MemoryItem> {
         let verb = if pinned { "pin" } else { "unpin" };
@@ -424,6 +430,16 @@ impl Client {
             reqwest::Method::PUT,
             &format!("/api/threads/{id}/status"),
             Some(json!({"status": status.as_str()})),
+        )
+        .await
+    }
+
+    /// Gives a thread a new title (trimmed; one line of 1 to 200 characters).
+    pub async fn rename_thread(&self, id: ThreadId, title: &str) -> Result<Thread> {
+        self.call(
+            reqwest::Method::PATCH,
+            &format!("/api/threads/{id}"),
+            Some(json!({ "title": title })),
         )
         .await
     }

@@ -963,9 +963,17 @@ impl Memory {
         blocking(py, change(self.core.clone(), id, MemoryChange::Edit(text)))
     }
 
-    /// Forgets a record: kept for provenance, never recalled again.
+    /// Forgets a record: kept for provenance (saying who forgot it), never
+    /// recalled again until restored. Its author and the channel's
+    /// managers may.
     fn forget(&self, py: Python<'_>, id: i64) -> PyResult<MemoryItem> {
         blocking(py, change(self.core.clone(), id, MemoryChange::Forget))
+    }
+
+    /// Restores a forgotten record: current and recalled again. Whoever may
+    /// forget it may restore it.
+    fn restore(&self, py: Python<'_>, id: i64) -> PyResult<MemoryItem> {
+        blocking(py, change(self.core.clone(), id, MemoryChange::Restore))
     }
 
     /// Pins a record (always in the agent's context), or unpins it.
@@ -1047,6 +1055,11 @@ impl AsyncMemory {
     /// Forgets a record (see `Memory.forget`).
     fn forget<'py>(&self, py: Python<'py>, id: i64) -> PyResult<Bound<'py, PyAny>> {
         awaitable(py, change(self.core.clone(), id, MemoryChange::Forget))
+    }
+
+    /// Restores a forgotten record (see `Memory.restore`).
+    fn restore<'py>(&self, py: Python<'py>, id: i64) -> PyResult<Bound<'py, PyAny>> {
+        awaitable(py, change(self.core.clone(), id, MemoryChange::Restore))
     }
 
     /// Pins or unpins a record (see `Memory.pin`).
@@ -1239,6 +1252,15 @@ impl ThreadCore {
         Ok(())
     }
 
+    async fn rename(self: Arc<Self>, title: String) -> Result<()> {
+        let thread = self
+            .backend
+            .rename_thread(ThreadId(self.id()), &title)
+            .await?;
+        self.set(thread);
+        Ok(())
+    }
+
     fn channel_key(&self) -> String {
         self.info
             .lock()
@@ -1383,6 +1405,12 @@ impl Thread {
         blocking(py, self.core.clone().set_status(ThreadStatus::Open))
     }
 
+    /// Gives the thread a new title (trimmed; one line of 1 to 200
+    /// characters).
+    fn rename(&self, py: Python<'_>, title: String) -> PyResult<()> {
+        blocking(py, self.core.clone().rename(title))
+    }
+
     /// Archives the thread.
     fn archive(&self, py: Python<'_>) -> PyResult<()> {
         blocking(py, self.core.clone().set_status(ThreadStatus::Archived))
@@ -1490,6 +1518,11 @@ impl AsyncThread {
     /// Reopens a resolved thread.
     fn reopen<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         awaitable(py, self.core.clone().set_status(ThreadStatus::Open))
+    }
+
+    /// Gives the thread a new title (see `Thread.rename`).
+    fn rename<'py>(&self, py: Python<'py>, title: String) -> PyResult<Bound<'py, PyAny>> {
+        awaitable(py, self.core.clone().rename(title))
     }
 
     /// Archives the thread.

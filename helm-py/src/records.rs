@@ -249,6 +249,11 @@ pub struct MemoryItem {
     pub pinned: bool,
     /// When it was recorded.
     pub created: Timestamp,
+    /// Who forgot it, while it is forgotten (unknown for records forgotten
+    /// before Helm kept this).
+    pub forgotten_by: Option<String>,
+    /// When it was forgotten, while it is forgotten.
+    pub forgotten_at: Option<Timestamp>,
 }
 
 #[pymethods]
@@ -274,6 +279,8 @@ impl From<m::MemoryItem> for MemoryItem {
             author: i.author_name,
             pinned: i.pinned,
             created: i.created,
+            forgotten_by: i.forgotten_by,
+            forgotten_at: i.forgotten_at,
         }
     }
 }

@@ -212,3 +212,49 @@ async def test_memory_records_are_kept_by_hand_async(data: Path) -> None:
         (decision,) = await launch.memory.list(kind="decision")
         assert (await launch.memory.pin(decision.id)).pinned
         assert (await launch.memory.forget(decision.id)).status == "forgotten"
+
+
+def test_a_thread_is_renamed_and_a_forgotten_record_restored(data: Path) -> None:
+    with onehelm.Helm.open(data) as helm:
+        launch = helm.create_channel("launch", "Plans the launch.")
+        launch.import_history(HISTORY)
+        (thread,) = launch.threads()
+        thread.rename("  Venue planning  ")
+        assert thread.title == "Venue planning"
+        assert launch.thread(thread.id).title == "Venue planning"
+        with pytest.raises(onehelm.InvalidInput) as refused:
+            thread.rename("two\nlines")
+        assert "one line" in str(refused.value)
+        assert thread.title == "Venue planning"
+
+        (decision,) = launch.memory.list(kind="decision")
+        forgotten = launch.memory.forget(decision.id)
+        assert forgotten.status == "forgotten"
+        assert forgotten.forgotten_by == helm.me().name
+        assert forgotten.forgotten_at is not None
+        assert launch.memory.list(kind="decision") == []
+        restored = launch.memory.restore(decision.id)
+        assert (restored.status, restored.forgotten_by, restored.forgotten_at) == ("current", None, None)
+        assert [m.id for m in launch.memory.list(kind="decision")] == [decision.id]
+        with pytest.raises(onehelm.Conflict):
+            launch.memory.restore(decision.id)
+
+        launch.archive()
+        with pytest.raises(onehelm.Refused, match="archived"):
+            thread.rename("After the archive")
+
+
+async def test_a_thread_is_renamed_and_a_forgotten_record_restored_async(data: Path) -> None:
+    async with onehelm.AsyncHelm.open(data) as helm:
+        launch = await helm.create_channel("launch", "Plans the launch.")
+        await launch.import_history(HISTORY)
+        (thread,) = await launch.threads()
+        await thread.rename("Venue planning")
+        assert thread.title == "Venue planning"
+        with pytest.raises(onehelm.InvalidInput):
+            await thread.rename("   ")
+        (decision,) = await launch.memory.list(kind="decision")
+        forgotten = await launch.memory.forget(decision.id)
+        assert forgotten.forgotten_by == (await helm.me()).name
+        restored = await launch.memory.restore(decision.id)
+        assert restored.status == "current" and restored.forgotten_by is None

@@ -52,6 +52,12 @@ def test_the_same_script_through_a_server(server_factory: Any) -> None:
     assert len(thread.messages()) == 2
     thread.resolve()
     assert thread.status == "resolved"
+    thread.rename("Launch plan")
+    assert thread.title == "Launch plan" == launch.thread(thread.id).title
+    forgotten = launch.memory.forget(decision.id)
+    assert (forgotten.status, forgotten.forgotten_by) == ("forgotten", "ada")
+    restored = launch.memory.restore(decision.id)
+    assert (restored.status, restored.forgotten_by) == ("current", None)
     with pytest.raises(onehelm.NotFound):
         helm.channel("nowhere")
     with pytest.raises(onehelm.Unauthenticated) as refused:

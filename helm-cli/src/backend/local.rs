@@ -192,6 +192,10 @@ impl Backend for Local {
         Ok(self.helm.forget_memory(&self.actor, id).await?)
     }
 
+    async fn restore_memory(&self, id: MemoryId) -> anyhow::Result<MemoryItem> {
+        Ok(self.helm.restore_memory(&self.actor, id).await?)
+    }
+
     async fn pin_memory(&self, id: MemoryId, pinned: bool) -> anyhow::Result<MemoryItem> {
         Ok(self.helm.pin_memory(&self.actor, id, pinned).await?)
     }
@@ -430,6 +434,10 @@ impl Backend for Local {
     ) -> anyhow::Result<Thread> {
         self.helm.visible_thread(&self.actor, id).await?;
         Ok(self.helm.set_thread_status(&self.actor, id, status).await?)
+    }
+
+    async fn rename_thread(&self, id: ThreadId, title: &str) -> anyhow::Result<Thread> {
+        Ok(self.helm.rename_thread(&self.actor, id, title).await?)
     }
 
     async fn stop_thread(&self, id: ThreadId) -> anyhow::Result<()> {

@@ -117,6 +117,9 @@ pub trait Backend: Send + Sync {
     /// Forgets a record (kept for provenance, never recalled).
     async fn forget_memory(&self, id: MemoryId) -> anyhow::Result<MemoryItem>;
 
+    /// Brings a forgotten record back to current.
+    async fn restore_memory(&self, id: MemoryId) -> anyhow::Result<MemoryItem>;
+
     /// Pins or unpins a record.
     async fn pin_memory(&self, id: MemoryId, pinned: bool) -> anyhow::Result<MemoryItem>;
 
@@ -211,6 +214,8 @@ pub trait Backend: Send + Sync {
     /// Resolves or reopens a thread.
     async fn set_thread_status(&self, id: ThreadId, status: ThreadStatus)
     -> anyhow::Result<Thread>;
+    /// Gives a thread a new title.
+    async fn rename_thread(&self, id: ThreadId, title: &str) -> anyhow::Result<Thread>;
     /// Stops a thread's work.
     async fn stop_thread(&self, id: ThreadId) -> anyhow::Result<()>;
     /// Runs a thread's failed last turn again; the new turn, queued.

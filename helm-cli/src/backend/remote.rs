@@ -117,6 +117,10 @@ impl Backend for Remote {
         Ok(self.client.forget_memory(id).await?)
     }
 
+    async fn restore_memory(&self, id: MemoryId) -> anyhow::Result<MemoryItem> {
+        Ok(self.client.restore_memory(id).await?)
+    }
+
     async fn pin_memory(&self, id: MemoryId, pinned: bool) -> anyhow::Result<MemoryItem> {
         Ok(self.client.pin_memory(id, pinned).await?)
     }
@@ -217,6 +221,10 @@ impl Backend for Remote {
         status: ThreadStatus,
     ) -> anyhow::Result<Thread> {
         Ok(self.client.set_thread_status(id, status).await?)
+    }
+
+    async fn rename_thread(&self, id: ThreadId, title: &str) -> anyhow::Result<Thread> {
+        Ok(self.client.rename_thread(id, title).await?)
     }
 
     async fn stop_thread(&self, id: ThreadId) -> anyhow::Result<()> {

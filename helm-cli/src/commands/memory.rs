@@ -16,8 +16,13 @@ use crate::output::{clip, table};
 const MAX_LIST: usize = 500;
 
 fn render_item(item: &MemoryItem) -> String {
+    let by = item
+        .forgotten_by
+        .as_deref()
+        .map(|who| format!(" by {who}"))
+        .unwrap_or_default();
     format!(
-        "Memory {} ({}, {}{}): {}",
+        "Memory {} ({}, {}{by}{}): {}",
         item.id,
         item.kind,
         item.status,
@@ -122,6 +127,11 @@ pub async fn run(ctx: &Ctx, cmd: MemoryCommand) -> Result<i32> {
             let item = backend.forget_memory(id.parse()?).await?;
             ctx.out
                 .print(&item, || format!("Forgotten: {}", render_item(&item)))?;
+        }
+        MemoryCommand::Restore { id } => {
+            let item = backend.restore_memory(id.parse()?).await?;
+            ctx.out
+                .print(&item, || format!("Restored: {}", render_item(&item)))?;
         }
         MemoryCommand::Pin { id, off } => {
             let item = backend.pin_memory(id.parse()?, !off).await?;

@@ -148,6 +148,12 @@ pub async fn run(ctx: &Ctx, cmd: ThreadCommand) -> Result<i32> {
                 )
             })?;
         }
+        ThreadCommand::Rename { id, title } => {
+            let thread = backend.rename_thread(id.parse()?, &title).await?;
+            ctx.out.print(&thread, || {
+                format!("Thread {} is now called {:?}.", thread.id, thread.title)
+            })?;
+        }
         ThreadCommand::Reopen { id } => {
             let thread = backend
                 .set_thread_status(id.parse()?, ThreadStatus::Open)

@@ -16,13 +16,14 @@ fn local_like_server() -> anyhow::Result<Cli> {
     Ok(cli)
 }
 
-/// `value` without its `created` timestamps, which differ between two
-/// workspaces by nature.
+/// `value` without its `created` (and `forgotten_at`) timestamps, which
+/// differ between two workspaces by nature.
 fn timeless(mut value: Value) -> Value {
     fn strip(v: &mut Value) {
         match v {
             Value::Object(map) => {
                 map.remove("created");
+                map.remove("forgotten_at");
                 map.values_mut().for_each(strip);
             }
             Value::Array(items) => items.iter_mut().for_each(strip),
@@ -515,5 +516,125 @@ fn a_member_cannot_recall_a_private_channels_memory_locally() -> anyhow::Result<
     let captains = cli.run(&["recall", "launch", "vault code"])?;
     ok(&captains)?;
     assert!(captains.stdout.contains("4711"), "{}", captains.stdout);
+    Ok(())
+}
+
+/// One way to run `1helm`: through a server or on a data directory.
+type RunOn<'a> = dyn Fn(&[&str]) -> anyhow::Result<Run> + 'a;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn threads_are_renamed_and_memory_restored_here_and_through_a_server() -> anyhow::Result<()> {
+    let server = Server::start().await?;
+    let local = local_like_server()?;
+    let file = server.cli.dir.path().join("history.jsonl");
+    std::fs::write(&file, HISTORY)?;
+    let sides: [(&str, &RunOn); 2] = [("server", &|a| server.run(a)), ("local", &|a| local.run(a))];
+    for (side, run) in sides {
+        ok(&run(&[
+            "channel",
+            "create",
+            "launch",
+            "--purpose",
+            "The launch.",
+        ])?)?;
+        ok(&run(&["import", "launch", path_str(&file)?])?)?;
+        let threads = run(&["--json", "thread", "list", "launch"])?.json()?;
+        let id = threads[0]["id"].as_i64().unwrap_or_default().to_string();
+
+        let renamed = run(&["thread", "rename", &id, "  Counselling work  "])?;
+        ok(&renamed)?;
+        assert_eq!(
+            renamed.stdout.trim(),
+            format!("Thread {id} is now called \"Counselling work\"."),
+            "{side}"
+        );
+        let shown = run(&["--json", "thread", "list", "launch"])?.json()?;
+        assert_eq!(shown[0]["title"], "Counselling work", "{side}");
+        let empty = run(&["thread", "rename", &id, " "])?;
+        assert_eq!(empty.code, 2, "{side}: {}", empty.stderr);
+        assert!(
+            empty.stderr.contains("thread title"),
+            "{side}: {}",
+            empty.stderr
+        );
+        let missing = run(&["thread", "rename", "9999", "Nothing"])?;
+        assert_eq!(missing.code, 3, "{side}: {}", missing.stderr);
+
+        let added = run(&[
+            "--json",
+            "memory",
+            "add",
+            "launch",
+            "--kind",
+            "decision",
+            "Ship on Friday.",
+        ])?
+        .json()?;
+        let memory = added["id"].as_i64().unwrap_or_default().to_string();
+        let forgotten = run(&["memory", "forget", &memory])?;
+        ok(&forgotten)?;
+        assert!(
+            forgotten.stdout.contains("forgotten by ada"),
+            "{side}: {}",
+            forgotten.stdout
+        );
+        let restored = run(&["--json", "memory", "restore", &memory])?;
+        ok(&restored)?;
+        let restored = restored.json()?;
+        assert_eq!(restored["status"], "current", "{side}");
+        assert_eq!(restored.get("forgotten_by"), None, "{side}");
+        let listed = run(&["--json", "memory", "list", "launch"])?.json()?;
+        assert_eq!(listed[0]["content"], "Ship on Friday.", "{side}");
+        let again = run(&["memory", "restore", &memory])?;
+        assert_eq!(again.code, 4, "{side}: {}", again.stderr);
+        assert!(!again.stderr.contains("/api/"), "{side}: {}", again.stderr);
+    }
+    server.stop().await;
+    Ok(())
+}
+
+#[test]
+fn only_the_author_or_a_manager_forgets_a_record_locally() -> anyhow::Result<()> {
+    let cli = Cli::init()?;
+    ok(&cli.run(&["user", "add", "mira"])?)?;
+    ok(&cli.run(&["channel", "create", "launch", "--purpose", "The launch."])?)?;
+    let decision = cli.run(&[
+        "--json",
+        "memory",
+        "add",
+        "launch",
+        "--kind",
+        "decision",
+        "Ship on Friday.",
+    ])?;
+    ok(&decision)?;
+    let id = decision.json()?["id"]
+        .as_i64()
+        .unwrap_or_default()
+        .to_string();
+    let denied = cli.run(&["--as", "mira", "memory", "forget", &id])?;
+    assert_eq!(denied.code, 7, "{}", denied.stderr);
+    assert!(denied.stderr.contains("may forget"), "{}", denied.stderr);
+    let hers = cli.run(&[
+        "--json",
+        "--as",
+        "mira",
+        "memory",
+        "add",
+        "launch",
+        "--kind",
+        "fact",
+        "Kits are ready.",
+    ])?;
+    ok(&hers)?;
+    let hers = hers.json()?["id"].as_i64().unwrap_or_default().to_string();
+    let own = cli.run(&["--json", "--as", "mira", "memory", "forget", &hers])?;
+    ok(&own)?;
+    assert_eq!(own.json()?["forgotten_by"], "mira");
+    // The Captain brings it back; mira may not restore the Captain's.
+    ok(&cli.run(&["memory", "forget", &id])?)?;
+    let denied = cli.run(&["--as", "mira", "memory", "restore", &id])?;
+    assert_eq!(denied.code, 7, "{}", denied.stderr);
+    ok(&cli.run(&["memory", "restore", &hers])?)?;
     Ok(())
 }

@@ -228,10 +228,49 @@ impl Helm {
             .await
     }
 
-    /// Forgets a record: it stays for provenance but is never recalled.
+    /// Forgets a record, as `actor`: it stays for provenance, saying who
+    /// forgot it and when, but is never recalled until restored. Its
+    /// author and the channel's managers forget it ([`Helm::may_forget`]).
     pub async fn forget_memory(&self, actor: &User, id: MemoryId) -> Result<MemoryItem> {
-        self.visible_memory(actor, id).await?;
-        self.inner.store.forget_memory(id).await
+        let item = self.visible_memory(actor, id).await?;
+        self.check_may_forget(actor, &item, "forget").await?;
+        self.inner.store.forget_memory(id, Actor::user(actor)).await
+    }
+
+    /// Brings a forgotten record back to current, as `actor` (whoever may
+    /// forget it may restore it). It comes back unpinned.
+    pub async fn restore_memory(&self, actor: &User, id: MemoryId) -> Result<MemoryItem> {
+        let item = self.visible_memory(actor, id).await?;
+        self.check_may_forget(actor, &item, "restore").await?;
+        self.inner.store.restore_memory(id).await
+    }
+
+    /// Whether `actor` may forget (and restore) `item`: the person who wrote
+    /// it, and whoever manages its channel (the Captain, admins, its creator
+    /// and owners). Records written by agents are the managers' to forget.
+    pub async fn may_forget(&self, actor: &User, item: &MemoryItem) -> Result<bool> {
+        if item.author_type == AuthorType::Human
+            && item.author_name.as_deref() == Some(actor.name.as_str())
+        {
+            return Ok(true);
+        }
+        let record = self.channel(&ChannelRef::Id(item.channel_id)).await?;
+        self.manages_channel(actor, &record.channel).await
+    }
+
+    async fn check_may_forget(&self, actor: &User, item: &MemoryItem, verb: &str) -> Result<()> {
+        if self.may_forget(actor, item).await? {
+            return Ok(());
+        }
+        let author = match (&item.author_type, &item.author_name) {
+            (AuthorType::Human, Some(name)) => format!("its author ({name}), "),
+            _ => String::new(),
+        };
+        let record = self.channel(&ChannelRef::Id(item.channel_id)).await?;
+        Err(Error::Forbidden(format!(
+            "only {author}the Captain, an admin or an owner of {} may {verb} memory {}; ask one of them",
+            record.channel.name, item.id
+        )))
     }
 
     /// Pins (always offered to the agent) or unpins a record.

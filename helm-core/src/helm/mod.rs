@@ -50,7 +50,7 @@ pub use notes::{MAX_NOTE_BYTES, MAX_TITLE_CHARS, NOTES_DIR, NewNote};
 pub use placement::ComputerPlacement;
 pub use reading::MAX_WORKSPACE_NAME;
 pub use status::Status;
-pub use threads::PostedMessage;
+pub use threads::{MAX_THREAD_TITLE, PostedMessage};
 
 use crate::config::StoreUrl;
 use crate::error::{Error, Result};

@@ -16,6 +16,37 @@ use super::Helm;
 /// The longest message accepted, in bytes.
 pub const MAX_MESSAGE: usize = 256 * 1024;
 
+/// The longest thread title accepted, in characters.
+pub const MAX_THREAD_TITLE: usize = 200;
+
+/// A thread title as stored: trimmed, one line, 1 to [`MAX_THREAD_TITLE`]
+/// characters.
+fn check_title(title: &str) -> Result<String> {
+    let title = title.trim();
+    if title.is_empty() {
+        return Err(Error::invalid(
+            "thread title",
+            "it is empty; give the thread a few words that say what it is about",
+        ));
+    }
+    if title.contains(['\n', '\r']) {
+        return Err(Error::invalid(
+            "thread title",
+            "it spans several lines; write it on one line",
+        ));
+    }
+    let chars = title.chars().count();
+    if chars > MAX_THREAD_TITLE {
+        return Err(Error::invalid(
+            "thread title",
+            format!(
+                "{chars} characters is over the {MAX_THREAD_TITLE}-character limit; shorten it"
+            ),
+        ));
+    }
+    Ok(title.to_string())
+}
+
 /// What posting a message did.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PostedMessage {
@@ -158,6 +189,25 @@ impl Helm {
         self.inner
             .store
             .set_thread_status(id, status, Actor::user(actor))
+            .await
+    }
+
+    /// Gives a thread a new title, as `actor`: anyone who sees the thread
+    /// and may post in its channel (so not while the channel is archived).
+    /// The title is trimmed and must be one line of 1 to
+    /// [`MAX_THREAD_TITLE`] characters.
+    pub async fn rename_thread(&self, actor: &User, id: ThreadId, title: &str) -> Result<Thread> {
+        let title = check_title(title)?;
+        let (thread, record) = self.visible_thread(actor, id).await?;
+        if record.channel.status == ChannelStatus::Archived {
+            return Err(Error::Refused(format!(
+                "{} is archived; restore it to rename its threads",
+                record.channel.name
+            )));
+        }
+        self.inner
+            .store
+            .rename_thread(thread.id, title, Actor::user(actor))
             .await
     }
 

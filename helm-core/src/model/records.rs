@@ -111,6 +111,13 @@ pub struct MemoryItem {
     pub pinned: bool,
     /// When it was recorded.
     pub created: Timestamp,
+    /// Who forgot it (a person's name or an agent's handle), while it is
+    /// forgotten; unknown for records forgotten before this was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forgotten_by: Option<String>,
+    /// When it was forgotten, while it is forgotten.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forgotten_at: Option<Timestamp>,
 }
 
 string_enum! {

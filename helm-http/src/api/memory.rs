@@ -44,6 +44,11 @@ pub struct MemoryItem {
     pub pinned: bool,
     /// When it was recorded.
     pub created: Timestamp,
+    /// Who forgot it (a person's name), while it is forgotten; null for
+    /// records forgotten before Helm kept this.
+    pub forgotten_by: Option<String>,
+    /// When it was forgotten, while it is forgotten.
+    pub forgotten_at: Option<Timestamp>,
 }
 
 impl From<m::MemoryItem> for MemoryItem {
@@ -64,6 +69,8 @@ impl From<m::MemoryItem> for MemoryItem {
             confidence: i.confidence,
             pinned: i.pinned,
             created: i.created,
+            forgotten_by: i.forgotten_by,
+            forgotten_at: i.forgotten_at,
         }
     }
 }

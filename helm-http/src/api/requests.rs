@@ -181,6 +181,14 @@ pub struct ThreadStatusRequest {
     pub status: String,
 }
 
+/// Renaming a thread.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RenameThreadRequest {
+    /// The new title: one line of 1 to 200 characters (trimmed).
+    pub title: String,
+}
+
 /// Choosing a model at one level; `provider: null` clears the choice so the
 /// level inherits.
 #[derive(Debug, Clone, Deserialize, ToSchema)]

@@ -28,6 +28,7 @@ pub fn routes() -> Api {
         .routes(handlers!(list_memory, add_memory))
         .routes(handlers!(edit_memory))
         .routes(handlers!(forget_memory))
+        .routes(handlers!(restore_memory))
         .routes(handlers!(pin_memory))
         .routes(handlers!(unpin_memory))
         .routes(handlers!(recall))
@@ -115,7 +116,10 @@ async fn edit_memory(
     Ok(Json(item.into()))
 }
 
-/// Forgets a record: it is kept for provenance but never recalled.
+/// Forgets a record: it is kept for provenance, saying who forgot it and
+/// when, but never recalled until restored. Its author and the channel's
+/// managers (the Captain, admins, its creator and owners) forget it; anyone
+/// else is forbidden (403).
 #[utoipa::path(post, path = "/api/memory/{id}/forget", tag = "memory",
     params(("id" = i64, Path, description = "The record's id")),
     responses((status = 200, description = "The record", body = MemoryItem), WriteErrors))]
@@ -125,6 +129,24 @@ async fn forget_memory(
     PathParams(id): PathParams<i64>,
 ) -> ApiResult<Json<MemoryItem>> {
     let item = state.helm.forget_memory(&caller.user, path_id(id)?).await?;
+    Ok(Json(item.into()))
+}
+
+/// Restores a forgotten record: it is current (and recalled) again,
+/// unpinned. Whoever may forget it may restore it; a record that is not
+/// forgotten is a conflict (409).
+#[utoipa::path(post, path = "/api/memory/{id}/restore", tag = "memory",
+    params(("id" = i64, Path, description = "The record's id")),
+    responses((status = 200, description = "The record", body = MemoryItem), WriteErrors))]
+async fn restore_memory(
+    State(state): State<AppState>,
+    caller: Caller,
+    PathParams(id): PathParams<i64>,
+) -> ApiResult<Json<MemoryItem>> {
+    let item = state
+        .helm
+        .restore_memory(&caller.user, path_id(id)?)
+        .await?;
     Ok(Json(item.into()))
 }
 

@@ -1,5 +1,5 @@
-//! Threads (sessions): list, show, change status by hand, stop their work,
-//! run a failed turn again.
+//! Threads (sessions): list, show, rename, change status by hand, stop their
+//! work, run a failed turn again.
 
 use super::described::{Api, handlers};
 use axum::Json;
@@ -7,7 +7,9 @@ use axum::extract::State;
 use helm_core::model::{ChannelRef, ThreadId, ThreadStatus};
 
 use super::{ReadErrors, WriteErrors, channel_ref, page_size, path_id};
-use crate::api::{LimitQuery, Stopped, Thread, ThreadDetail, ThreadStatusRequest, Turn};
+use crate::api::{
+    LimitQuery, RenameThreadRequest, Stopped, Thread, ThreadDetail, ThreadStatusRequest, Turn,
+};
 use crate::caller::Caller;
 use crate::error::ApiResult;
 use crate::extract::{Body, PathParams, QueryParams};
@@ -16,7 +18,7 @@ use crate::state::AppState;
 pub fn routes() -> Api {
     Api::new()
         .routes(handlers!(list_threads))
-        .routes(handlers!(show_thread))
+        .routes(handlers!(show_thread, rename_thread))
         .routes(handlers!(set_status))
         .routes(handlers!(stop))
         .routes(handlers!(retry))
@@ -78,6 +80,26 @@ async fn show_thread(
         thread: thread.into(),
         turns: turns.into_iter().map(Into::into).collect(),
     }))
+}
+
+/// Renames a thread: anyone who sees it and may post in its channel. The
+/// title is trimmed and must be one line of 1 to 200 characters; an
+/// archived channel refuses (409). Everyone watching hears `thread.updated`.
+#[utoipa::path(patch, path = "/api/threads/{id}", tag = "threads",
+    params(("id" = i64, Path, description = "The thread's id")),
+    request_body = RenameThreadRequest,
+    responses((status = 200, description = "The thread as it is now", body = Thread), WriteErrors))]
+async fn rename_thread(
+    State(state): State<AppState>,
+    caller: Caller,
+    PathParams(id): PathParams<i64>,
+    Body(request): Body<RenameThreadRequest>,
+) -> ApiResult<Json<Thread>> {
+    let thread = state
+        .helm
+        .rename_thread(&caller.user, path_id(id)?, &request.title)
+        .await?;
+    Ok(Json(thread.into()))
 }
 
 /// Resolves, reopens (`open`) or archives a thread.

@@ -354,6 +354,12 @@ fn rows() -> Vec<Row> {
             [401, 404, 200, 200, 200],
         ),
         row(
+            M::PATCH,
+            "/api/threads/{thread}",
+            Some(json!({"title": "Vault work"})),
+            [401, 404, 200, 200, 200],
+        ),
+        row(
             M::PUT,
             "/api/threads/{thread}/status",
             Some(json!({"status": "resolved"})),

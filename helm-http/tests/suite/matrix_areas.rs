@@ -118,7 +118,8 @@ pub(super) fn computer_rows() -> Vec<Row> {
     ]
 }
 
-/// Memory: private like the rest of the channel; imports by managers.
+/// Memory: private like the rest of the channel; forgetting by a record's
+/// author and the channel's managers; imports by managers.
 pub(super) fn memory_rows() -> Vec<Row> {
     use Method as M;
     const SEE: [u16; 5] = [401, 404, 200, 200, 200];
@@ -142,7 +143,21 @@ pub(super) fn memory_rows() -> Vec<Row> {
             Some(json!({"content": "the vault holds less"})),
             SEE,
         ),
-        row(M::POST, "/api/memory/{memory}/forget", Some(json!({})), SEE),
+        // The Captain wrote the record: its author and the vault's
+        // managers forget it, not every member; restoring one that is not
+        // forgotten is a conflict for them.
+        row(
+            M::POST,
+            "/api/memory/{memory}/forget",
+            Some(json!({})),
+            [401, 404, 403, 200, 200],
+        ),
+        row(
+            M::POST,
+            "/api/memory/{memory}/restore",
+            Some(json!({})),
+            [401, 404, 403, 409, 409],
+        ),
         row(M::POST, "/api/memory/{memory}/pin", Some(json!({})), SEE),
         row(M::POST, "/api/memory/{memory}/unpin", Some(json!({})), SEE),
         row(M::GET, "/api/channels/vault/recall?q=vault", None, SEE),

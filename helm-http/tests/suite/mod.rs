@@ -26,6 +26,7 @@ mod promises_skipper;
 mod reading;
 mod retry;
 mod security;
+mod threads_memory;
 // Where build.rs applies the start-up layout, and only there.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 mod startup_layout;

@@ -261,6 +261,7 @@ test("memory: an edit supersedes the record, forgetting keeps it for the record"
   await list.getByText("The office is closed on Fridays.", { exact: true }).waitFor();
   await page.getByLabel("Show superseded and forgotten").uncheck();
   await list.getByRole("button", { name: "Forget" }).first().click();
+  await page.getByRole("dialog", { name: "Forget this fact?" }).getByRole("button", { name: "Forget" }).click();
   await waitFor("the record to be forgotten", async () => (await list.getByText("The office is closed on Fridays and Mondays.").count()) === 0);
   const all = await call(stack, "GET", "/api/channels/notes/memory?all=true", { token });
   assert.deepEqual(all.json.map((m) => m.status).sort(), ["forgotten", "superseded"]);

@@ -134,6 +134,10 @@ impl Backend for Connected {
         self.client.set_thread_status(id, status).await
     }
 
+    async fn rename_thread(&self, id: ThreadId, title: &str) -> Result<Thread> {
+        self.client.rename_thread(id, title).await
+    }
+
     async fn stop_thread(&self, id: ThreadId) -> Result<()> {
         self.client.stop_thread(id).await
     }
@@ -169,6 +173,7 @@ impl Backend for Connected {
         match change {
             MemoryChange::Edit(text) => self.client.edit_memory(id, &text).await,
             MemoryChange::Forget => self.client.forget_memory(id).await,
+            MemoryChange::Restore => self.client.restore_memory(id).await,
             MemoryChange::Pin(pinned) => self.client.pin_memory(id, pinned).await,
         }
     }

@@ -281,6 +281,13 @@ impl Backend for Embedded {
             .await?)
     }
 
+    async fn rename_thread(&self, id: ThreadId, title: &str) -> Result<Thread> {
+        Ok(self
+            .open_helm()?
+            .rename_thread(&self.actor, id, title)
+            .await?)
+    }
+
     async fn retry_thread(&self, id: ThreadId) -> Result<helm_core::model::Turn> {
         Ok(self.open_helm()?.retry_thread(&self.actor, id).await?)
     }
@@ -339,6 +346,7 @@ impl Backend for Embedded {
         Ok(match change {
             MemoryChange::Edit(text) => helm.edit_memory(&self.actor, id, &text).await?,
             MemoryChange::Forget => helm.forget_memory(&self.actor, id).await?,
+            MemoryChange::Restore => helm.restore_memory(&self.actor, id).await?,
             MemoryChange::Pin(pinned) => helm.pin_memory(&self.actor, id, pinned).await?,
         })
     }

@@ -99,6 +99,8 @@ pub trait Backend: Send + Sync {
     async fn messages(&self, id: ThreadId) -> Result<Vec<Message>>;
     /// Resolves, reopens or archives a thread.
     async fn set_thread_status(&self, id: ThreadId, status: ThreadStatus) -> Result<Thread>;
+    /// Gives a thread a new title.
+    async fn rename_thread(&self, id: ThreadId, title: &str) -> Result<Thread>;
     /// Stops a thread's work.
     async fn stop_thread(&self, id: ThreadId) -> Result<()>;
     /// Runs a thread's failed last turn again; the new turn, queued.
@@ -191,6 +193,8 @@ pub enum MemoryChange {
     Edit(String),
     /// Forgotten: kept for provenance, never recalled.
     Forget,
+    /// Brought back from forgotten to current.
+    Restore,
     /// Pinned (always in the agent's context) or not.
     Pin(bool),
 }

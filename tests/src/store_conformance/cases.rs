@@ -5,12 +5,13 @@ use std::collections::HashSet;
 
 use anyhow::{Context, ensure};
 use helm_core::Error;
+use helm_core::events::EventBody;
 use helm_core::memory::recall::ItemKey;
+use helm_core::model::{Actor, AuthorType, MemoryId, ThreadId};
 use helm_core::model::{
     AgentKind, ChannelName, ChannelRef, ChannelStatus, Handle, MemoryKind, MemoryScope,
     MemorySource, MemoryStatus, ModelChoice, PolicyLevel, Role, ThreadStatus, TurnState,
 };
-use helm_core::model::{AuthorType, ThreadId};
 use helm_core::store::{
     AuditRecord, ChannelFilter, InviteAcceptance, MemoryFilter, NewAgent, NewApiToken, NewInvite,
     NewMemory, NodeAddress, NodeRecord, PolicyScope, TurnFinish, message_tokens,
@@ -593,8 +594,160 @@ pub async fn memory_records_are_listed_and_recalled(s: &Subject) -> anyhow::Resu
     );
     let pinned = f.store.pin_memory(newer.id, true).await?;
     ensure!(pinned.pinned);
-    let forgotten = f.store.forget_memory(newer.id).await?;
+    let forgotten = f.store.forget_memory(newer.id, f.actor()).await?;
     ensure!(forgotten.status == MemoryStatus::Forgotten);
+    Ok(())
+}
+
+/// A forgotten record says who forgot it and when, unpinned; restoring it
+/// makes it current again with that cleared; each change is a
+/// `memory.changed` event, and repeating either is a conflict.
+pub async fn a_forgotten_record_says_who_and_comes_back(s: &Subject) -> anyhow::Result<()> {
+    let f = Fixture::new(s.store.as_ref()).await?;
+    let research = f.channel("research").await?;
+    let ada = f.member("ada").await?;
+    let item = f
+        .store
+        .add_memory(NewMemory {
+            channel_id: research.channel.id,
+            thread_id: None,
+            kind: MemoryKind::Decision,
+            content: "We launch on Friday.".into(),
+            source: MemorySource::UserAction,
+            source_message_id: None,
+            author_type: AuthorType::Human,
+            author_name: Some("captain".into()),
+            scope: MemoryScope::Channel,
+            confidence: None,
+            pinned: true,
+        })
+        .await?;
+    ensure!(item.forgotten_by.is_none() && item.forgotten_at.is_none());
+    let before = f.store.event_head().await?;
+    let forgotten = f.store.forget_memory(item.id, Actor::user(&ada)).await?;
+    ensure!(forgotten.status == MemoryStatus::Forgotten, "{forgotten:?}");
+    ensure!(
+        forgotten.forgotten_by.as_deref() == Some("ada"),
+        "who forgot it: {:?}",
+        forgotten.forgotten_by
+    );
+    ensure!(forgotten.forgotten_at.is_some(), "when");
+    ensure!(!forgotten.pinned, "forgetting unpins");
+    ensure!(
+        f.store.memory(item.id).await? == forgotten,
+        "read back as returned"
+    );
+    let current = f
+        .store
+        .list_memory(research.channel.id, MemoryFilter::default())
+        .await?;
+    ensure!(!current.iter().any(|m| m.id == item.id), "out of the list");
+    match f.store.forget_memory(item.id, f.actor()).await {
+        Err(Error::Conflict(_)) => {}
+        other => anyhow::bail!("forgetting twice: {other:?}"),
+    }
+    let restored = f.store.restore_memory(item.id).await?;
+    ensure!(restored.status == MemoryStatus::Current, "{restored:?}");
+    ensure!(
+        restored.forgotten_by.is_none() && restored.forgotten_at.is_none(),
+        "restoring clears who forgot it: {restored:?}"
+    );
+    ensure!(!restored.pinned, "it comes back unpinned");
+    let current = f
+        .store
+        .list_memory(research.channel.id, MemoryFilter::default())
+        .await?;
+    ensure!(current.iter().any(|m| m.id == item.id), "back in the list");
+    match f.store.restore_memory(item.id).await {
+        Err(Error::Conflict(_)) => {}
+        other => anyhow::bail!("restoring a current record: {other:?}"),
+    }
+    match f.store.restore_memory(MemoryId(1 << 40)).await {
+        Err(Error::NotFound { .. }) => {}
+        other => anyhow::bail!("restoring no record: {other:?}"),
+    }
+    let changes: Vec<_> = f
+        .store
+        .events_after(before, 100)
+        .await?
+        .into_iter()
+        .filter_map(|e| match &e.body {
+            EventBody::MemoryChanged { item: changed } if changed.id == item.id => {
+                Some(changed.status)
+            }
+            _ => None,
+        })
+        .collect();
+    ensure!(
+        changes == [MemoryStatus::Forgotten, MemoryStatus::Current],
+        "one memory.changed each: {changes:?}"
+    );
+    Ok(())
+}
+
+/// A thread takes a new title with a `thread.updated` event; the same
+/// title again changes nothing; an archived channel refuses.
+pub async fn renaming_a_thread_is_one_event(s: &Subject) -> anyhow::Result<()> {
+    let f = Fixture::new(s.store.as_ref()).await?;
+    let research = f.channel("research").await?;
+    let posted = f
+        .post(&research, None, "look into the zebra", false)
+        .await?;
+    let id = posted.thread.id;
+    let before = f.store.event_head().await?;
+    let renamed = f
+        .store
+        .rename_thread(id, "Zebra database audit".into(), f.actor())
+        .await?;
+    ensure!(renamed.title == "Zebra database audit", "{renamed:?}");
+    ensure!(renamed.status == posted.thread.status, "the status stays");
+    ensure!(f.store.thread(id).await?.title == "Zebra database audit");
+    let listed = f.store.threads(research.channel.id, 10).await?;
+    ensure!(
+        listed
+            .iter()
+            .any(|t| t.id == id && t.title == renamed.title),
+        "listed under its new title"
+    );
+    let again = f
+        .store
+        .rename_thread(id, "Zebra database audit".into(), f.actor())
+        .await?;
+    ensure!(again.title == renamed.title);
+    let updates: Vec<String> = f
+        .store
+        .events_after(before, 100)
+        .await?
+        .into_iter()
+        .filter_map(|e| match e.body {
+            EventBody::ThreadUpdated { thread } if thread.id == id => Some(thread.title),
+            _ => None,
+        })
+        .collect();
+    ensure!(
+        updates == ["Zebra database audit"],
+        "one thread.updated with the new title: {updates:?}"
+    );
+    match f
+        .store
+        .rename_thread(ThreadId(1 << 40), "Nothing".into(), f.actor())
+        .await
+    {
+        Err(Error::NotFound { .. }) => {}
+        other => anyhow::bail!("renaming no thread: {other:?}"),
+    }
+    f.store
+        .set_channel_status(research.channel.id, ChannelStatus::Archived, f.actor())
+        .await?;
+    match f
+        .store
+        .rename_thread(id, "While archived".into(), f.actor())
+        .await
+    {
+        Err(Error::Refused(_)) => {}
+        other => anyhow::bail!("renaming in an archived channel: {other:?}"),
+    }
+    ensure!(f.store.thread(id).await?.title == "Zebra database audit");
     Ok(())
 }
 

@@ -55,6 +55,8 @@ macro_rules! store_conformance {
             a_finished_turn_keeps_its_token_counts,
             a_failed_turn_runs_again_once,
             memory_records_are_listed_and_recalled,
+            a_forgotten_record_says_who_and_comes_back,
+            renaming_a_thread_is_one_event,
             audit_chain_is_checked,
             turns_are_claimed_in_order_once,
             invites_and_tokens_work_once,

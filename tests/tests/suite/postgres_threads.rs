@@ -741,8 +741,14 @@ async fn memory_scenario(store: &dyn Areas, s: &Seeded) -> anyhow::Result<Transc
     ));
     out.push(item_view(&store.pin_memory(newer.id, true).await?));
     out.push(outcome(store.pin_memory(zebra.id, true).await, item_view));
-    out.push(item_view(&store.forget_memory(fridays.id).await?));
-    out.push(outcome(store.forget_memory(fridays.id).await, item_view));
+    let by = Actor::user(&s.captain);
+    out.push(item_view(
+        &store.forget_memory(fridays.id, by.clone()).await?,
+    ));
+    out.push(outcome(
+        store.forget_memory(fridays.id, by.clone()).await,
+        item_view,
+    ));
     out.push(outcome(
         store.memory(helm_core::model::MemoryId(9_999)).await,
         item_view,

@@ -20,8 +20,15 @@ pub trait MemoryStore: Send + Sync + 'static {
     /// Replaces a current record with a new one that supersedes it.
     async fn supersede_memory(&self, id: MemoryId, replacement: NewMemory) -> Result<MemoryItem>;
 
-    /// Marks a record forgotten: kept for provenance, never recalled.
-    async fn forget_memory(&self, id: MemoryId) -> Result<MemoryItem>;
+    /// Marks a record forgotten by `by`, now: kept for provenance, never
+    /// recalled, unpinned; with its `memory.changed` event. A record
+    /// already forgotten is a conflict.
+    async fn forget_memory(&self, id: MemoryId, by: Actor) -> Result<MemoryItem>;
+
+    /// Brings a forgotten record back to current (unpinned, who forgot it
+    /// cleared), with its `memory.changed` event. A record that is not
+    /// forgotten is a conflict.
+    async fn restore_memory(&self, id: MemoryId) -> Result<MemoryItem>;
 
     /// Pins or unpins a current record.
     async fn pin_memory(&self, id: MemoryId, pinned: bool) -> Result<MemoryItem>;

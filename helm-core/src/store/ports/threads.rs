@@ -42,6 +42,12 @@ pub trait ThreadStore: Send + Sync + 'static {
         actor: Actor,
     ) -> Result<Thread>;
 
+    /// Gives a thread a new title (already checked: trimmed, one line, not
+    /// empty), with its `thread.updated` event in the same transaction.
+    /// Refused while its channel is archived; the same title again changes
+    /// nothing and emits nothing.
+    async fn rename_thread(&self, thread: ThreadId, title: String, actor: Actor) -> Result<Thread>;
+
     /// A thread's messages in server order, up to and including `up_to`.
     async fn thread_messages(
         &self,

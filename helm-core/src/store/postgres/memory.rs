@@ -33,8 +33,14 @@ impl MemoryStore for PostgresStore {
         ))
     }
 
-    async fn forget_memory(&self, id: MemoryId) -> Result<MemoryItem> {
+    async fn forget_memory(&self, id: MemoryId, by: Actor) -> Result<MemoryItem> {
         in_tx!(self, "forgetting a memory record", |tx| records::forget(
+            tx, id, &by
+        ))
+    }
+
+    async fn restore_memory(&self, id: MemoryId) -> Result<MemoryItem> {
+        in_tx!(self, "restoring a memory record", |tx| records::restore(
             tx, id
         ))
     }

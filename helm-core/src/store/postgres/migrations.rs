@@ -24,6 +24,7 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (12, include_str!("migrations/012_embed_long_texts.sql")),
     (13, include_str!("migrations/013_words_stemmed.sql")),
     (14, include_str!("migrations/014_events_by_kind.sql")),
+    (15, include_str!("migrations/015_memory_forgotten_by.sql")),
     (17, include_str!("migrations/017_tool_output.sql")),
 ];
 

@@ -55,6 +55,12 @@ impl ThreadStore for PostgresStore {
         ))
     }
 
+    async fn rename_thread(&self, thread: ThreadId, title: String, actor: Actor) -> Result<Thread> {
+        in_tx!(self, "a thread rename", |tx| post::rename(
+            tx, thread, &title, &actor
+        ))
+    }
+
     async fn thread_messages(
         &self,
         thread: ThreadId,

@@ -4,15 +4,15 @@
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::Tx;
-use super::codec::{ms, now, parsed, ts};
+use super::codec::{ms, now, opt_ts, parsed, ts};
 use crate::error::{Error, Result};
 use crate::events::EventBody;
-use crate::model::{ChannelId, MemoryId, MemoryItem, MemoryStatus};
+use crate::model::{Actor, ChannelId, MemoryId, MemoryItem, MemoryStatus};
 use crate::store::types::{MemoryFilter, NewMemory};
 
 pub(super) const COLUMNS: &str = "m.id, m.channel_id, m.thread_id, m.kind, m.content, \
     m.source_kind, m.source_message_id, m.author_type, m.author_name, m.scope, m.status, \
-    m.superseded_by, m.confidence, m.pinned, m.created";
+    m.superseded_by, m.confidence, m.pinned, m.created, m.forgotten_by, m.forgotten_at";
 
 pub(super) fn from_row(r: &Row<'_>, at: usize) -> rusqlite::Result<MemoryItem> {
     Ok(MemoryItem {
@@ -31,6 +31,8 @@ pub(super) fn from_row(r: &Row<'_>, at: usize) -> rusqlite::Result<MemoryItem> {
         confidence: r.get(at + 12)?,
         pinned: r.get(at + 13)?,
         created: ts(r, at + 14)?,
+        forgotten_by: r.get(at + 15)?,
+        forgotten_at: opt_ts(r, at + 16)?,
     })
 }
 
@@ -107,15 +109,39 @@ pub(super) fn supersede(
     Ok(new)
 }
 
-pub(super) fn forget(tx: &mut Tx<'_>, id: MemoryId) -> Result<MemoryItem> {
+/// Marks a record forgotten (and unpinned) by `by`, now.
+pub(super) fn forget(tx: &mut Tx<'_>, id: MemoryId, by: &Actor) -> Result<MemoryItem> {
     let item = get(tx.conn(), id)?;
     if item.status == MemoryStatus::Forgotten {
         return Err(Error::Conflict(format!("memory {id} is already forgotten")));
     }
     tx.conn().execute(
-        "UPDATE memory_items SET status = 'forgotten', pinned = 0 WHERE id = ?1",
+        "UPDATE memory_items SET status = 'forgotten', pinned = 0, forgotten_by = ?2, \
+         forgotten_at = ?3 WHERE id = ?1",
+        params![id, by.to_string(), ms(now())],
+    )?;
+    changed(tx, id)
+}
+
+/// Brings a forgotten record back to current; who forgot it is cleared.
+pub(super) fn restore(tx: &mut Tx<'_>, id: MemoryId) -> Result<MemoryItem> {
+    let item = get(tx.conn(), id)?;
+    if item.status != MemoryStatus::Forgotten {
+        return Err(Error::Conflict(format!(
+            "memory {id} is {}; only a forgotten record is restored",
+            item.status
+        )));
+    }
+    tx.conn().execute(
+        "UPDATE memory_items SET status = 'current', forgotten_by = NULL, \
+         forgotten_at = NULL WHERE id = ?1",
         [id],
     )?;
+    changed(tx, id)
+}
+
+/// The record as it is now, with its `memory.changed` event.
+fn changed(tx: &mut Tx<'_>, id: MemoryId) -> Result<MemoryItem> {
     let item = get(tx.conn(), id)?;
     tx.emit(
         Some(item.channel_id),

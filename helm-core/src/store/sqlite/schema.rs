@@ -48,6 +48,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         include_str!("migrations/018_events_by_kind.sql"),
     ),
     (
+        "memory_forgotten_by",
+        include_str!("migrations/019_memory_forgotten_by.sql"),
+    ),
+    (
         "tool_output",
         include_str!("migrations/021_tool_output.sql"),
     ),

@@ -389,6 +389,54 @@ pub(super) fn set_status(
     Ok(thread_row)
 }
 
+/// Gives a thread a new title (checked by the caller), with its journal
+/// line and `thread.updated` event; refused while its channel is archived.
+/// The same title again changes nothing and says nothing.
+pub(super) fn rename(
+    tx: &mut Tx<'_>,
+    thread: ThreadId,
+    title: &str,
+    actor: &Actor,
+) -> Result<Thread> {
+    let before = get(tx.conn(), thread)?;
+    let channel_status: String = tx
+        .conn()
+        .prepare_cached("SELECT status FROM channels WHERE id = ?1")?
+        .query_row([before.channel_id], |r| r.get(0))?;
+    if channel_status.parse::<ChannelStatus>()? == ChannelStatus::Archived {
+        return Err(Error::Refused(
+            "the channel is archived; restore it to rename its threads".into(),
+        ));
+    }
+    if before.title == title {
+        return Ok(before);
+    }
+    super::execute_cached(
+        tx.conn(),
+        "UPDATE threads SET title = ?1 WHERE id = ?2",
+        params![title, thread],
+    )?;
+    let after = get(tx.conn(), thread)?;
+    super::channels::record_journal(
+        tx.conn(),
+        Some(before.channel_id),
+        None,
+        actor,
+        "thread.renamed",
+        &format!(
+            "thread {thread} renamed from {:?} to {title:?}",
+            before.title
+        ),
+    )?;
+    tx.emit(
+        Some(before.channel_id),
+        EventBody::ThreadUpdated {
+            thread: after.clone(),
+        },
+    )?;
+    Ok(after)
+}
+
 /// Sets each failed thread's status to follow its latest ended turn where
 /// they disagree (a thread left `failed` although a later turn completed,
 /// as versions before this one did).

@@ -45,6 +45,10 @@ export async function forgetMemory(id: number): Promise<void> {
   put(await api.post("/api/memory/{id}/forget", { path: { id } }));
 }
 
+export async function restoreMemory(id: number): Promise<void> {
+  put(await api.post("/api/memory/{id}/restore", { path: { id } }));
+}
+
 export async function pinMemory(id: number, pinned: boolean): Promise<void> {
   const item = pinned ? await api.post("/api/memory/{id}/pin", { path: { id } }) : await api.post("/api/memory/{id}/unpin", { path: { id } });
   put(item);

@@ -72,6 +72,11 @@ export async function setThreadStatus(id: number, status: "open" | "resolved" | 
   putThread(thread);
 }
 
+/** Gives a thread a new title; everyone else hears it through `thread.updated`. */
+export async function renameThread(id: number, title: string): Promise<void> {
+  putThread(await api.patch("/api/threads/{id}", { path: { id }, body: { title } }));
+}
+
 export async function stopThread(id: number): Promise<void> {
   await api.post("/api/threads/{id}/stop", { path: { id } });
 }

@@ -4,20 +4,20 @@
 
 use tokio_postgres::Row;
 
-use super::super::codec::{now, parsed, ts};
+use super::super::codec::{now, opt_ts, parsed, ts};
 use super::super::events::append;
 use super::super::failed;
 use super::recall::enqueue;
 use crate::error::{Error, Result};
 use crate::events::EventBody;
 use crate::memory::recall::ItemKey;
-use crate::model::{ChannelId, MemoryId, MemoryItem, MemoryStatus, MessageId, ThreadId};
+use crate::model::{Actor, ChannelId, MemoryId, MemoryItem, MemoryStatus, MessageId, ThreadId};
 use crate::store::postgres::prepared::Db;
 use crate::store::types::{MemoryFilter, NewMemory};
 
 const COLUMNS: &str = "m.id, m.channel_id, m.thread_id, m.kind, m.content, \
     m.source_kind, m.source_message_id, m.author_type, m.author_name, m.scope, m.status, \
-    m.superseded_by, m.confidence, m.pinned, m.created";
+    m.superseded_by, m.confidence, m.pinned, m.created, m.forgotten_by, m.forgotten_at";
 
 fn item_at(r: &Row) -> Result<MemoryItem> {
     Ok(MemoryItem {
@@ -36,6 +36,8 @@ fn item_at(r: &Row) -> Result<MemoryItem> {
         confidence: r.get(12),
         pinned: r.get::<_, i16>(13) != 0,
         created: ts(r, 14)?,
+        forgotten_by: r.get(15),
+        forgotten_at: opt_ts(r, 16)?,
     })
 }
 
@@ -143,18 +145,38 @@ pub(crate) async fn supersede(
     Ok(new)
 }
 
-/// Marks a record forgotten (and unpinned).
-pub(crate) async fn forget(tx: &impl Db, id: MemoryId) -> Result<MemoryItem> {
+/// Marks a record forgotten (and unpinned) by `by`, now.
+pub(crate) async fn forget(tx: &impl Db, id: MemoryId, by: &Actor) -> Result<MemoryItem> {
     let item = lock(tx, id).await?;
     if item.status == MemoryStatus::Forgotten {
         return Err(Error::Conflict(format!("memory {id} is already forgotten")));
     }
     tx.execute(
-        "UPDATE memory_items SET status = 'forgotten', pinned = 0 WHERE id = $1",
-        &[&id.get()],
+        "UPDATE memory_items SET status = 'forgotten', pinned = 0, forgotten_by = $2, \
+         forgotten_at = $3 WHERE id = $1",
+        &[&id.get(), &by.to_string(), &now().as_millisecond()],
     )
     .await
     .map_err(failed("forgetting a memory record"))?;
+    changed(tx, id).await
+}
+
+/// Brings a forgotten record back to current; who forgot it is cleared.
+pub(crate) async fn restore(tx: &impl Db, id: MemoryId) -> Result<MemoryItem> {
+    let item = lock(tx, id).await?;
+    if item.status != MemoryStatus::Forgotten {
+        return Err(Error::Conflict(format!(
+            "memory {id} is {}; only a forgotten record is restored",
+            item.status
+        )));
+    }
+    tx.execute(
+        "UPDATE memory_items SET status = 'current', forgotten_by = NULL, \
+         forgotten_at = NULL WHERE id = $1",
+        &[&id.get()],
+    )
+    .await
+    .map_err(failed("restoring a memory record"))?;
     changed(tx, id).await
 }
 

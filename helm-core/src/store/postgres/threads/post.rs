@@ -277,6 +277,59 @@ pub(super) async fn set_status(
     Ok(after)
 }
 
+/// See [`crate::store::ThreadStore::rename_thread`]. The channel's row is
+/// shared so it cannot be archived while the rename is written.
+pub(super) async fn rename(
+    tx: &impl Db,
+    id: ThreadId,
+    title: &str,
+    actor: &Actor,
+) -> Result<Thread> {
+    let before = lock_thread(tx, id).await?;
+    let status: String = tx
+        .query_one(
+            "SELECT status FROM channels WHERE id = $1 FOR SHARE",
+            &[&before.channel_id.get()],
+        )
+        .await
+        .map_err(failed("reading a channel"))?
+        .get(0);
+    if status.parse::<ChannelStatus>()? == ChannelStatus::Archived {
+        return Err(Error::Refused(
+            "the channel is archived; restore it to rename its threads".into(),
+        ));
+    }
+    if before.title == title {
+        return Ok(before);
+    }
+    let row = tx
+        .query_one(
+            &format!("UPDATE threads AS t SET title = $1 WHERE t.id = $2 RETURNING {THREAD}"),
+            &[&title, &id.get()],
+        )
+        .await
+        .map_err(failed("renaming a thread"))?;
+    let after = thread_at(&row)?;
+    record_journal(
+        tx,
+        Some(before.channel_id),
+        None,
+        actor,
+        "thread.renamed",
+        &format!("thread {id} renamed from {:?} to {title:?}", before.title),
+    )
+    .await?;
+    append(
+        tx,
+        Some(before.channel_id),
+        EventBody::ThreadUpdated {
+            thread: after.clone(),
+        },
+    )
+    .await?;
+    Ok(after)
+}
+
 /// When a person last wrote in a thread.
 pub(super) async fn last_human_post_at(
     c: &impl Db,

@@ -23,8 +23,12 @@ impl MemoryStore for SqliteStore {
             .await
     }
 
-    async fn forget_memory(&self, id: MemoryId) -> Result<MemoryItem> {
-        self.write(move |tx| memory::forget(tx, id)).await
+    async fn forget_memory(&self, id: MemoryId, by: Actor) -> Result<MemoryItem> {
+        self.write(move |tx| memory::forget(tx, id, &by)).await
+    }
+
+    async fn restore_memory(&self, id: MemoryId) -> Result<MemoryItem> {
+        self.write(move |tx| memory::restore(tx, id)).await
     }
 
     async fn pin_memory(&self, id: MemoryId, pinned: bool) -> Result<MemoryItem> {

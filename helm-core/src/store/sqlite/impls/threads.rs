@@ -48,6 +48,11 @@ impl ThreadStore for SqliteStore {
             .await
     }
 
+    async fn rename_thread(&self, thread: ThreadId, title: String, actor: Actor) -> Result<Thread> {
+        self.write(move |tx| threads::rename(tx, thread, &title, &actor))
+            .await
+    }
+
     async fn thread_messages(
         &self,
         thread: ThreadId,

@@ -1,7 +1,9 @@
 // The channel's memory: decisions, facts, summaries, preferences and
 // references, each with where it came from (a link to its thread). Recall
 // searches it as the agent does. Records are added by hand, edited (the new
-// text supersedes the old, which is kept), pinned, or forgotten.
+// text supersedes the old, which is kept), pinned, or forgotten: after a
+// confirmation, and only by the record's author or the channel's managers,
+// who may also restore it; a forgotten record says who forgot it.
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { describeError } from "../../api/client";
 import type { MemoryItem, MemoryKind, RecallHit } from "../../api/types";
@@ -12,9 +14,11 @@ import { Time } from "../../components/Time";
 import { plainText } from "../../lib/markdown";
 import { useRetryOnReconnect } from "../../lib/reconnect";
 import type { ChannelEntry } from "../../state/channels";
-import { addMemory, editMemory, forgetMemory, loadMemory, memoryOf, pinMemory, recall } from "../../state/memory";
+import { addMemory, editMemory, forgetMemory, loadMemory, memoryOf, pinMemory, recall, restoreMemory } from "../../state/memory";
 import { channelPath } from "../../state/router";
+import { me } from "../../state/session";
 import { toast } from "../../state/toasts";
+import { MANAGERS, useManages } from "./manages";
 
 const KINDS: { id: MemoryKind; label: string; plural: string }[] = [
   { id: "decision", label: "Decision", plural: "Decisions" },
@@ -33,6 +37,10 @@ export function Memory({ entry, recall: asked }: { entry: ChannelEntry; recall?:
   const [history, setHistory] = useState(false);
   const [error, setError] = useState<string>();
   const [editing, setEditing] = useState<MemoryItem>();
+  const [forgetting, setForgetting] = useState<MemoryItem>();
+  const manages = useManages(entry);
+  // The server decides; this only offers Forget and Restore where they will work.
+  const mayForget = (m: MemoryItem) => manages || (m.author_type === "human" && m.author_name === me.value?.name);
 
   const load = () => {
     setError(undefined);
@@ -79,16 +87,18 @@ export function Memory({ entry, recall: asked }: { entry: ChannelEntry; recall?:
       {items !== undefined && shown.length === 0 && <p class="muted">Nothing recorded here yet.</p>}
       <ul class="memory-list">
         {shown.map((m) => (
-          <MemoryRow key={m.id} item={m} channel={channel.name} onEdit={() => setEditing(m)} />
+          <MemoryRow key={m.id} item={m} channel={channel.name} mayForget={mayForget(m)} onEdit={() => setEditing(m)} onForget={() => setForgetting(m)} />
         ))}
       </ul>
       {editing && <EditDialog item={editing} onClose={() => setEditing(undefined)} />}
+      {forgetting && <ForgetDialog item={forgetting} onClose={() => setForgetting(undefined)} />}
     </div>
   );
 }
 
-function MemoryRow({ item, channel, onEdit }: { item: MemoryItem; channel: string; onEdit: () => void }) {
+function MemoryRow({ item, channel, mayForget, onEdit, onForget }: { item: MemoryItem; channel: string; mayForget: boolean; onEdit: () => void; onForget: () => void }) {
   const current = item.status === "current";
+  const forgotten = item.status === "forgotten";
   const act = async (what: () => Promise<void>, done: string) => {
     try {
       await what();
@@ -127,8 +137,29 @@ function MemoryRow({ item, channel, onEdit }: { item: MemoryItem; channel: strin
           <button type="button" class="btn btn-small btn-ghost" onClick={() => act(() => pinMemory(item.id, !item.pinned), item.pinned ? "Unpinned." : "Pinned: the agent always sees it.")}>
             <Icon name="pin" size={14} /> {item.pinned ? "Unpin" : "Pin"}
           </button>
-          <button type="button" class="btn btn-small btn-ghost" onClick={() => act(() => forgetMemory(item.id), "Forgotten: kept for the record, never recalled.")}>
-            <Icon name="trash" size={14} /> Forget
+          {mayForget && (
+            <button type="button" class="btn btn-small btn-ghost" onClick={onForget}>
+              <Icon name="trash" size={14} /> Forget
+            </button>
+          )}
+        </div>
+      )}
+      {forgotten && (
+        <p class="memory-forgotten muted small">
+          {item.forgotten_by ? `Forgotten by ${item.forgotten_by}` : "Forgotten"}
+          {item.forgotten_at && (
+            <>
+              {" · "}
+              <Time at={item.forgotten_at} />
+            </>
+          )}
+          {!mayForget && ` · its author, ${MANAGERS} may restore it`}
+        </p>
+      )}
+      {forgotten && mayForget && (
+        <div class="memory-actions">
+          <button type="button" class="btn btn-small btn-ghost" onClick={() => act(() => restoreMemory(item.id), "Restored: it is recalled again.")}>
+            <Icon name="restore" size={14} /> Restore
           </button>
         </div>
       )}
@@ -232,6 +263,41 @@ function Recall({ channel, asked }: { channel: string; asked?: string }) {
         </ol>
       )}
     </section>
+  );
+}
+
+function ForgetDialog({ item, onClose }: { item: MemoryItem; onClose: () => void }) {
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const label = LABEL[item.kind].toLowerCase();
+  const forget = async () => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await forgetMemory(item.id);
+      toast("Forgotten: kept for the record, never recalled. Restore it from “Show superseded and forgotten”.");
+      onClose();
+    } catch (err) {
+      setError(describeError(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <Dialog title={`Forget this ${label}?`} onClose={onClose} description="The agent will no longer recall it. It stays in the record, marked forgotten by you, and can be restored.">
+      <div class="stack">
+        <blockquote class="memory-quote">{item.content}</blockquote>
+        <ErrorNote error={error} />
+        <div class="actions">
+          <button type="button" class="btn btn-ghost" onClick={onClose} autoFocus>
+            Keep it
+          </button>
+          <button type="button" class="btn btn-danger" disabled={busy} onClick={forget}>
+            Forget
+          </button>
+        </div>
+      </div>
+    </Dialog>
   );
 }
 

@@ -1,5 +1,6 @@
 // The channel's sessions, open ones first: status, title, summary, when
-// they last moved. Opening one shows it beside the chat.
+// they last moved. Opening one shows it beside the chat; each can be
+// renamed, resolved or reopened here.
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { describeError } from "../../api/client";
 import type { Thread } from "../../api/types";
@@ -11,6 +12,7 @@ import type { ChannelEntry } from "../../state/channels";
 import { channelPath } from "../../state/router";
 import { channelThreadIds, loadThreads, setThreadStatus, sortedThreads } from "../../state/threads";
 import { toast } from "../../state/toasts";
+import { RenameThreadDialog } from "../chat/RenameThread";
 
 const OPEN = new Set(["open", "waiting", "failed"]);
 
@@ -50,15 +52,16 @@ export function Threads({ entry }: { entry: ChannelEntry }) {
       {loaded && shown.length === 0 && <p class="muted">No threads here yet. Start one from the chat.</p>}
       <ul class="thread-list">
         {shown.map((t) => (
-          <ThreadRow key={t.id} thread={t} channel={channel.name} />
+          <ThreadRow key={t.id} thread={t} channel={channel.name} archived={channel.status === "archived"} />
         ))}
       </ul>
     </div>
   );
 }
 
-function ThreadRow({ thread, channel }: { thread: Thread; channel: string }) {
+function ThreadRow({ thread, channel, archived }: { thread: Thread; channel: string; archived: boolean }) {
   const [busy, setBusy] = useState(false);
+  const [renaming, setRenaming] = useState(false);
   const finished = thread.status === "resolved" || thread.status === "archived";
   const change = async () => {
     setBusy(true);
@@ -84,10 +87,16 @@ function ThreadRow({ thread, channel }: { thread: Thread; channel: string }) {
       </div>
       {thread.summary && <p class="thread-row-summary">{thread.summary}</p>}
       <div class="thread-row-actions">
+        {!archived && (
+          <button type="button" class="btn btn-small btn-ghost" onClick={() => setRenaming(true)} aria-label={`Rename ${thread.title || "this thread"}`}>
+            <Icon name="edit" size={14} /> Rename
+          </button>
+        )}
         <button type="button" class="btn btn-small btn-ghost" disabled={busy} onClick={change} aria-label={`${finished ? "Reopen" : "Resolve"} ${thread.title}`}>
           {finished ? "Reopen" : "Resolve"}
         </button>
       </div>
+      {renaming && <RenameThreadDialog thread={thread} onClose={() => setRenaming(false)} />}
     </li>
   );
 }

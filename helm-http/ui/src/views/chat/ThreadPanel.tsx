@@ -1,7 +1,7 @@
 // One thread (a session), beside the feed: its whole transcript with the
 // agent's replies streaming in, tool and approval cards, Skipper's arrival
-// and hand-back; its status with Resolve / Reopen, and the tokens its turns
-// used; Stop while work runs; and a reply box. The thread's own channel
+// and hand-back; its title (Rename), its status with Resolve / Reopen, and
+// the tokens its turns used; Stop while work runs; and a reply box. The thread's own channel
 // wins over the address: a link naming another channel is replaced by the
 // thread's real one.
 import { computed } from "@preact/signals";
@@ -23,6 +23,7 @@ import { liveTurnsOf, loadThread, setThreadStatus, stopThread, threadSignal, thr
 import { toast } from "../../state/toasts";
 import { Composer } from "./Composer";
 import { MessageItem } from "./MessageItem";
+import { RenameThreadDialog } from "./RenameThread";
 
 type Row = { kind: "message"; id: number; at: number } | { kind: "escalation"; escalation: Escalation; at: number };
 
@@ -33,6 +34,7 @@ export function ThreadPanel({ entry, thread, onUpload }: { entry: ChannelEntry; 
   const [found, setFound] = useState<"yes" | "missing" | "failed">();
   const [attempt, setAttempt] = useState(0);
   const [busy, setBusy] = useState(false);
+  const [renaming, setRenaming] = useState(false);
   const channel = entry.channel;
 
   useEffect(() => {
@@ -152,6 +154,11 @@ export function ThreadPanel({ entry, thread, onUpload }: { entry: ChannelEntry; 
           )}
         </div>
         <div class="thread-actions">
+          {info && writable && channel.status !== "archived" && (
+            <button type="button" class="btn btn-small btn-ghost" onClick={() => setRenaming(true)} aria-label="Rename this thread" title="Rename this thread">
+              <Icon name="edit" size={14} /> Rename
+            </button>
+          )}
           {live.size > 0 && (
             <button type="button" class="btn btn-small btn-danger" onClick={stop}>
               <Icon name="stop" size={14} /> Stop
@@ -196,6 +203,7 @@ export function ThreadPanel({ entry, thread, onUpload }: { entry: ChannelEntry; 
           />
         </>
       )}
+      {renaming && info && <RenameThreadDialog thread={info} onClose={() => setRenaming(false)} />}
       {writable && <Composer key={`reply-${thread}`} entry={entry} thread={thread} placeholder="Reply in this thread" askByDefault={false} onUploadRequest={onUpload} />}
     </aside>
   );
