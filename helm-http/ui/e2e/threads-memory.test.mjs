@@ -74,8 +74,6 @@ test("a thread is renamed from its header and from the list, and the other page 
   const shown = await call(stack, "GET", `/api/threads/${id}`, { token });
   assert.equal(shown.json.thread.title, "Launch checklist, final");
   await screenshot(ada, "61-thread-header-renamed-desktop");
-  // On Ada's page: Nol's avatar tint fails axe's contrast check wherever
-  // her avatar shows (a palette problem of its own, not this view's).
   assert.deepEqual(await axeViolations(ada), [], "axe-core on a thread with Rename");
   await ada.getByRole("button", { name: "Close the thread" }).click();
 });
@@ -144,6 +142,23 @@ test("forgetting asks first, is offered to the author and managers, says who, an
   const all = await call(stack, "GET", "/api/channels/launch/memory?all=true", { token });
   assert.deepEqual(all.json.map((m) => m.status), ["current", "current"]);
   assert.equal(all.json.find((m) => m.id === decision.json.id).forgotten_by, null);
+});
+
+test("the Threads list: open sessions first; a resolved one goes down among the finished", async () => {
+  await nol.getByRole("link", { name: "Threads" }).click();
+  await call(stack, "POST", "/api/channels/launch/messages", { token, body: { text: "second topic: the press list" } });
+  const list = await call(stack, "GET", "/api/channels/launch/threads", { token });
+  const checklist = list.json.find((t) => t.title === "Launch checklist, final");
+  await call(stack, "PUT", `/api/threads/${checklist.id}/status`, { token, body: { status: "resolved" } });
+  const titles = () => nol.locator(".thread-list a.thread-title, .thread-list li a").allInnerTexts();
+  await waitFor("the resolved thread below the open one", async () => {
+    const shown = (await titles()).join("\n");
+    const open = shown.indexOf("second topic");
+    const done = shown.indexOf("Launch checklist, final");
+    return open >= 0 && done > open;
+  });
+  // Nol's own page, her avatar in it: every tint is dark enough for its white initials.
+  assert.deepEqual(await axeViolations(nol), [], "axe-core on a member's Threads list");
 });
 
 test("no console errors", () => {

@@ -132,7 +132,21 @@ async fn the_agent_calls_skipper_who_reads_another_channel_and_hands_back() -> a
         .filter(|m| !m.content.is_empty())
         .map(|m| m.content.clone())
         .collect();
-    let seen: Vec<&str> = skipper_request.messages.iter().map(text_of).collect();
+    let all: Vec<&str> = skipper_request.messages.iter().map(text_of).collect();
+    // Before the agent's reply, Skipper is told what its tools did (here,
+    // the call that summoned it); the rest is the thread, message by message.
+    let note = "[helm] The tool calls behind the next reply";
+    let at = all
+        .iter()
+        .position(|m| m.starts_with(note))
+        .ok_or_else(|| anyhow::anyhow!("no tool note in {all:?}"))?;
+    assert!(
+        all[at].contains("call_skipper I need #finance's decision"),
+        "{}",
+        all[at]
+    );
+    assert!(all[at + 1].contains("I asked @skipper"), "{all:?}");
+    let seen: Vec<&str> = all.into_iter().filter(|m| !m.starts_with(note)).collect();
     assert_eq!(
         seen.len(),
         upto.len(),

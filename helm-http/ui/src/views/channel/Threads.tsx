@@ -30,7 +30,11 @@ export function Threads({ entry }: { entry: ChannelEntry }) {
   useEffect(load, [channel.id]);
   useRetryOnReconnect(error !== undefined, load);
 
-  const shown = list.filter((t) => filter === "all" || (filter === "open" ? OPEN.has(t.status) : !OPEN.has(t.status)));
+  // Open sessions first (the work still going), each group by its last move:
+  // resolving a thread sends it down among the finished, not to the top.
+  const shown = list
+    .filter((t) => filter === "all" || (filter === "open" ? OPEN.has(t.status) : !OPEN.has(t.status)))
+    .sort((a, b) => Number(OPEN.has(b.status)) - Number(OPEN.has(a.status)));
   const open = list.filter((t) => OPEN.has(t.status)).length;
 
   return (
