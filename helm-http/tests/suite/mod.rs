@@ -25,6 +25,7 @@ mod promises_restart;
 mod promises_skipper;
 mod reading;
 mod retry;
+mod roles_and_access;
 mod security;
 // Where build.rs applies the start-up layout, and only there.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]

@@ -24,6 +24,9 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (12, include_str!("migrations/012_embed_long_texts.sql")),
     (13, include_str!("migrations/013_words_stemmed.sql")),
     (14, include_str!("migrations/014_events_by_kind.sql")),
+    // 15 is reserved for another change; it must land before any database
+    // applies 16, since versions above the highest applied are the ones run.
+    (16, include_str!("migrations/016_deactivated_people.sql")),
 ];
 
 /// The advisory lock key migrations hold ("helm" in ASCII).
