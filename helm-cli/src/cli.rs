@@ -380,8 +380,27 @@ pub enum UserCommand {
         #[arg(long = "password-env", value_name = "VAR")]
         password_env: Option<String>,
     },
-    /// List people.
+    /// List people (deactivated ones marked so).
     List,
+    /// Make a person an admin or a member (the Captain only).
+    SetRole {
+        /// Their user name.
+        name: String,
+        /// The new role.
+        #[arg(value_parser = ["member", "admin"])]
+        role: String,
+    },
+    /// Deactivate a person: they cannot sign in, and their sessions and API
+    /// tokens stop working at once; what they wrote stays.
+    Deactivate {
+        /// Their user name.
+        name: String,
+    },
+    /// Reactivate a deactivated person.
+    Reactivate {
+        /// Their user name.
+        name: String,
+    },
 }
 
 #[derive(Debug, Args)]

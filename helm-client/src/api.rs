@@ -5,11 +5,11 @@ use helm_core::memory::import::ImportReport;
 use helm_core::memory::recall::{RecallHit, RecallQuery};
 use helm_core::model::{
     MemoryId, MemoryItem, Message, ModelChoice, ResolvedModel, Role, Thread, ThreadId,
-    ThreadStatus, ToolAction, Turn, User,
+    ThreadStatus, ToolAction, Turn, User, UserId,
 };
 use helm_core::provider::ProviderConfig;
 use helm_core::store::{ChannelRecord, MemoryFilter};
-use helm_core::{MemoryNote, NewChannel, PostedMessage};
+use helm_core::{MemoryNote, NewChannel, PersonChange, PostedMessage};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -520,6 +520,24 @@ impl Client {
     /// Everyone.
     pub async fn users(&self) -> Result<Vec<User>> {
         self.get("/api/users").await
+    }
+
+    /// Changes a person's role and/or whether they are active
+    /// (`PATCH /api/users/{id}`).
+    pub async fn change_person(&self, user: UserId, change: PersonChange) -> Result<User> {
+        let mut body = serde_json::Map::new();
+        if let Some(role) = change.role {
+            body.insert("role".into(), json!(role.as_str()));
+        }
+        if let Some(active) = change.active {
+            body.insert("active".into(), json!(active));
+        }
+        self.call(
+            reqwest::Method::PATCH,
+            &format!("/api/users/{}", user.0),
+            Some(Value::Object(body)),
+        )
+        .await
     }
 
     /// The person the token acts as.

@@ -92,6 +92,12 @@ pub enum Error {
     #[error("{0}")]
     Unauthenticated(String),
 
+    /// The credential is right but its person is deactivated: they cannot
+    /// sign in, and their sessions and tokens are refused until the Captain
+    /// or an admin reactivates them.
+    #[error("{0}")]
+    Deactivated(String),
+
     /// A channel's computer lives on another host and cannot be used now:
     /// its server is down or unreachable, refused Helm's key, or lost a
     /// command. The message names the server and what went wrong.
@@ -276,7 +282,7 @@ impl Error {
             Error::Conflict(_) | Error::ModelUnavailable(_) => ErrorKind::Conflict,
             Error::Refused(_) | Error::ConfirmationRequired { .. } => ErrorKind::Refused,
             Error::Forbidden(_) => ErrorKind::Forbidden,
-            Error::Unauthenticated(_) => ErrorKind::Unauthenticated,
+            Error::Unauthenticated(_) | Error::Deactivated(_) => ErrorKind::Unauthenticated,
             Error::NotInitialized(_)
             | Error::Busy(_)
             | Error::Served { .. }
@@ -302,6 +308,7 @@ impl Error {
             Error::ModelUnavailable(_) => "model_unavailable",
             Error::Forbidden(_) => "forbidden",
             Error::Unauthenticated(_) => "unauthenticated",
+            Error::Deactivated(_) => "deactivated",
             Error::NotInitialized(_) => "not_initialized",
             Error::Busy(_) | Error::Served { .. } => "busy",
             Error::ComputerUnreachable(_) => "computer_unreachable",

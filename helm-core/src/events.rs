@@ -235,6 +235,14 @@ pub enum EventBody {
         /// The workspace as it is now.
         workspace: crate::model::Workspace,
     },
+    /// A person's role changed, or they were deactivated or reactivated.
+    /// Everyone hears it (the people list is everyone's); a deactivated
+    /// person's own event streams end when they hear it.
+    #[serde(rename = "user.updated")]
+    UserUpdated {
+        /// The person as they are now.
+        user: crate::model::User,
+    },
     /// A person read a channel up to a message. Only that person hears it
     /// (their other tabs and devices clear the channel's unread count).
     #[serde(rename = "channel.read")]
@@ -304,6 +312,7 @@ impl EventBody {
             EventBody::EscalationChanged { .. } => "escalation.changed",
             EventBody::ApprovalChanged { .. } => "approval.changed",
             EventBody::WorkspaceUpdated { .. } => "workspace.updated",
+            EventBody::UserUpdated { .. } => "user.updated",
             EventBody::ChannelRead { .. } => "channel.read",
             EventBody::MentionCreated { .. } => "mention.created",
         }

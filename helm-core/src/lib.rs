@@ -52,6 +52,6 @@ pub use helm::{
     AccountRequest, Audience, ComputerPlacement, ComputerPorts, Conversation, ConversationUpdate,
     Helm, HelmOptions, InitOptions, InitReport, MAX_INSTRUCTIONS, MAX_INVITE_TTL, MAX_NOTE_BYTES,
     MAX_THREAD_TITLE, MAX_TITLE_CHARS, MAX_WORKSPACE_NAME, MemoryNote, NOTES_DIR, NewChannel,
-    NewNote, NodeOptions, OtherNode, PostedMessage, RESCAN_AUTHOR, Status,
+    NewNote, NodeOptions, OtherNode, PersonChange, PostedMessage, RESCAN_AUTHOR, Status,
 };
 pub use runtime::{ModelCheck, ProviderModels, RuntimeOptions, Verification};

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use helm_core::model::{Role, Visibility};
 use helm_core::provider::{ApiKeyRef, ProviderConfig, ProviderKind};
-use helm_core::{ErrorKind, NewChannel};
+use helm_core::{ErrorKind, NewChannel, PersonChange};
 use pyo3::prelude::*;
 
 use crate::backend::{Connected, Embedded, OpenOptions, SharedBackend};
@@ -118,6 +118,14 @@ fn new_channel(
 
 fn role(raw: &str) -> Result<Role> {
     Ok(raw.parse::<Role>()?)
+}
+
+/// Deactivating (`false`) or reactivating (`true`).
+fn access(active: bool) -> PersonChange {
+    PersonChange {
+        role: None,
+        active: Some(active),
+    }
 }
 
 /// A workspace, with blocking calls: each waits with the GIL released, and
@@ -281,6 +289,26 @@ impl Helm {
         })
     }
 
+    /// Makes a person an admin or a member (the Captain only).
+    fn set_role(&self, py: Python<'_>, name: String, role: &str) -> PyResult<User> {
+        let change = PersonChange {
+            role: Some(self::role(role).map_err(crate::errors::to_py)?),
+            active: None,
+        };
+        self.change_person(py, name, change)
+    }
+
+    /// Deactivates a person: they cannot sign in, and their sessions and
+    /// API tokens stop working at once; what they wrote stays.
+    fn deactivate_user(&self, py: Python<'_>, name: String) -> PyResult<User> {
+        self.change_person(py, name, access(false))
+    }
+
+    /// Reactivates a deactivated person.
+    fn reactivate_user(&self, py: Python<'_>, name: String) -> PyResult<User> {
+        self.change_person(py, name, access(true))
+    }
+
     /// Lets go of the workspace: an embedded one stops driving turns (the
     /// running ones finish first; one waiting on an approval is stopped)
     /// and releases the data directory.
@@ -311,6 +339,27 @@ impl Helm {
     /// The shared core (the benchmark reaches the facade through it).
     pub fn core(&self) -> &HelmCore {
         &self.core
+    }
+
+    fn change_person(&self, py: Python<'_>, name: String, change: PersonChange) -> PyResult<User> {
+        let backend = self.core.backend.clone();
+        blocking(py, async move {
+            backend.change_person(&name, change).await.map(User::from)
+        })
+    }
+}
+
+impl AsyncHelm {
+    fn change_person<'py>(
+        &self,
+        py: Python<'py>,
+        name: String,
+        change: PersonChange,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let backend = self.core.backend.clone();
+        awaitable(py, async move {
+            backend.change_person(&name, change).await.map(User::from)
+        })
     }
 }
 
@@ -477,6 +526,30 @@ impl AsyncHelm {
         awaitable(py, async move {
             backend.add_user(&name, role).await.map(User::from)
         })
+    }
+
+    /// Makes a person an admin or a member (see `Helm.set_role`).
+    fn set_role<'py>(
+        &self,
+        py: Python<'py>,
+        name: String,
+        role: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let change = PersonChange {
+            role: Some(self::role(role).map_err(crate::errors::to_py)?),
+            active: None,
+        };
+        self.change_person(py, name, change)
+    }
+
+    /// Deactivates a person (see `Helm.deactivate_user`).
+    fn deactivate_user<'py>(&self, py: Python<'py>, name: String) -> PyResult<Bound<'py, PyAny>> {
+        self.change_person(py, name, access(false))
+    }
+
+    /// Reactivates a deactivated person.
+    fn reactivate_user<'py>(&self, py: Python<'py>, name: String) -> PyResult<Bound<'py, PyAny>> {
+        self.change_person(py, name, access(true))
     }
 
     /// Lets go of the workspace (see `Helm.close`).

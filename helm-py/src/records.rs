@@ -21,6 +21,8 @@ pub struct User {
     pub display_name: String,
     /// `captain`, `admin` or `member`.
     pub role: String,
+    /// False once they are deactivated (they cannot sign in or act).
+    pub active: bool,
 }
 
 #[pymethods]
@@ -37,6 +39,7 @@ impl From<m::User> for User {
             name: u.name,
             display_name: u.display_name,
             role: u.role.as_str().to_string(),
+            active: u.deactivated.is_none(),
         }
     }
 }

@@ -16,7 +16,7 @@ use helm_core::model::{
 };
 use helm_core::provider::ProviderConfig;
 use helm_core::store::{ChannelFilter, ChannelRecord, MemoryFilter, PolicyScope};
-use helm_core::{Helm, HelmOptions, MemoryNote, NewChannel, NewNote, PostedMessage};
+use helm_core::{Helm, HelmOptions, MemoryNote, NewChannel, NewNote, PersonChange, PostedMessage};
 
 use super::{Backend, ChannelDetail, EventSource, Imported, Progress, StatusView, ThreadView};
 
@@ -63,6 +63,13 @@ impl Local {
             Some(name) => helm.user(name).await?,
             None => helm.captain().await?,
         };
+        if !actor.is_active() {
+            return Err(helm_core::Error::Forbidden(format!(
+                "@{} is deactivated and cannot act; reactivate them first",
+                actor.name
+            ))
+            .into());
+        }
         Ok(Local {
             helm,
             actor,
@@ -506,6 +513,14 @@ impl Backend for Local {
 
     async fn users(&self) -> anyhow::Result<Vec<User>> {
         Ok(self.helm.users().await?)
+    }
+
+    async fn change_person(&self, name: &str, change: PersonChange) -> anyhow::Result<User> {
+        let user = self.helm.user(name).await?;
+        Ok(self
+            .helm
+            .change_person(&self.actor, user.id, change)
+            .await?)
     }
 
     async fn drive_turns(&self) -> anyhow::Result<()> {

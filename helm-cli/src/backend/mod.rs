@@ -21,7 +21,7 @@ use helm_core::model::{
 };
 use helm_core::provider::ProviderConfig;
 use helm_core::store::{ChannelRecord, MemoryFilter};
-use helm_core::{MemoryNote, NewChannel, NewNote, PostedMessage};
+use helm_core::{MemoryNote, NewChannel, NewNote, PersonChange, PostedMessage};
 
 pub use helm_client::{ChannelDetail, StatusView, ThreadView};
 pub use local::Local;
@@ -245,6 +245,8 @@ pub trait Backend: Send + Sync {
     ) -> anyhow::Result<User>;
     /// Everyone.
     async fn users(&self) -> anyhow::Result<Vec<User>>;
+    /// Changes a person's role and/or whether they are active, by name.
+    async fn change_person(&self, name: &str, change: PersonChange) -> anyhow::Result<User>;
     /// Makes sure someone will run the turns a post admits: a local backend
     /// starts driving them here; a server already does.
     async fn drive_turns(&self) -> anyhow::Result<()>;

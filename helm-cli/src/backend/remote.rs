@@ -14,7 +14,7 @@ use helm_core::model::{
 };
 use helm_core::provider::ProviderConfig;
 use helm_core::store::{ChannelRecord, MemoryFilter};
-use helm_core::{MemoryNote, NewChannel, NewNote, PostedMessage};
+use helm_core::{MemoryNote, NewChannel, NewNote, PersonChange, PostedMessage};
 
 use super::{Backend, ChannelDetail, EventSource, Imported, Progress, StatusView, ThreadView};
 
@@ -271,6 +271,15 @@ impl Backend for Remote {
 
     async fn users(&self) -> anyhow::Result<Vec<User>> {
         Ok(self.client.users().await?)
+    }
+
+    async fn change_person(&self, name: &str, change: PersonChange) -> anyhow::Result<User> {
+        let users = self.client.users().await?;
+        let user = users
+            .iter()
+            .find(|u| u.name == name)
+            .ok_or_else(|| helm_core::Error::not_found("user", name))?;
+        Ok(self.client.change_person(user.id, change).await?)
     }
 
     async fn import_history(

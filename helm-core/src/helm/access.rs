@@ -170,6 +170,7 @@ impl Audience {
                 | EventBody::ChannelDeleted { .. }
                 | EventBody::ChannelMemberAdded { .. }
                 | EventBody::ChannelMemberRemoved { .. }
+                | EventBody::UserUpdated { .. }
         )
     }
 }

@@ -90,6 +90,17 @@ fn wrong_credentials() -> Error {
     Error::Unauthenticated("wrong name or password".into())
 }
 
+/// Refuses a deactivated person, whichever credential they hold.
+fn refuse_deactivated(user: &User) -> Result<()> {
+    if user.is_active() {
+        return Ok(());
+    }
+    Err(Error::Deactivated(format!(
+        "the account @{} is deactivated; ask the Captain or an admin to reactivate it",
+        user.name
+    )))
+}
+
 impl Helm {
     /// Whether first-run setup still has to name the Captain and set their
     /// password.
@@ -138,6 +149,8 @@ impl Helm {
         let matches = verify_blocking(password.to_string(), stored).await?;
         match user {
             Some(user) if matches => {
+                // Said only to someone who knows the password.
+                refuse_deactivated(&user)?;
                 let session = self.start_session(&user, ttl).await?;
                 tracing::info!(user = %user.name, "signed in");
                 Ok((user, session))
@@ -149,6 +162,7 @@ impl Helm {
     /// Opens a session for a person who just proved who they are (signed in,
     /// finished setup, accepted an invitation).
     pub async fn start_session(&self, user: &User, ttl: Duration) -> Result<Issued<Session>> {
+        refuse_deactivated(user)?;
         let secret = secret::generate(secret::SESSION_PREFIX)?;
         let record = self
             .inner
@@ -164,6 +178,7 @@ impl Helm {
         if secret::looks_like(presented, secret::SESSION_PREFIX)
             && let Some((session, user)) = store.session_user(&secret::digest(presented)).await?
         {
+            refuse_deactivated(&user)?;
             return Ok(Principal {
                 user,
                 via: Credential::Session(session.id),
@@ -172,6 +187,7 @@ impl Helm {
         if secret::looks_like(presented, secret::TOKEN_PREFIX)
             && let Some((token, user)) = store.api_token_user(&secret::digest(presented)).await?
         {
+            refuse_deactivated(&user)?;
             return Ok(Principal {
                 user,
                 via: Credential::Token(token.id),

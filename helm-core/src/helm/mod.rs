@@ -18,6 +18,7 @@ mod memory;
 mod nodes;
 mod notes;
 mod ot_keys;
+mod people;
 mod per_channel;
 mod placement;
 mod providers;
@@ -47,6 +48,7 @@ pub(crate) use mcp::{
 pub use memory::MemoryNote;
 pub use nodes::{NodeOptions, OtherNode};
 pub use notes::{MAX_NOTE_BYTES, MAX_TITLE_CHARS, NOTES_DIR, NewNote};
+pub use people::PersonChange;
 pub use placement::ComputerPlacement;
 pub use reading::MAX_WORKSPACE_NAME;
 pub use status::Status;

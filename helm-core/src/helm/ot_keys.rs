@@ -100,6 +100,10 @@ impl Helm {
             .keyed_channel(channel, |r| r.channel.id == key.channel_id, refused)
             .await?;
         let user = self.inner.store.user(key.created_by).await?;
+        if !user.is_active() {
+            // Its maker was deactivated: the key acts for no one.
+            return Err(refused());
+        }
         match self
             .computer_channel(&user, &ChannelRef::Id(record.channel.id))
             .await

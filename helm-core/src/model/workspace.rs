@@ -51,6 +51,18 @@ pub struct User {
     pub role: Role,
     /// When the user was added.
     pub created: Timestamp,
+    /// When they were deactivated, if they are: a deactivated person cannot
+    /// sign in and their sessions and API tokens are refused, while what
+    /// they wrote stays under their name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deactivated: Option<Timestamp>,
+}
+
+impl User {
+    /// Whether they may sign in and act (not deactivated).
+    pub fn is_active(&self) -> bool {
+        self.deactivated.is_none()
+    }
 }
 
 /// Checks a user name: 1 to 32 characters of lowercase letters, digits, `-`,

@@ -37,7 +37,7 @@ pub use types::{
     Escalated, InviteAcceptance, JournalEntry, LeaseRenewal, MemoryFilter, NewAgent, NewApiToken,
     NewApproval, NewEscalation, NewInvite, NewMemory, NewOtKey, NewPost, NewThreadSummary,
     NewToolAction, NewUser, NodeAddress, NodeRecord, PolicyScope, Posted, Repaired, Resume,
-    StoreStats, ThreadTail, ToolActionOutcome, TurnFinish, WorldHook, message_tokens,
+    StoreStats, ThreadTail, ToolActionOutcome, TurnFinish, UserChange, WorldHook, message_tokens,
 };
 
 /// Durable state of one workspace, and its event log: every area trait at

@@ -464,6 +464,21 @@ pub fn message_tokens(message: &Message) -> usize {
     (message.content.len() + message.author.display_len() + 2).div_ceil(4) + 12
 }
 
+/// A change to a person's standing in the workspace, made in one
+/// transaction: a new role, deactivation or reactivation, or both. The
+/// facade decides who may make it; the store keeps the Captain's standing
+/// fixed whoever asks.
+#[derive(Debug, Clone)]
+pub struct UserChange {
+    /// A new role (`Admin` or `Member`; never `Captain`).
+    pub role: Option<Role>,
+    /// `Some(false)` deactivates (and ends their sessions), `Some(true)`
+    /// reactivates.
+    pub active: Option<bool>,
+    /// Who made the change, for the journal.
+    pub by: crate::model::Actor,
+}
+
 /// First-run setup: the Captain's chosen name, display name and password.
 #[derive(Debug, Clone)]
 pub struct CaptainSetup {

@@ -208,6 +208,11 @@ const EVENT_TYPES: &[EventType] = &[
         &[("workspace", Field::Named("Workspace"))],
     ),
     (
+        "user.updated",
+        "A person's role changed, or they were deactivated or reactivated.",
+        &[("user", Field::Named("User"))],
+    ),
+    (
         "channel.read",
         "The caller read the channel up to a message (sent only to them).",
         &[("user_id", Field::Integer), ("message_id", Field::Integer)],

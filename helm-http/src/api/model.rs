@@ -388,6 +388,11 @@ pub struct User {
     pub role: Role,
     /// When they joined.
     pub created: Timestamp,
+    /// When they were deactivated; absent while they are active. A
+    /// deactivated person cannot sign in, and their sessions and API tokens
+    /// are refused.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deactivated: Option<Timestamp>,
 }
 
 impl From<m::User> for User {
@@ -398,6 +403,7 @@ impl From<m::User> for User {
             display_name: u.display_name,
             role: u.role.into(),
             created: u.created,
+            deactivated: u.deactivated,
         }
     }
 }

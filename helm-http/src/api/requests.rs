@@ -43,6 +43,34 @@ pub struct PasswordRequest {
     pub password: String,
 }
 
+/// Changing one's own password.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OwnPasswordRequest {
+    /// The new password: at least 10 characters, at most 1024 bytes.
+    pub password: String,
+    /// The current password. When given, it must match (`422` otherwise);
+    /// the web UI always asks for it.
+    #[serde(default)]
+    pub current_password: Option<String>,
+}
+
+/// Changing a person: their role, whether they are active, or both (checked
+/// together, applied together).
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UserChangeRequest {
+    /// `admin` or `member` (the Captain only; the Captain's own never
+    /// changes).
+    #[serde(default)]
+    pub role: Option<String>,
+    /// `false` deactivates (sessions end, API tokens are refused), `true`
+    /// reactivates. The Captain and admins, for members; only the Captain,
+    /// for admins; never the Captain, never oneself.
+    #[serde(default)]
+    pub active: Option<bool>,
+}
+
 /// Adding a person directly (people usually join by invitation).
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]

@@ -242,6 +242,16 @@ impl Stream {
         stall: Duration,
     ) -> Result<(), Control> {
         let mut visible = self.audience.may_see(event);
+        if let helm_core::events::EventBody::UserUpdated { user } = &event.body
+            && user.id == self.caller.user.id
+        {
+            // Their own role or access changed: a deactivated person's
+            // stream ends now, and a new role sees what it may from here.
+            if !user.is_active() {
+                return Err(Control::Close(CLOSE_SIGNED_OUT, "deactivated"));
+            }
+            self.caller.user = user.clone();
+        }
         if Audience::changes_with(event) {
             match self.state.helm.audience(&self.caller.user).await {
                 Ok(fresh) => self.audience = fresh,

@@ -13,7 +13,7 @@ use helm_core::model::User;
 
 use super::{ReadErrors, WriteErrors};
 use crate::api::{
-    LoginRequest, Me, PasswordRequest, SessionInfo, SessionState, SetupRequest, SetupStatus,
+    LoginRequest, Me, OwnPasswordRequest, SessionInfo, SessionState, SetupRequest, SetupStatus,
 };
 use crate::caller::{Caller, clear_cookie, client_ip, same_origin, session_cookie};
 use crate::error::{ApiError, ApiResult};
@@ -205,18 +205,35 @@ async fn session_state(caller: Result<Caller, ApiError>) -> ApiResult<Json<Sessi
     }
 }
 
-/// Sets the caller's own password.
+/// Sets the caller's own password. With `current_password` (as the web UI
+/// sends), the current one must match: `422` otherwise, and each attempt
+/// counts against the address like a sign-in.
 #[utoipa::path(put, path = "/api/auth/password", tag = "auth",
-    request_body = PasswordRequest,
+    request_body = OwnPasswordRequest,
     responses((status = 204, description = "Password set"), WriteErrors))]
 async fn set_password(
     State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
     caller: Caller,
-    Body(request): Body<PasswordRequest>,
+    Body(request): Body<OwnPasswordRequest>,
 ) -> ApiResult<StatusCode> {
-    state
-        .helm
-        .set_password(&caller.user, caller.user.id, &request.password)
-        .await?;
+    match &request.current_password {
+        Some(current) => {
+            state
+                .limiter
+                .attempt_from(&ip)
+                .map_err(ApiError::rate_limited)?;
+            state
+                .helm
+                .change_own_password(&caller.user, current, &request.password)
+                .await?;
+        }
+        None => {
+            state
+                .helm
+                .set_password(&caller.user, caller.user.id, &request.password)
+                .await?;
+        }
+    }
     Ok(StatusCode::NO_CONTENT)
 }

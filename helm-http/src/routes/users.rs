@@ -7,14 +7,14 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use helm_core::AccountRequest;
 use helm_core::model::{Role, UserId};
+use helm_core::{AccountRequest, PersonChange};
 
 use super::session::ClientIp;
 use super::{ReadErrors, WriteErrors, created, path_id};
 use crate::api::{
     AcceptInviteRequest, CheckInviteRequest, Invite, IssuedInvite, NewInviteRequest,
-    NewUserRequest, PasswordRequest, SessionInfo, User, ValidInvite,
+    NewUserRequest, PasswordRequest, SessionInfo, User, UserChangeRequest, ValidInvite,
 };
 use crate::caller::{Caller, session_cookie};
 use crate::error::{ApiError, ApiResult};
@@ -24,6 +24,7 @@ use crate::state::AppState;
 pub fn routes() -> Api {
     Api::new()
         .routes(handlers!(list_users, add_user))
+        .routes(handlers!(change_user))
         .routes(handlers!(give_password))
         .routes(handlers!(list_invites, create_invite))
         .routes(handlers!(revoke_invite))
@@ -90,6 +91,42 @@ async fn add_user(
             .await?;
     }
     Ok(created(user.into()))
+}
+
+/// Changes a person's role (`admin` or `member`: the Captain only) and/or
+/// whether they are active (`false` deactivates: their sessions end and
+/// their API tokens are refused at once; `true` reactivates). The Captain
+/// and admins deactivate members, only the Captain admins; the Captain's
+/// role and access never change (`409`), and nobody deactivates themselves
+/// (`409`).
+#[utoipa::path(patch, path = "/api/users/{id}", tag = "users",
+    params(("id" = i64, Path, description = "The person's id")),
+    request_body = UserChangeRequest,
+    responses((status = 200, description = "The person as they are now", body = User), WriteErrors))]
+async fn change_user(
+    State(state): State<AppState>,
+    caller: Caller,
+    PathParams(id): PathParams<i64>,
+    Body(request): Body<UserChangeRequest>,
+) -> ApiResult<Json<User>> {
+    let id: UserId = path_id(id)?;
+    let role = request
+        .role
+        .as_deref()
+        .map(str::parse::<Role>)
+        .transpose()?;
+    let user = state
+        .helm
+        .change_person(
+            &caller.user,
+            id,
+            PersonChange {
+                role,
+                active: request.active,
+            },
+        )
+        .await?;
+    Ok(Json(user.into()))
 }
 
 /// Gives a first password to an account that has none (Captain and admins),

@@ -210,6 +210,18 @@ fn rows() -> Vec<Row> {
             [401, 403, 403, 403, 201],
         ),
         row(
+            M::PATCH,
+            "/api/users/{nol}",
+            Some(json!({"active": false})),
+            [401, 403, 403, 200, 200],
+        ),
+        row(
+            M::PATCH,
+            "/api/users/{nol}",
+            Some(json!({"role": "admin"})),
+            [401, 403, 403, 403, 200],
+        ),
+        row(
             M::PUT,
             "/api/users/{nol}/password",
             Some(json!({"password": "another long password"})),

@@ -25,6 +25,7 @@ mod promises_restart;
 mod promises_skipper;
 mod reading;
 mod retry;
+mod roles_and_access;
 mod security;
 mod threads_memory;
 // Where build.rs applies the start-up layout, and only there.

@@ -18,7 +18,7 @@ use helm_core::model::{
 use helm_core::provider::{Provider, ProviderConfig};
 use helm_core::store::{ChannelRecord, MemoryFilter};
 use helm_core::tool::Tool;
-use helm_core::{MemoryNote, NewChannel, NewNote, PostedMessage};
+use helm_core::{MemoryNote, NewChannel, NewNote, PersonChange, PostedMessage};
 
 use super::embedded::MAX_READ;
 use super::{Backend, EventFeed, MemoryChange, RunRequest};
@@ -325,6 +325,15 @@ impl Backend for Connected {
 
     async fn add_user(&self, name: &str, role: Role) -> Result<User> {
         self.client.add_user(name, role, None).await
+    }
+
+    async fn change_person(&self, name: &str, change: PersonChange) -> Result<User> {
+        let users = self.client.users().await?;
+        let user = users
+            .iter()
+            .find(|u| u.name == name)
+            .ok_or_else(|| helm_core::Error::not_found("user", name))?;
+        self.client.change_person(user.id, change).await
     }
 
     async fn drive_turns(&self) -> Result<()> {

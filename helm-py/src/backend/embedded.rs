@@ -22,11 +22,24 @@ use helm_core::provider::{Provider, ProviderConfig};
 use helm_core::store::{ChannelFilter, ChannelRecord, MemoryFilter, PolicyScope};
 use helm_core::tool::Tool;
 use helm_core::{
-    ErrorKind, Helm, HelmOptions, InitOptions, MemoryNote, NewChannel, NewNote, PostedMessage,
+    ErrorKind, Helm, HelmOptions, InitOptions, MemoryNote, NewChannel, NewNote, PersonChange,
+    PostedMessage,
 };
 
 use super::{Backend, EventFeed, MemoryChange, RunRequest};
 use crate::errors::{Result, failure};
+
+/// A deactivated person cannot act here either.
+fn refuse_deactivated(actor: &User) -> Result<()> {
+    if actor.is_active() {
+        return Ok(());
+    }
+    Err(helm_core::Error::Forbidden(format!(
+        "@{} is deactivated and cannot act; reactivate them first",
+        actor.name
+    ))
+    .into())
+}
 
 /// The largest file `files.read` returns whole (a larger one is refused
 /// rather than cut, so a script never mistakes a prefix for the file).
@@ -82,6 +95,7 @@ impl Embedded {
             Some(name) => helm.user(name).await?,
             None => helm.captain().await?,
         };
+        refuse_deactivated(&actor)?;
         Ok(Embedded {
             helm,
             actor,
@@ -93,6 +107,7 @@ impl Embedded {
     /// The same workspace, acting as another person.
     pub async fn as_user(&self, name: &str) -> Result<Self> {
         let actor = self.open_helm()?.user(name).await?;
+        refuse_deactivated(&actor)?;
         Ok(Embedded {
             helm: self.helm.clone(),
             actor,
@@ -527,6 +542,12 @@ impl Backend for Embedded {
 
     async fn add_user(&self, name: &str, role: Role) -> Result<User> {
         Ok(self.open_helm()?.add_user(&self.actor, name, role).await?)
+    }
+
+    async fn change_person(&self, name: &str, change: PersonChange) -> Result<User> {
+        let helm = self.open_helm()?;
+        let user = helm.user(name).await?;
+        Ok(helm.change_person(&self.actor, user.id, change).await?)
     }
 
     async fn drive_turns(&self) -> Result<()> {

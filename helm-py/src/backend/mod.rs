@@ -25,7 +25,7 @@ use helm_core::model::{
 use helm_core::provider::{Provider, ProviderConfig};
 use helm_core::store::{ChannelRecord, MemoryFilter};
 use helm_core::tool::Tool;
-use helm_core::{MemoryNote, NewChannel, NewNote, PostedMessage};
+use helm_core::{MemoryNote, NewChannel, NewNote, PersonChange, PostedMessage};
 
 pub use connected::Connected;
 pub use embedded::{Embedded, OpenOptions};
@@ -176,6 +176,8 @@ pub trait Backend: Send + Sync {
     async fn decide(&self, id: i64, approve: bool, note: Option<String>) -> Result<Approval>;
     /// Adds a person to the workspace.
     async fn add_user(&self, name: &str, role: Role) -> Result<User>;
+    /// Changes a person's role and/or whether they are active, by name.
+    async fn change_person(&self, name: &str, change: PersonChange) -> Result<User>;
 
     /// Makes sure someone runs the turns a post admits: embedded, this
     /// process starts driving them; a server already does.

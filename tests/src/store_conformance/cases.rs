@@ -14,7 +14,7 @@ use helm_core::model::{
 };
 use helm_core::store::{
     AuditRecord, ChannelFilter, InviteAcceptance, MemoryFilter, NewAgent, NewApiToken, NewInvite,
-    NewMemory, NodeAddress, NodeRecord, PolicyScope, TurnFinish, message_tokens,
+    NewMemory, NodeAddress, NodeRecord, PolicyScope, TurnFinish, UserChange, message_tokens,
 };
 
 use helm_core::provider::Usage;
@@ -956,6 +956,165 @@ pub async fn invites_and_tokens_work_once(s: &Subject) -> anyhow::Result<()> {
     ensure!(
         f.store.api_tokens(newcomer.id).await?.len() == 1,
         "kept on the record"
+    );
+    Ok(())
+}
+
+/// A person's role changes and they are deactivated and reactivated in one
+/// write each, journaled and announced; a deactivated person's sessions end,
+/// their tokens and listing show it, and the Captain's standing never
+/// changes.
+pub async fn roles_and_deactivation_are_kept(s: &Subject) -> anyhow::Result<()> {
+    let f = Fixture::new(s.store.as_ref()).await?;
+    let ada = f.member("ada").await?;
+    ensure!(ada.is_active() && ada.deactivated.is_none());
+    let change = |role: Option<Role>, active: Option<bool>| UserChange {
+        role,
+        active,
+        by: f.actor(),
+    };
+    let seq_before = f.store.event_head().await?;
+
+    let admin = f
+        .store
+        .update_user(ada.id, change(Some(Role::Admin), None))
+        .await?;
+    ensure!(admin.role == Role::Admin && admin.is_active());
+    ensure!(f.store.user(ada.id).await?.role == Role::Admin);
+
+    let expires = jiff::Timestamp::now() + jiff::SignedDuration::from_hours(1);
+    f.store
+        .insert_session(ada.id, "ada-session".into(), expires)
+        .await?;
+    f.store
+        .insert_api_token(NewApiToken {
+            user_id: ada.id,
+            name: "ci".into(),
+            secret_hash: "ada-token".into(),
+            prefix: "helm_ada".into(),
+            expires: None,
+        })
+        .await?;
+    let off = f
+        .store
+        .update_user(ada.id, change(Some(Role::Member), Some(false)))
+        .await?;
+    ensure!(
+        off.role == Role::Member,
+        "both changes in one write: {off:?}"
+    );
+    let when = off.deactivated.context("deactivated")?;
+    ensure!(
+        f.store.session_user("ada-session").await?.is_none(),
+        "deactivating ends the person's sessions"
+    );
+    let (_, holder) = f
+        .store
+        .api_token_user("ada-token")
+        .await?
+        .context("the token is kept, for the facade to refuse")?;
+    ensure!(
+        holder.deactivated == Some(when),
+        "the token's holder shows it"
+    );
+    let listed = f.store.list_users().await?;
+    let listed = listed
+        .iter()
+        .find(|u| u.id == ada.id)
+        .context("still listed")?;
+    ensure!(listed.deactivated == Some(when), "the listing shows it");
+    let (by_name, _) = f
+        .store
+        .user_credentials("ada")
+        .await?
+        .context("credentials")?;
+    ensure!(by_name.deactivated == Some(when));
+    let again = f
+        .store
+        .update_user(ada.id, change(None, Some(false)))
+        .await?;
+    ensure!(
+        again.deactivated == Some(when),
+        "deactivating again keeps when"
+    );
+
+    let on = f
+        .store
+        .update_user(ada.id, change(None, Some(true)))
+        .await?;
+    ensure!(on.is_active() && on.role == Role::Member);
+    ensure!(
+        f.store.api_token_user("ada-token").await?.is_some(),
+        "a reactivated person's tokens work again"
+    );
+
+    let captain = f.captain().id;
+    for refused in [
+        change(Some(Role::Member), None),
+        change(Some(Role::Admin), None),
+        change(None, Some(false)),
+    ] {
+        let result = f.store.update_user(captain, refused).await;
+        ensure!(
+            matches!(result, Err(Error::Refused(_))),
+            "the Captain's standing changed: {result:?}"
+        );
+    }
+    ensure!(f.store.user(captain).await?.role == Role::Captain);
+    ensure!(f.store.user(captain).await?.is_active());
+    let second = f
+        .store
+        .update_user(ada.id, change(Some(Role::Captain), None))
+        .await;
+    ensure!(
+        matches!(second, Err(Error::Refused(_))),
+        "a second Captain: {second:?}"
+    );
+    let missing = f
+        .store
+        .update_user(helm_core::model::UserId(9_999), change(None, Some(false)))
+        .await;
+    ensure!(
+        matches!(missing, Err(Error::NotFound { .. })),
+        "{missing:?}"
+    );
+
+    let actions: Vec<String> = f
+        .store
+        .journal(None)
+        .await?
+        .into_iter()
+        .filter(|e| e.action.starts_with("user."))
+        .map(|e| e.action)
+        .collect();
+    ensure!(
+        actions
+            == [
+                "user.role_changed",
+                "user.role_changed",
+                "user.deactivated",
+                "user.reactivated"
+            ],
+        "journal: {actions:?}"
+    );
+    let updates: Vec<_> = f
+        .store
+        .events_after(seq_before, 100)
+        .await?
+        .into_iter()
+        .filter_map(|e| match &e.body {
+            EventBody::UserUpdated { user } => Some((user.role, user.is_active())),
+            _ => None,
+        })
+        .collect();
+    ensure!(
+        updates
+            == [
+                (Role::Admin, true),
+                (Role::Member, false),
+                (Role::Member, true)
+            ],
+        "one user.updated per change made: {updates:?}"
     );
     Ok(())
 }

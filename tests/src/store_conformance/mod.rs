@@ -60,6 +60,7 @@ macro_rules! store_conformance {
             audit_chain_is_checked,
             turns_are_claimed_in_order_once,
             invites_and_tokens_work_once,
+            roles_and_deactivation_are_kept,
             model_policy_levels_are_kept_apart,
             archiving_a_channel_cancels_its_queued_turns,
             hop_facts_follow_the_last_human_post,

@@ -175,6 +175,7 @@ async fn seed_postgres(url: &str) -> anyhow::Result<Seeded> {
             display_name: "captain".into(),
             role: Role::Captain,
             created,
+            deactivated: None,
         },
         channel: ChannelId(channel),
         resident: Agent {

@@ -7,7 +7,9 @@ use jiff::Timestamp;
 use crate::auth::{ApiToken, Invite, OtKey, Session};
 use crate::error::Result;
 use crate::model::{ChannelId, User, UserId};
-use crate::store::types::{CaptainSetup, InviteAcceptance, NewApiToken, NewInvite, NewOtKey};
+use crate::store::types::{
+    CaptainSetup, InviteAcceptance, NewApiToken, NewInvite, NewOtKey, UserChange,
+};
 
 /// Signing in: first-run setup, passwords, sessions, API tokens, invitations
 /// and Open Terminal keys.
@@ -25,6 +27,13 @@ pub trait AuthStore: Send + Sync + 'static {
 
     /// Sets or clears a user's password hash.
     async fn set_password_hash(&self, user: UserId, hash: Option<String>) -> Result<()>;
+
+    /// Changes a person's role and/or whether they are active, in one
+    /// transaction with a journal entry for each change made (none when
+    /// nothing changes). Deactivating ends their sessions. The Captain's
+    /// role and standing never change ([`Error::Refused`](crate::Error)),
+    /// nor is anyone made Captain.
+    async fn update_user(&self, user: UserId, change: UserChange) -> Result<User>;
 
     /// Stores a session (and drops expired ones).
     async fn insert_session(

@@ -6,14 +6,18 @@ use async_trait::async_trait;
 use jiff::Timestamp;
 use tokio_postgres::Row;
 
+use super::channels::record::record_journal;
 use super::codec::{USER, WORKSPACE, now, opt_ts, parsed, ts, user_at};
 use super::{PostgresStore, failed};
 use crate::auth::{ApiToken, Invite, OtKey, Session};
 use crate::error::{Error, Result};
+use crate::events::EventBody;
 use crate::model::{ChannelId, Role, User, UserId};
 use crate::store::AuthStore;
 use crate::store::postgres::prepared::Db;
-use crate::store::types::{CaptainSetup, InviteAcceptance, NewApiToken, NewInvite, NewOtKey};
+use crate::store::types::{
+    CaptainSetup, InviteAcceptance, NewApiToken, NewInvite, NewOtKey, UserChange,
+};
 
 /// How long a token's or key's recorded last use may lag; bounds writes on
 /// the hot path of every authenticated request.
@@ -148,7 +152,107 @@ impl AuthStore for PostgresStore {
             )
             .await
             .map_err(failed("reading a user's credentials"))?;
-        row.map(|r| Ok((user_at(&r, 0)?, r.get(5)))).transpose()
+        row.map(|r| Ok((user_at(&r, 0)?, r.get(6)))).transpose()
+    }
+
+    async fn update_user(&self, id: UserId, change: UserChange) -> Result<User> {
+        let mut client = self.client().await?;
+        let tx = client
+            .transaction()
+            .await
+            .map_err(failed("changing a person"))?;
+        // Locked, so two changes to one person apply one after the other.
+        let before = tx
+            .query_opt(
+                &format!("SELECT {USER} FROM users u WHERE u.id = $1 FOR UPDATE"),
+                &[&id.get()],
+            )
+            .await
+            .map_err(failed("reading a user"))?
+            .ok_or_else(|| Error::not_found("user", id))?;
+        let before = user_at(&before, 0)?;
+        let role = change.role.unwrap_or(before.role);
+        if before.role == Role::Captain && (role != Role::Captain || change.active == Some(false)) {
+            return Err(Error::Refused(
+                "the Captain's role and access never change".into(),
+            ));
+        }
+        if role == Role::Captain && before.role != Role::Captain {
+            return Err(Error::Refused(
+                "the workspace has one Captain; make them an admin instead".into(),
+            ));
+        }
+        let deactivated = match change.active {
+            Some(true) => None,
+            Some(false) => Some(before.deactivated.unwrap_or_else(now)),
+            None => before.deactivated,
+        };
+        if role == before.role && deactivated == before.deactivated {
+            return Ok(before);
+        }
+        let row = tx
+            .query_one(
+                &format!(
+                    "UPDATE users u SET role = $2, deactivated = $3 WHERE u.id = $1
+                     RETURNING {USER}"
+                ),
+                &[
+                    &id.get(),
+                    &role.as_str(),
+                    &deactivated.map(|t| t.as_millisecond()),
+                ],
+            )
+            .await
+            .map_err(failed("changing a person"))?;
+        let after = user_at(&row, 0)?;
+        if role != before.role {
+            record_journal(
+                &tx,
+                None,
+                None,
+                &change.by,
+                "user.role_changed",
+                &format!("@{} is now {role} (was {})", before.name, before.role),
+            )
+            .await?;
+        }
+        if deactivated.is_some() && before.deactivated.is_none() {
+            // Their sessions end now; their API tokens are kept but refused
+            // while they are deactivated.
+            tx.execute("DELETE FROM sessions WHERE user_id = $1", &[&id.get()])
+                .await
+                .map_err(failed("ending a person's sessions"))?;
+            record_journal(
+                &tx,
+                None,
+                None,
+                &change.by,
+                "user.deactivated",
+                &format!("@{} was deactivated", before.name),
+            )
+            .await?;
+        }
+        if deactivated.is_none() && before.deactivated.is_some() {
+            record_journal(
+                &tx,
+                None,
+                None,
+                &change.by,
+                "user.reactivated",
+                &format!("@{} was reactivated", before.name),
+            )
+            .await?;
+        }
+        super::events::append(
+            &tx,
+            None,
+            EventBody::UserUpdated {
+                user: after.clone(),
+            },
+        )
+        .await?;
+        tx.commit().await.map_err(failed("changing a person"))?;
+        Ok(after)
     }
 
     async fn set_password_hash(&self, user: UserId, hash: Option<String>) -> Result<()> {

@@ -48,9 +48,9 @@ where
 }
 
 /// The user columns, prefixed with `u.`, in [`user_at`] order.
-pub(crate) const USER: &str = "u.id, u.name, u.display_name, u.role, u.created";
+pub(crate) const USER: &str = "u.id, u.name, u.display_name, u.role, u.created, u.deactivated";
 
-/// A user from five columns starting at `at`.
+/// A user from the six [`USER`] columns starting at `at`.
 pub(crate) fn user_at(row: &Row, at: usize) -> Result<User> {
     Ok(User {
         id: UserId(row.get(at)),
@@ -58,6 +58,7 @@ pub(crate) fn user_at(row: &Row, at: usize) -> Result<User> {
         display_name: row.get(at + 2),
         role: parsed(row, at + 3)?,
         created: ts(row, at + 4)?,
+        deactivated: opt_ts(row, at + 5)?,
     })
 }
 

@@ -25,6 +25,7 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (13, include_str!("migrations/013_words_stemmed.sql")),
     (14, include_str!("migrations/014_events_by_kind.sql")),
     (15, include_str!("migrations/015_memory_forgotten_by.sql")),
+    (16, include_str!("migrations/016_deactivated_people.sql")),
     (17, include_str!("migrations/017_tool_output.sql")),
 ];
 

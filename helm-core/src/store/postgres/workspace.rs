@@ -78,6 +78,7 @@ async fn insert_user(c: &impl Db, user: &NewUser) -> Result<User> {
         display_name: user.display_name.clone(),
         role: user.role,
         created,
+        deactivated: None,
     })
 }
 

@@ -5,43 +5,23 @@ use jiff::Timestamp;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::Tx;
-use super::codec::{ms, now, parsed, ts};
-use super::workspace::{self, workspace_id};
+use super::channels::record_journal;
+use super::codec::{ms, now, opt_ts, parsed, ts};
+use super::workspace::{self, user_at, workspace_id};
 use crate::auth::{ApiToken, Invite, Session};
 use crate::error::{Error, Result};
+use crate::events::EventBody;
 use crate::model::{Role, User, UserId};
-use crate::store::types::{CaptainSetup, InviteAcceptance, NewApiToken, NewInvite, NewUser};
+use crate::store::types::{
+    CaptainSetup, InviteAcceptance, NewApiToken, NewInvite, NewUser, UserChange,
+};
 
 /// How long a token's recorded last use may lag; bounds writes on the hot
 /// path of every authenticated request.
 const LAST_USED_GRANULARITY_MS: i64 = 60_000;
 
-/// The user columns, prefixed with `u.`, in `workspace::user_from_row` order.
-const U: &str = "u.id, u.name, u.display_name, u.role, u.created";
-
-fn opt_ts(row: &Row<'_>, idx: usize) -> rusqlite::Result<Option<Timestamp>> {
-    match row.get::<_, Option<i64>>(idx)? {
-        Some(ms) => Timestamp::from_millisecond(ms).map(Some).map_err(|e| {
-            rusqlite::Error::FromSqlConversionFailure(
-                idx,
-                rusqlite::types::Type::Integer,
-                Box::new(e),
-            )
-        }),
-        None => Ok(None),
-    }
-}
-
-/// A user from five columns starting at `at`.
-fn user_at(r: &Row<'_>, at: usize) -> rusqlite::Result<User> {
-    Ok(User {
-        id: r.get(at)?,
-        name: r.get(at + 1)?,
-        display_name: r.get(at + 2)?,
-        role: parsed(r, at + 3)?,
-        created: ts(r, at + 4)?,
-    })
-}
+/// The user columns, prefixed with `u.`, in `workspace::user_at` order.
+const U: &str = "u.id, u.name, u.display_name, u.role, u.created, u.deactivated";
 
 pub(super) fn setup_done(conn: &Connection) -> Result<bool> {
     Ok(conn
@@ -82,7 +62,7 @@ pub(super) fn user_credentials(
             "SELECT {U}, u.password_hash FROM users u WHERE u.workspace_id = ?1 AND u.name = ?2"
         ))?
         .query_row(params![workspace_id(conn)?, name], |r| {
-            Ok((user_at(r, 0)?, r.get(5)?))
+            Ok((user_at(r, 0)?, r.get(6)?))
         })
         .optional()?)
 }
@@ -95,6 +75,75 @@ pub(super) fn set_password_hash(conn: &Connection, user: UserId, hash: Option<&s
         return Err(Error::not_found("user", user));
     }
     Ok(())
+}
+
+pub(super) fn update_user(tx: &mut Tx<'_>, id: UserId, change: &UserChange) -> Result<User> {
+    let conn = tx.conn();
+    let before = workspace::user(conn, id)?;
+    let role = change.role.unwrap_or(before.role);
+    if before.role == Role::Captain && (role != Role::Captain || change.active == Some(false)) {
+        return Err(Error::Refused(
+            "the Captain's role and access never change".into(),
+        ));
+    }
+    if role == Role::Captain && before.role != Role::Captain {
+        return Err(Error::Refused(
+            "the workspace has one Captain; make them an admin instead".into(),
+        ));
+    }
+    let at = now();
+    let deactivated = match change.active {
+        Some(true) => None,
+        Some(false) => Some(before.deactivated.unwrap_or(at)),
+        None => before.deactivated,
+    };
+    if role == before.role && deactivated == before.deactivated {
+        return Ok(before);
+    }
+    conn.prepare_cached("UPDATE users SET role = ?2, deactivated = ?3 WHERE id = ?1")?
+        .execute(params![id, role.as_str(), deactivated.map(ms)])?;
+    if role != before.role {
+        record_journal(
+            conn,
+            None,
+            None,
+            &change.by,
+            "user.role_changed",
+            &format!("@{} is now {role} (was {})", before.name, before.role),
+        )?;
+    }
+    if deactivated.is_some() && before.deactivated.is_none() {
+        // Their sessions end now; their API tokens are kept but refused
+        // while they are deactivated.
+        conn.prepare_cached("DELETE FROM sessions WHERE user_id = ?1")?
+            .execute([id])?;
+        record_journal(
+            conn,
+            None,
+            None,
+            &change.by,
+            "user.deactivated",
+            &format!("@{} was deactivated", before.name),
+        )?;
+    }
+    if deactivated.is_none() && before.deactivated.is_some() {
+        record_journal(
+            conn,
+            None,
+            None,
+            &change.by,
+            "user.reactivated",
+            &format!("@{} was reactivated", before.name),
+        )?;
+    }
+    let after = workspace::user(conn, id)?;
+    tx.emit(
+        None,
+        EventBody::UserUpdated {
+            user: after.clone(),
+        },
+    )?;
+    Ok(after)
 }
 
 pub(super) fn insert_session(

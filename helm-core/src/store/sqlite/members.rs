@@ -18,22 +18,16 @@ use crate::store::types::{ChannelRecord, ChannelUpdate};
 pub(super) fn list(conn: &Connection, channel: ChannelId) -> Result<Vec<Member>> {
     channels::get(conn, &ChannelRef::Id(channel))?;
     let mut stmt = conn.prepare_cached(
-        "SELECT u.id, u.name, u.display_name, u.role, u.created, m.role, m.joined \
+        "SELECT u.id, u.name, u.display_name, u.role, u.created, u.deactivated, m.role, m.joined \
          FROM channel_members m JOIN users u ON u.id = m.user_id \
          WHERE m.channel_id = ?1 ORDER BY m.joined, u.id",
     )?;
     let members = stmt
         .query_map([channel], |r| {
             Ok(Member {
-                user: crate::model::User {
-                    id: r.get(0)?,
-                    name: r.get(1)?,
-                    display_name: r.get(2)?,
-                    role: parsed(r, 3)?,
-                    created: ts(r, 4)?,
-                },
-                role: parsed(r, 5)?,
-                joined: ts(r, 6)?,
+                user: workspace::user_at(r, 0)?,
+                role: parsed(r, 6)?,
+                joined: ts(r, 7)?,
             })
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;

@@ -52,6 +52,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         include_str!("migrations/019_memory_forgotten_by.sql"),
     ),
     (
+        "deactivated_people",
+        include_str!("migrations/020_deactivated_people.sql"),
+    ),
+    (
         "tool_output",
         include_str!("migrations/021_tool_output.sql"),
     ),

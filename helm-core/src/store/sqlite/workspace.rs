@@ -4,7 +4,7 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::Tx;
 use super::channels::{self, record_journal};
-use super::codec::{ms, now, parsed, ts};
+use super::codec::{ms, now, opt_ts, parsed, ts};
 use super::messages::{self, NewMessage};
 use crate::error::{Error, Result};
 use crate::events::EventBody;
@@ -14,7 +14,7 @@ use crate::model::{
 };
 use crate::store::types::{Bootstrap, BootstrapPlan, NewUser, WorldHook};
 
-pub(super) const USER_COLUMNS: &str = "id, name, display_name, role, created";
+pub(super) const USER_COLUMNS: &str = "id, name, display_name, role, created, deactivated";
 
 /// The single workspace of this store.
 pub(super) fn workspace(conn: &Connection) -> Result<Option<Workspace>> {
@@ -183,16 +183,23 @@ pub(super) fn insert_user(conn: &Connection, user: &NewUser) -> Result<User> {
         display_name: user.display_name.clone(),
         role: user.role,
         created,
+        deactivated: None,
     })
 }
 
 pub(super) fn user_from_row(r: &Row<'_>) -> rusqlite::Result<User> {
+    user_at(r, 0)
+}
+
+/// A user from the six [`USER_COLUMNS`] starting at `at`.
+pub(super) fn user_at(r: &Row<'_>, at: usize) -> rusqlite::Result<User> {
     Ok(User {
-        id: r.get(0)?,
-        name: r.get(1)?,
-        display_name: r.get(2)?,
-        role: parsed(r, 3)?,
-        created: ts(r, 4)?,
+        id: r.get(at)?,
+        name: r.get(at + 1)?,
+        display_name: r.get(at + 2)?,
+        role: parsed(r, at + 3)?,
+        created: ts(r, at + 4)?,
+        deactivated: opt_ts(r, at + 5)?,
     })
 }
 

@@ -10,6 +10,7 @@
 //   /c/<channel>/cowork?mode=… → Cowork at a mode's folder (notes, code, …)
 //   /c/<channel>/t/<id>        → its chat with a thread open beside it
 //   /admin/<section>           → people, providers, approvals, audit, settings
+//   /account                   → one's own account (changing one's password)
 import { signal } from "@preact/signals";
 
 export const CHANNEL_VIEWS = ["chat", "threads", "files", "cowork", "terminal", "memory", "activity", "settings"] as const;
@@ -24,6 +25,7 @@ export type Route =
   | { name: "join" }
   | { name: "channel"; channel: string; view: ChannelViewName; thread?: number; path?: string; recall?: string; mode?: string }
   | { name: "admin"; section: AdminSection }
+  | { name: "account" }
   | { name: "missing"; path: string };
 
 export function parseRoute(pathname: string, search = ""): Route {
@@ -33,6 +35,7 @@ export function parseRoute(pathname: string, search = ""): Route {
   if (first === "setup" && parts.length === 1) return { name: "setup" };
   if (first === "login" && parts.length === 1) return { name: "login" };
   if (first === "join" && parts.length === 1) return { name: "join" };
+  if (first === "account" && parts.length === 1) return { name: "account" };
   if (first === "c" && second) {
     if (third === "t" && fourth && /^\d+$/.test(fourth)) {
       return { name: "channel", channel: second, view: "chat", thread: Number(fourth) };

@@ -15,7 +15,7 @@ import { navigate, route, channelPath } from "./router";
 import { applyThreadEvent } from "./threads";
 import { toast } from "./toasts";
 import { applyUnreadEvent, loadUnread, markRead } from "./unread";
-import { loadUsers, userById } from "./users";
+import { applyUserEvent, loadUsers, userById } from "./users";
 import { applyWorkspaceEvent } from "./workspace";
 
 export type Phase = "loading" | "setup" | "signed-out" | "ready" | "unreachable";
@@ -53,7 +53,10 @@ export function applyEvent(event: LiveEvent): void {
     applyActivityEvent(event);
     applyMemoryEvent(event);
     applyUnreadEvent(event, user, looking);
+    applyUserEvent(event);
     if (event.type === "workspace.updated") workspaceName.value = event.workspace.name;
+    // One's own role changed: what the UI offers follows at once.
+    if (event.type === "user.updated" && event.user.id === me.value?.id) me.value = event.user;
   });
   // Outside the batch: listeners only start timers.
   applyWorkspaceEvent(event);

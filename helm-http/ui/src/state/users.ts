@@ -1,11 +1,25 @@
-// The people of the workspace, for names, avatars and @ completion.
+// The people of the workspace, for names, avatars and @ completion, kept
+// current by `user.updated` events (a role changed, someone deactivated).
 import { computed, signal } from "@preact/signals";
 import { api } from "../api/client";
+import type { LiveEvent } from "../api/events";
 import type { User } from "../api/types";
 
 export const users = signal<ReadonlyMap<number, User>>(new Map());
 
 export const userList = computed(() => [...users.value.values()].sort((a, b) => a.name.localeCompare(b.name)));
+
+/** Puts a person as they are now (after a change, or a `user.updated` event). */
+export function putUser(user: User): void {
+  const next = new Map(users.value);
+  next.set(user.id, user);
+  users.value = next;
+}
+
+/** The people's reducer: roles and access change live for everyone. */
+export function applyUserEvent(event: LiveEvent): void {
+  if (event.type === "user.updated") putUser(event.user);
+}
 
 export async function loadUsers(): Promise<void> {
   const list = await api.get("/api/users");

@@ -38,8 +38,8 @@ pub(crate) async fn list(c: &impl Db, channel: ChannelId) -> Result<Vec<Member>>
         .map(|r| {
             Ok(Member {
                 user: user_at(r, 0)?,
-                role: parsed(r, 5)?,
-                joined: ts(r, 6)?,
+                role: parsed(r, 6)?,
+                joined: ts(r, 7)?,
             })
         })
         .collect()

@@ -8,7 +8,9 @@ use crate::auth::{ApiToken, Invite, OtKey, Session};
 use crate::error::Result;
 use crate::model::{ChannelId, User, UserId};
 use crate::store::AuthStore;
-use crate::store::types::{CaptainSetup, InviteAcceptance, NewApiToken, NewInvite, NewOtKey};
+use crate::store::types::{
+    CaptainSetup, InviteAcceptance, NewApiToken, NewInvite, NewOtKey, UserChange,
+};
 
 #[async_trait]
 impl AuthStore for SqliteStore {
@@ -28,6 +30,11 @@ impl AuthStore for SqliteStore {
 
     async fn set_password_hash(&self, user: UserId, hash: Option<String>) -> Result<()> {
         self.write(move |tx| auth::set_password_hash(tx.conn(), user, hash.as_deref()))
+            .await
+    }
+
+    async fn update_user(&self, user: UserId, change: UserChange) -> Result<User> {
+        self.write(move |tx| auth::update_user(tx, user, &change))
             .await
     }
 

@@ -1,15 +1,105 @@
-// People and invitations: who is in the workspace, open invitations with
-// their links (shown once, when made), and revoking them.
+// People and invitations: who is in the workspace (their roles, and who is
+// deactivated), open invitations with their links (shown once, when made),
+// and revoking them. The Captain changes roles; the Captain and admins
+// deactivate and reactivate members (only the Captain, admins), after a
+// confirmation. The server decides; these controls only hide what it would
+// refuse.
 import { useEffect, useState } from "preact/hooks";
 import { api, describeError } from "../../api/client";
-import type { Invite } from "../../api/types";
+import type { Invite, User } from "../../api/types";
+import { Dialog } from "../../components/Dialog";
 import { ErrorNote } from "../../components/Field";
 import { useRetryOnReconnect } from "../../lib/reconnect";
 import { Icon } from "../../components/Icon";
 import { Time } from "../../components/Time";
 import { me } from "../../state/session";
 import { toast } from "../../state/toasts";
-import { loadUsers, userById, userList } from "../../state/users";
+import { loadUsers, putUser, userById, userList } from "../../state/users";
+
+const ROLE_NAMES = { captain: "Captain", admin: "Admin", member: "Member" } as const;
+
+/** Whether the signed-in person may make `u` an admin or a member. */
+function mayChangeRole(u: User): boolean {
+  return me.value?.role === "captain" && u.role !== "captain";
+}
+
+/** Whether the signed-in person may deactivate or reactivate `u`. */
+function mayChangeAccess(u: User): boolean {
+  const mine = me.value;
+  if (!mine || u.id === mine.id || u.role === "captain") return false;
+  return mine.role === "captain" || (mine.role === "admin" && u.role === "member");
+}
+
+/** Asks before deactivating or reactivating someone, then does it. */
+function AccessDialog({ user, onClose }: { user: User; onClose: () => void }) {
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const deactivating = !user.deactivated;
+  const who = user.display_name || user.name;
+  const confirm = async () => {
+    setBusy(true);
+    try {
+      const changed = await api.patch("/api/users/{id}", { path: { id: user.id }, body: { active: !deactivating } });
+      putUser(changed);
+      toast(deactivating ? `${who} is deactivated.` : `${who} is active again.`);
+      onClose();
+    } catch (err) {
+      setError(describeError(err));
+      setBusy(false);
+    }
+  };
+  return (
+    <Dialog title={deactivating ? `Deactivate ${who}?` : `Reactivate ${who}?`} onClose={onClose}>
+      {deactivating ? (
+        <p>
+          @{user.name} will be signed out everywhere at once, their API tokens will stop working, and they will not be able to sign in. Their
+          messages, threads and memory records stay, under their name. You can reactivate them later.
+        </p>
+      ) : (
+        <p>@{user.name} will be able to sign in again, and their API tokens will work again.</p>
+      )}
+      <ErrorNote error={error} />
+      <div class="actions">
+        <button type="button" class="btn btn-ghost" onClick={onClose} autoFocus>
+          Cancel
+        </button>
+        <button type="button" class={deactivating ? "btn btn-danger" : "btn btn-primary"} onClick={confirm} disabled={busy}>
+          {deactivating ? "Deactivate" : "Reactivate"}
+        </button>
+      </div>
+    </Dialog>
+  );
+}
+
+/** A person's role: a choice for the Captain, words for everyone else. */
+function RoleCell({ user }: { user: User }) {
+  const [busy, setBusy] = useState(false);
+  if (!mayChangeRole(user)) return <>{ROLE_NAMES[user.role]}</>;
+  const who = user.display_name || user.name;
+  const change = async (role: "admin" | "member") => {
+    setBusy(true);
+    try {
+      const changed = await api.patch("/api/users/{id}", { path: { id: user.id }, body: { role } });
+      putUser(changed);
+      toast(`${who} is now ${role === "admin" ? "an admin" : "a member"}.`);
+    } catch (err) {
+      toast(describeError(err), "error");
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <select
+      aria-label={`Role of ${who}`}
+      value={user.role}
+      disabled={busy}
+      onChange={(e) => void change(e.currentTarget.value as "admin" | "member")}
+    >
+      <option value="member">Member</option>
+      <option value="admin">Admin</option>
+    </select>
+  );
+}
 
 export function People() {
   const [invites, setInvites] = useState<Invite[]>();
@@ -17,6 +107,7 @@ export function People() {
   // The newest invitation's link, with its id: revoking it takes the link off the screen.
   const [link, setLink] = useState<{ id: number; url: string }>();
   const [error, setError] = useState<string>();
+  const [confirming, setConfirming] = useState<User>();
 
   // A failed load is its own note, with Retry, and loads again when the
   // server is back; form errors stay with the form.
@@ -98,28 +189,61 @@ export function People() {
       </section>
       <section class="settings-section">
         <h3>People ({userList.value.length})</h3>
-        <table class="table">
+        <table class="table people-table">
           <thead>
             <tr>
               <th scope="col">Name</th>
               <th scope="col">Mention</th>
               <th scope="col">Role</th>
+              <th scope="col">Status</th>
               <th scope="col">Joined</th>
+              <th scope="col">
+                <span class="sr-only">Actions</span>
+              </th>
             </tr>
           </thead>
           <tbody>
             {userList.value.map((u) => (
-              <tr key={u.id}>
+              <tr key={u.id} class={u.deactivated ? "person-deactivated" : undefined}>
                 <td>{u.display_name}</td>
                 <td>@{u.name}</td>
-                <td>{u.role === "captain" ? "Captain" : u.role === "admin" ? "Admin" : "Member"}</td>
+                <td>
+                  <RoleCell user={u} />
+                </td>
+                <td>
+                  {u.deactivated ? (
+                    <span class="pill pill-denied" title={`Deactivated ${new Date(u.deactivated).toLocaleString()}`}>
+                      Deactivated
+                    </span>
+                  ) : (
+                    "Active"
+                  )}
+                </td>
                 <td>
                   <Time at={u.created} />
+                </td>
+                <td>
+                  {mayChangeAccess(u) && (
+                    <button
+                      type="button"
+                      class={u.deactivated ? "btn btn-small" : "btn btn-small btn-danger-quiet"}
+                      aria-label={`${u.deactivated ? "Reactivate" : "Deactivate"} ${u.display_name || u.name}`}
+                      onClick={() => setConfirming(u)}
+                    >
+                      {u.deactivated ? "Reactivate" : "Deactivate"}
+                    </button>
+                  )}
                 </td>
               </tr>
             ))}
           </tbody>
         </table>
+        <p class="hint">
+          {me.value?.role === "captain"
+            ? "Only you change roles. Deactivated people cannot sign in; what they wrote stays."
+            : "Admins deactivate and reactivate members; the Captain changes roles. Deactivated people cannot sign in; what they wrote stays."}
+        </p>
+        {confirming && <AccessDialog user={confirming} onClose={() => setConfirming(undefined)} />}
       </section>
       <section class="settings-section">
         <h3>Open invitations</h3>

@@ -17,7 +17,10 @@ export function Login() {
     try {
       await signIn(name.trim(), password);
     } catch (err) {
-      setError(err instanceof ApiError && err.status === 401 ? "That name and password do not match. Check both and try again." : describeError(err));
+      // A deactivated account (the password was right) is said as the
+      // server says it; any other 401 is a wrong name or password.
+      const wrong = err instanceof ApiError && err.status === 401 && err.code !== "deactivated";
+      setError(wrong ? "That name and password do not match. Check both and try again." : describeError(err));
       setBusy(false);
     }
   };

@@ -6,6 +6,7 @@ import { useEffect } from "preact/hooks";
 import { Icon } from "../../components/Icon";
 import { channelPath, navigate, route } from "../../state/router";
 import { me } from "../../state/session";
+import { AccountView } from "../account/Account";
 import { AdminView } from "../admin/AdminView";
 import { ChannelView } from "../channel/ChannelView";
 import { CreateChannel } from "../channel/CreateChannel";
@@ -89,6 +90,7 @@ export function Shell() {
   let main;
   if (r.name === "channel") main = <ChannelView key={r.channel} />;
   else if (r.name === "admin") main = <AdminView section={r.section} />;
+  else if (r.name === "account") main = <AccountView />;
   else if (r.name === "join") main = <SignedInJoin />;
   else if (r.name === "home" || r.name === "setup" || r.name === "login") main = <Redirect to={channelPath("main")} />;
   else main = <Missing />;

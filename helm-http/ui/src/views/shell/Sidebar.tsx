@@ -140,11 +140,19 @@ export function Sidebar() {
       </div>
       {user && (
         <div class="sidebar-user">
-          <Avatar name={user.display_name || user.name} />
-          <div class="who">
-            <span class="who-name">{user.display_name || user.name}</span>
-            <span class="who-role">{user.role === "captain" ? "Captain" : user.role === "admin" ? "Admin" : "Member"}</span>
-          </div>
+          <a
+            href="/account"
+            class="who-link"
+            title="Your account: your password"
+            aria-current={r.name === "account" ? "page" : undefined}
+          >
+            <Avatar name={user.display_name || user.name} />
+            <div class="who">
+              <span class="sr-only">Your account: </span>
+              <span class="who-name">{user.display_name || user.name}</span>
+              <span class="who-role">{user.role === "captain" ? "Captain" : user.role === "admin" ? "Admin" : "Member"}</span>
+            </div>
+          </a>
           <NotifyButton />
           <button type="button" class="icon-button" aria-label="Keyboard shortcuts" title="Keyboard shortcuts (?)" onClick={() => (overlay.value = "shortcuts")}>
             <Icon name="keyboard" />
