@@ -100,6 +100,17 @@ test("deactivating asks first, signs the person out at once and keeps them out",
   await bob.getByText(/account @bob is deactivated/).waitFor();
   assert.deepEqual(await axeViolations(bob), [], "axe-core on the refused sign-in");
   await screenshot(bob, "people-04-deactivated-sign-in");
+
+  // Nobody is offered a deactivated person to mention.
+  await ada.goto(`${stack.url}/c/main`);
+  const composer = ada.getByLabel("Message #main: ask Skipper anything");
+  await composer.fill("@");
+  const list = ada.getByRole("listbox", { name: "People and agents to mention" });
+  await list.getByRole("option", { name: /@skipper/ }).waitFor();
+  assert.equal(await list.getByRole("option", { name: /@bob/ }).count(), 0, "bob is not offered");
+  await composer.fill("");
+  await ada.goto(`${stack.url}/admin/people`);
+  await row(ada, "bob").waitFor();
 });
 
 test("reactivating lets the person back in", async () => {

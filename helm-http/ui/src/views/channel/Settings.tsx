@@ -338,7 +338,7 @@ function MembersSection({ channel, members, manages, onChanged }: { channel: str
           <select aria-label="Person to add" value={adding} onChange={(e) => setAdding(e.currentTarget.value)} required>
             <option value="">Add a person…</option>
             {userList.value
-              .filter((u) => !inChannel.has(u.id))
+              .filter((u) => !inChannel.has(u.id) && !u.deactivated)
               .map((u) => (
                 <option key={u.id} value={u.id}>
                   {u.display_name} (@{u.name})

@@ -90,7 +90,8 @@ export function Composer({
     list.push({ handle: agent.handle, detail: isHome ? "Skipper, the operator" : `${agent.display_name}, this channel's agent` });
     const sk = skipper.value;
     if (!isHome && sk) list.push({ handle: sk.handle, detail: "Skipper, the workspace operator" });
-    for (const u of userList.value) list.push({ handle: u.name, detail: u.display_name });
+    // A deactivated person reads nothing any more: not offered to mention.
+    for (const u of userList.value) if (!u.deactivated) list.push({ handle: u.name, detail: u.display_name });
     return list;
   }, [agent.handle, isHome, userList.value, skipper.value]);
 
