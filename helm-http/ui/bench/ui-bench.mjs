@@ -219,7 +219,10 @@ async function streaming(browser, stack) {
   // last, stamped in the page (a MutationObserver), so neither the turn's
   // start nor the bench's polling counts against it.
   await page.evaluate((last) => {
-    const seen = (word) => new RegExp(`${word}(?!\\d)`).test(document.body.textContent);
+    // Read in the open thread, where the reply streams from its first word:
+    // the feed's preview shows only a reply's end, so there the last word
+    // can appear before the first one does in the thread.
+    const seen = (word) => new RegExp(`${word}(?!\\d)`).test(document.querySelector('[aria-label="Messages in this thread"]')?.textContent ?? "");
     new MutationObserver((_, observer) => {
       if (window.__firstToken === undefined && seen("word0")) window.__firstToken = performance.now();
       if (seen(last)) {
