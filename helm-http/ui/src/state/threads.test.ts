@@ -4,8 +4,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { LiveEvent } from "../api/events";
-import type { Turn } from "../api/types";
-import { applyThreadEvent, liveTurnsOf, putTurn, threadUsage, turnOfReply, usageOfTurn } from "./threads";
+import { effect } from "@preact/signals";
+import type { Thread, Turn } from "../api/types";
+import { applyThreadEvent, liveTurnsOf, putThread, putTurn, threadSignal, threadUsage, turnOfReply, usageOfTurn } from "./threads";
 
 const at = "2026-01-01T00:00:00Z";
 let seq = 1;
@@ -70,4 +71,17 @@ test("an older copy of a turn never takes it back: the post's answer after its e
   apply({ type: "turn.started", turn: turn(42, 5, 502, "running", 0) });
   assert.equal(turnOfReply(502).value?.turn.state, "running");
   assert.equal(liveTurnsOf(5).value.size, 1);
+});
+
+test("a view that looked for a thread before it was loaded hears it arrive", () => {
+  // As Activity's thread links: drawn before the channel's threads came.
+  const seen: (string | undefined)[] = [];
+  const stop = effect(() => {
+    seen.push(threadSignal(9001)?.value.title);
+  });
+  const thread: Thread = { id: 9001, channel_id: 7, opened_at: at, status: "open", summary: "", title: "fill in this retro", updated_at: at };
+  putThread(thread);
+  putThread({ ...thread, title: "the retro", updated_at: "2026-01-01T00:00:01Z" });
+  stop();
+  assert.deepEqual(seen, [undefined, "fill in this retro", "the retro"]);
 });

@@ -12,8 +12,18 @@ const threads = new Map<number, Signal<Thread>>();
 /** Thread ids per channel, for the Threads view (filled once loaded). */
 const channelThreads = new Map<number, Signal<number[] | undefined>>();
 
+/** Bumped when a thread is first known, so a view that looked for one too early hears it arrive. */
+const arrivals = signal(0);
+
+/**
+ * A thread's signal, once it is known. A view that finds none yet is told
+ * when threads arrive: a component that reads signals is not drawn again
+ * with its parent, so it must hear the arrival itself.
+ */
 export function threadSignal(id: number): Signal<Thread> | undefined {
-  return threads.get(id);
+  const s = threads.get(id);
+  if (!s) void arrivals.value;
+  return s;
 }
 
 export function putThread(thread: Thread): Signal<Thread> {
@@ -21,6 +31,7 @@ export function putThread(thread: Thread): Signal<Thread> {
   if (!s) {
     s = signal(thread);
     threads.set(thread.id, s);
+    arrivals.value++;
   } else if (Date.parse(thread.updated_at) >= Date.parse(s.value.updated_at) || thread.status !== s.value.status) {
     s.value = thread;
   }
