@@ -24,7 +24,7 @@ use crate::records::{
     CommandResult, FileEntry, ImportReport, MemoryItem, Message, Model, RecallHit, ThreadInfo,
     ToolAction,
 };
-use crate::runtime::{awaitable, blocking, interruptible};
+use crate::runtime::{awaitable, awaitable_py, blocking, interruptible};
 use crate::turn::{self, Start, ThreadSlot, Until};
 
 /// What a channel's objects share: the backend and the latest snapshot.
@@ -1163,7 +1163,7 @@ impl AsyncFiles {
     /// A file's bytes, whole.
     fn read_bytes<'py>(&self, py: Python<'py>, path: String) -> PyResult<Bound<'py, PyAny>> {
         let core = self.core.clone();
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+        awaitable_py(py, async move {
             let bytes = core
                 .backend
                 .read_bytes(&core.key, &path)

@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 use crate::backend::SharedBackend;
 use crate::errors::{Failure, to_py};
 use crate::records::{Approval, Model, ThreadInfo, ToolAction};
-use crate::runtime::{awaitable, blocking, interruptible, runtime};
+use crate::runtime::{awaitable, awaitable_py, blocking, interruptible, runtime};
 use crate::turn::{self, RunResult, ThreadSlot, TurnEvent, TurnOutcome};
 
 /// More of an agent's reply.
@@ -577,7 +577,7 @@ impl AsyncTurnStream {
 
     fn __anext__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let state = self.state.clone();
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+        awaitable_py(py, async move {
             let item = state.next().await;
             Python::attach(|py| match state.to_python(py, item, true)? {
                 Some(event) => Ok(event),

@@ -34,7 +34,7 @@ use pyo3::prelude::*;
 /// The native module.
 #[pymodule]
 fn _onehelm(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    runtime::init();
+    runtime::init(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     errors::register(m)?;
     records::register(m)?;
