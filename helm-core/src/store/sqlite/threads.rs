@@ -371,22 +371,9 @@ pub(super) fn set_status(
             "thread {thread} has work in progress; stop it before marking it {status}"
         )));
     }
-    let thread_row = touch(tx, thread, Some(status))?;
-    super::channels::record_journal(
-        tx.conn(),
-        Some(before.channel_id),
-        None,
-        actor,
-        &format!("thread.{status}"),
-        &format!("thread {thread} ({}) marked {status}", before.title),
-    )?;
-    tx.emit(
-        Some(before.channel_id),
-        EventBody::ThreadUpdated {
-            thread: thread_row.clone(),
-        },
-    )?;
-    Ok(thread_row)
+    let after = touch(tx, thread, Some(status))?;
+    let detail = format!("thread {thread} ({}) marked {status}", before.title);
+    journal_and_announce(tx, actor, after, &format!("thread.{status}"), &detail)
 }
 
 /// Gives a thread a new title (checked by the caller), with its journal
@@ -417,23 +404,28 @@ pub(super) fn rename(
         params![title, thread],
     )?;
     let after = get(tx.conn(), thread)?;
-    super::channels::record_journal(
-        tx.conn(),
-        Some(before.channel_id),
-        None,
-        actor,
-        "thread.renamed",
-        &format!(
-            "thread {thread} renamed from {:?} to {title:?}",
-            before.title
-        ),
-    )?;
-    tx.emit(
-        Some(before.channel_id),
-        EventBody::ThreadUpdated {
-            thread: after.clone(),
-        },
-    )?;
+    let detail = format!(
+        "thread {thread} renamed from {:?} to {title:?}",
+        before.title
+    );
+    journal_and_announce(tx, actor, after, "thread.renamed", &detail)
+}
+
+/// Journals a person's change to a thread and tells the channel's watchers
+/// the thread as it now is, in the change's transaction.
+fn journal_and_announce(
+    tx: &mut Tx<'_>,
+    actor: &Actor,
+    after: Thread,
+    action: &str,
+    detail: &str,
+) -> Result<Thread> {
+    let channel = Some(after.channel_id);
+    super::channels::record_journal(tx.conn(), channel, None, actor, action, detail)?;
+    let event = EventBody::ThreadUpdated {
+        thread: after.clone(),
+    };
+    tx.emit(channel, event)?;
     Ok(after)
 }
 

@@ -257,24 +257,8 @@ pub(super) async fn set_status(
         )));
     }
     let after = touch(tx, id, Some(status)).await?;
-    record_journal(
-        tx,
-        Some(before.channel_id),
-        None,
-        actor,
-        &format!("thread.{status}"),
-        &format!("thread {id} ({}) marked {status}", before.title),
-    )
-    .await?;
-    append(
-        tx,
-        Some(before.channel_id),
-        EventBody::ThreadUpdated {
-            thread: after.clone(),
-        },
-    )
-    .await?;
-    Ok(after)
+    let detail = format!("thread {id} ({}) marked {status}", before.title);
+    journal_and_announce(tx, actor, after, &format!("thread.{status}"), &detail).await
 }
 
 /// See [`crate::store::ThreadStore::rename_thread`]. The channel's row is
@@ -309,24 +293,25 @@ pub(super) async fn rename(
         )
         .await
         .map_err(failed("renaming a thread"))?;
-    let after = thread_at(&row)?;
-    record_journal(
-        tx,
-        Some(before.channel_id),
-        None,
-        actor,
-        "thread.renamed",
-        &format!("thread {id} renamed from {:?} to {title:?}", before.title),
-    )
-    .await?;
-    append(
-        tx,
-        Some(before.channel_id),
-        EventBody::ThreadUpdated {
-            thread: after.clone(),
-        },
-    )
-    .await?;
+    let detail = format!("thread {id} renamed from {:?} to {title:?}", before.title);
+    journal_and_announce(tx, actor, thread_at(&row)?, "thread.renamed", &detail).await
+}
+
+/// Journals a person's change to a thread and tells the channel's watchers
+/// the thread as it now is, in the change's transaction.
+async fn journal_and_announce(
+    tx: &impl Db,
+    actor: &Actor,
+    after: Thread,
+    action: &str,
+    detail: &str,
+) -> Result<Thread> {
+    let channel = Some(after.channel_id);
+    record_journal(tx, channel, None, actor, action, detail).await?;
+    let event = EventBody::ThreadUpdated {
+        thread: after.clone(),
+    };
+    append(tx, channel, event).await?;
     Ok(after)
 }
 

@@ -77,54 +77,36 @@ function ChangePassword() {
     <form class="settings-section" onSubmit={submit}>
       <h3>Change password</h3>
       <p class="muted rule">{PASSWORD_RULE}</p>
-      <Field label="Current password">
-        {(p) => (
-          <input
-            {...p}
-            type="password"
-            value={current}
-            autocomplete="current-password"
-            required
-            onInput={(e) => {
-              setCurrent(e.currentTarget.value);
-              setError(undefined);
-            }}
-          />
-        )}
-      </Field>
-      <Field label="New password" hint={`At least ${MIN_PASSWORD} characters.`}>
-        {(p) => (
-          <input
-            {...p}
-            type="password"
-            value={password}
-            minLength={MIN_PASSWORD}
-            autocomplete="new-password"
-            required
-            onInput={(e) => {
-              setPassword(e.currentTarget.value);
-              setMismatch(undefined);
-              setError(undefined);
-            }}
-          />
-        )}
-      </Field>
-      <Field label="Repeat the new password" error={mismatch}>
-        {(p) => (
-          <input
-            {...p}
-            type="password"
-            value={repeat}
-            minLength={MIN_PASSWORD}
-            autocomplete="new-password"
-            required
-            onInput={(e) => {
-              setRepeat(e.currentTarget.value);
-              setMismatch(undefined);
-            }}
-          />
-        )}
-      </Field>
+      <PasswordField
+        label="Current password"
+        value={current}
+        autocomplete="current-password"
+        onInput={(v) => {
+          setCurrent(v);
+          setError(undefined);
+        }}
+      />
+      <PasswordField
+        label="New password"
+        hint={`At least ${MIN_PASSWORD} characters.`}
+        value={password}
+        autocomplete="new-password"
+        onInput={(v) => {
+          setPassword(v);
+          setMismatch(undefined);
+          setError(undefined);
+        }}
+      />
+      <PasswordField
+        label="Repeat the new password"
+        error={mismatch}
+        value={repeat}
+        autocomplete="new-password"
+        onInput={(v) => {
+          setRepeat(v);
+          setMismatch(undefined);
+        }}
+      />
       <ErrorNote error={error} />
       <div class="actions">
         <button type="submit" class="btn btn-primary" disabled={busy}>
@@ -132,5 +114,38 @@ function ChangePassword() {
         </button>
       </div>
     </form>
+  );
+}
+
+/** A required password input; a new password is held to the server's minimum length. */
+function PasswordField({
+  label,
+  hint,
+  error,
+  value,
+  autocomplete,
+  onInput,
+}: {
+  label: string;
+  hint?: string;
+  error?: string;
+  value: string;
+  autocomplete: "current-password" | "new-password";
+  onInput: (value: string) => void;
+}) {
+  return (
+    <Field label={label} hint={hint} error={error}>
+      {(p) => (
+        <input
+          {...p}
+          type="password"
+          value={value}
+          minLength={autocomplete === "new-password" ? MIN_PASSWORD : undefined}
+          autocomplete={autocomplete}
+          required
+          onInput={(e) => onInput(e.currentTarget.value)}
+        />
+      )}
+    </Field>
   );
 }
