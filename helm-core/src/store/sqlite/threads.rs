@@ -373,7 +373,7 @@ pub(super) fn set_status(
     }
     let after = touch(tx, thread, Some(status))?;
     let detail = format!("thread {thread} ({}) marked {status}", before.title);
-    journal_and_announce(tx, actor, after, &format!("thread.{status}"), &detail)
+    journal_and_announce(tx, actor, &format!("thread.{status}"), &detail, after)
 }
 
 /// Gives a thread a new title (checked by the caller), with its journal
@@ -408,7 +408,7 @@ pub(super) fn rename(
         "thread {thread} renamed from {:?} to {title:?}",
         before.title
     );
-    journal_and_announce(tx, actor, after, "thread.renamed", &detail)
+    journal_and_announce(tx, actor, "thread.renamed", &detail, after)
 }
 
 /// Journals a person's change to a thread and tells the channel's watchers
@@ -416,9 +416,9 @@ pub(super) fn rename(
 fn journal_and_announce(
     tx: &mut Tx<'_>,
     actor: &Actor,
-    after: Thread,
     action: &str,
     detail: &str,
+    after: Thread,
 ) -> Result<Thread> {
     let channel = Some(after.channel_id);
     super::channels::record_journal(tx.conn(), channel, None, actor, action, detail)?;
