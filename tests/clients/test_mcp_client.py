@@ -16,6 +16,7 @@ from conftest import ANSWER, model_fails_next
 TOOLS = {
     "list_channels",
     "send_message",
+    "retry_thread",
     "read_thread",
     "list_files",
     "read_file",
@@ -111,9 +112,26 @@ def test_a_failed_turn_or_an_empty_message_is_a_tool_error(base, workspace):
             assert failed.is_error, text(failed)
             assert failed.structured_content["state"] == "failed"
             assert "the model is overloaded" in failed.structured_content["error"]
-            assert isinstance(failed.structured_content["thread"], int)
+            thread = failed.structured_content["thread"]
+            assert isinstance(thread, int)
+            assert "retry_thread" in text(failed), text(failed)
             empty = await client.call_tool("send_message", {"channel": "launch", "text": "  "})
             assert empty.is_error and "empty" in text(empty), text(empty)
+
+            # The model is back: the failed turn runs again on the same message.
+            again = await client.call_tool("retry_thread", {"thread": thread})
+            assert not again.is_error, text(again)
+            assert ANSWER in text(again)
+            assert again.structured_content["state"] == "completed"
+            assert again.structured_content["thread"] == thread
+            assert "overloaded" not in again.structured_content["reply"]
+            read = await client.call_tool("read_thread", {"thread": thread})
+            asked = [m for m in read.structured_content["messages"] if m.endswith("Plan it.")]
+            assert len(asked) == 1, read.structured_content["messages"]
+
+            # Nothing failed now: there is nothing to run again, said plainly.
+            nothing = await client.call_tool("retry_thread", {"thread": thread})
+            assert nothing.is_error, text(nothing)
 
     anyio.run(run)
 

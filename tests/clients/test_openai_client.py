@@ -167,6 +167,55 @@ def test_a_failed_turn_is_an_error_not_an_answer(base, workspace):
     assert "the model is still overloaded" in streamed.value.message
 
 
+def test_a_failed_turn_is_not_retried_blindly_and_runs_again_when_sent_again(base, workspace):
+    # The package's own default: a 5xx is retried twice, with the same body.
+    c = openai.OpenAI(base_url=f"{base}/v1", api_key=workspace["captain"])
+    asked = [{"role": "user", "content": "Plan the retro, once."}]
+    model_fails_next("the model is overloaded")
+    with pytest.raises(openai.APIStatusError) as failed:
+        c.chat.completions.create(model="launch", messages=asked)
+    assert failed.value.response.headers["x-should-retry"] == "false"
+    thread = failed.value.response.headers["x-helm-thread"]
+    assert "send it again" in failed.value.message
+    # Not posted again behind the caller's back (a retry would have been answered).
+    assert human_messages(workspace, thread) == ["@launch-agent Plan the retro, once."]
+    threads = workspace["api"].get("/api/channels/launch/threads").json()
+    title = next(t["title"] for t in threads if str(t["id"]) == thread)
+    assert [t["title"] for t in threads].count(title) == 1, "one thread, not one per retry"
+
+    # Sent again in that thread: the failed turn runs anew (and may fail anew).
+    model_fails_next("the model is still overloaded")
+    with pytest.raises(openai.APIStatusError) as again:
+        c.chat.completions.create(
+            model="launch", messages=asked, extra_headers={"X-Helm-Thread": thread}
+        )
+    assert "still overloaded" in again.value.message
+    raw = c.chat.completions.with_raw_response.create(
+        model="launch", messages=asked, extra_headers={"X-Helm-Thread": thread}
+    )
+    assert raw.parse().choices[0].message.content == ANSWER
+    assert raw.headers["x-helm-thread"] == thread
+    assert human_messages(workspace, thread) == ["@launch-agent Plan the retro, once."]
+
+    # Streamed the same way.
+    model_fails_next("the model is overloaded again")
+    streamed = c.chat.completions.with_raw_response.create(
+        model="launch", messages=[{"role": "user", "content": "Stream the retro."}], stream=True
+    )
+    again_thread = streamed.headers["x-helm-thread"]
+    with pytest.raises(openai.APIError):
+        for _ in streamed.parse():
+            pass
+    chunks = c.chat.completions.create(
+        model="launch",
+        messages=[{"role": "user", "content": "Stream the retro."}],
+        stream=True,
+        extra_headers={"X-Helm-Thread": again_thread},
+    )
+    assert "".join(ch.choices[0].delta.content or "" for ch in chunks if ch.choices) == ANSWER
+    assert human_messages(workspace, again_thread) == ["@launch-agent Stream the retro."]
+
+
 def test_a_message_for_skipper_is_for_skipper_alone(base, workspace):
     c = client(base, workspace["captain"])
     raw = c.chat.completions.with_raw_response.create(

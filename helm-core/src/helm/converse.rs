@@ -4,13 +4,16 @@
 //! (Skipper in `#main`), and the thread's turns are followed to their end,
 //! passing on text as it streams. A turn that stops to wait for an approval
 //! ends the conversation there, with a note that says what waits and where.
+//! A conversation whose turn failed can be had again ([`Helm::converse_again`]):
+//! the failed turn runs anew on the same message, which is not posted twice.
 
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::model::{Approval, ChannelRef, MessageId, ThreadId, TurnState, User};
+use crate::events::Follower;
+use crate::model::{Approval, ChannelRef, MessageId, ThreadId, TurnId, TurnState, User};
 use crate::provider::Usage;
 use crate::runtime::follow::{Follow, Followed};
 use crate::runtime::wake::addressed;
@@ -91,7 +94,7 @@ impl Helm {
         // Follow the durable event log from here, so nothing the post sets
         // off is missed, however busy the process.
         let from = self.inner.store.event_head().await?;
-        let mut feed = self.follow(from).await?;
+        let feed = self.follow(from).await?;
         let posted = self
             .post_message(
                 actor,
@@ -112,40 +115,59 @@ impl Helm {
         if let Some(turn) = &posted.turn {
             follow.admit(turn);
         }
-        let deadline = tokio::time::Instant::now() + timeout;
-        let mut waiting_for = Vec::new();
-        while follow.finished().is_none() && waiting_for.is_empty() {
-            let Ok(event) = tokio::time::timeout_at(deadline, feed.next()).await else {
-                break;
-            };
-            for step in follow.absorb(event?.body.clone()) {
-                match step {
-                    Followed::Text { text, .. } => on_update(ConversationUpdate::Text { text }),
-                    Followed::ToolStarted(action) => on_update(ConversationUpdate::Tool {
-                        name: action.tool,
-                        summary: action.input_summary,
-                    }),
-                    Followed::ApprovalRequested(approval) => waiting_for.push(approval),
-                    _ => {}
-                }
-            }
-        }
-        self.conversation(thread, since, posted.message.id, waiting_for)
+        let waiting_for = wait(feed, follow, timeout, &mut on_update).await?;
+        self.conversation(thread, Since::Message(since), since, waiting_for)
             .await
     }
 
-    /// The replies in `thread` to the messages from `since` on.
+    /// Runs the failed (or interrupted) last turn of `thread` again as
+    /// `actor` ([`Helm::retry_thread`]) and waits for it as [`Helm::converse`]
+    /// does: what a client does after a conversation failed (its model was
+    /// unreachable, say), without posting its message a second time.
+    /// `Started` (and the answer's `message`) name Helm's note in the thread
+    /// that asks the agent again.
+    pub async fn converse_again(
+        &self,
+        actor: &User,
+        thread: ThreadId,
+        timeout: Duration,
+        mut on_update: impl FnMut(ConversationUpdate) + Send,
+    ) -> Result<Conversation> {
+        let (_, record) = self.visible_thread(actor, thread).await?;
+        let from = self.inner.store.event_head().await?;
+        let feed = self.follow(from).await?;
+        let turn = self.retry_thread(actor, thread).await?;
+        on_update(ConversationUpdate::Started {
+            thread,
+            message: turn.trigger_message_id,
+        });
+        let mut follow = Follow::new(thread, record.agent.id, record.agent.handle.clone());
+        follow.admit(&turn);
+        let waiting_for = wait(feed, follow, timeout, &mut on_update).await?;
+        self.conversation(
+            thread,
+            Since::Turn(turn.id),
+            turn.trigger_message_id,
+            waiting_for,
+        )
+        .await
+    }
+
+    /// The replies in `thread` to the turns from `since` on.
     async fn conversation(
         &self,
         thread: ThreadId,
-        since: MessageId,
+        since: Since,
         message: MessageId,
         waiting_for: Vec<Approval>,
     ) -> Result<Conversation> {
         let turns = self.thread_turns(thread).await?;
         let ours: Vec<_> = turns
             .into_iter()
-            .filter(|t| t.trigger_message_id >= since)
+            .filter(|t| match since {
+                Since::Message(id) => t.trigger_message_id >= id,
+                Since::Turn(id) => t.id >= id,
+            })
             .collect();
         let mut parts = Vec::new();
         for turn in &ours {
@@ -198,4 +220,42 @@ impl Helm {
             usage,
         })
     }
+}
+
+/// Where a conversation's turns begin: those answering the posted message
+/// and after, or (had again) the turn run anew and after.
+#[derive(Clone, Copy)]
+enum Since {
+    Message(MessageId),
+    Turn(TurnId),
+}
+
+/// Follows the conversation's turns until the last ends, one waits for an
+/// approval, or `timeout` passes, passing on text and tool calls as they
+/// come; returns the approvals waited for.
+async fn wait(
+    mut feed: Follower,
+    mut follow: Follow,
+    timeout: Duration,
+    on_update: &mut (impl FnMut(ConversationUpdate) + Send),
+) -> Result<Vec<Approval>> {
+    let deadline = tokio::time::Instant::now() + timeout;
+    let mut waiting_for = Vec::new();
+    while follow.finished().is_none() && waiting_for.is_empty() {
+        let Ok(event) = tokio::time::timeout_at(deadline, feed.next()).await else {
+            break;
+        };
+        for step in follow.absorb(event?.body.clone()) {
+            match step {
+                Followed::Text { text, .. } => on_update(ConversationUpdate::Text { text }),
+                Followed::ToolStarted(action) => on_update(ConversationUpdate::Tool {
+                    name: action.tool,
+                    summary: action.input_summary,
+                }),
+                Followed::ApprovalRequested(approval) => waiting_for.push(approval),
+                _ => {}
+            }
+        }
+    }
+    Ok(waiting_for)
 }

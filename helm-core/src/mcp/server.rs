@@ -7,7 +7,8 @@
 //! for the person the command runs as.
 //!
 //! A long `send_message` sends progress notifications (when the client
-//! asked for them) as the reply streams and tools run.
+//! asked for them) as the reply streams and tools run; `retry_thread` runs
+//! a failed turn again without sending its message twice.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -25,7 +26,7 @@ use serde_json::{Value, json};
 
 use crate::Helm;
 use crate::error::{Error, ErrorKind};
-use crate::helm::ConversationUpdate;
+use crate::helm::{Conversation, ConversationUpdate};
 use crate::memory::recall::RecallQuery;
 use crate::model::{ChannelRef, ThreadId, User};
 use crate::store::ChannelFilter;
@@ -133,6 +134,11 @@ pub fn server_tools() -> Vec<Tool> {
              work with its tools first). Continue a conversation by passing the thread from an \
              earlier reply.",
         ),
+        tool::<ThreadArgs>(
+            "retry_thread",
+            "Run a thread's failed last turn again (after send_message failed, say because the \
+             model was unreachable) and get the reply; the message is not sent a second time.",
+        ),
         tool::<ThreadArgs>("read_thread", "The messages of a thread, oldest first."),
         tool::<ListArgs>("list_files", "List a folder of a channel's workspace."),
         tool::<ReadArgs>("read_file", "Read a text file of a channel's workspace."),
@@ -173,6 +179,57 @@ impl Answer {
             failed: true,
         }
     }
+}
+
+/// Passes a conversation's progress on as MCP progress notifications, when
+/// the client asked for them (a progress token in the call).
+fn progress(context: &RequestContext<RoleServer>) -> impl FnMut(ConversationUpdate) + Send {
+    let token = context.meta.get_progress_token();
+    let peer = context.peer.clone();
+    let mut step = 0u32;
+    move |update| {
+        let Some(token) = token.clone() else {
+            return;
+        };
+        step += 1;
+        let message = match update {
+            ConversationUpdate::Text { text } => text,
+            ConversationUpdate::Tool { name, .. } => format!("[running {name}]"),
+            ConversationUpdate::Started { thread, .. } => format!("[thread {thread}]"),
+        };
+        let peer = peer.clone();
+        let param = ProgressNotificationParam::new(token, f64::from(step)).with_message(message);
+        tokio::spawn(async move {
+            let _ = peer.notify_progress(param).await;
+        });
+    }
+}
+
+/// What `send_message` and `retry_thread` answer: the replies, with the
+/// thread to go on in.
+fn conversation_answer(conversation: &Conversation) -> Answer {
+    let structured = json!({
+        "thread": conversation.thread.0,
+        "reply": conversation.reply,
+        "state": conversation.state.map(|s| s.to_string()),
+        "error": conversation.error,
+        "waiting_for_approval": conversation.waiting_for.iter().map(|a| a.id).collect::<Vec<_>>(),
+        // Tokens of every model call the message set off, when every
+        // provider reported them.
+        "usage": conversation.usage,
+    });
+    let mut text = format!("{}\n\n(thread {})", conversation.reply, conversation.thread);
+    // A failed turn is the tool failing, though the thread (and what the
+    // agent did before it failed) is there to go on with, or to run again.
+    if conversation.error.is_none() {
+        return Answer::ok(text, structured);
+    }
+    text.push_str(&format!(
+        "\n\nTo run the failed turn again without sending the message twice, call retry_thread \
+         with thread {}.",
+        conversation.thread
+    ));
+    Answer::failed(text, structured)
 }
 
 impl HelmMcpServer {
@@ -229,56 +286,24 @@ impl HelmMcpServer {
             "send_message" => {
                 let args: SendArgs = parse(args)?;
                 let channel: ChannelRef = args.channel.parse()?;
-                let progress = context.meta.get_progress_token();
-                let peer = context.peer.clone();
-                let mut step = 0u32;
+                let thread = args.thread.map(ThreadId);
                 let conversation = helm
                     .converse(
                         user,
                         &channel,
                         &args.text,
-                        args.thread.map(ThreadId),
+                        thread,
                         REPLY_TIMEOUT,
-                        |update| {
-                            let Some(token) = progress.clone() else {
-                                return;
-                            };
-                            step += 1;
-                            let message = match update {
-                                ConversationUpdate::Text { text } => text,
-                                ConversationUpdate::Tool { name, .. } => {
-                                    format!("[running {name}]")
-                                }
-                                ConversationUpdate::Started { thread, .. } => {
-                                    format!("[thread {thread}]")
-                                }
-                            };
-                            let peer = peer.clone();
-                            let param = ProgressNotificationParam::new(token, f64::from(step))
-                                .with_message(message);
-                            tokio::spawn(async move {
-                                let _ = peer.notify_progress(param).await;
-                            });
-                        },
+                        progress(context),
                     )
                     .await?;
-                let structured = json!({
-                    "thread": conversation.thread.0,
-                    "reply": conversation.reply,
-                    "state": conversation.state.map(|s| s.to_string()),
-                    "error": conversation.error,
-                    "waiting_for_approval": conversation.waiting_for.iter().map(|a| a.id).collect::<Vec<_>>(),
-                    // Tokens of every model call the message set off, when
-                    // every provider reported them.
-                    "usage": conversation.usage,
-                });
-                let text = format!("{}\n\n(thread {})", conversation.reply, conversation.thread);
-                // A failed turn is the tool failing, though the thread (and
-                // what the agent did before it failed) is there to go on with.
-                Ok(match conversation.error {
-                    Some(_) => Answer::failed(text, structured),
-                    None => Answer::ok(text, structured),
-                })
+                Ok(conversation_answer(&conversation))
+            }
+            "retry_thread" => {
+                let args: ThreadArgs = parse(args)?;
+                let thread = ThreadId(args.thread);
+                let again = helm.converse_again(user, thread, REPLY_TIMEOUT, progress(context));
+                Ok(conversation_answer(&again.await?))
             }
             "read_thread" => {
                 let args: ThreadArgs = parse(args)?;
@@ -367,7 +392,8 @@ impl ServerHandler for HelmMcpServer {
             .with_server_info(Implementation::new("helm", env!("CARGO_PKG_VERSION")))
             .with_instructions(
                 "Helm: channels with resident agents. list_channels, then send_message to a \
-                 channel's agent; continue with the thread from its reply.",
+                 channel's agent; continue with the thread from its reply. When a reply failed \
+                 (its model was unreachable, say), retry_thread runs it again.",
             )
     }
 

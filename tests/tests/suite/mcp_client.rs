@@ -658,3 +658,56 @@ async fn a_conversation_that_needs_an_approval_ends_saying_so_and_where() -> any
     assert_eq!(messages[0].content, "@launch-agent send the newsletter");
     Ok(())
 }
+
+#[tokio::test]
+async fn a_failed_conversation_is_had_again_without_posting_its_message_twice() -> anyhow::Result<()>
+{
+    let (t, scripted, _) = setup().await?;
+    let member = t.member("bo").await?;
+    scripted.push(ScriptedReply::Fail(
+        helm_core::error::ProviderFailure::BadRequest,
+        "the model is overloaded".into(),
+    ));
+    let launch = "launch".parse()?;
+    let wait = Duration::from_secs(20);
+    let failed = t
+        .helm
+        .converse(&member, &launch, "plan the retro", None, wait, |_| {})
+        .await?;
+    assert!(failed.error.is_some(), "{failed:?}");
+
+    scripted.reply_text("The retro is planned.");
+    let mut streamed = Vec::new();
+    let again = t
+        .helm
+        .converse_again(&member, failed.thread, wait, |u| streamed.push(u))
+        .await?;
+    assert_eq!(again.thread, failed.thread);
+    assert_eq!(again.error, None);
+    assert_eq!(
+        again.reply, "The retro is planned.",
+        "only the new turn's reply"
+    );
+    // What is posted is Helm's note that the agent was asked again.
+    assert_ne!(again.message, failed.message);
+    assert!(matches!(
+        streamed.first(),
+        Some(helm_core::ConversationUpdate::Started { message, .. }) if *message == again.message
+    ));
+    let asked: Vec<_> = t
+        .helm
+        .thread_messages(failed.thread)
+        .await?
+        .into_iter()
+        .filter(|m| m.content == "@launch-agent plan the retro")
+        .collect();
+    assert_eq!(asked.len(), 1, "posted once");
+
+    // Nothing failed now: there is no turn to run again.
+    let nothing = t
+        .helm
+        .converse_again(&member, failed.thread, wait, |_| {})
+        .await;
+    assert!(nothing.is_err(), "{nothing:?}");
+    Ok(())
+}

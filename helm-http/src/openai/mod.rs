@@ -12,6 +12,9 @@
 //! - `Idempotency-Key`: a retried request with the same key (same caller)
 //!   gets the first answer again instead of posting twice (kept 24 hours in
 //!   this process).
+//! - A failed turn is a 502 that clients are told not to retry on their own
+//!   (`x-should-retry: false`); the same message sent again in its thread
+//!   runs the failed turn again instead of posting twice.
 //! - The agent's own tool calls are its work, not the client's: they never
 //!   appear as `tool_calls`. A turn that waits for an approval ends with a
 //!   message that says so and where.
@@ -20,6 +23,8 @@
 //!
 //! Errors are OpenAI-shaped: `{"error": {"message", "type", "code"}}`, for
 //! any path under `/v1` too (never the web UI's page).
+
+mod threads;
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -33,7 +38,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
 use axum::{Json, Router};
 use futures_util::stream::{self, StreamExt};
-use helm_core::model::{Author, ChannelRef, ThreadId, User};
+use helm_core::model::{ChannelRef, ThreadId, User};
 use helm_core::provider::Usage;
 use helm_core::store::{ChannelFilter, ChannelRecord};
 use helm_core::{Conversation, ConversationUpdate};
@@ -41,6 +46,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
+use self::threads::{asks_again, continued_thread};
 use crate::caller::Caller;
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -171,13 +177,29 @@ impl IntoResponse for OpenAiError {
 }
 
 /// The agent's turn failed (its model, most often): a bad gateway, with why.
-/// The thread keeps what the agent did before it failed.
+/// The thread keeps what the agent did before it failed; sending the same
+/// message again in it runs the failed turn again.
 fn turn_failed(error: &str) -> OpenAiError {
     OpenAiError(
         StatusCode::BAD_GATEWAY,
-        format!("the agent's turn failed: {error}"),
+        format!(
+            "the agent's turn failed: {error}. The message is kept in its thread (see the \
+             X-Helm-Thread header); send it again with that header to run the turn again."
+        ),
         "turn_failed",
     )
+}
+
+/// A failed turn's answer, which a client must not retry on its own (the
+/// `openai` package retries a 502 twice): the message is already posted, and
+/// a blind resend without the thread would post it again.
+fn turn_failed_response(error: &str, thread: ThreadId) -> Response {
+    let mut response = turn_failed(error).into_response();
+    set_thread(&mut response, thread);
+    response
+        .headers_mut()
+        .insert("x-should-retry", HeaderValue::from_static("false"));
+    response
 }
 
 fn bad(message: impl Into<String>, code: &'static str) -> OpenAiError {
@@ -384,24 +406,24 @@ async fn complete(state: AppState, request: Request) -> Result<Response, OpenAiE
         }
         None => continued_thread(&state, &caller.user, record.channel.id, &request.messages).await,
     };
+    let again = match thread {
+        Some(id) => asks_again(&state, &caller.user, id, &text).await,
+        None => false,
+    };
+    let talk = Talk {
+        helm: state.helm.clone(),
+        user: caller.user.clone(),
+        channel: record.channel.id,
+        text,
+        thread,
+        again,
+    };
     let model = request.model.clone();
     let user = caller.user.clone();
     if !request.stream {
-        let conversation = state
-            .helm
-            .converse(
-                &user,
-                &ChannelRef::Id(record.channel.id),
-                &text,
-                thread,
-                REPLY_TIMEOUT,
-                |_| {},
-            )
-            .await?;
+        let conversation = talk.run(|_| {}).await?;
         if let Some(error) = &conversation.error {
-            let mut response = turn_failed(error).into_response();
-            set_thread(&mut response, conversation.thread);
-            return Ok(response);
+            return Ok(turn_failed_response(error, conversation.thread));
         }
         let answer = completion(&conversation, &model);
         if let Some(key) = &key {
@@ -413,24 +435,15 @@ async fn complete(state: AppState, request: Request) -> Result<Response, OpenAiE
     }
     // Streaming: the conversation runs in a task; its updates become chunks.
     let (tx, mut rx) = mpsc::unbounded_channel::<Update>();
-    let helm = state.helm.clone();
-    let channel_id = record.channel.id;
     let cache = state.idempotency.clone();
     let key_for_task = key.clone();
     let model_for_task = model.clone();
     tokio::spawn(async move {
         let updates = tx.clone();
-        let result = helm
-            .converse(
-                &user,
-                &ChannelRef::Id(channel_id),
-                &text,
-                thread,
-                REPLY_TIMEOUT,
-                move |u| {
-                    let _ = updates.send(Update::Progress(u));
-                },
-            )
+        let result = talk
+            .run(move |u| {
+                let _ = updates.send(Update::Progress(u));
+            })
             .await;
         if let (Ok(conversation @ Conversation { error: None, .. }), Some(key)) =
             (&result, &key_for_task)
@@ -545,38 +558,84 @@ async fn complete(state: AppState, request: Request) -> Result<Response, OpenAiE
     Ok(response)
 }
 
+/// One chat completion's talk with the channel's agent: the message posted
+/// (in `thread`, or a new one), or, when the request asks `again`, the
+/// thread's failed turn run anew on the message it already holds.
+struct Talk {
+    helm: helm_core::Helm,
+    user: User,
+    channel: helm_core::model::ChannelId,
+    text: String,
+    thread: Option<ThreadId>,
+    again: bool,
+}
+
+impl Talk {
+    async fn run(
+        &self,
+        on_update: impl FnMut(ConversationUpdate) + Send,
+    ) -> helm_core::Result<Conversation> {
+        match self.thread {
+            Some(thread) if self.again => {
+                let helm = &self.helm;
+                helm.converse_again(&self.user, thread, REPLY_TIMEOUT, on_update)
+                    .await
+            }
+            thread => {
+                let channel = ChannelRef::Id(self.channel);
+                self.helm
+                    .converse(
+                        &self.user,
+                        &channel,
+                        &self.text,
+                        thread,
+                        REPLY_TIMEOUT,
+                        on_update,
+                    )
+                    .await
+            }
+        }
+    }
+}
+
 enum Update {
     Progress(ConversationUpdate),
     Done(helm_core::Result<Conversation>),
 }
 
 fn chunk(id: &str, created: i64, model: &str, delta: Value, finish: Option<&str>) -> SseEvent {
-    SseEvent::default().data(
-        json!({
-            "id": id,
-            "object": "chat.completion.chunk",
-            "created": created,
-            "model": model,
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-        })
-        .to_string(),
-    )
+    let choices = json!([{"index": 0, "delta": delta, "finish_reason": finish}]);
+    chunk_event(id, created, model, [("choices", choices)])
 }
 
 /// The last chunk of a stream that asked for `usage`: no choices, as
 /// OpenAI sends it (`usage` is null when a provider reported no tokens).
 fn usage_chunk(id: &str, created: i64, model: &str, usage: Value) -> SseEvent {
-    SseEvent::default().data(
-        json!({
-            "id": id,
-            "object": "chat.completion.chunk",
-            "created": created,
-            "model": model,
-            "choices": [],
-            "usage": usage,
-        })
-        .to_string(),
+    chunk_event(
+        id,
+        created,
+        model,
+        [("choices", json!([])), ("usage", usage)],
     )
+}
+
+/// A `chat.completion.chunk` event of the stream `id`, with `fields`.
+fn chunk_event<const N: usize>(
+    id: &str,
+    created: i64,
+    model: &str,
+    fields: [(&str, Value); N],
+) -> SseEvent {
+    let mut body = json!({
+        "id": id,
+        "object": "chat.completion.chunk",
+        "created": created,
+        "model": model,
+    });
+    if let Value::Object(map) = &mut body {
+        map.extend(fields.map(|(k, v)| (k.to_string(), v)));
+    }
+    SseEvent::default().data(body.to_string())
 }
 
 /// A conversation's tokens in OpenAI's terms: every model call of every
@@ -656,42 +715,4 @@ fn set_thread(response: &mut Response, thread: ThreadId) {
     if let Ok(value) = HeaderValue::from_str(&thread.to_string()) {
         response.headers_mut().insert(THREAD_HEADER, value);
     }
-}
-
-/// The thread a resent chat continues: the one whose latest agent reply is
-/// the history's last assistant message, among the caller's recent threads
-/// of the channel.
-async fn continued_thread(
-    state: &AppState,
-    user: &User,
-    channel: helm_core::model::ChannelId,
-    messages: &[RequestMessage],
-) -> Option<ThreadId> {
-    let last_reply = messages.iter().rev().find(|m| m.role == "assistant")?;
-    let wanted = text_of(&last_reply.content);
-    let wanted = wanted.trim();
-    if wanted.is_empty() {
-        return None;
-    }
-    let threads = state
-        .helm
-        .threads(&ChannelRef::Id(channel), 50)
-        .await
-        .ok()?;
-    for thread in threads {
-        let Ok(messages) = state.helm.thread_messages(thread.id).await else {
-            continue;
-        };
-        let asked = messages
-            .iter()
-            .any(|m| matches!(&m.author, Author::Human { user_id, .. } if *user_id == user.id));
-        let latest = messages
-            .iter()
-            .rev()
-            .find(|m| matches!(m.author, Author::Agent { .. }) && !m.content.trim().is_empty());
-        if asked && latest.is_some_and(|m| m.content.trim() == wanted) {
-            return Some(thread.id);
-        }
-    }
-    None
 }
