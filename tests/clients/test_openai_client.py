@@ -216,6 +216,19 @@ def test_a_failed_turn_is_not_retried_blindly_and_runs_again_when_sent_again(bas
     assert human_messages(workspace, again_thread) == ["@launch-agent Stream the retro."]
 
 
+def test_a_refusal_is_final_and_not_retried(base, workspace):
+    api = workspace["api"]
+    api.post("/api/channels", json={"name": "shelved", "purpose": "An old project."}).raise_for_status()
+    api.post("/api/channels/shelved/archive").raise_for_status()
+    c = openai.OpenAI(base_url=f"{base}/v1", api_key=workspace["captain"])
+    with pytest.raises(openai.ConflictError) as refused:
+        c.chat.completions.create(
+            model="shelved", messages=[{"role": "user", "content": "Anything new?"}]
+        )
+    assert refused.value.response.headers["x-should-retry"] == "false"
+    assert "archived" in refused.value.message
+
+
 def test_a_message_for_skipper_is_for_skipper_alone(base, workspace):
     c = client(base, workspace["captain"])
     raw = c.chat.completions.with_raw_response.create(

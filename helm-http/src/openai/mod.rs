@@ -172,7 +172,18 @@ impl OpenAiError {
 
 impl IntoResponse for OpenAiError {
     fn into_response(self) -> Response {
-        (self.0, Json(self.body())).into_response()
+        // The `openai` package retries a 409 and every 5xx on its own unless
+        // told not to. A conflict answers the same however often it is sent,
+        // and a failed turn's message is already posted: a blind resend
+        // (without the thread) would post it again.
+        let final_answer = self.0 == StatusCode::CONFLICT || self.2 == "turn_failed";
+        let mut response = (self.0, Json(self.body())).into_response();
+        if final_answer {
+            response
+                .headers_mut()
+                .insert("x-should-retry", HeaderValue::from_static("false"));
+        }
+        response
     }
 }
 
@@ -188,18 +199,6 @@ fn turn_failed(error: &str) -> OpenAiError {
         ),
         "turn_failed",
     )
-}
-
-/// A failed turn's answer, which a client must not retry on its own (the
-/// `openai` package retries a 502 twice): the message is already posted, and
-/// a blind resend without the thread would post it again.
-fn turn_failed_response(error: &str, thread: ThreadId) -> Response {
-    let mut response = turn_failed(error).into_response();
-    set_thread(&mut response, thread);
-    response
-        .headers_mut()
-        .insert("x-should-retry", HeaderValue::from_static("false"));
-    response
 }
 
 fn bad(message: impl Into<String>, code: &'static str) -> OpenAiError {
@@ -423,7 +422,9 @@ async fn complete(state: AppState, request: Request) -> Result<Response, OpenAiE
     if !request.stream {
         let conversation = talk.run(|_| {}).await?;
         if let Some(error) = &conversation.error {
-            return Ok(turn_failed_response(error, conversation.thread));
+            let mut response = turn_failed(error).into_response();
+            set_thread(&mut response, conversation.thread);
+            return Ok(response);
         }
         let answer = completion(&conversation, &model);
         if let Some(key) = &key {
