@@ -3,14 +3,15 @@
 //! `PUT /api/channels/{channel}/files` with `create`.
 
 use axum::http::{Method, StatusCode};
-use serde_json::json;
+use serde_json::{Value, json};
 
-use super::kit::{Api, Auth};
+use super::kit::{Api, Auth, Reply};
 
 const PURPOSE: &str = "This channel owns planning and coordinating the product launch.";
 
-#[tokio::test]
-async fn a_quick_note_is_a_new_file_in_the_channels_notes() -> anyhow::Result<()> {
+/// A server with its Captain, Ada, and her channel #launch: where every
+/// test here starts. Returns Ada's token.
+async fn launch() -> anyhow::Result<(Api, String)> {
     let api = Api::new().await?;
     let ada = api.setup().await?;
     let created = api
@@ -21,6 +22,19 @@ async fn a_quick_note_is_a_new_file_in_the_channels_notes() -> anyhow::Result<()
         )
         .await?;
     assert_eq!(created.status, StatusCode::CREATED, "{created:?}");
+    Ok((api, ada))
+}
+
+/// `PUT /api/channels/launch/files` with `body`, as `token`.
+async fn put_file(api: &Api, token: &str, body: Value) -> anyhow::Result<Reply> {
+    let path = "/api/channels/launch/files";
+    api.call(Method::PUT, path, Auth::Bearer(token), Some(body))
+        .await
+}
+
+#[tokio::test]
+async fn a_quick_note_is_a_new_file_in_the_channels_notes() -> anyhow::Result<()> {
+    let (api, ada) = launch().await?;
 
     let note = json!({"title": "Press list", "text": "- Dana at Wired\n- Lee"});
     let first = api
@@ -72,15 +86,8 @@ async fn a_quick_note_is_a_new_file_in_the_channels_notes() -> anyhow::Result<()
 
 #[tokio::test]
 async fn a_bad_note_says_what_to_change_and_saves_nothing() -> anyhow::Result<()> {
-    let api = Api::new().await?;
-    let ada = api.setup().await?;
+    let (api, ada) = launch().await?;
     let (_, bob) = api.join(&ada, "bob", "member").await?;
-    api.post(
-        "/api/channels",
-        Auth::Bearer(&ada),
-        json!({"name": "launch", "purpose": PURPOSE}),
-    )
-    .await?;
     api.post(
         "/api/channels",
         Auth::Bearer(&ada),
@@ -163,22 +170,8 @@ async fn a_bad_note_says_what_to_change_and_saves_nothing() -> anyhow::Result<()
 
 #[tokio::test]
 async fn a_create_only_write_makes_a_new_file_and_never_replaces_one() -> anyhow::Result<()> {
-    let api = Api::new().await?;
-    let ada = api.setup().await?;
-    api.post(
-        "/api/channels",
-        Auth::Bearer(&ada),
-        json!({"name": "launch", "purpose": PURPOSE}),
-    )
-    .await?;
-    let put = |body| {
-        api.call(
-            Method::PUT,
-            "/api/channels/launch/files",
-            Auth::Bearer(&ada),
-            Some(body),
-        )
-    };
+    let (api, ada) = launch().await?;
+    let put = |body| put_file(&api, &ada, body);
 
     let made =
         put(json!({"path": "docs/brief.md", "content": "# Brief\n", "create": true})).await?;
@@ -218,22 +211,8 @@ async fn a_create_only_write_makes_a_new_file_and_never_replaces_one() -> anyhow
 #[tokio::test]
 async fn a_save_over_what_was_opened_is_refused_when_someone_saved_meanwhile() -> anyhow::Result<()>
 {
-    let api = Api::new().await?;
-    let ada = api.setup().await?;
-    api.post(
-        "/api/channels",
-        Auth::Bearer(&ada),
-        json!({"name": "launch", "purpose": PURPOSE}),
-    )
-    .await?;
-    let put = |body| {
-        api.call(
-            Method::PUT,
-            "/api/channels/launch/files",
-            Auth::Bearer(&ada),
-            Some(body),
-        )
-    };
+    let (api, ada) = launch().await?;
+    let put = |body| put_file(&api, &ada, body);
     let read = || {
         api.get(
             "/api/channels/launch/files/read?path=notes/retro.md",
