@@ -41,10 +41,33 @@ export function activityOf(channel: number): Signal<ActivityEntry[] | undefined>
   return s;
 }
 
+/** Per channel: entries heard live before its Activity was loaded, for the load to keep. */
+const early = new Map<number, ActivityEntry[]>();
+
+/** An entry's identity: one row per tool action, lifecycle event, and state of a call or an approval. */
+export function activityKey(e: ActivityEntry): string {
+  switch (e.kind) {
+    case "tool":
+      return `t${e.id}`;
+    case "escalation":
+      return `e${e.escalation.id}-${e.escalation.status}`;
+    case "approval":
+      return `a${e.approval.id}-${e.approval.status}`;
+    default:
+      return `l${e.seq}`;
+  }
+}
+
 function addActivity(channel: number, entry: ActivityEntry): void {
   const list = byChannel.get(channel);
-  if (!list?.value) return;
-  if (entry.kind === "tool" && list.value.some((e) => e.kind === "tool" && e.id === entry.id)) return;
+  if (!list?.value) {
+    // A load in flight read the server before this happened; it keeps it.
+    const heard = early.get(channel) ?? [];
+    early.set(channel, [entry, ...heard].slice(0, 100));
+    return;
+  }
+  const key = activityKey(entry);
+  if (list.value.some((e) => activityKey(e) === key)) return;
   list.value = [entry, ...list.value].slice(0, 500);
 }
 
@@ -86,6 +109,9 @@ export async function loadActivity(channel: number, channelName: string): Promis
     }
     for (const e of escalations.value.values()) if (e.channel_id === channel) entries.push({ kind: "escalation", escalation: e, at: e.created });
     for (const a of approvals.value.values()) if (a.channel_id === channel) entries.push({ kind: "approval", approval: a, at: a.created });
+    const loaded = new Set(entries.map(activityKey));
+    for (const e of early.get(channel) ?? []) if (!loaded.has(activityKey(e))) entries.push(e);
+    early.delete(channel);
     entries.sort((a, b) => Date.parse(b.at) - Date.parse(a.at));
     activityOf(channel).value = entries;
   });

@@ -7,7 +7,7 @@ import { useRetryOnReconnect } from "../../lib/reconnect";
 import { Icon } from "../../components/Icon";
 import { Time } from "../../components/Time";
 import { Tokens } from "../../components/Tokens";
-import { actionSignal, activityOf, loadActivity, type ActivityEntry } from "../../state/activity";
+import { actionSignal, activityKey, activityOf, loadActivity, type ActivityEntry } from "../../state/activity";
 import type { ChannelEntry } from "../../state/channels";
 import { channelPath } from "../../state/router";
 import { channelThreadIds, loadThreads, threadSignal } from "../../state/threads";
@@ -40,26 +40,13 @@ export function Activity({ entry }: { entry: ChannelEntry }) {
       {list && list.length === 0 && <p class="muted">Nothing has happened here yet.</p>}
       <ol class="activity-list" aria-label="Activity, newest first">
         {(list ?? []).map((e) => (
-          <li key={key(e)} class={`activity-item activity-${e.kind}`}>
+          <li key={activityKey(e)} class={`activity-item activity-${e.kind}`}>
             <Row entry={e} channel={channel.name} />
           </li>
         ))}
       </ol>
     </div>
   );
-}
-
-function key(e: ActivityEntry): string {
-  switch (e.kind) {
-    case "tool":
-      return `t${e.id}`;
-    case "escalation":
-      return `e${e.escalation.id}-${e.escalation.status}`;
-    case "approval":
-      return `a${e.approval.id}-${e.approval.status}`;
-    default:
-      return `l${e.seq}`;
-  }
 }
 
 function Row({ entry, channel }: { entry: ActivityEntry; channel: string }) {
