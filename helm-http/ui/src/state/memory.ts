@@ -16,17 +16,38 @@ export function memoryOf(channel: number): Signal<MemoryItem[] | undefined> {
   return s;
 }
 
+/** Channels whose list is being read, and whether a record changed meanwhile. */
+const loading = new Map<number, { changed: boolean }>();
+
 function put(item: MemoryItem): void {
+  const load = loading.get(item.channel_id);
+  if (load) load.changed = true;
   const list = lists.get(item.channel_id);
   if (!list?.value) return;
   const others = list.value.filter((m) => m.id !== item.id);
   list.value = [item, ...others].sort((a, b) => b.id - a.id);
 }
 
-/** Loads every record, superseded and forgotten ones included (the view filters). */
+/**
+ * Loads every record, superseded and forgotten ones included (the view
+ * filters). A record that changed while the list was read may predate the
+ * server's answer or not (records carry no version), so the list is read
+ * again then, at most twice more, rather than undoing the change.
+ */
 export async function loadMemory(channel: number, channelName: string): Promise<void> {
-  const items = await api.get("/api/channels/{channel}/memory", { path: { channel: channelName }, query: { all: true, limit: 500 } });
-  memoryOf(channel).value = items;
+  for (let reads = 1; ; reads++) {
+    const load = { changed: false };
+    loading.set(channel, load);
+    try {
+      const items = await api.get("/api/channels/{channel}/memory", { path: { channel: channelName }, query: { all: true, limit: 500 } });
+      if (!load.changed || reads === 3) {
+        memoryOf(channel).value = items;
+        return;
+      }
+    } finally {
+      if (loading.get(channel) === load) loading.delete(channel);
+    }
+  }
 }
 
 export async function addMemory(channelName: string, kind: Exclude<MemoryKind, "summary">, content: string): Promise<MemoryItem> {
