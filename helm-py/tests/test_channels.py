@@ -258,3 +258,41 @@ async def test_a_thread_is_renamed_and_a_forgotten_record_restored_async(data: P
         assert forgotten.forgotten_by == (await helm.me()).name
         restored = await launch.memory.restore(decision.id)
         assert restored.status == "current" and restored.forgotten_by is None
+
+
+def test_only_a_records_author_or_a_manager_changes_it(data: Path) -> None:
+    with onehelm.Helm.open(data) as helm:
+        launch = helm.create_channel("launch", "Plans the launch.")
+        decision = launch.memory.add("decision", "We launch on Friday.")
+        helm.add_user("mia")
+        helm.add_user("nol")
+        mia = helm.as_user("mia").channel("launch")
+        nol = helm.as_user("nol").channel("launch")
+        fact = mia.memory.add("fact", "The venue seats 300.")
+        # Another member may not edit or pin the Captain's record, nor mia's.
+        for record in (decision, fact):
+            with pytest.raises(onehelm.Forbidden, match="may edit"):
+                nol.memory.edit(record.id, "Changed.")
+            with pytest.raises(onehelm.Forbidden, match="may pin"):
+                nol.memory.pin(record.id)
+            with pytest.raises(onehelm.Forbidden, match="may unpin"):
+                nol.memory.pin(record.id, pinned=False)
+        # Its author and the Captain may.
+        assert mia.memory.pin(fact.id).pinned
+        edited = mia.memory.edit(fact.id, "The venue seats 320.")
+        assert edited.text == "The venue seats 320."
+        assert launch.memory.edit(edited.id, "The venue seats 350.").pinned
+        assert launch.memory.pin(decision.id).pinned
+
+
+async def test_only_a_records_author_or_a_manager_changes_it_async(data: Path) -> None:
+    async with onehelm.AsyncHelm.open(data) as helm:
+        launch = await helm.create_channel("launch", "Plans the launch.")
+        decision = await launch.memory.add("decision", "We launch on Friday.")
+        await helm.add_user("nol")
+        nol = await (await helm.as_user("nol")).channel("launch")
+        with pytest.raises(onehelm.Forbidden):
+            await nol.memory.edit(decision.id, "Changed.")
+        with pytest.raises(onehelm.Forbidden):
+            await nol.memory.pin(decision.id)
+        assert (await launch.memory.pin(decision.id)).pinned

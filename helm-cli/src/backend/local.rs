@@ -523,8 +523,16 @@ impl Backend for Local {
             .await?)
     }
 
+    async fn me(&self) -> anyhow::Result<User> {
+        Ok(self.actor.clone())
+    }
+
     async fn drive_turns(&self) -> anyhow::Result<()> {
         Ok(self.helm.start_runtime().await?)
+    }
+
+    fn runs_turns_here(&self) -> bool {
+        true
     }
 
     async fn stop_driving(&self) {

@@ -247,9 +247,14 @@ pub trait Backend: Send + Sync {
     async fn users(&self) -> anyhow::Result<Vec<User>>;
     /// Changes a person's role and/or whether they are active, by name.
     async fn change_person(&self, name: &str, change: PersonChange) -> anyhow::Result<User>;
+    /// The person this backend acts as.
+    async fn me(&self) -> anyhow::Result<User>;
     /// Makes sure someone will run the turns a post admits: a local backend
     /// starts driving them here; a server already does.
     async fn drive_turns(&self) -> anyhow::Result<()>;
+    /// Whether turns run in this process ([`Backend::drive_turns`]), so
+    /// that they end when it stops following them.
+    fn runs_turns_here(&self) -> bool;
     /// Stops driving turns here (letting running ones finish).
     async fn stop_driving(&self);
     /// Opens a stream of the events that happen from now on.

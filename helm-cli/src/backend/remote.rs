@@ -312,9 +312,17 @@ impl Backend for Remote {
         Ok(self.client.post_message(channel, text, thread).await?)
     }
 
+    async fn me(&self) -> anyhow::Result<User> {
+        Ok(self.client.me().await?)
+    }
+
     async fn drive_turns(&self) -> anyhow::Result<()> {
         // The server drives every turn.
         Ok(())
+    }
+
+    fn runs_turns_here(&self) -> bool {
+        false
     }
 
     async fn stop_driving(&self) {}

@@ -4,7 +4,7 @@ use std::io::Write;
 
 use anyhow::Result;
 use helm_core::events::EventBody;
-use helm_core::model::{ThreadId, Turn, TurnState};
+use helm_core::model::{Approval, ThreadId, Turn, TurnState};
 use helm_core::runtime::follow::{Follow, Followed};
 
 use super::Ctx;
@@ -64,7 +64,10 @@ pub async fn run(ctx: &Ctx, args: SayArgs) -> Result<i32> {
 
 /// Streams what `follow`'s run does until its last turn ends (Ctrl-C stops
 /// the thread's work), stops driving turns, and returns the exit code of
-/// how the last turn ended.
+/// how the last turn ended. Through a server, a turn that waits on an
+/// approval the acting person cannot give ends the following early
+/// ([`exit::REFUSED`]): the server keeps the turn waiting, and nothing this
+/// command could do would move it.
 pub(super) async fn follow_to_the_end(
     backend: &dyn Backend,
     mut events: Box<dyn EventSource>,
@@ -84,6 +87,23 @@ pub(super) async fn follow_to_the_end(
             render.json_line(&event)?;
         }
         for step in follow.absorb(event.body) {
+            if let Followed::ApprovalRequested(approval) = &step
+                && !backend.me().await?.role.is_admin()
+            {
+                let agent = approval
+                    .turn_id
+                    .and_then(|t| follow.agent_of(t))
+                    .map_or_else(|| "The agent".to_string(), |h| h.to_string());
+                if backend.runs_turns_here() {
+                    // This process runs the turn: leaving would end it, and
+                    // an approval given from another shell lets it go on.
+                    render.notice(&approval_notice(&agent, approval, thread_id, true))?;
+                } else {
+                    render.notice(&approval_notice(&agent, approval, thread_id, false))?;
+                    backend.stop_driving().await;
+                    return Ok(exit::REFUSED);
+                }
+            }
             render.step(step)?;
         }
         if let Some(last) = follow.finished() {
@@ -97,6 +117,29 @@ pub(super) async fn follow_to_the_end(
         TurnState::Failed => exit::UPSTREAM,
         _ => exit::REFUSED,
     })
+}
+
+/// What a person who cannot approve is told when the turn they follow
+/// waits on an approval: what it waits for, who can give it and where.
+/// `here`: this process runs the turn and goes on following it.
+fn approval_notice(agent: &str, approval: &Approval, thread: ThreadId, here: bool) -> String {
+    let id = approval.id;
+    let what = format!(
+        "{agent} is waiting for approval {id}: {}. Only the Captain or an admin can approve it, \
+         in the web UI or with `1helm approve {id}`",
+        approval.summary.trim_end_matches('.')
+    );
+    if here {
+        format!(
+            "{what}. This command runs the turn, so it waits here until then \
+             (Ctrl-C stops the turn)."
+        )
+    } else {
+        format!(
+            "{what}. The agent goes on once it is approved; `1helm thread show {thread}` \
+             shows how it went."
+        )
+    }
 }
 
 /// Whether an event belongs to the thread being followed (what `--json`
@@ -171,6 +214,17 @@ impl Render {
         writeln!(out, "{}", serde_json::to_string(event)?)?;
         out.flush()?;
         Ok(())
+    }
+
+    /// A line about the run that is not the agent's (an approval it waits
+    /// on): on stdout with the run, on stderr with `--json`, whose stdout
+    /// holds events only.
+    fn notice(&mut self, text: &str) -> Result<()> {
+        if self.json {
+            eprintln!("{text}");
+            return Ok(());
+        }
+        self.line(&format!("[helm] {text}"))
     }
 
     pub(super) fn header(&mut self, title: &str, thread: ThreadId, ahead: u32) -> Result<()> {

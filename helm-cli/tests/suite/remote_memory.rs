@@ -594,7 +594,7 @@ async fn threads_are_renamed_and_memory_restored_here_and_through_a_server() -> 
 }
 
 #[test]
-fn only_the_author_or_a_manager_forgets_a_record_locally() -> anyhow::Result<()> {
+fn only_the_author_or_a_manager_changes_a_record_locally() -> anyhow::Result<()> {
     let cli = Cli::init()?;
     ok(&cli.run(&["user", "add", "mira"])?)?;
     ok(&cli.run(&["channel", "create", "launch", "--purpose", "The launch."])?)?;
@@ -615,6 +615,19 @@ fn only_the_author_or_a_manager_forgets_a_record_locally() -> anyhow::Result<()>
     let denied = cli.run(&["--as", "mira", "memory", "forget", &id])?;
     assert_eq!(denied.code, 7, "{}", denied.stderr);
     assert!(denied.stderr.contains("may forget"), "{}", denied.stderr);
+    // Editing and pinning are the same person's and the managers'.
+    for (args, verb) in [
+        (
+            vec!["memory", "edit", id.as_str(), "Ship on Monday."],
+            "may edit",
+        ),
+        (vec!["memory", "pin", id.as_str()], "may pin"),
+        (vec!["memory", "pin", id.as_str(), "--off"], "may unpin"),
+    ] {
+        let denied = cli.run(&[&["--as", "mira"][..], &args[..]].concat())?;
+        assert_eq!(denied.code, 7, "{args:?}: {}", denied.stderr);
+        assert!(denied.stderr.contains(verb), "{}", denied.stderr);
+    }
     let hers = cli.run(&[
         "--json",
         "--as",
@@ -631,6 +644,22 @@ fn only_the_author_or_a_manager_forgets_a_record_locally() -> anyhow::Result<()>
     let own = cli.run(&["--json", "--as", "mira", "memory", "forget", &hers])?;
     ok(&own)?;
     assert_eq!(own.json()?["forgotten_by"], "mira");
+    ok(&cli.run(&["--as", "mira", "memory", "restore", &hers])?)?;
+    ok(&cli.run(&["--as", "mira", "memory", "pin", &hers])?)?;
+    ok(&cli.run(&["--as", "mira", "memory", "edit", &hers, "Kits ship Monday."])?)?;
+    ok(&cli.run(&["memory", "pin", &id])?)?;
+    let edited = cli.run(&["--json", "--as", "mira", "memory", "list", "launch"])?;
+    ok(&edited)?;
+    let Some(kits) = edited.json()?.as_array().and_then(|items| {
+        items
+            .iter()
+            .find(|m| m["content"] == "Kits ship Monday.")
+            .cloned()
+    }) else {
+        anyhow::bail!("mira's edit is missing: {}", edited.stdout);
+    };
+    let hers = kits["id"].as_i64().unwrap_or_default().to_string();
+    ok(&cli.run(&["--as", "mira", "memory", "forget", &hers])?)?;
     // The Captain brings it back; mira may not restore the Captain's.
     ok(&cli.run(&["memory", "forget", &id])?)?;
     let denied = cli.run(&["--as", "mira", "memory", "restore", &id])?;

@@ -421,3 +421,102 @@ async fn a_served_data_dir_refuses_direct_use_and_names_the_server() -> anyhow::
     server.stop().await;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_members_say_stops_at_an_approval_only_the_captain_can_give() -> anyhow::Result<()> {
+    let server = Server::start().await?;
+    let mock = MockOpenAi::start().await?;
+    let base = mock.base_url();
+    ok(&server.run(&[
+        "provider",
+        "add",
+        "mock",
+        "--kind",
+        "openai",
+        "--base-url",
+        &base,
+        "--model",
+        "mock-model",
+        "--default",
+    ])?)?;
+    ok(&server.run(&["channel", "create", "launch", "--purpose", "The launch."])?)?;
+    let captain = server.helm.captain().await?;
+    let mira = server
+        .helm
+        .add_user(&captain, "mira", helm_core::model::Role::Member)
+        .await?;
+    let token = server
+        .helm
+        .create_api_token(&mira, "cli", None)
+        .await?
+        .secret;
+    let as_mira = |args: &[&str]| -> anyhow::Result<Run> {
+        let mut all = vec!["--server", &server.url, "--token", &token];
+        all.extend_from_slice(args);
+        bare(&all)
+    };
+
+    // Skipper's host command needs the Captain's approval: mira's say
+    // stops following, says who can approve it and how, and exits 5.
+    let host_check = r#"{"command": "echo from-the-host"}"#;
+    mock.push(Behaviour::tool_call("host_command", host_check));
+    mock.push(Behaviour::text("The host is fine."));
+    let said = as_mira(&["say", "launch", "@skipper is the host healthy?"])?;
+    assert_eq!(said.code, 5, "{}{}", said.stdout, said.stderr);
+    let pending = server.helm.approvals(&captain, true).await?;
+    let [approval] = pending.as_slice() else {
+        anyhow::bail!("one approval waits: {pending:?}");
+    };
+    let id = approval.id;
+    for words in [
+        format!("is waiting for approval {id}"),
+        "Only the Captain or an admin can approve it".into(),
+        format!("`1helm approve {id}`"),
+    ] {
+        assert!(said.stdout.contains(&words), "{words}: {}", said.stdout);
+    }
+
+    // The turn still waits on the server: once the Captain approves, the
+    // agent goes on without mira following it.
+    ok(&server.run(&["approve", &id.to_string()])?)?;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let threads = server.run(&[
+            "--json",
+            "thread",
+            "show",
+            &approval
+                .thread_id
+                .map(|t| t.to_string())
+                .unwrap_or_default(),
+        ])?;
+        if threads.stdout.contains("The host is fine.") {
+            break;
+        }
+        anyhow::ensure!(
+            tokio::time::Instant::now() < deadline,
+            "the agent did not go on: {}",
+            threads.stdout
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    // With --json, stdout keeps to events; the notice goes to stderr.
+    mock.push(Behaviour::tool_call("host_command", host_check));
+    let json = as_mira(&["--json", "say", "launch", "@skipper and now?"])?;
+    assert_eq!(json.code, 5, "{}{}", json.stdout, json.stderr);
+    assert!(json.stderr.contains("Only the Captain"), "{}", json.stderr);
+    for line in json.stdout.lines() {
+        serde_json::from_str::<serde_json::Value>(line)?;
+    }
+
+    // The Captain's own say is not stopped: her request is hers to give.
+    mock.push(Behaviour::tool_call("host_command", host_check));
+    mock.push(Behaviour::text("Still fine."));
+    let hers = server.run(&["say", "launch", "@skipper check the host again"])?;
+    ok(&hers)?;
+    assert!(hers.stdout.contains("Still fine."), "{}", hers.stdout);
+    assert!(!hers.stdout.contains("Only the Captain"), "{}", hers.stdout);
+    server.stop().await;
+    Ok(())
+}

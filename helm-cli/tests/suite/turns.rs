@@ -432,3 +432,65 @@ async fn a_killed_driver_leaves_an_interrupted_turn_and_the_queue_runs_in_order(
     );
     Ok(())
 }
+
+/// On a data directory `say` runs the turn itself: a member's say that
+/// meets an approval it cannot give says who can and keeps following, so
+/// the Captain's approval from another shell lets the agent go on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_members_say_on_a_data_directory_says_who_approves_and_waits() -> anyhow::Result<()> {
+    let mock = MockOpenAi::start().await?;
+    let cli = setup(&mock).await?;
+    anyhow::ensure!(cli.run(&["user", "add", "mira"])?.code == 0);
+    mock.push(Behaviour::tool_call(
+        "host_command",
+        r#"{"command": "echo from-the-host"}"#,
+    ));
+    mock.push(Behaviour::text("The host is fine."));
+    let data = cli.data();
+    let say = Command::new(assert_cmd::cargo::cargo_bin("1helm"))
+        .arg("--data")
+        .arg(&data)
+        .args([
+            "--as",
+            "mira",
+            "say",
+            "launch",
+            "@skipper is the host healthy?",
+        ])
+        .env_remove("HELM_ISOLATION")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    let id = loop {
+        let listed = cli.run(&["--json", "approvals"])?;
+        if let Some(id) = listed.json()?[0]["id"].as_i64() {
+            break id;
+        }
+        anyhow::ensure!(
+            tokio::time::Instant::now() < deadline,
+            "no approval was asked for: {}",
+            listed.stdout
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let approved = cli.run(&["approve", &id.to_string()])?;
+    anyhow::ensure!(approved.code == 0, "{}", approved.stderr);
+    let out = tokio::time::timeout(
+        Duration::from_secs(30),
+        tokio::task::spawn_blocking(move || say.wait_with_output()),
+    )
+    .await
+    .map_err(|_| anyhow::anyhow!("say did not end after the approval"))???;
+    let stdout = String::from_utf8(out.stdout)?;
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    for words in [
+        format!("is waiting for approval {id}"),
+        "Only the Captain or an admin can approve it".into(),
+        "This command runs the turn, so it waits here".into(),
+        "The host is fine.".into(),
+    ] {
+        assert!(stdout.contains(&words), "{words}: {stdout}");
+    }
+    Ok(())
+}

@@ -198,7 +198,9 @@ impl Helm {
             .await
     }
 
-    /// Edits a record: the old one is kept as superseded, linked to the new one.
+    /// Edits a record, as `actor`: the old one is kept as superseded,
+    /// linked to the new one, which is `actor`'s. Whoever may forget a
+    /// record may edit it ([`Helm::may_change_memory`]).
     pub async fn edit_memory(
         &self,
         actor: &User,
@@ -206,6 +208,7 @@ impl Helm {
         content: &str,
     ) -> Result<MemoryItem> {
         let old = self.visible_memory(actor, id).await?;
+        self.check_may_change_memory(actor, &old, "edit").await?;
         let content = check_content(content)?;
         self.inner
             .store
@@ -230,10 +233,11 @@ impl Helm {
 
     /// Forgets a record, as `actor`: it stays for provenance, saying who
     /// forgot it and when, but is never recalled until restored. Its
-    /// author and the channel's managers forget it ([`Helm::may_forget`]).
+    /// author and the channel's managers forget it
+    /// ([`Helm::may_change_memory`]).
     pub async fn forget_memory(&self, actor: &User, id: MemoryId) -> Result<MemoryItem> {
         let item = self.visible_memory(actor, id).await?;
-        self.check_may_forget(actor, &item, "forget").await?;
+        self.check_may_change_memory(actor, &item, "forget").await?;
         self.inner.store.forget_memory(id, Actor::user(actor)).await
     }
 
@@ -241,14 +245,20 @@ impl Helm {
     /// forget it may restore it). It comes back unpinned.
     pub async fn restore_memory(&self, actor: &User, id: MemoryId) -> Result<MemoryItem> {
         let item = self.visible_memory(actor, id).await?;
-        self.check_may_forget(actor, &item, "restore").await?;
+        self.check_may_change_memory(actor, &item, "restore")
+            .await?;
         self.inner.store.restore_memory(id).await
     }
 
-    /// Whether `actor` may forget (and restore) `item`: the person who wrote
-    /// it, and whoever manages its channel (the Captain, admins, its creator
-    /// and owners). Records written by agents are the managers' to forget.
-    pub async fn may_forget(&self, actor: &User, item: &MemoryItem) -> Result<bool> {
+    /// Whether `actor` may change `item`: edit, pin or unpin, forget and
+    /// restore it. The person who wrote it may, and whoever manages its
+    /// channel (the Captain, admins, its creator and owners). Records
+    /// written by agents or by Helm (summaries, imports) have no person
+    /// behind them, so they are the managers' to change: a member who
+    /// sees one that is wrong asks a manager, as for anyone else's record.
+    /// Seeing a record is not enough: a change reaches everyone the
+    /// channel's agent serves.
+    pub async fn may_change_memory(&self, actor: &User, item: &MemoryItem) -> Result<bool> {
         if item.author_type == AuthorType::Human
             && item.author_name.as_deref() == Some(actor.name.as_str())
         {
@@ -258,8 +268,15 @@ impl Helm {
         self.manages_channel(actor, &record.channel).await
     }
 
-    async fn check_may_forget(&self, actor: &User, item: &MemoryItem, verb: &str) -> Result<()> {
-        if self.may_forget(actor, item).await? {
+    /// [`Helm::may_change_memory`] as a `forbidden` error naming who may
+    /// `verb` the record.
+    async fn check_may_change_memory(
+        &self,
+        actor: &User,
+        item: &MemoryItem,
+        verb: &str,
+    ) -> Result<()> {
+        if self.may_change_memory(actor, item).await? {
             return Ok(());
         }
         let author = match (&item.author_type, &item.author_name) {
@@ -273,9 +290,12 @@ impl Helm {
         )))
     }
 
-    /// Pins (always offered to the agent) or unpins a record.
+    /// Pins (always offered to the agent) or unpins a record, as `actor`:
+    /// whoever may forget it ([`Helm::may_change_memory`]).
     pub async fn pin_memory(&self, actor: &User, id: MemoryId, pinned: bool) -> Result<MemoryItem> {
         let item = self.visible_memory(actor, id).await?;
+        let verb = if pinned { "pin" } else { "unpin" };
+        self.check_may_change_memory(actor, &item, verb).await?;
         if item.status != MemoryStatus::Current && pinned {
             return Err(Error::Conflict(format!(
                 "memory {id} is {}; pin the current record",

@@ -96,8 +96,9 @@ async fn add_memory(
     Ok(created(item.into()))
 }
 
-/// Edits a record: a new record replaces it, and the old one is kept as
-/// superseded (linked to the new one).
+/// Edits a record: a new record (the editor's) replaces it, and the old
+/// one is kept as superseded (linked to the new one). Its author and the
+/// channel's managers edit it; anyone else is forbidden (403).
 #[utoipa::path(patch, path = "/api/memory/{id}", tag = "memory",
     params(("id" = i64, Path, description = "The record's id")),
     request_body = EditMemoryRequest,
@@ -150,7 +151,8 @@ async fn restore_memory(
     Ok(Json(item.into()))
 }
 
-/// Pins a current record: it is always offered to the agent.
+/// Pins a current record: it is always offered to the agent. Its author
+/// and the channel's managers pin it; anyone else is forbidden (403).
 #[utoipa::path(post, path = "/api/memory/{id}/pin", tag = "memory",
     params(("id" = i64, Path, description = "The record's id")),
     responses((status = 200, description = "The record", body = MemoryItem), WriteErrors))]
@@ -166,7 +168,8 @@ async fn pin_memory(
     Ok(Json(item.into()))
 }
 
-/// Unpins a record.
+/// Unpins a record: its author and the channel's managers; anyone else is
+/// forbidden (403).
 #[utoipa::path(post, path = "/api/memory/{id}/unpin", tag = "memory",
     params(("id" = i64, Path, description = "The record's id")),
     responses((status = 200, description = "The record", body = MemoryItem), WriteErrors))]

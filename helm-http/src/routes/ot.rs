@@ -25,7 +25,7 @@ use helm_core::exec::CommandSpec;
 use helm_core::model::ChannelRef;
 use serde::Deserialize;
 
-use super::terminals::{CLOSE_SIGNED_OUT, MAX_INPUT_FRAME, pump};
+use super::terminals::{CLOSE_SIGNED_OUT, MAX_INPUT_FRAME, Viewer, pump};
 use super::{WriteErrors, channel_ref};
 use crate::api::{
     OtConfig, OtExecQuery, OtExecRequest, OtInputRequest, OtKillQuery, OtOutput, OtProcess,
@@ -523,6 +523,9 @@ async fn terminal_socket(mut socket: WebSocket, state: AppState, channel: Channe
         },
         _ => return close(socket, CLOSE_SIGNED_OUT, "auth timeout or invalid payload").await,
     };
+    // Subscribed before the key is checked, so a deactivation of its maker
+    // from then on is heard.
+    let events = state.helm.subscribe();
     let Ok((record, user)) = state.helm.authenticate_ot_key(&channel, &token).await else {
         return close(socket, CLOSE_SIGNED_OUT, "Invalid API key").await;
     };
@@ -546,7 +549,9 @@ async fn terminal_socket(mut socket: WebSocket, state: AppState, channel: Channe
             })
         })
     };
-    pump(socket, session, state.shutdown.clone(), Some(recheck), true).await;
+    // The key acts as its maker: their deactivation closes it at once.
+    let viewer = Viewer::new(user.id, recheck, events);
+    pump(socket, session, state.shutdown.clone(), viewer, true).await;
     // As the protocol has it, a terminal opened through it ends with its
     // socket.
     if state.commands.take_terminal(id)

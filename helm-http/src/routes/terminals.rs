@@ -10,7 +10,9 @@
 //! When the shell ends the server sends `{"type":"closed","exit_code":N}`
 //! and closes the socket. A viewer that falls behind is closed with 4008 and
 //! reconnects (the scrollback brings it up to date); 4001 when the
-//! credential or the access goes; 1001 at shutdown.
+//! credential or the access goes (re-checked every 30 s, and at once when
+//! the viewer's account changes: a deactivated person's terminals close
+//! as their event stream does); 1001 at shutdown.
 //!
 //! With several nodes on one store, a channel's terminals live on the node
 //! that holds its computer, and a terminal's id says which node that is:
@@ -28,9 +30,12 @@ use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgrade, close_code};
 use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
+use helm_core::events::{Event, EventBody};
 use helm_core::exec::{TerminalEvent, TerminalSession, TerminalSize};
+use helm_core::model::UserId;
 use serde::Deserialize;
 use serde_json::json;
+use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
@@ -152,6 +157,7 @@ async fn terminal_socket(
             format!("{}: open this URL as a WebSocket", e.body_text()),
         )
     })?;
+    let user = caller.user.id;
     let recheck: Recheck = {
         let state = state.clone();
         Box::new(move || {
@@ -162,11 +168,13 @@ async fn terminal_socket(
             })
         })
     };
+    // Subscribed before the upgrade, so a deactivation made meanwhile is heard.
+    let viewer = Viewer::new(user, recheck, state.helm.subscribe());
     let shutdown = state.shutdown.clone();
     Ok(upgrade
         .max_message_size(MAX_INPUT_FRAME)
         .on_upgrade(move |socket| async move {
-            pump(socket, session, shutdown, Some(recheck), true).await;
+            pump(socket, session, shutdown, viewer, true).await;
         })
         .into_response())
 }
@@ -187,6 +195,59 @@ pub fn checked_size(rows: Option<u16>, cols: Option<u16>) -> ApiResult<TerminalS
 /// Re-checks, now and then, that the viewer may still watch.
 pub type Recheck = Box<dyn Fn() -> Pin<Box<dyn Future<Output = bool> + Send>> + Send + Sync>;
 
+/// Who watches a terminal, and how the socket learns they no longer may:
+/// `recheck` every heartbeat, and at once when their account changes on
+/// the live event feed (a deactivation closes the socket without asking).
+pub struct Viewer {
+    user: UserId,
+    recheck: Recheck,
+    events: broadcast::Receiver<Arc<Event>>,
+}
+
+/// What the event feed says about a viewer's account.
+enum AccountChange {
+    /// They were deactivated.
+    Deactivated,
+    /// Their role or access may have changed (or the feed skipped events
+    /// that may have said so): re-check.
+    Changed,
+}
+
+impl Viewer {
+    /// `user` watches, may go on while `recheck` says so, and is followed
+    /// on `events` (from `Helm::subscribe`).
+    pub fn new(user: UserId, recheck: Recheck, events: broadcast::Receiver<Arc<Event>>) -> Self {
+        Viewer {
+            user,
+            recheck,
+            events,
+        }
+    }
+
+    /// The next change to the viewer's account. Cancel-safe (a broadcast
+    /// receive is), so it sits in the pump's `select!`.
+    async fn account_change(&mut self) -> AccountChange {
+        loop {
+            match self.events.recv().await {
+                Ok(event) => {
+                    if let EventBody::UserUpdated { user } = &event.body
+                        && user.id == self.user
+                    {
+                        return if user.is_active() {
+                            AccountChange::Changed
+                        } else {
+                            AccountChange::Deactivated
+                        };
+                    }
+                }
+                Err(RecvError::Lagged(_)) => return AccountChange::Changed,
+                // No feed (the server is stopping): the heartbeat still checks.
+                Err(RecvError::Closed) => std::future::pending::<()>().await,
+            }
+        }
+    }
+}
+
 /// A control message from a viewer.
 #[derive(Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -197,12 +258,13 @@ enum Control {
 
 /// Connects a viewer's socket to a terminal until either ends: the
 /// scrollback (when `scrollback`), then live output as binary frames;
-/// input and resizes from the viewer. Returns when the socket closes.
+/// input and resizes from the viewer. Returns when the socket closes, or
+/// closes it (4001) when the viewer may no longer watch.
 pub async fn pump(
     mut socket: WebSocket,
     session: Arc<TerminalSession>,
     shutdown: CancellationToken,
-    recheck: Option<Recheck>,
+    mut viewer: Viewer,
     scrollback: bool,
 ) {
     let mut subscription = session.subscribe();
@@ -226,13 +288,21 @@ pub async fn pump(
         tokio::select! {
             _ = shutdown.cancelled() => break (close_code::AWAY, "the server is shutting down"),
             _ = heartbeat.tick() => {
-                if let Some(recheck) = &recheck && !recheck().await {
+                if !(viewer.recheck)().await {
                     break (CLOSE_SIGNED_OUT, "signed out, or no longer allowed");
                 }
                 if socket.send(Message::Ping(Default::default())).await.is_err() {
                     return;
                 }
             }
+            change = viewer.account_change() => match change {
+                AccountChange::Deactivated => break (CLOSE_SIGNED_OUT, "deactivated"),
+                AccountChange::Changed => {
+                    if !(viewer.recheck)().await {
+                        break (CLOSE_SIGNED_OUT, "signed out, or no longer allowed");
+                    }
+                }
+            },
             event = subscription.events.recv() => match event {
                 Ok(TerminalEvent::Output { data }) => {
                     if socket.send(Message::Binary(data.into())).await.is_err() {

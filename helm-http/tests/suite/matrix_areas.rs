@@ -118,8 +118,9 @@ pub(super) fn computer_rows() -> Vec<Row> {
     ]
 }
 
-/// Memory: private like the rest of the channel; forgetting by a record's
-/// author and the channel's managers; imports by managers.
+/// Memory: private like the rest of the channel; editing, pinning and
+/// forgetting by a record's author and the channel's managers; imports by
+/// managers.
 pub(super) fn memory_rows() -> Vec<Row> {
     use Method as M;
     const SEE: [u16; 5] = [401, 404, 200, 200, 200];
@@ -137,15 +138,15 @@ pub(super) fn memory_rows() -> Vec<Row> {
             Some(json!({"kind": "decision", "content": "Ship on Friday"})),
             [401, 404, 201, 201, 201],
         ),
+        // The Captain wrote the record: its author and the vault's
+        // managers edit, pin and forget it, not every member; restoring
+        // one that is not forgotten is a conflict for them.
         row(
             M::PATCH,
             "/api/memory/{memory}",
             Some(json!({"content": "the vault holds less"})),
-            SEE,
+            [401, 404, 403, 200, 200],
         ),
-        // The Captain wrote the record: its author and the vault's
-        // managers forget it, not every member; restoring one that is not
-        // forgotten is a conflict for them.
         row(
             M::POST,
             "/api/memory/{memory}/forget",
@@ -158,8 +159,18 @@ pub(super) fn memory_rows() -> Vec<Row> {
             Some(json!({})),
             [401, 404, 403, 409, 409],
         ),
-        row(M::POST, "/api/memory/{memory}/pin", Some(json!({})), SEE),
-        row(M::POST, "/api/memory/{memory}/unpin", Some(json!({})), SEE),
+        row(
+            M::POST,
+            "/api/memory/{memory}/pin",
+            Some(json!({})),
+            [401, 404, 403, 200, 200],
+        ),
+        row(
+            M::POST,
+            "/api/memory/{memory}/unpin",
+            Some(json!({})),
+            [401, 404, 403, 200, 200],
+        ),
         row(M::GET, "/api/channels/vault/recall?q=vault", None, SEE),
         row(
             M::POST,

@@ -315,3 +315,110 @@ async fn a_deactivated_persons_event_stream_ends_at_once() -> anyhow::Result<()>
     anyhow::ensure!(ended.contains("4001"), "closed how: {ended}");
     served.stop().await
 }
+
+/// How a WebSocket ended, within 10 s (long before the 30 s heartbeat):
+/// its close code, or why there was none.
+async fn close_code<S>(socket: &mut S) -> anyhow::Result<u16>
+where
+    S: futures_util::Stream<
+            Item = Result<
+                tokio_tungstenite::tungstenite::Message,
+                tokio_tungstenite::tungstenite::Error,
+            >,
+        > + Unpin,
+{
+    use futures_util::StreamExt;
+    use tokio_tungstenite::tungstenite::Message;
+    tokio::time::timeout(std::time::Duration::from_secs(10), async {
+        loop {
+            match socket.next().await {
+                Some(Ok(Message::Close(Some(frame)))) => return Ok(u16::from(frame.code)),
+                Some(Ok(Message::Close(None))) | None => anyhow::bail!("closed with no code"),
+                Some(Ok(_)) => continue,
+                Some(Err(e)) => anyhow::bail!("the socket failed: {e}"),
+            }
+        }
+    })
+    .await
+    .map_err(|_| anyhow::anyhow!("the socket stayed open"))?
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deactivated_persons_terminals_close_at_once() -> anyhow::Result<()> {
+    use futures_util::SinkExt;
+    use tokio_tungstenite::tungstenite::Message;
+    let api = Api::new().await?;
+    let ada = api.setup().await?;
+    let (bob_id, bob) = api.join(&ada, "bob", "member").await?;
+    let served = Served::start(api).await?;
+    let http = client()?;
+    let made = http
+        .post(served.url("/api/channels"))
+        .bearer_auth(&bob)
+        .json(&json!({"name": "bench", "purpose": "Bob's bench"}))
+        .send()
+        .await?;
+    anyhow::ensure!(made.status().is_success(), "{made:?}");
+
+    // Bob watches a terminal over Helm's socket...
+    let opened: Value = http
+        .post(served.url("/api/channels/bench/terminals"))
+        .bearer_auth(&bob)
+        .json(&json!({}))
+        .send()
+        .await?
+        .json()
+        .await?;
+    let id = opened["id"].as_u64().unwrap_or_default();
+    let mut terminal = events_ws(&served.ws_url(&format!("/api/terminals/{id}/ws")), &bob).await?;
+    terminal
+        .send(Message::Binary(b"echo READY-$((6*7))\n".to_vec().into()))
+        .await?;
+    super::computer::read_until(&mut terminal, "READY-42").await?;
+
+    // ...and another over Open Terminal's, with the key he made.
+    let key: Value = http
+        .post(served.url("/api/channels/bench/ot-key"))
+        .bearer_auth(&bob)
+        .send()
+        .await?
+        .json()
+        .await?;
+    let key = key["secret"].as_str().unwrap_or_default().to_string();
+    let ot: Value = http
+        .post(served.url("/api/channels/bench/ot/api/terminals"))
+        .bearer_auth(&key)
+        .send()
+        .await?
+        .json()
+        .await?;
+    let tid = ot["id"].as_str().unwrap_or_default();
+    let url = served.ws_url(&format!("/api/channels/bench/ot/api/terminals/{tid}"));
+    let (mut open_terminal, _) = tokio_tungstenite::connect_async(url.as_str()).await?;
+    open_terminal
+        .send(Message::Text(
+            json!({"type": "auth", "token": key}).to_string().into(),
+        ))
+        .await?;
+    open_terminal
+        .send(Message::Text(
+            json!({"type": "input", "data": "echo OT-$((6*7))\n"})
+                .to_string()
+                .into(),
+        ))
+        .await?;
+    super::computer::read_until(&mut open_terminal, "OT-42").await?;
+
+    let reply = http
+        .patch(served.url(&patch_path(bob_id)))
+        .bearer_auth(&ada)
+        .json(&json!({"active": false}))
+        .send()
+        .await?;
+    anyhow::ensure!(reply.status() == reqwest::StatusCode::OK, "{reply:?}");
+    // Both close with 4001, as his event stream does, not at the next
+    // 30 s heartbeat.
+    anyhow::ensure!(close_code(&mut terminal).await? == 4001);
+    anyhow::ensure!(close_code(&mut open_terminal).await? == 4001);
+    served.stop().await
+}

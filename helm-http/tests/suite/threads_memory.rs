@@ -1,6 +1,7 @@
 //! Renaming a thread (anyone who may post in its channel; a checked title;
-//! an archived channel refuses) and forgetting memory (attributed, allowed
-//! to the record's author and the channel's managers, undone by restoring).
+//! an archived channel refuses) and changing memory: editing, pinning and
+//! forgetting (attributed) are allowed to the record's author and the
+//! channel's managers; forgetting is undone by restoring.
 
 use axum::http::{Method, StatusCode};
 use serde_json::{Value, json};
@@ -20,6 +21,17 @@ async fn events_of(api: &Api, token: &str, kind: &str) -> anyhow::Result<Vec<Val
         .filter(|e| e["type"] == kind)
         .cloned()
         .collect())
+}
+
+/// Edits memory record `id` as the holder of `auth`.
+async fn edit(api: &Api, auth: Auth<'_>, id: i64, content: &str) -> anyhow::Result<Reply> {
+    api.call(
+        Method::PATCH,
+        &format!("/api/memory/{id}"),
+        auth,
+        Some(json!({ "content": content })),
+    )
+    .await
 }
 
 async fn rename(api: &Api, token: &str, thread: i64, title: &str) -> anyhow::Result<Reply> {
@@ -257,5 +269,66 @@ async fn forgetting_is_attributed_limited_and_undone() -> anyhow::Result<()> {
         [&json!("current"), &json!("forgotten"), &json!("current")],
         "{changes:?}"
     );
+    Ok(())
+}
+
+#[tokio::test]
+async fn only_the_author_or_a_manager_edits_and_pins_a_record() -> anyhow::Result<()> {
+    let api = Api::new().await?;
+    let ada = api.setup().await?;
+    let (_, nol) = api.join(&ada, "nol", "member").await?;
+    let (_, mira) = api.join(&ada, "mira", "member").await?;
+    let (a, n, m) = (Auth::Bearer(&ada), Auth::Bearer(&nol), Auth::Bearer(&mira));
+    api.post(
+        "/api/channels",
+        a,
+        json!({"name": "launch", "purpose": "The launch"}),
+    )
+    .await?;
+    let fact = api
+        .post(
+            "/api/channels/launch/memory",
+            m,
+            json!({"kind": "fact", "content": "The venue seats 300."}),
+        )
+        .await?;
+    let fact = fact.body["id"].as_i64().unwrap_or_default();
+    // Another member may not edit, pin or unpin mira's fact; each refusal
+    // says who may.
+    let denied = edit(&api, n, fact, "The venue seats 30.").await?;
+    assert_eq!(denied.status, StatusCode::FORBIDDEN, "{denied:?}");
+    assert_eq!(denied.body["code"], "forbidden");
+    let message = denied.body["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("its author (mira)")
+            && message.contains("the Captain")
+            && message.contains("may edit"),
+        "{message}"
+    );
+    for verb in ["pin", "unpin"] {
+        let denied = api
+            .post(&format!("/api/memory/{fact}/{verb}"), n, json!({}))
+            .await?;
+        assert_eq!(denied.status, StatusCode::FORBIDDEN, "{verb}: {denied:?}");
+        assert_eq!(denied.body["code"], "forbidden");
+        let message = denied.body["message"].as_str().unwrap_or_default();
+        assert!(message.contains(&format!("may {verb}")), "{message}");
+    }
+    let listed = api.get("/api/channels/launch/memory", a).await?;
+    assert_eq!(listed.body[0]["content"], "The venue seats 300.");
+    assert_eq!(listed.body[0]["pinned"], false);
+
+    // Its author pins and edits it; the Captain edits the edit.
+    let pinned = api
+        .post(&format!("/api/memory/{fact}/pin"), m, json!({}))
+        .await?;
+    assert_eq!(pinned.status, StatusCode::OK, "{pinned:?}");
+    let edited = edit(&api, m, fact, "The venue seats 320.").await?;
+    assert_eq!(edited.status, StatusCode::OK, "{edited:?}");
+    let edited = edited.body["id"].as_i64().unwrap_or_default();
+    let captains = edit(&api, a, edited, "The venue seats 350.").await?;
+    assert_eq!(captains.status, StatusCode::OK, "{captains:?}");
+    assert_eq!(captains.body["author_name"], "ada");
+    assert_eq!(captains.body["pinned"], true);
     Ok(())
 }

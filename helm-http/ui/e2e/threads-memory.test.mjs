@@ -1,9 +1,10 @@
 // Renaming threads and forgetting memory, in a real browser, with two
 // people: Ada (the Captain) and Nol (a member) watching the same channel.
 // A thread is renamed from its header and from the Threads list, and the
-// other person's page follows live (thread.updated). Forgetting asks first,
-// is offered only to a record's author and the channel's managers, says
-// who forgot it, and is undone with Restore.
+// other person's page follows live (thread.updated). Editing, pinning and
+// forgetting are offered only to a record's author and the channel's
+// managers; forgetting asks first, says who forgot it, and is undone with
+// Restore.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { DESKTOP, PASSWORD, axeViolations, call, launchBrowser, openPage, quickStart, screenshot, startStack, waitFor } from "./harness.mjs";
@@ -87,7 +88,7 @@ test("an empty title is not offered, and Cancel changes nothing", async () => {
   assert.equal(await dialog.count(), 0);
 });
 
-test("forgetting asks first, is offered to the author and managers, says who, and is undone", async () => {
+test("editing, pinning and forgetting are offered to the author and managers; forgetting asks first, says who, and is undone", async () => {
   const decision = await call(stack, "POST", "/api/channels/launch/memory", { token, body: { kind: "decision", content: "We ship on Friday the 13th." } });
   await call(stack, "POST", "/api/channels/launch/memory", { token: nolToken, body: { kind: "fact", content: "The press kit is in the shared drive." } });
   await ada.getByRole("link", { name: "Memory" }).click();
@@ -98,9 +99,22 @@ test("forgetting asks first, is offered to the author and managers, says who, an
   const adasDecision = nolList.getByRole("listitem").filter({ hasText: "We ship on Friday the 13th." });
   await nolsFact.waitFor();
   await adasDecision.waitFor();
-  // Nol may not forget the Captain's decision, so it is not offered.
-  assert.equal(await adasDecision.getByRole("button", { name: "Forget" }).count(), 0);
-  await adasDecision.getByRole("button", { name: "Edit" }).waitFor();
+  // Nol may not edit, pin or forget the Captain's decision, so none is
+  // offered; her own fact offers all three, and Ada sees them on both.
+  await nolsFact.getByRole("button", { name: "Edit" }).waitFor();
+  await nolsFact.getByRole("button", { name: "Pin" }).waitFor();
+  for (const name of ["Edit", "Pin", "Forget"]) {
+    assert.equal(await adasDecision.getByRole("button", { name }).count(), 0, `${name} is not offered to Nol`);
+  }
+  await screenshot(nol, "61-memory-others-record-desktop");
+  const adasView = ada.locator(".memory-list").getByRole("listitem").filter({ hasText: "The press kit is in the shared drive." });
+  await adasView.getByRole("button", { name: "Edit" }).waitFor();
+  await adasView.getByRole("button", { name: "Pin" }).waitFor();
+  // What the page does not offer, the server refuses.
+  await assert.rejects(call(stack, "POST", `/api/memory/${decision.json.id}/pin`, { token: nolToken, body: {} }), /: 403 .*may pin/);
+  // Nol pins her own fact.
+  await nolsFact.getByRole("button", { name: "Pin" }).click();
+  await nolsFact.getByRole("button", { name: "Unpin" }).waitFor();
 
   // Her own fact: Forget asks, and "Keep it" changes nothing.
   await nolsFact.getByRole("button", { name: "Forget" }).click();

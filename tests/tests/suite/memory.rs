@@ -302,6 +302,87 @@ async fn edits_supersede_and_forgetting_hides() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Editing and pinning a record change what the agent tells everyone, so
+/// they follow the rule for forgetting: the record's author and the
+/// channel's managers; a record Helm wrote (an import) is the managers'.
+#[tokio::test]
+async fn only_the_author_or_a_manager_edits_and_pins_a_record() -> anyhow::Result<()> {
+    let t = TestHelm::new().await?;
+    t.helm.create_channel(&t.captain, "launch", PURPOSE).await?;
+    let ch: ChannelRef = "launch".parse()?;
+    let (nol, mira) = (t.member("nol").await?, t.member("mira").await?);
+    let hers = t
+        .helm
+        .remember(&mira, &ch, note(MemoryKind::Fact, "The venue seats 300."))
+        .await?;
+
+    // Another member may neither edit nor pin it, and is told who may.
+    let Err(denied) = t.helm.edit_memory(&nol, hers.id, "It seats 30.").await else {
+        anyhow::bail!("nol edited mira's record");
+    };
+    assert_eq!(denied.kind(), ErrorKind::Forbidden, "{denied}");
+    let message = denied.to_string();
+    assert!(
+        message.contains("its author (mira)") && message.contains("may edit"),
+        "{message}"
+    );
+    let Err(denied) = t.helm.pin_memory(&nol, hers.id, true).await else {
+        anyhow::bail!("nol pinned mira's record");
+    };
+    assert_eq!(denied.kind(), ErrorKind::Forbidden, "{denied}");
+    assert!(denied.to_string().contains("may pin"), "{denied}");
+    let unchanged = t.helm.memory(hers.id).await?;
+    assert_eq!(
+        (unchanged.status, unchanged.pinned),
+        (MemoryStatus::Current, false)
+    );
+
+    // Its author pins and edits it; the Captain unpins and edits the edit.
+    assert!(t.helm.pin_memory(&mira, hers.id, true).await?.pinned);
+    let edited = t
+        .helm
+        .edit_memory(&mira, hers.id, "The venue seats 320.")
+        .await?;
+    assert_eq!(edited.author_name.as_deref(), Some("mira"));
+    assert!(
+        !t.helm
+            .pin_memory(&t.captain, edited.id, false)
+            .await?
+            .pinned
+    );
+    let captains = t
+        .helm
+        .edit_memory(&t.captain, edited.id, "The venue seats 350.")
+        .await?;
+    assert_eq!(captains.content, "The venue seats 350.");
+
+    // A record Helm wrote has no person behind it: the managers change it.
+    let imported = r#"{"type":"thread","id":"s1","title":"Planning","opened_at":"2024-01-01T09:00:00Z"}
+{"type":"memory","kind":"decision","content":"We launch in March.","thread":"s1"}"#;
+    t.helm
+        .import_history(
+            &t.captain,
+            &ch,
+            std::io::Cursor::new(imported.as_bytes().to_vec()),
+        )
+        .await?;
+    let listed = t.helm.memory_list(&ch, MemoryFilter::default()).await?;
+    let Some(decision) = listed.iter().find(|m| m.content == "We launch in March.") else {
+        anyhow::bail!("the imported decision is missing: {listed:?}");
+    };
+    let refused = t.helm.pin_memory(&nol, decision.id, true).await.err();
+    assert_eq!(refused.map(|e| e.kind()), Some(ErrorKind::Forbidden));
+    let refused = t.helm.edit_memory(&nol, decision.id, "April").await.err();
+    assert_eq!(refused.map(|e| e.kind()), Some(ErrorKind::Forbidden));
+    assert!(
+        t.helm
+            .pin_memory(&t.captain, decision.id, true)
+            .await?
+            .pinned
+    );
+    Ok(())
+}
+
 #[tokio::test]
 async fn odd_queries_get_clear_errors_or_sane_results() -> anyhow::Result<()> {
     let t = TestHelm::new().await?;

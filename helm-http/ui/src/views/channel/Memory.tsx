@@ -1,9 +1,10 @@
 // The channel's memory: decisions, facts, summaries, preferences and
 // references, each with where it came from (a link to its thread). Recall
-// searches it as the agent does. Records are added by hand, edited (the new
-// text supersedes the old, which is kept), pinned, or forgotten: after a
-// confirmation, and only by the record's author or the channel's managers,
-// who may also restore it; a forgotten record says who forgot it.
+// searches it as the agent does. Anyone who sees the channel adds records;
+// a record is edited (the new text supersedes the old, which is kept),
+// pinned, or forgotten (after a confirmation) only by its author or the
+// channel's managers, who may also restore it; a forgotten record says who
+// forgot it. Records the agent or Helm wrote are the managers' to change.
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { describeError } from "../../api/client";
 import type { MemoryItem, MemoryKind, RecallHit } from "../../api/types";
@@ -39,8 +40,8 @@ export function Memory({ entry, recall: asked }: { entry: ChannelEntry; recall?:
   const [editing, setEditing] = useState<MemoryItem>();
   const [forgetting, setForgetting] = useState<MemoryItem>();
   const manages = useManages(entry);
-  // The server decides; this only offers Forget and Restore where they will work.
-  const mayForget = (m: MemoryItem) => manages || (m.author_type === "human" && m.author_name === me.value?.name);
+  // The server decides; this only offers Edit, Pin, Forget and Restore where they will work.
+  const mayChange = (m: MemoryItem) => manages || (m.author_type === "human" && m.author_name === me.value?.name);
 
   const load = () => {
     setError(undefined);
@@ -87,7 +88,7 @@ export function Memory({ entry, recall: asked }: { entry: ChannelEntry; recall?:
       {items !== undefined && shown.length === 0 && <p class="muted">Nothing recorded here yet.</p>}
       <ul class="memory-list">
         {shown.map((m) => (
-          <MemoryRow key={m.id} item={m} channel={channel.name} mayForget={mayForget(m)} onEdit={() => setEditing(m)} onForget={() => setForgetting(m)} />
+          <MemoryRow key={m.id} item={m} channel={channel.name} mayChange={mayChange(m)} onEdit={() => setEditing(m)} onForget={() => setForgetting(m)} />
         ))}
       </ul>
       {editing && <EditDialog item={editing} onClose={() => setEditing(undefined)} />}
@@ -96,7 +97,7 @@ export function Memory({ entry, recall: asked }: { entry: ChannelEntry; recall?:
   );
 }
 
-function MemoryRow({ item, channel, mayForget, onEdit, onForget }: { item: MemoryItem; channel: string; mayForget: boolean; onEdit: () => void; onForget: () => void }) {
+function MemoryRow({ item, channel, mayChange, onEdit, onForget }: { item: MemoryItem; channel: string; mayChange: boolean; onEdit: () => void; onForget: () => void }) {
   const current = item.status === "current";
   const forgotten = item.status === "forgotten";
   const act = async (what: () => Promise<void>, done: string) => {
@@ -129,7 +130,7 @@ function MemoryRow({ item, channel, mayForget, onEdit, onForget }: { item: Memor
         </span>
       </div>
       <p class="memory-content">{item.content}</p>
-      {current && (
+      {current && mayChange && (
         <div class="memory-actions">
           <button type="button" class="btn btn-small btn-ghost" onClick={onEdit}>
             <Icon name="edit" size={14} /> Edit
@@ -137,11 +138,9 @@ function MemoryRow({ item, channel, mayForget, onEdit, onForget }: { item: Memor
           <button type="button" class="btn btn-small btn-ghost" onClick={() => act(() => pinMemory(item.id, !item.pinned), item.pinned ? "Unpinned." : "Pinned: the agent always sees it.")}>
             <Icon name="pin" size={14} /> {item.pinned ? "Unpin" : "Pin"}
           </button>
-          {mayForget && (
-            <button type="button" class="btn btn-small btn-ghost" onClick={onForget}>
-              <Icon name="trash" size={14} /> Forget
-            </button>
-          )}
+          <button type="button" class="btn btn-small btn-ghost" onClick={onForget}>
+            <Icon name="trash" size={14} /> Forget
+          </button>
         </div>
       )}
       {forgotten && (
@@ -153,10 +152,10 @@ function MemoryRow({ item, channel, mayForget, onEdit, onForget }: { item: Memor
               <Time at={item.forgotten_at} />
             </>
           )}
-          {!mayForget && ` · its author, ${MANAGERS} may restore it`}
+          {!mayChange && ` · its author, ${MANAGERS} may restore it`}
         </p>
       )}
-      {forgotten && mayForget && (
+      {forgotten && mayChange && (
         <div class="memory-actions">
           <button type="button" class="btn btn-small btn-ghost" onClick={() => act(() => restoreMemory(item.id), "Restored: it is recalled again.")}>
             <Icon name="restore" size={14} /> Restore
