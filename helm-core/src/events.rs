@@ -260,6 +260,47 @@ pub enum EventBody {
         /// The message, as it is now.
         message: Message,
     },
+    /// A person changed a channel's workspace through Helm (the file API,
+    /// an upload, a note): other people's open views of the file reload or
+    /// warn, and listings refresh. The agent's writes are told by its
+    /// `tool_action.*` events instead.
+    #[serde(rename = "file.changed")]
+    FileChanged {
+        /// What happened to the path.
+        change: FileChange,
+        /// The agent-visible path (`/workspace/...`): where it is now.
+        path: String,
+        /// Where it was, for a move.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        from: Option<String>,
+        /// The new contents' version
+        /// ([`content_version`](crate::exec::content_version)), for a file
+        /// saved or created.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        version: Option<String>,
+        /// Who changed it.
+        user_id: UserId,
+        /// Their name.
+        by: String,
+    },
+}
+
+/// What a [`EventBody::FileChanged`] did to its path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum FileChange {
+    /// Its contents were written (replaced, or made where nothing was).
+    Saved,
+    /// A new file was made where none was (an upload that keeps both, a
+    /// note, a create-only save).
+    Created,
+    /// A folder was made.
+    FolderCreated,
+    /// It was moved or renamed from `from`.
+    Moved,
+    /// It was deleted.
+    Deleted,
 }
 
 /// The events that tell a channel's own story, beside its messages and
@@ -315,6 +356,7 @@ impl EventBody {
             EventBody::UserUpdated { .. } => "user.updated",
             EventBody::ChannelRead { .. } => "channel.read",
             EventBody::MentionCreated { .. } => "mention.created",
+            EventBody::FileChanged { .. } => "file.changed",
         }
     }
 }

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use tokio::sync::OnceCell;
 
 use crate::error::{Error, Result};
+use crate::exec::files::{LockedFiles, PathLocks};
 use crate::exec::{
     CommandResult, CommandSpec, Computer, ComputerOptions, ComputerProvider, ComputerRoutes,
     Executor, Files, FilesProvider, Isolation, LocalComputers, LocalFiles, LocalTerminals,
@@ -59,6 +60,9 @@ pub(crate) struct ComputerState {
     routes: Option<Arc<ChannelRoutes>>,
     /// Where computers are placed, for checking a new channel's choice.
     placement: ComputerPlacement,
+    /// The files' write locks, shared by people's saves and the agents'
+    /// file tools.
+    file_locks: Arc<PathLocks>,
 }
 
 impl ComputerState {
@@ -200,6 +204,7 @@ impl ComputerState {
             nodes,
             routes,
             placement,
+            file_locks: Arc::default(),
         }
     }
 
@@ -236,7 +241,12 @@ impl ComputerState {
         computer: &Computer,
         read_only: Option<String>,
     ) -> Result<Arc<dyn Files>> {
-        self.files.files(computer, read_only)
+        let files = self.files.files(computer, read_only)?;
+        Ok(Arc::new(LockedFiles::new(
+            files,
+            self.file_locks.clone(),
+            computer,
+        )))
     }
 
     /// When agents run as other uids of this host, only the server may read
@@ -424,7 +434,13 @@ impl Helm {
                 record.channel.name
             )
         });
-        self.inner.computer.files_of(&computer, read_only)
+        let files = self.inner.computer.files_of(&computer, read_only)?;
+        Ok(Arc::new(super::announced_files::AnnouncedFiles::new(
+            files,
+            self.inner.store.clone(),
+            record.channel.id,
+            actor,
+        )))
     }
 
     /// Opens a terminal in `channel`'s computer on behalf of `actor`.

@@ -6,6 +6,7 @@
 //! anything.
 
 mod access;
+mod announced_files;
 mod artifacts;
 mod auth;
 mod authority;

@@ -4,6 +4,7 @@ mod bad_input;
 mod embed;
 mod events;
 mod exec;
+mod file_events;
 mod files;
 mod invariants;
 mod kit;

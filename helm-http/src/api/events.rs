@@ -225,6 +225,22 @@ const EVENT_TYPES: &[EventType] = &[
             ("message", Field::Named("Message")),
         ],
     ),
+    (
+        "file.changed",
+        "A person changed the channel's workspace through Helm (a save, an upload, a note, \
+         a new folder, a move or a delete). `change` is `saved`, `created`, `folder_created`, \
+         `moved` (from `from`) or `deleted`; `path` is where it is now; `version` is the new \
+         contents' version for `saved` and `created`; `user_id` and `by` name the person. \
+         The agent's writes are told by `tool_action.*` instead.",
+        &[
+            ("change", Field::Text),
+            ("path", Field::Text),
+            ("from", Field::Optional(&Field::Text)),
+            ("version", Field::Optional(&Field::Text)),
+            ("user_id", Field::Integer),
+            ("by", Field::Text),
+        ],
+    ),
 ];
 
 fn integer() -> ObjectBuilder {

@@ -270,3 +270,69 @@ async fn a_stalled_client_is_told_to_resync_while_others_keep_up() -> anyhow::Re
 async fn reqwest_get(url: &str) -> anyhow::Result<String> {
     Ok(super::kit::client()?.get(url).send().await?.text().await?)
 }
+
+/// Bob has `notes/plan.md` open; Ada saves it. Bob's event stream says so
+/// at once, with the path, the new version and who saved it, so his view
+/// can reload or warn before he saves over her.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_persons_save_reaches_the_others_event_streams() -> anyhow::Result<()> {
+    let served = Served::start(Api::new().await?).await?;
+    let api = &served.api;
+    let ada = api.setup().await?;
+    let (bob_id, bob) = api.join(&ada, "bob", "member").await?;
+    let created = api
+        .post(
+            "/api/channels",
+            Auth::Bearer(&ada),
+            json!({"name": "launch", "purpose": "Planning the launch"}),
+        )
+        .await?;
+    assert_eq!(
+        created.status,
+        axum::http::StatusCode::CREATED,
+        "{created:?}"
+    );
+    let launch = created.body["channel"]["id"].clone();
+    api.post(
+        "/api/channels/launch/members",
+        Auth::Bearer(&ada),
+        json!({"user_id": bob_id}),
+    )
+    .await?;
+    let put = |body: Value| {
+        api.call(
+            axum::http::Method::PUT,
+            "/api/channels/launch/files",
+            Auth::Bearer(&ada),
+            Some(body),
+        )
+    };
+    let first = put(json!({"path": "notes/plan.md", "content": "v1\n"})).await?;
+    assert_eq!(first.status, axum::http::StatusCode::OK, "{first:?}");
+
+    let mut bob_ws = events_ws(&served.ws_url("/api/events"), &bob).await?;
+    assert_eq!(next_json(&mut bob_ws).await?["type"], "stream.hello");
+    let saved = put(json!({
+        "path": "/workspace/notes/plan.md",
+        "content": "v2\n",
+        "base_version": first.body["version"],
+    }))
+    .await?;
+    assert_eq!(saved.status, axum::http::StatusCode::OK, "{saved:?}");
+
+    let event = loop {
+        let event = next_json(&mut bob_ws).await?;
+        if event["type"] == "file.changed" {
+            break event;
+        }
+    };
+    assert_eq!(event["channel_id"], launch);
+    assert_eq!(event["change"], "saved");
+    assert_eq!(event["path"], "/workspace/notes/plan.md");
+    assert_eq!(event["version"], saved.body["version"]);
+    assert_eq!(event["version"], helm_core::exec::content_version(b"v2\n"));
+    let captain = api.t.helm.captain().await?;
+    assert_eq!(event["user_id"], captain.id.get());
+    assert_eq!(event["by"], captain.display_name);
+    served.stop().await
+}

@@ -517,6 +517,19 @@ async fn every_event_in_a_journey_is_documented() -> anyhow::Result<()> {
     )
     .await?;
     api.call(
+        Method::PUT,
+        "/api/channels/launch/files",
+        Auth::Bearer(&bob),
+        Some(json!({"path": "notes/plan.md", "content": "v1\n"})),
+    )
+    .await?;
+    api.post(
+        "/api/channels/launch/files/move",
+        Auth::Bearer(&bob),
+        json!({"from": "notes/plan.md", "to": "notes/plan-2.md"}),
+    )
+    .await?;
+    api.call(
         Method::PATCH,
         "/api/workspace",
         Auth::Bearer(&ada),
@@ -549,6 +562,12 @@ async fn every_event_in_a_journey_is_documented() -> anyhow::Result<()> {
         .await?;
     let events = log.body["items"].as_array().cloned().unwrap_or_default();
     assert!(events.len() > 10, "{events:?}");
+    assert!(
+        events
+            .iter()
+            .any(|e| e["type"] == "file.changed" && e["from"].is_string()),
+        "a move is announced: {events:?}"
+    );
     for event in &events {
         let kind = event["type"].as_str().unwrap_or_default();
         let schema = documented(&document, kind)

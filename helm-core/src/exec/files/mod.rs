@@ -25,6 +25,7 @@
 
 mod change;
 pub(crate) mod create;
+mod locked;
 mod open;
 pub(in crate::exec) mod path;
 mod port;
@@ -41,6 +42,7 @@ use jiff::Timestamp;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, Stat};
 use serde::{Deserialize, Serialize};
 
+pub(crate) use locked::{LockedFiles, PathLocks};
 pub use port::{Files, FilesProvider, LocalFiles};
 pub use search::{GlobResult, GrepMatch, GrepQuery, GrepResult};
 pub use version::content_version;

@@ -24,8 +24,9 @@ pub fn content_version(bytes: &[u8]) -> String {
 
 /// Replaces `path` with `contents` if it still has version `base`; a
 /// [`Error::Conflict`] naming what happened otherwise, with the file left
-/// as it is. (A writer that slips in between the check and the write is
-/// not caught: the check is for people's edits, seconds apart.)
+/// as it is. Atomic against other writes through Helm only when the
+/// caller holds the path's write lock, as every [`Files`] Helm hands out
+/// does (`LockedFiles`); a shell command may still write in between.
 pub(super) async fn write_unchanged<F: Files + ?Sized>(
     files: &F,
     path: &str,

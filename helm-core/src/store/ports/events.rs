@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use tokio::sync::broadcast;
 
 use crate::error::Result;
-use crate::events::Event;
+use crate::events::{Event, EventBody};
 use crate::model::{AuditEntry, ChannelId};
 use crate::store::types::AuditRecord;
 
@@ -38,6 +38,11 @@ pub trait EventStore: Send + Sync + 'static {
     /// so a slot of the feed's buffer is a pointer and each subscriber's
     /// receive is a reference count, not a copy of the event.
     fn subscribe(&self) -> broadcast::Receiver<Arc<Event>>;
+
+    /// Appends an event that describes a change made outside the store
+    /// (a person's file saved in a workspace) and publishes it once
+    /// committed, like any other.
+    async fn record_event(&self, channel: Option<ChannelId>, body: EventBody) -> Result<Event>;
 
     /// Appends to the audit log.
     async fn audit(&self, entry: AuditRecord) -> Result<()>;

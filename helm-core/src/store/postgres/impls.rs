@@ -9,7 +9,7 @@ use tokio::sync::broadcast;
 use super::{PostgresStore, audit, events, failed};
 use crate::audit::AuditFields;
 use crate::error::Result;
-use crate::events::Event;
+use crate::events::{Event, EventBody};
 use crate::model::{AuditEntry, ChannelId};
 use crate::store::EventStore;
 use crate::store::types::AuditRecord;
@@ -44,6 +44,19 @@ impl EventStore for PostgresStore {
 
     fn subscribe(&self) -> broadcast::Receiver<Arc<Event>> {
         self.live.subscribe()
+    }
+
+    async fn record_event(&self, channel: Option<ChannelId>, body: EventBody) -> Result<Event> {
+        let mut client = self.client().await?;
+        let tx = client
+            .transaction()
+            .await
+            .map_err(failed("starting an event append"))?;
+        let event = events::append(&tx, channel, body).await?;
+        tx.commit()
+            .await
+            .map_err(failed("committing an event append"))?;
+        Ok(event)
     }
 
     async fn audit(&self, entry: AuditRecord) -> Result<()> {

@@ -1,8 +1,10 @@
 // What an event says about a channel's workspace files (the store that
 // hands changes to views is state/workspace.ts): an artifact recorded (a
 // tool of an agent wrote a new file, a person uploaded one, a note was
-// saved) or a tool call finished (a file tool names its path; a shell
-// command may have changed anything). An event only says where to look,
+// saved), a tool call finished (a file tool names its path; a shell
+// command may have changed anything), or a person changed a file
+// (`file.changed`: a save, upload, move, delete; the caller's own are
+// left out, as their view already shows them). An event only says where to look,
 // never what changed: views look at the disk, a quiet moment later.
 import type { LiveEvent } from "../api/events";
 
@@ -34,6 +36,8 @@ export function absolute(path: string): string {
 export interface Lookup {
   agentHandle?: (agentId: number) => string | undefined;
   channelId?: (name: string) => number | undefined;
+  /** The signed-in person: their own changes are not news to their views. */
+  me?: number;
 }
 
 /**
@@ -53,6 +57,12 @@ export function changesOf(event: LiveEvent, lookup: Lookup = {}): WorkspaceChang
     if (a.kind === "link") return [];
     const by = a.kind === "file" && a.created_by && !a.created_by.startsWith("@") && a.created_by !== "terminal" ? `@${a.created_by}` : a.created_by;
     return [{ channel: a.channel_id, paths: [absolute(a.path)], anything: false, by }];
+  }
+  if (event.type === "file.changed") {
+    if (event.channel_id === undefined || event.user_id === lookup.me) return [];
+    const paths = [absolute(event.path)];
+    if (event.from) paths.push(absolute(event.from));
+    return [{ channel: event.channel_id, paths, anything: false, by: event.by }];
   }
   if (event.type === "tool_action.finished") {
     const action = event.action;

@@ -59,7 +59,7 @@ export function applyEvent(event: LiveEvent): void {
     if (event.type === "user.updated" && event.user.id === me.value?.id) me.value = event.user;
   });
   // Outside the batch: listeners only start timers.
-  applyWorkspaceEvent(event);
+  applyWorkspaceEvent(event, me.value?.id);
   // A message in the channel being looked at is read (on the server too, so
   // a reload does not count it); the chat also marks read as it shows them.
   if (event.type === "message.created" && looking(event.message.channel_id)) {

@@ -27,10 +27,14 @@ export function onWorkspaceChange(channel: number, listener: Listener): () => vo
   };
 }
 
-/** From the socket (`session.applyEvent`): tells the listeners of each channel concerned. */
-export function applyWorkspaceEvent(event: LiveEvent): void {
+/**
+ * From the socket (`session.applyEvent`): tells the listeners of each
+ * channel concerned. `me` is the signed-in person, whose own changes are
+ * left out.
+ */
+export function applyWorkspaceEvent(event: LiveEvent, me?: number): void {
   if (listeners.size === 0) return;
-  for (const change of changesOf(event, { agentHandle, channelId: (name) => channelByName(name)?.channel.id })) {
+  for (const change of changesOf(event, { agentHandle, channelId: (name) => channelByName(name)?.channel.id, me })) {
     for (const listener of [...(listeners.get(change.channel) ?? [])]) {
       try {
         listener(change);

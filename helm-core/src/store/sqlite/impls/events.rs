@@ -8,7 +8,7 @@ use tokio::sync::broadcast;
 
 use super::super::{SqliteStore, audit, events};
 use crate::error::Result;
-use crate::events::Event;
+use crate::events::{Event, EventBody};
 use crate::model::{AuditEntry, ChannelId};
 use crate::store::EventStore;
 use crate::store::types::AuditRecord;
@@ -37,6 +37,10 @@ impl EventStore for SqliteStore {
 
     fn subscribe(&self) -> broadcast::Receiver<Arc<Event>> {
         self.inner.live.subscribe()
+    }
+
+    async fn record_event(&self, channel: Option<ChannelId>, body: EventBody) -> Result<Event> {
+        self.write(move |tx| tx.emit(channel, body)).await
     }
 
     async fn audit(&self, entry: AuditRecord) -> Result<()> {

@@ -1,12 +1,12 @@
 // Editing a text file of the workspace (loaded only when someone edits):
 // Ctrl/Cmd-S saves, Escape cancels; Tab indents rather than leaving the
 // box (Ctrl-M or Escape lets focus move on, as a keyboard user expects).
-// When the file changes on disk meanwhile (`disk`: the agent wrote it),
-// the new text replaces one with no changes; changes here are never
-// overwritten: a bar offers Reload (discarding them) or Keep mine. A save
-// names the version it was edited from, so one made meanwhile by a person
-// (which no live event announces) is refused by the server and shown the
-// same way.
+// When the file changes on disk meanwhile (`disk`: the agent wrote it, or
+// another person saved it), the new text replaces one with no changes;
+// changes here are never overwritten: a bar offers Reload (discarding
+// them) or Keep mine. A save names the version it was edited from, so one
+// that crosses another save is refused by the server and shown the same
+// way.
 import { useEffect, useRef, useState } from "preact/hooks";
 import { ApiError, api, describeError } from "../../api/client";
 import { ErrorNote } from "../../components/Field";

@@ -1,10 +1,11 @@
 // The open text file (notes, code, docs, presentations): loaded, edited in
 // its mode's editor, saved (Ctrl/Cmd-S or Save; closing the tab with unsaved
-// changes asks first), and compared with the disk when the agent may have
-// changed it: replaced in place when nothing is unsaved, the conflict bar
+// changes asks first), and compared with the disk when the agent or another
+// person may have changed it (a person's saves come as `file.changed`
+// events): replaced in place when nothing is unsaved, the conflict bar
 // when something is. A save names the version it was edited from, so a
-// person who saved meanwhile (no live event says so) is never overwritten:
-// the server refuses, and the conflict bar offers theirs or mine.
+// save that still crosses another is never written over it: the server
+// refuses, and the conflict bar offers theirs or mine.
 import type { ComponentChildren } from "preact";
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { ApiError, api, describeError } from "../../api/client";
