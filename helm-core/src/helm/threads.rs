@@ -9,7 +9,7 @@ use crate::model::{
     TurnId, User,
 };
 use crate::runtime::wake::mentions_handle;
-use crate::store::{ChannelRecord, NewPost};
+use crate::store::{ChannelRecord, NewPost, ThreadMatch, ThreadPage, search_threads};
 
 use super::Helm;
 
@@ -151,6 +151,33 @@ impl Helm {
     pub async fn threads(&self, channel: &ChannelRef, limit: usize) -> Result<Vec<Thread>> {
         let record = self.channel(channel).await?;
         self.inner.store.threads(record.channel.id, limit).await
+    }
+
+    /// A page of a channel's threads, most recently active first; see
+    /// [`ThreadPage`] for the cursor and filters.
+    pub async fn thread_page(&self, channel: &ChannelRef, page: ThreadPage) -> Result<Vec<Thread>> {
+        let record = self.channel(channel).await?;
+        self.inner.store.thread_page(record.channel.id, page).await
+    }
+
+    /// A channel's threads matching `text` in their title, summary or
+    /// messages, best first (see [`search_threads`]).
+    pub async fn search_threads(
+        &self,
+        channel: &ChannelRef,
+        text: &str,
+        archived: Option<bool>,
+        limit: usize,
+    ) -> Result<Vec<ThreadMatch>> {
+        let record = self.channel(channel).await?;
+        search_threads(
+            self.inner.store.as_ref(),
+            record.channel.id,
+            text,
+            archived,
+            limit,
+        )
+        .await
     }
 
     /// A thread's messages in server order.

@@ -22,6 +22,7 @@ mod postgres;
 pub mod prelude;
 mod rules;
 mod sqlite;
+mod thread_search;
 mod types;
 
 pub use ports::{
@@ -31,13 +32,15 @@ pub use ports::{
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
+pub use thread_search::{MatchedIn, ThreadMatch, search_threads, snippet};
 pub use types::{
     Admission, AdmissionModel, AuditRecord, AuditVerification, Bootstrap, BootstrapPlan,
     CapabilityChange, CaptainSetup, ChannelFilter, ChannelPlan, ChannelRecord, ChannelUpdate,
     Escalated, InviteAcceptance, JournalEntry, LeaseRenewal, MemoryFilter, NewAgent, NewApiToken,
     NewApproval, NewEscalation, NewInvite, NewMemory, NewOtKey, NewPost, NewThreadSummary,
     NewToolAction, NewUser, NodeAddress, NodeRecord, PolicyScope, Posted, Repaired, Resume,
-    StoreStats, ThreadTail, ToolActionOutcome, TurnFinish, UserChange, WorldHook, message_tokens,
+    StoreStats, ThreadCursor, ThreadPage, ThreadTail, ToolActionOutcome, TurnFinish, UserChange,
+    WorldHook, message_tokens,
 };
 
 /// Durable state of one workspace, and its event log: every area trait at

@@ -663,3 +663,54 @@ pub struct AuditRecord {
     /// How it ended.
     pub outcome: String,
 }
+
+/// Where a page of a channel's threads resumes: just after the last thread
+/// of the page before, in the list's order (`updated_at` then id, both
+/// descending). Keyed on values, not on a position, so threads that change
+/// meanwhile neither repeat nor push others past the page boundary: a thread
+/// updated after its page was read moves to the head of the list (ahead of
+/// every cursor), which a reader learns from its `thread.updated` event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ThreadCursor {
+    /// The last listed thread's `updated_at`, as it was listed.
+    pub updated_at: Timestamp,
+    /// The last listed thread's id.
+    pub id: ThreadId,
+}
+
+impl ThreadCursor {
+    /// The cursor for the page after one ending with `thread`.
+    pub fn after(thread: &Thread) -> Self {
+        ThreadCursor {
+            updated_at: thread.updated_at,
+            id: thread.id,
+        }
+    }
+}
+
+/// Which of a channel's threads to list, most recently active first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadPage {
+    /// Only threads after this one in the list's order (the next page).
+    pub before: Option<ThreadCursor>,
+    /// `Some(true)`: only archived threads; `Some(false)`: all but archived
+    /// ones; `None`: every thread.
+    pub archived: Option<bool>,
+    /// When not empty, only threads whose title or summary contains any of
+    /// these words (case-insensitively, as written: no stemming).
+    pub titled: Vec<String>,
+    /// At most this many threads.
+    pub limit: usize,
+}
+
+impl ThreadPage {
+    /// The first `limit` threads of every status.
+    pub fn first(limit: usize) -> Self {
+        ThreadPage {
+            before: None,
+            archived: None,
+            titled: Vec::new(),
+            limit,
+        }
+    }
+}

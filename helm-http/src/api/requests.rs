@@ -296,6 +296,34 @@ pub struct LimitQuery {
     pub limit: Option<u32>,
 }
 
+/// `?limit=&before_updated_at=&before_id=&archived=&q=` for a channel's
+/// threads.
+#[derive(Debug, Clone, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ThreadListQuery {
+    /// How many (at most 500; default 50).
+    #[serde(default)]
+    #[param(minimum = 1, maximum = 500)]
+    pub limit: Option<u32>,
+    /// The next page: the `updated_at` of the last thread of the page
+    /// before, exactly as listed; goes with `before_id`.
+    #[serde(default)]
+    #[param(value_type = Option<String>, format = DateTime)]
+    pub before_updated_at: Option<jiff::Timestamp>,
+    /// The next page: the id of the last thread of the page before; goes
+    /// with `before_updated_at`.
+    #[serde(default)]
+    pub before_id: Option<i64>,
+    /// `true`: only archived threads; `false`: all but archived ones;
+    /// absent: every thread.
+    #[serde(default)]
+    pub archived: Option<bool>,
+    /// Search: threads whose title, summary or messages hold these words,
+    /// best first, each with `matched`. One ranked page (no cursor).
+    #[serde(default)]
+    pub q: Option<String>,
+}
+
 /// `?before=&limit=` for a channel's lifecycle.
 #[derive(Debug, Clone, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]

@@ -36,6 +36,35 @@ pub struct Thread {
     /// An id from an imported history.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub external_id: Option<String>,
+    /// Where a search (`?q=`) found it; only in search results.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matched: Option<ThreadHit>,
+}
+
+/// Where a thread search found a thread.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ThreadHit {
+    /// `title`, `summary` or `message`.
+    #[schema(value_type = String, example = "message")]
+    pub r#in: &'static str,
+    /// The best-matching message, when the words were in a message.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message_id: Option<i64>,
+    /// A short excerpt around the first matched word; `…` marks a cut.
+    pub snippet: String,
+}
+
+impl From<helm_core::store::ThreadMatch> for Thread {
+    fn from(hit: helm_core::store::ThreadMatch) -> Self {
+        Thread {
+            matched: Some(ThreadHit {
+                r#in: hit.matched_in.as_str(),
+                message_id: hit.message_id.map(|m| m.0),
+                snippet: hit.snippet,
+            }),
+            ..hit.thread.into()
+        }
+    }
 }
 
 impl From<m::Thread> for Thread {
@@ -51,6 +80,7 @@ impl From<m::Thread> for Thread {
             opened_at: t.opened_at,
             updated_at: t.updated_at,
             external_id: t.external_id,
+            matched: None,
         }
     }
 }

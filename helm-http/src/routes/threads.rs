@@ -4,14 +4,16 @@
 use super::described::{Api, handlers};
 use axum::Json;
 use axum::extract::State;
+use axum::http::StatusCode;
 use helm_core::model::{ChannelRef, ThreadId, ThreadStatus};
+use helm_core::store::{ThreadCursor, ThreadPage};
 
 use super::{ReadErrors, WriteErrors, channel_ref, page_size, path_id};
 use crate::api::{
-    LimitQuery, RenameThreadRequest, Stopped, Thread, ThreadDetail, ThreadStatusRequest, Turn,
+    RenameThreadRequest, Stopped, Thread, ThreadDetail, ThreadListQuery, ThreadStatusRequest, Turn,
 };
 use crate::caller::Caller;
-use crate::error::ApiResult;
+use crate::error::{ApiError, ApiResult};
 use crate::extract::{Body, PathParams, QueryParams};
 use crate::state::AppState;
 
@@ -40,28 +42,68 @@ async fn retry(
     Ok(super::created(turn.into()))
 }
 
-/// A channel's threads, most recently active first.
+/// A channel's threads, most recently active first (`updated_at`, then id,
+/// both descending). Page back with the last thread's `updated_at` and id
+/// as `before_updated_at` and `before_id`: a thread updated meanwhile moves
+/// to the head (its `thread.updated` event says so) and is neither repeated
+/// nor makes another skip. `archived` filters; `q` searches instead: titles,
+/// summaries and message text, best first, each with where it `matched`.
 #[utoipa::path(get, path = "/api/channels/{channel}/threads", tag = "threads",
-    params(("channel" = String, Path, description = "The channel's name or id"), LimitQuery),
+    params(("channel" = String, Path, description = "The channel's name or id"), ThreadListQuery),
     responses((status = 200, description = "Threads", body = [Thread]), ReadErrors))]
 async fn list_threads(
     State(state): State<AppState>,
     caller: Caller,
     PathParams(channel): PathParams<String>,
-    QueryParams(query): QueryParams<LimitQuery>,
+    QueryParams(query): QueryParams<ThreadListQuery>,
 ) -> ApiResult<Json<Vec<Thread>>> {
     let record = state
         .helm
         .visible_channel(&caller.user, &channel_ref(&channel)?)
         .await?;
+    let channel = ChannelRef::Id(record.channel.id);
+    let limit = page_size(query.limit, 50, 500)?;
+    let before = match (query.before_updated_at, query.before_id) {
+        (None, None) => None,
+        (Some(updated_at), Some(id)) => Some(ThreadCursor {
+            updated_at,
+            id: path_id(id)?,
+        }),
+        _ => {
+            return Err(bad_query(
+                "before_updated_at and before_id go together: give both, from the last thread listed",
+            ));
+        }
+    };
+    if let Some(q) = query.q {
+        if before.is_some() {
+            return Err(bad_query(
+                "a search answers with one ranked page: leave out before_updated_at and before_id",
+            ));
+        }
+        let hits = state
+            .helm
+            .search_threads(&channel, &q, query.archived, limit)
+            .await?;
+        return Ok(Json(hits.into_iter().map(Into::into).collect()));
+    }
     let threads = state
         .helm
-        .threads(
-            &ChannelRef::Id(record.channel.id),
-            page_size(query.limit, 50, 500)?,
+        .thread_page(
+            &channel,
+            ThreadPage {
+                before,
+                archived: query.archived,
+                titled: Vec::new(),
+                limit,
+            },
         )
         .await?;
     Ok(Json(threads.into_iter().map(Into::into).collect()))
+}
+
+fn bad_query(message: &str) -> ApiError {
+    ApiError::new(StatusCode::BAD_REQUEST, "bad_query", message)
 }
 
 /// A thread and its turns.

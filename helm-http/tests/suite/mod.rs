@@ -27,6 +27,7 @@ mod reading;
 mod retry;
 mod roles_and_access;
 mod security;
+mod thread_list;
 mod threads_memory;
 // Where build.rs applies the start-up layout, and only there.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]

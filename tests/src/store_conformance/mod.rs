@@ -8,6 +8,7 @@
 
 mod cases;
 mod fixtures;
+mod thread_lists;
 
 use std::any::Any;
 use std::sync::Arc;
@@ -16,6 +17,7 @@ use helm_core::store::Store;
 
 pub use cases::*;
 pub use fixtures::Fixture;
+pub use thread_lists::*;
 
 /// A way to break the audit log behind the store's back, as someone with
 /// access to the database could: the chain check must notice.
@@ -65,6 +67,8 @@ macro_rules! store_conformance {
             archiving_a_channel_cancels_its_queued_turns,
             hop_facts_follow_the_last_human_post,
             each_computer_has_one_holder,
+            thread_pages_neither_repeat_nor_skip,
+            threads_are_found_by_title_and_message_text,
         );
     };
     (@cases $factory:path; $($case:ident),+ $(,)?) => {

@@ -9,7 +9,7 @@ use crate::model::{
     Actor, ChannelId, ChannelUnread, FeedItem, MemoryId, Message, MessageId, ReadMarker, Thread,
     ThreadId, ThreadStatus, User, UserId,
 };
-use crate::store::types::{NewPost, NewThreadSummary, Posted, ThreadTail};
+use crate::store::types::{NewPost, NewThreadSummary, Posted, ThreadPage, ThreadTail};
 
 /// Threads and their messages: posting, reading back (pages, tails, the feed),
 /// read markers and session summaries.
@@ -31,8 +31,15 @@ pub trait ThreadStore: Send + Sync + 'static {
     /// A thread.
     async fn thread(&self, id: ThreadId) -> Result<Thread>;
 
-    /// A channel's threads, most recently active first.
-    async fn threads(&self, channel: ChannelId, limit: usize) -> Result<Vec<Thread>>;
+    /// A page of a channel's threads, most recently active first (by
+    /// `updated_at`, then id, both descending).
+    async fn thread_page(&self, channel: ChannelId, page: ThreadPage) -> Result<Vec<Thread>>;
+
+    /// A channel's newest `limit` threads of any status, most recently
+    /// active first.
+    async fn threads(&self, channel: ChannelId, limit: usize) -> Result<Vec<Thread>> {
+        self.thread_page(channel, ThreadPage::first(limit)).await
+    }
 
     /// Resolves, reopens or archives a thread.
     async fn set_thread_status(

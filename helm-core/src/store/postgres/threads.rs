@@ -17,7 +17,7 @@ use crate::model::{
     ThreadId, ThreadStatus, User, UserId,
 };
 use crate::store::ThreadStore;
-use crate::store::types::{NewPost, NewThreadSummary, Posted, ThreadTail};
+use crate::store::types::{NewPost, NewThreadSummary, Posted, ThreadPage, ThreadTail};
 
 #[async_trait]
 impl ThreadStore for PostgresStore {
@@ -39,9 +39,9 @@ impl ThreadStore for PostgresStore {
         rows::thread(&client, id).await
     }
 
-    async fn threads(&self, channel: ChannelId, limit: usize) -> Result<Vec<Thread>> {
+    async fn thread_page(&self, channel: ChannelId, page: ThreadPage) -> Result<Vec<Thread>> {
         let client = self.client().await?;
-        reading::threads(&client, channel, limit).await
+        reading::threads(&client, channel, &page).await
     }
 
     async fn set_thread_status(

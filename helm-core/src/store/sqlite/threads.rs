@@ -14,7 +14,7 @@ use crate::model::{
     ThreadStatus,
 };
 use crate::runtime::wake::{decided_by_message, should_wake, thread_title};
-use crate::store::types::{NewPost, Posted, ThreadTail, message_tokens};
+use crate::store::types::{NewPost, Posted, ThreadPage, ThreadTail, message_tokens};
 
 const COLUMNS: &str = "t.id, t.channel_id, t.root_message_id, t.title, t.status, t.summary, \
     t.opened_by, t.opened_at, t.updated_at, t.external_id";
@@ -41,13 +41,40 @@ pub(super) fn get(conn: &Connection, id: ThreadId) -> Result<Thread> {
         .ok_or_else(|| Error::not_found("thread", id))
 }
 
-pub(super) fn list(conn: &Connection, channel: ChannelId, limit: usize) -> Result<Vec<Thread>> {
+/// A page of a channel's threads (see [`ThreadPage`]): one seek along
+/// `threads_channel (channel_id, updated_at)` from the cursor.
+pub(super) fn list(
+    conn: &Connection,
+    channel: ChannelId,
+    page: &ThreadPage,
+) -> Result<Vec<Thread>> {
+    // The title words travel as one JSON array, so the statement is the
+    // same (and cached) whatever their number.
+    let titled = if page.titled.is_empty() {
+        None
+    } else {
+        Some(serde_json::Value::from(page.titled.clone()).to_string())
+    };
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM threads t WHERE t.channel_id = ?1 \
-         ORDER BY t.updated_at DESC, t.id DESC LIMIT ?2"
+         AND (?2 IS NULL OR t.updated_at < ?2 OR (t.updated_at = ?2 AND t.id < ?3)) \
+         AND (?4 IS NULL OR (t.status = 'archived') = ?4) \
+         AND (?5 IS NULL OR EXISTS (SELECT 1 FROM json_each(?5) w \
+              WHERE instr(lower(t.title || ' ' || t.summary), lower(w.value)) > 0)) \
+         ORDER BY t.updated_at DESC, t.id DESC LIMIT ?6"
     ))?;
     let threads = stmt
-        .query_map(params![channel, limit as i64], from_row)?
+        .query_map(
+            params![
+                channel,
+                page.before.map(|c| ms(c.updated_at)),
+                page.before.map(|c| c.id),
+                page.archived,
+                titled,
+                page.limit as i64
+            ],
+            from_row,
+        )?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     Ok(threads)
 }

@@ -4,7 +4,8 @@
 // it while it waits); per thread, the tokens its ended turns used. Filled by
 // pages and by thread.* and turn.* events.
 import { batch, computed, signal, type Signal } from "@preact/signals";
-import { api } from "../api/client";
+import { api, describeError } from "../api/client";
+import { toast, toastWithAction } from "./toasts";
 import type { LiveEvent } from "../api/events";
 import type { Thread, Turn } from "../api/types";
 
@@ -60,12 +61,95 @@ export function sortedThreads(channel: number) {
   );
 }
 
-export async function loadThreads(channel: number, channelName: string): Promise<void> {
-  const list = await api.get("/api/channels/{channel}/threads", { path: { channel: channelName }, query: { limit: 200 } });
-  batch(() => {
-    list.forEach(putThread);
-    channelThreadIds(channel).value = list.map((t) => t.id);
-  });
+/** Threads asked for per page. */
+export const THREAD_PAGE = 50;
+
+/** How far one of a channel's thread lists (archived or not) has been read back. */
+export interface ThreadPager {
+  /** The first page has come. */
+  loaded: boolean;
+  /** No older threads are left. */
+  done: boolean;
+  loading: boolean;
+  /** Where the next page starts: the last thread listed, as it was listed. */
+  cursor?: { updated_at: string; id: number };
+}
+
+const pagers = new Map<string, Signal<ThreadPager>>();
+
+/** How far a channel's unarchived (or archived) threads have been loaded. */
+export function threadPager(channel: number, archived: boolean): Signal<ThreadPager> {
+  const key = `${channel}:${archived}`;
+  let s = pagers.get(key);
+  if (!s) {
+    s = signal<ThreadPager>({ loaded: false, done: false, loading: false });
+    pagers.set(key, s);
+  }
+  return s;
+}
+
+/**
+ * Loads a page of a channel's threads: the first (`more` false, which
+ * starts the list anew) or the next older one. Threads that change later
+ * arrive by `thread.*` events and sort to the head, so pages and events
+ * together miss none.
+ */
+export async function loadThreadPage(channel: number, channelName: string, archived: boolean, more: boolean): Promise<void> {
+  const pager = threadPager(channel, archived);
+  if (more && (pager.value.loading || pager.value.done || !pager.value.loaded)) return;
+  const cursor = more ? pager.value.cursor : undefined;
+  pager.value = { ...pager.value, loading: true };
+  try {
+    const list = await api.get("/api/channels/{channel}/threads", {
+      path: { channel: channelName },
+      query: {
+        limit: THREAD_PAGE,
+        archived,
+        ...(cursor ? { before_updated_at: cursor.updated_at, before_id: cursor.id } : {}),
+      },
+    });
+    batch(() => {
+      const ids = channelThreadIds(channel);
+      if (!more && !archived) {
+        // A fresh start: the other list's pages are read again when shown.
+        ids.value = [];
+        threadPager(channel, true).value = { loaded: false, done: false, loading: false };
+      }
+      if (ids.value === undefined) ids.value = [];
+      list.forEach(putThread);
+      const known = new Set(ids.value);
+      ids.value = [...ids.value, ...list.map((t) => t.id).filter((id) => !known.has(id))];
+      const last = list[list.length - 1];
+      pager.value = {
+        loaded: true,
+        done: list.length < THREAD_PAGE,
+        loading: false,
+        cursor: last ? { updated_at: last.updated_at, id: last.id } : cursor,
+      };
+    });
+  } catch (e) {
+    pager.value = { ...pager.value, loading: false };
+    throw e;
+  }
+}
+
+/** A channel's first page of threads (all but archived ones), most recently active first. */
+export function loadThreads(channel: number, channelName: string): Promise<void> {
+  return loadThreadPage(channel, channelName, false, false);
+}
+
+/**
+ * Threads of a channel whose title, summary or messages hold the words of
+ * `q`, best first, each saying where it matched. Not added to the channel's
+ * list: they may lie beyond the pages loaded.
+ */
+export async function searchThreads(channelName: string, q: string, archived: boolean): Promise<Thread[]> {
+  const found = await api.get("/api/channels/{channel}/threads", { path: { channel: channelName }, query: { q, archived, limit: 50 } });
+  for (const t of found) {
+    const known = threads.get(t.id);
+    if (known && Date.parse(t.updated_at) >= Date.parse(known.value.updated_at)) known.value = { ...t, matched: undefined };
+  }
+  return found;
 }
 
 /** Loads one thread with its turns. */
@@ -81,6 +165,20 @@ export async function loadThread(id: number): Promise<Thread> {
 export async function setThreadStatus(id: number, status: "open" | "resolved" | "archived"): Promise<void> {
   const thread = await api.put("/api/threads/{id}/status", { path: { id }, body: { status } });
   putThread(thread);
+}
+
+/**
+ * Archives a thread, with an Undo that puts it back as it was (resolved
+ * stays resolved; anything else reopens). Archiving loses nothing.
+ */
+export async function archiveThread(id: number): Promise<void> {
+  const before = threads.get(id)?.value.status;
+  await setThreadStatus(id, "archived");
+  const back = before === "resolved" ? "resolved" : "open";
+  toastWithAction("Thread archived. Find it under Archived.", {
+    label: "Undo",
+    run: () => void setThreadStatus(id, back).catch((e) => toast(describeError(e), "error")),
+  });
 }
 
 /** Gives a thread a new title; everyone else hears it through `thread.updated`. */

@@ -1,7 +1,7 @@
 //! Reading threads back: a thread's messages and its budgeted tail, pages
 //! of a channel, the feed, read markers, mentions and unread counts.
 
-use super::super::codec::{now, ts};
+use super::super::codec::{ms, now, ts};
 use super::super::events::append;
 use super::super::failed;
 use super::rows::{MESSAGE, MESSAGE_WIDTH, THREAD, message, message_at, thread, thread_at};
@@ -13,7 +13,7 @@ use crate::model::{
 };
 use crate::runtime::wake::person_mentions;
 use crate::store::postgres::prepared::Db;
-use crate::store::types::{ThreadTail, message_tokens};
+use crate::store::types::{ThreadPage, ThreadTail, message_tokens};
 
 /// A `usize` limit as SQL's BIGINT.
 pub(crate) fn limit(n: usize) -> i64 {
@@ -25,14 +25,33 @@ pub(crate) fn limit(n: usize) -> i64 {
 /// length.
 const TAIL_STEP: i64 = 32;
 
-/// A channel's threads, most recently active first.
-pub(super) async fn threads(c: &impl Db, channel: ChannelId, n: usize) -> Result<Vec<Thread>> {
+/// A page of a channel's threads (see [`ThreadPage`]), most recently
+/// active first.
+pub(super) async fn threads(
+    c: &impl Db,
+    channel: ChannelId,
+    page: &ThreadPage,
+) -> Result<Vec<Thread>> {
+    let titled: Option<Vec<&str>> =
+        (!page.titled.is_empty()).then(|| page.titled.iter().map(String::as_str).collect());
     c.query(
         &format!(
             "SELECT {THREAD} FROM threads t WHERE t.channel_id = $1 \
-             ORDER BY t.updated_at DESC, t.id DESC LIMIT $2"
+             AND ($2::BIGINT IS NULL OR t.updated_at < $2 \
+                  OR (t.updated_at = $2 AND t.id < $3::BIGINT)) \
+             AND ($4::BOOLEAN IS NULL OR (t.status = 'archived') = $4) \
+             AND ($5::TEXT[] IS NULL OR EXISTS (SELECT 1 FROM unnest($5::TEXT[]) AS w(word) \
+                  WHERE strpos(lower(t.title || ' ' || t.summary), lower(w.word)) > 0)) \
+             ORDER BY t.updated_at DESC, t.id DESC LIMIT $6"
         ),
-        &[&channel.get(), &limit(n)],
+        &[
+            &channel.get(),
+            &page.before.map(|b| ms(b.updated_at)),
+            &page.before.map(|b| b.id.get()),
+            &page.archived,
+            &titled,
+            &limit(page.limit),
+        ],
     )
     .await
     .map_err(failed("listing threads"))?

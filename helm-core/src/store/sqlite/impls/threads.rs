@@ -12,7 +12,7 @@ use crate::model::{
     ThreadId, ThreadStatus, User, UserId,
 };
 use crate::store::ThreadStore;
-use crate::store::types::{NewPost, NewThreadSummary, Posted};
+use crate::store::types::{NewPost, NewThreadSummary, Posted, ThreadPage};
 
 #[async_trait]
 impl ThreadStore for SqliteStore {
@@ -34,8 +34,8 @@ impl ThreadStore for SqliteStore {
         self.read_here(|c| threads::get(c, id)).await
     }
 
-    async fn threads(&self, channel: ChannelId, limit: usize) -> Result<Vec<Thread>> {
-        self.read(move |c| threads::list(c, channel, limit)).await
+    async fn thread_page(&self, channel: ChannelId, page: ThreadPage) -> Result<Vec<Thread>> {
+        self.read(move |c| threads::list(c, channel, &page)).await
     }
 
     async fn set_thread_status(

@@ -19,7 +19,7 @@ import { escalations, loadThreadActions } from "../../state/activity";
 import { channelById, loadChannel, type ChannelEntry } from "../../state/channels";
 import { loadOlderMessages, loadThreadMessages, messageSignal, threadLog } from "../../state/messages";
 import { channelPath, navigate } from "../../state/router";
-import { liveTurnsOf, loadThread, setThreadStatus, stopThread, threadSignal, threadUsage } from "../../state/threads";
+import { archiveThread, liveTurnsOf, loadThread, setThreadStatus, stopThread, threadSignal, threadUsage } from "../../state/threads";
 import { toast } from "../../state/toasts";
 import { Composer } from "./Composer";
 import { MessageItem } from "./MessageItem";
@@ -117,7 +117,18 @@ export function ThreadPanel({ entry, thread, onUpload }: { entry: ChannelEntry; 
     setBusy(true);
     try {
       await setThreadStatus(thread, status);
-      toast(status === "resolved" ? "Thread resolved; its summary goes to the channel's memory." : "Thread reopened.");
+      toast(status === "resolved" ? "Thread resolved; its summary goes to the channel's memory." : info?.status === "archived" ? "Thread unarchived." : "Thread reopened.");
+    } catch (e) {
+      toast(describeError(e), "error");
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const archive = async () => {
+    setBusy(true);
+    try {
+      await archiveThread(thread);
     } catch (e) {
       toast(describeError(e), "error");
     } finally {
@@ -170,8 +181,13 @@ export function ThreadPanel({ entry, thread, onUpload }: { entry: ChannelEntry; 
             </button>
           )}
           {info && resolved && (
-            <button type="button" class="btn btn-small" disabled={busy} onClick={() => changeStatus("open")}>
-              Reopen
+            <button type="button" class="btn btn-small" disabled={busy} onClick={() => changeStatus("open")} aria-label={info.status === "archived" ? "Unarchive this thread" : "Reopen this thread"}>
+              {info.status === "archived" ? "Unarchive" : "Reopen"}
+            </button>
+          )}
+          {info && info.status !== "archived" && (
+            <button type="button" class="btn btn-small btn-ghost" disabled={busy || live.size > 0} onClick={archive} aria-label="Archive this thread" title={live.size > 0 ? "Stop the work first" : "Put this thread away; Unarchive brings it back"}>
+              Archive
             </button>
           )}
           <button type="button" class="icon-button" aria-label="Close the thread" onClick={close}>

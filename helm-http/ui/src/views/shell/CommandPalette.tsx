@@ -1,16 +1,18 @@
 // Ctrl/Cmd-K: jump to a channel, a thread or a file, or run an action,
 // by typing part of its name (lib/match.ts: word starts and runs of letters,
-// best first), or search the channel's memory for what was typed. Arrow
+// best first), find the channel's threads whose messages say it (asked of
+// the server once typing pauses), or search the channel's memory for what
+// was typed. Arrow
 // keys move, Enter goes, Escape closes.
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { api } from "../../api/client";
-import type { Artifact } from "../../api/types";
+import type { Artifact, Thread } from "../../api/types";
 import { Icon, type IconName } from "../../components/Icon";
 import { channelById, channels } from "../../state/channels";
 import { matchScore } from "../../lib/match";
 import { channelPath, coworkPath, filesPath, navigate, recallPath, route } from "../../state/router";
 import { isAdmin } from "../../state/session";
-import { knownThreads, loadThreads } from "../../state/threads";
+import { knownThreads, loadThreads, searchThreads } from "../../state/threads";
 import { openQuickNote } from "./QuickNote";
 import { overlay } from "./Shell";
 
@@ -26,6 +28,7 @@ export function CommandPalette({ onClose }: { onClose: () => void }) {
   const [query, setQuery] = useState("");
   const [active, setActive] = useState(0);
   const [files, setFiles] = useState<Artifact[]>([]);
+  const [said, setSaid] = useState<Thread[]>([]);
   const input = useRef<HTMLInputElement>(null);
   const r = route.value;
   const currentChannel = r.name === "channel" ? r.channel : undefined;
@@ -41,6 +44,25 @@ export function CommandPalette({ onClose }: { onClose: () => void }) {
       .then(setFiles)
       .catch(() => undefined);
   }, []);
+
+  // Threads found by what was said in them, beyond the titles known here.
+  useEffect(() => {
+    const q = query.trim();
+    if (!q || !currentChannel) {
+      setSaid([]);
+      return;
+    }
+    let current = true;
+    const timer = setTimeout(() => {
+      searchThreads(currentChannel, q, false)
+        .then((found) => current && setSaid(found))
+        .catch(() => undefined);
+    }, 250);
+    return () => {
+      current = false;
+      clearTimeout(timer);
+    };
+  }, [query, currentChannel]);
 
   const entries = useMemo(() => {
     const all: Entry[] = [];
@@ -83,13 +105,18 @@ export function CommandPalette({ onClose }: { onClose: () => void }) {
       .sort((a, b) => b.s - a.s)
       .slice(0, 30)
       .map((x) => x.e);
+    const listed = new Set(found.map((e) => e.id));
+    for (const t of said) {
+      if (listed.has(`t${t.id}`) || !currentChannel || found.length >= 40) continue;
+      found.push({ id: `t${t.id}`, icon: "threads", title: t.title || "Untitled thread", detail: t.matched?.snippet ?? `thread in #${currentChannel}`, run: () => navigate(channelPath(currentChannel, "chat", t.id)) });
+    }
     // Whatever was typed can also be asked of the channel's memory.
     const asked = query.trim();
     if (asked && currentChannel) {
       found.push({ id: "a-recall", icon: "memory", title: `Search #${currentChannel}'s memory for “${asked}”`, run: () => navigate(recallPath(currentChannel, asked)) });
     }
     return found;
-  }, [query, files, channels.value]);
+  }, [query, files, said, channels.value]);
 
   const choose = (entry: Entry | undefined) => {
     if (!entry) return;

@@ -22,6 +22,18 @@ export function Toasts() {
           ) : (
             <span class="toast-text">{t.text}</span>
           )}
+          {t.action && (
+            <button
+              type="button"
+              class="toast-action"
+              onClick={() => {
+                dismiss(t.id);
+                t.action!.run();
+              }}
+            >
+              {t.action.label}
+            </button>
+          )}
           <button type="button" class="icon-button small" aria-label="Dismiss" onClick={() => dismiss(t.id)}>
             <Icon name="close" size={14} />
           </button>

@@ -1,0 +1,124 @@
+//! A channel's thread list: paging back by cursor, the archived filter,
+//! and search by words said in a thread.
+
+use axum::http::{Method, StatusCode};
+use serde_json::{Value, json};
+
+use super::kit::{Api, Auth};
+
+fn ids(body: &Value) -> Vec<i64> {
+    body.as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["id"].as_i64())
+        .collect()
+}
+
+#[tokio::test]
+async fn threads_page_back_by_cursor_filter_and_search() -> anyhow::Result<()> {
+    let api = Api::new().await?;
+    let ada = api.setup().await?;
+    let a = Auth::Bearer(&ada);
+    let made = api
+        .post(
+            "/api/channels",
+            a,
+            json!({"name": "log", "purpose": "Work", "visibility": "public"}),
+        )
+        .await?;
+    assert_eq!(made.status, StatusCode::CREATED, "{made:?}");
+    let mut threads = Vec::new();
+    for i in 0..7 {
+        let posted = api
+            .post(
+                "/api/channels/log/messages",
+                a,
+                json!({"text": format!("topic {i} of the week")}),
+            )
+            .await?;
+        assert_eq!(posted.status, StatusCode::CREATED, "{posted:?}");
+        threads.push(posted.body["thread"]["id"].as_i64().unwrap_or_default());
+    }
+
+    // Pages of three reach every thread once, newest first.
+    let mut seen = Vec::new();
+    let mut url = "/api/channels/log/threads?limit=3".to_string();
+    loop {
+        let page = api.get(&url, a).await?;
+        assert_eq!(page.status, StatusCode::OK, "{page:?}");
+        let Some(last) = page.body.as_array().and_then(|p| p.last()).cloned() else {
+            break;
+        };
+        seen.extend(ids(&page.body));
+        url = format!(
+            "/api/channels/log/threads?limit=3&before_updated_at={}&before_id={}",
+            last["updated_at"].as_str().unwrap_or_default(),
+            last["id"]
+        );
+    }
+    let newest_first: Vec<i64> = threads.iter().rev().copied().collect();
+    assert_eq!(seen, newest_first);
+
+    // A cursor is both halves or neither; a search has no cursor.
+    for bad in [
+        "/api/channels/log/threads?before_id=3",
+        "/api/channels/log/threads?before_updated_at=2026-01-01T00:00:00Z",
+        "/api/channels/log/threads?q=topic&before_id=3&before_updated_at=2026-01-01T00:00:00Z",
+    ] {
+        let refused = api.get(bad, a).await?;
+        assert_eq!(
+            refused.status,
+            StatusCode::BAD_REQUEST,
+            "{bad}: {refused:?}"
+        );
+        assert_eq!(refused.body["code"], "bad_query", "{refused:?}");
+        assert!(!refused.body.to_string().contains("--"), "{refused:?}");
+    }
+
+    // Archived threads only under their filter.
+    let archived = api
+        .call(
+            Method::PUT,
+            &format!("/api/threads/{}/status", threads[2]),
+            a,
+            Some(json!({"status": "archived"})),
+        )
+        .await?;
+    assert_eq!(archived.status, StatusCode::OK, "{archived:?}");
+    let live = api
+        .get("/api/channels/log/threads?archived=false", a)
+        .await?;
+    assert!(!ids(&live.body).contains(&threads[2]), "{live:?}");
+    assert_eq!(ids(&live.body).len(), 6);
+    let only = api
+        .get("/api/channels/log/threads?archived=true", a)
+        .await?;
+    assert_eq!(ids(&only.body), [threads[2]]);
+
+    // Search finds a thread by a word only in one of its messages, and says
+    // which message and where.
+    let reply = api
+        .post(
+            "/api/channels/log/messages",
+            a,
+            json!({"text": "the flamingo budget is settled", "thread_id": threads[4]}),
+        )
+        .await?;
+    assert_eq!(reply.status, StatusCode::CREATED, "{reply:?}");
+    let found = api.get("/api/channels/log/threads?q=flamingo", a).await?;
+    assert_eq!(found.status, StatusCode::OK, "{found:?}");
+    assert_eq!(ids(&found.body), [threads[4]], "{found:?}");
+    let hit = &found.body[0]["matched"];
+    assert_eq!(hit["in"], "message", "{hit}");
+    assert_eq!(hit["message_id"], reply.body["message"]["id"], "{hit}");
+    assert!(
+        hit["snippet"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("flamingo budget"),
+        "{hit}"
+    );
+    let plain = api.get("/api/channels/log/threads", a).await?;
+    assert!(plain.body[0].get("matched").is_none(), "{plain:?}");
+    Ok(())
+}
