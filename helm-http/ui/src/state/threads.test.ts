@@ -6,7 +6,7 @@ import { test } from "node:test";
 import type { LiveEvent } from "../api/events";
 import { effect } from "@preact/signals";
 import type { Thread, Turn } from "../api/types";
-import { applyThreadEvent, liveTurnsOf, putThread, putTurn, threadSignal, threadUsage, turnOfReply, usageOfTurn } from "./threads";
+import { applyThreadEvent, channelThreadIds, liveTurnsOf, loadThreads, putThread, putTurn, threadSignal, threadUsage, turnOfReply, usageOfTurn } from "./threads";
 
 const at = "2026-01-01T00:00:00Z";
 let seq = 1;
@@ -84,4 +84,26 @@ test("a view that looked for a thread before it was loaded hears it arrive", () 
   putThread({ ...thread, title: "the retro", updated_at: "2026-01-01T00:00:01Z" });
   stop();
   assert.deepEqual(seen, [undefined, "fill in this retro", "the retro"]);
+});
+
+test("a thread started while the list is read stays in it", async () => {
+  const older: Thread = { id: 9100, channel_id: 31, opened_at: at, status: "open", summary: "", title: "Launch checklist", updated_at: at };
+  let answer!: () => void;
+  const answered = new Promise<void>((resolve) => (answer = resolve));
+  const realFetch = globalThis.fetch;
+  globalThis.fetch = (async () => {
+    await answered;
+    return new Response(JSON.stringify([older]), { status: 200, headers: { "content-type": "application/json" } });
+  }) as typeof fetch;
+  try {
+    const loading = loadThreads(31, "launch");
+    // The server answered from before this thread existed.
+    const started: Thread = { ...older, id: 9101, title: "second topic: the press list", updated_at: "2026-01-01T00:00:09Z" };
+    applyThreadEvent({ type: "thread.created", seq: seq++, at, channel_id: 31, thread: started } as unknown as LiveEvent);
+    answer();
+    await loading;
+    assert.deepEqual([...(channelThreadIds(31).value ?? [])].sort(), [9100, 9101]);
+  } finally {
+    globalThis.fetch = realFetch;
+  }
 });

@@ -27,7 +27,11 @@ export function threadSignal(id: number): Signal<Thread> | undefined {
   return s;
 }
 
+/** Per channel: threads heard while its first page was read, for that page to keep. */
+const heardWhileLoading = new Map<number, Set<number>>();
+
 export function putThread(thread: Thread): Signal<Thread> {
+  heardWhileLoading.get(thread.channel_id)?.add(thread.id);
   let s = threads.get(thread.id);
   if (!s) {
     s = signal(thread);
@@ -98,6 +102,11 @@ export async function loadThreadPage(channel: number, channelName: string, archi
   const pager = threadPager(channel, archived);
   if (more && (pager.value.loading || pager.value.done || !pager.value.loaded)) return;
   const cursor = more ? pager.value.cursor : undefined;
+  const fresh = !more && !archived;
+  // A thread started (or moved) while the first page is read may be missing
+  // from the server's answer; it is kept rather than dropped by the reset.
+  const heard = new Set<number>();
+  if (fresh) heardWhileLoading.set(channel, heard);
   pager.value = { ...pager.value, loading: true };
   try {
     const list = await api.get("/api/channels/{channel}/threads", {
@@ -110,9 +119,9 @@ export async function loadThreadPage(channel: number, channelName: string, archi
     });
     batch(() => {
       const ids = channelThreadIds(channel);
-      if (!more && !archived) {
+      if (fresh) {
         // A fresh start: the other list's pages are read again when shown.
-        ids.value = [];
+        ids.value = [...heard];
         threadPager(channel, true).value = { loaded: false, done: false, loading: false };
       }
       if (ids.value === undefined) ids.value = [];
@@ -130,6 +139,8 @@ export async function loadThreadPage(channel: number, channelName: string, archi
   } catch (e) {
     pager.value = { ...pager.value, loading: false };
     throw e;
+  } finally {
+    if (heardWhileLoading.get(channel) === heard) heardWhileLoading.delete(channel);
   }
 }
 
@@ -150,6 +161,21 @@ export async function searchThreads(channelName: string, q: string, archived: bo
     if (known && Date.parse(t.updated_at) >= Date.parse(known.value.updated_at)) known.value = { ...t, matched: undefined };
   }
   return found;
+}
+
+/** Threads asked for one by one, so each is asked for once. */
+const asked = new Set<number>();
+
+/**
+ * Makes sure these threads are known (a view that names threads beyond the
+ * pages loaded, such as Activity): each unknown one is read once.
+ */
+export function ensureThreads(ids: Iterable<number>): void {
+  for (const id of ids) {
+    if (threads.has(id) || asked.has(id)) continue;
+    asked.add(id);
+    loadThread(id).catch(() => asked.delete(id));
+  }
 }
 
 /** Loads one thread with its turns. */

@@ -10,7 +10,7 @@ import { Tokens } from "../../components/Tokens";
 import { actionSignal, activityKey, activityOf, loadActivity, type ActivityEntry } from "../../state/activity";
 import type { ChannelEntry } from "../../state/channels";
 import { channelPath } from "../../state/router";
-import { channelThreadIds, loadThreads, threadSignal } from "../../state/threads";
+import { ensureThreads, threadSignal } from "../../state/threads";
 import { Details } from "../chat/NoModel";
 import { ToolCard } from "../chat/ToolCard";
 
@@ -23,12 +23,9 @@ export function Activity({ entry }: { entry: ChannelEntry }) {
     loadActivity(channel.id, channel.name).catch((e) => setError(describeError(e)));
   };
   useEffect(load, [channel.id]);
-  // The rows link to their threads by title: the channel's threads, once
-  // (read here, so the rows draw again when they arrive).
-  const threadIds = channelThreadIds(channel.id).value;
-  useEffect(() => {
-    if (threadIds === undefined) loadThreads(channel.id, channel.name).catch(() => undefined);
-  }, [channel.id]);
+  // The rows link to their threads by title: each thread a row names is
+  // read once if it is not known yet (it may be older than any list loaded).
+  useEffect(() => ensureThreads(threadsNamed(list ?? [])), [list]);
   useRetryOnReconnect(error !== undefined, load);
   return (
     <div class="page">
@@ -123,4 +120,14 @@ function ThreadLink({ channel, id }: { channel: string; id: number }) {
       {title || "thread"}
     </a>
   );
+}
+
+/** The threads Activity's rows name. */
+function threadsNamed(list: ActivityEntry[]): number[] {
+  const ids = new Set<number>();
+  for (const e of list) {
+    const id = e.kind === "tool" ? actionSignal(e.id)?.peek().thread_id : e.kind === "escalation" ? e.escalation.thread_id : e.kind === "approval" ? e.approval.thread_id : undefined;
+    if (id) ids.add(id);
+  }
+  return [...ids];
 }
