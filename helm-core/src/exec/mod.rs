@@ -77,6 +77,7 @@ pub use computer::{
     AGENT_ROOT, Computer, ComputerOptions, DEFAULT_SANDBOX_UID_BASE, Isolation, IsolationChoice,
     ResourceLimits, SandboxUser, TerminalLimits,
 };
+pub(crate) use files::files_wrapper;
 pub use files::{
     ConfinedFs, FileBytes, FileEntry, FileKind, FileText, Files, FilesProvider, GlobResult,
     GrepMatch, GrepQuery, GrepResult, LineRange, LocalFiles, MAX_READ_TEXT, content_version,

@@ -10,14 +10,9 @@
 
 use std::sync::Arc;
 
-use async_trait::async_trait;
-
 use crate::error::Result;
 use crate::events::{EventBody, FileChange};
-use crate::exec::{
-    FileBytes, FileEntry, FileText, Files, GlobResult, GrepQuery, GrepResult, LineRange,
-    content_version,
-};
+use crate::exec::{FileEntry, Files, content_version, files_wrapper};
 use crate::model::{ChannelId, User, UserId};
 use crate::store::Store;
 
@@ -93,23 +88,7 @@ impl AnnouncedFiles {
     }
 }
 
-#[async_trait]
-impl Files for AnnouncedFiles {
-    fn is_confined(&self) -> bool {
-        self.files.is_confined()
-    }
-    async fn list(&self, path: &str) -> Result<Vec<FileEntry>> {
-        self.files.list(path).await
-    }
-    async fn stat(&self, path: &str) -> Result<FileEntry> {
-        self.files.stat(path).await
-    }
-    async fn read(&self, path: &str, lines: Option<LineRange>) -> Result<FileText> {
-        self.files.read(path, lines).await
-    }
-    async fn read_bytes(&self, path: &str, limit: usize) -> Result<FileBytes> {
-        self.files.read_bytes(path, limit).await
-    }
+files_wrapper!(AnnouncedFiles {
     async fn write(&self, path: &str, contents: Vec<u8>) -> Result<FileEntry> {
         let version = content_version(&contents);
         let entry = self.files.write(path, contents).await?;
@@ -163,10 +142,4 @@ impl Files for AnnouncedFiles {
             .await;
         Ok(())
     }
-    async fn grep(&self, query: GrepQuery) -> Result<GrepResult> {
-        self.files.grep(query).await
-    }
-    async fn glob(&self, pattern: &str) -> Result<GlobResult> {
-        self.files.glob(pattern).await
-    }
-}
+});

@@ -13,11 +13,9 @@ use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 
-use async_trait::async_trait;
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
 
-use super::search::{GlobResult, GrepQuery, GrepResult};
-use super::{FileBytes, FileEntry, FileText, Files, LineRange};
+use super::{FileEntry, Files, files_wrapper};
 use crate::error::{Error, Result};
 use crate::exec::Computer;
 use crate::model::ChannelId;
@@ -123,23 +121,7 @@ impl LockedFiles {
     }
 }
 
-#[async_trait]
-impl Files for LockedFiles {
-    fn is_confined(&self) -> bool {
-        self.files.is_confined()
-    }
-    async fn list(&self, path: &str) -> Result<Vec<FileEntry>> {
-        self.files.list(path).await
-    }
-    async fn stat(&self, path: &str) -> Result<FileEntry> {
-        self.files.stat(path).await
-    }
-    async fn read(&self, path: &str, lines: Option<LineRange>) -> Result<FileText> {
-        self.files.read(path, lines).await
-    }
-    async fn read_bytes(&self, path: &str, limit: usize) -> Result<FileBytes> {
-        self.files.read_bytes(path, limit).await
-    }
+files_wrapper!(LockedFiles {
     async fn write(&self, path: &str, contents: Vec<u8>) -> Result<FileEntry> {
         let _held = self.locks.lock(&self.workspace, path).await?;
         self.files.write(path, contents).await
@@ -172,13 +154,7 @@ impl Files for LockedFiles {
         let _held = self.locks.lock(&self.workspace, path).await?;
         self.files.delete(path, recursive).await
     }
-    async fn grep(&self, query: GrepQuery) -> Result<GrepResult> {
-        self.files.grep(query).await
-    }
-    async fn glob(&self, pattern: &str) -> Result<GlobResult> {
-        self.files.glob(pattern).await
-    }
-}
+});
 
 #[cfg(test)]
 mod tests {

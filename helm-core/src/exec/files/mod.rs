@@ -43,6 +43,7 @@ use rustix::fs::{AtFlags, FileType, Mode, OFlags, Stat};
 use serde::{Deserialize, Serialize};
 
 pub(crate) use locked::{LockedFiles, PathLocks};
+pub(crate) use port::files_wrapper;
 pub use port::{Files, FilesProvider, LocalFiles};
 pub use search::{GlobResult, GrepMatch, GrepQuery, GrepResult};
 pub use version::content_version;

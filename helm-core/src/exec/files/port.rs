@@ -75,6 +75,44 @@ pub trait FilesProvider: Send + Sync {
     fn files(&self, computer: &Computer, read_only: Option<String>) -> Result<Arc<dyn Files>>;
 }
 
+/// Implements [`Files`] for a wrapper of another (its `files` field) that
+/// changes only how it writes: the reading side (listing, stat, reads and
+/// search) is passed through, and the writing methods are given.
+macro_rules! files_wrapper {
+    ($wrapper:ty { $($writes:tt)* }) => {
+        #[async_trait::async_trait]
+        impl $crate::exec::files::Files for $wrapper {
+            fn is_confined(&self) -> bool {
+                self.files.is_confined()
+            }
+            async fn list(&self, path: &str) -> $crate::error::Result<Vec<$crate::exec::files::FileEntry>> {
+                self.files.list(path).await
+            }
+            async fn stat(&self, path: &str) -> $crate::error::Result<$crate::exec::files::FileEntry> {
+                self.files.stat(path).await
+            }
+            async fn read(
+                &self,
+                path: &str,
+                lines: Option<$crate::exec::files::LineRange>,
+            ) -> $crate::error::Result<$crate::exec::files::FileText> {
+                self.files.read(path, lines).await
+            }
+            async fn read_bytes(&self, path: &str, limit: usize) -> $crate::error::Result<$crate::exec::files::FileBytes> {
+                self.files.read_bytes(path, limit).await
+            }
+            async fn grep(&self, query: $crate::exec::files::GrepQuery) -> $crate::error::Result<$crate::exec::files::GrepResult> {
+                self.files.grep(query).await
+            }
+            async fn glob(&self, pattern: &str) -> $crate::error::Result<$crate::exec::files::GlobResult> {
+                self.files.glob(pattern).await
+            }
+            $($writes)*
+        }
+    };
+}
+pub(crate) use files_wrapper;
+
 /// The files of this host's computers: a [`ConfinedFs`] per computer.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct LocalFiles;
