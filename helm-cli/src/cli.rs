@@ -439,6 +439,16 @@ pub enum ThreadCommand {
         /// How many.
         #[arg(long, default_value_t = 50)]
         limit: usize,
+        /// Only threads whose title, summary or messages hold these words,
+        /// best match first.
+        #[arg(long, value_name = "WORDS")]
+        search: Option<String>,
+        /// Only archived threads.
+        #[arg(long, conflicts_with = "hide_archived")]
+        archived: bool,
+        /// All but archived threads.
+        #[arg(long)]
+        hide_archived: bool,
     },
     /// A thread's transcript and turns.
     Show {

@@ -9,7 +9,7 @@ use helm_core::model::{
 };
 use helm_core::provider::ProviderConfig;
 use helm_core::store::{ChannelRecord, MemoryFilter};
-use helm_core::{MemoryNote, NewChannel, PersonChange, PostedMessage};
+use helm_core::{MemoryNote, NewChannel, PersonChange, PostedMessage, ThreadFilter};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -390,14 +390,26 @@ impl Client {
         .await
     }
 
-    /// A channel's threads, most recently active first.
-    pub async fn threads(&self, channel: &str, limit: usize) -> Result<Vec<Thread>> {
-        self.get(&format!(
-            "/api/channels/{}/threads?limit={}",
-            channel_path(channel)?,
-            limit.clamp(1, 500)
-        ))
-        .await
+    /// A channel's threads as `filter` asks (see
+    /// [`helm_core::Helm::list_threads`]): matching its search best first,
+    /// else the most recently active first.
+    pub async fn threads(
+        &self,
+        channel: &str,
+        filter: &ThreadFilter,
+        limit: usize,
+    ) -> Result<Vec<Thread>> {
+        let limit = limit.clamp(1, 500).to_string();
+        let archived = filter.archived.map(|a| a.to_string());
+        let mut query = vec![("limit", limit.as_str())];
+        if let Some(archived) = &archived {
+            query.push(("archived", archived));
+        }
+        if let Some(search) = &filter.search {
+            query.push(("q", search));
+        }
+        let path = format!("/api/channels/{}/threads", channel_path(channel)?);
+        self.get_query(&path, &query).await
     }
 
     /// A thread with its transcript and turns.

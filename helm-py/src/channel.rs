@@ -11,6 +11,7 @@
 use std::sync::{Arc, Mutex};
 
 use helm_core::ErrorKind;
+use helm_core::ThreadFilter;
 use helm_core::model::{MemoryId, MemoryKind, MemoryScope, ModelChoice, ThreadId, ThreadStatus};
 use helm_core::store::{ChannelRecord, MemoryFilter};
 use helm_core::{MemoryNote, NewNote};
@@ -423,13 +424,22 @@ impl Channel {
         )
     }
 
-    /// The channel's threads (sessions), most recently active first.
-    #[pyo3(signature = (*, limit=50))]
-    fn threads(&self, py: Python<'_>, limit: usize) -> PyResult<Vec<Thread>> {
+    /// The channel's threads (sessions), most recently active first; with
+    /// `search`, those whose title, summary or messages hold its words, best
+    /// first. `archived`: True for only archived ones, False for all others.
+    #[pyo3(signature = (*, limit=50, search=None, archived=None))]
+    fn threads(
+        &self,
+        py: Python<'_>,
+        limit: usize,
+        search: Option<String>,
+        archived: Option<bool>,
+    ) -> PyResult<Vec<Thread>> {
         let (backend, key) = (self.core.backend.clone(), self.core.key.clone());
+        let filter = ThreadFilter { archived, search };
         let threads = blocking(py, {
             let backend = backend.clone();
-            async move { backend.threads(&key, check_limit(limit)?).await }
+            async move { backend.threads(&key, &filter, check_limit(limit)?).await }
         })?;
         Ok(threads
             .into_iter()
@@ -690,12 +700,19 @@ impl AsyncChannel {
         )
     }
 
-    /// The channel's threads, most recently active first.
-    #[pyo3(signature = (*, limit=50))]
-    fn threads<'py>(&self, py: Python<'py>, limit: usize) -> PyResult<Bound<'py, PyAny>> {
+    /// The channel's threads (see `Channel.threads`).
+    #[pyo3(signature = (*, limit=50, search=None, archived=None))]
+    fn threads<'py>(
+        &self,
+        py: Python<'py>,
+        limit: usize,
+        search: Option<String>,
+        archived: Option<bool>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let (backend, key) = (self.core.backend.clone(), self.core.key.clone());
+        let filter = ThreadFilter { archived, search };
         awaitable(py, async move {
-            let threads = backend.threads(&key, check_limit(limit)?).await?;
+            let threads = backend.threads(&key, &filter, check_limit(limit)?).await?;
             Ok(threads
                 .into_iter()
                 .map(|t| AsyncThread::new(backend.clone(), t.into()))

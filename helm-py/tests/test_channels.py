@@ -222,6 +222,13 @@ def test_a_thread_is_renamed_and_a_forgotten_record_restored(data: Path) -> None
         thread.rename("  Venue planning  ")
         assert thread.title == "Venue planning"
         assert launch.thread(thread.id).title == "Venue planning"
+        # Found by a word only its message holds; archived ones apart.
+        assert [t.id for t in launch.threads(search="harbour")] == [thread.id]
+        assert launch.threads(search="zebra") == []
+        assert [t.id for t in launch.threads(archived=False)] == [thread.id]
+        assert launch.threads(archived=True) == []
+        with pytest.raises(onehelm.InvalidInput, match="search is empty"):
+            launch.threads(search="  ")
         with pytest.raises(onehelm.InvalidInput) as refused:
             thread.rename("two\nlines")
         assert "one line" in str(refused.value)
@@ -251,6 +258,8 @@ async def test_a_thread_is_renamed_and_a_forgotten_record_restored_async(data: P
         (thread,) = await launch.threads()
         await thread.rename("Venue planning")
         assert thread.title == "Venue planning"
+        assert [t.id for t in await launch.threads(search="harbour hall")] == [thread.id]
+        assert await launch.threads(search="harbour", archived=True) == []
         with pytest.raises(onehelm.InvalidInput):
             await thread.rename("   ")
         (decision,) = await launch.memory.list(kind="decision")

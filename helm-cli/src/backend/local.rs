@@ -4,6 +4,7 @@ use std::io::BufRead;
 use std::time::Instant;
 
 use async_trait::async_trait;
+use helm_core::ThreadFilter;
 use helm_core::config::ConfigLayer;
 use helm_core::events::{Event, Follower};
 use helm_core::exec::{FileBytes, FileEntry, FileText, IsolationChoice};
@@ -414,14 +415,19 @@ impl Backend for Local {
             .await?)
     }
 
-    async fn threads(&self, channel: &str, limit: usize) -> anyhow::Result<Vec<Thread>> {
+    async fn threads(
+        &self,
+        channel: &str,
+        filter: &ThreadFilter,
+        limit: usize,
+    ) -> anyhow::Result<Vec<Thread>> {
         let record = self
             .helm
             .visible_channel(&self.actor, &channel_ref(channel)?)
             .await?;
         Ok(self
             .helm
-            .threads(&ChannelRef::Id(record.channel.id), limit)
+            .list_threads(&ChannelRef::Id(record.channel.id), filter, limit)
             .await?)
     }
 

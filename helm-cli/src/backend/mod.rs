@@ -11,6 +11,7 @@ mod remote;
 use std::io::BufRead;
 
 use async_trait::async_trait;
+use helm_core::ThreadFilter;
 use helm_core::events::Event;
 use helm_core::exec::{FileBytes, FileEntry, FileText};
 use helm_core::memory::import::ImportReport;
@@ -208,7 +209,12 @@ pub trait Backend: Send + Sync {
         thread: Option<ThreadId>,
     ) -> anyhow::Result<PostedMessage>;
     /// A channel's threads.
-    async fn threads(&self, channel: &str, limit: usize) -> anyhow::Result<Vec<Thread>>;
+    async fn threads(
+        &self,
+        channel: &str,
+        filter: &ThreadFilter,
+        limit: usize,
+    ) -> anyhow::Result<Vec<Thread>>;
     /// A thread with its transcript and turns.
     async fn thread(&self, id: ThreadId) -> anyhow::Result<ThreadView>;
     /// Resolves or reopens a thread.

@@ -5,6 +5,7 @@
 
 use async_trait::async_trait;
 use helm_core::ErrorKind;
+use helm_core::ThreadFilter;
 use helm_core::events::Event;
 use helm_core::exec::{FileBytes, FileEntry, FileText};
 use helm_core::memory::recall::{RecallHit, RecallQuery};
@@ -207,8 +208,13 @@ impl Backend for Remote {
         Ok(self.client.delete_channel(channel, confirm).await?)
     }
 
-    async fn threads(&self, channel: &str, limit: usize) -> anyhow::Result<Vec<Thread>> {
-        Ok(self.client.threads(channel, limit).await?)
+    async fn threads(
+        &self,
+        channel: &str,
+        filter: &ThreadFilter,
+        limit: usize,
+    ) -> anyhow::Result<Vec<Thread>> {
+        Ok(self.client.threads(channel, filter, limit).await?)
     }
 
     async fn thread(&self, id: ThreadId) -> anyhow::Result<ThreadView> {

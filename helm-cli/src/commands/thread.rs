@@ -1,6 +1,7 @@
 //! `1helm thread …`.
 
 use anyhow::Result;
+use helm_core::ThreadFilter;
 use helm_core::model::{ThreadId, ThreadStatus};
 use serde_json::json;
 
@@ -16,9 +17,22 @@ use crate::output::{clip, table};
 pub async fn run(ctx: &Ctx, cmd: ThreadCommand) -> Result<i32> {
     let backend = ctx.backend().await?;
     match cmd {
-        ThreadCommand::List { channel, limit } => {
-            let threads = backend.threads(&channel, limit).await?;
+        ThreadCommand::List {
+            channel,
+            limit,
+            search,
+            archived,
+            hide_archived,
+        } => {
+            let filter = ThreadFilter {
+                archived: (archived || hide_archived).then_some(archived),
+                search,
+            };
+            let threads = backend.threads(&channel, &filter, limit).await?;
             ctx.out.print(&threads, || {
+                if threads.is_empty() && filter != ThreadFilter::default() {
+                    return "No thread matches.".to_string();
+                }
                 if threads.is_empty() {
                     return "No threads yet: start one with `1helm say CHANNEL \"@agent …\"`."
                         .to_string();

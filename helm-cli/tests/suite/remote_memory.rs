@@ -550,6 +550,22 @@ async fn threads_are_renamed_and_memory_restored_here_and_through_a_server() -> 
         );
         let shown = run(&["--json", "thread", "list", "launch"])?.json()?;
         assert_eq!(shown[0]["title"], "Counselling work", "{side}");
+        // Found by a word only its messages hold; archived ones apart.
+        let list = |extra: &[&str]| -> anyhow::Result<Vec<i64>> {
+            let args = [&["--json", "thread", "list", "launch"], extra].concat();
+            let found = run(&args)?.json()?;
+            let ids = found.as_array().cloned().unwrap_or_default();
+            Ok(ids.iter().filter_map(|t| t["id"].as_i64()).collect())
+        };
+        let this = id.parse::<i64>()?;
+        assert_eq!(list(&["--search", "counselor"])?, [this], "{side}");
+        assert_eq!(list(&["--search", "zebra"])?, [0; 0], "{side}");
+        assert_eq!(list(&["--hide-archived"])?, [this], "{side}");
+        assert_eq!(list(&["--archived"])?, [0; 0], "{side}");
+        let none = run(&["thread", "list", "launch", "--search", "zebra"])?;
+        assert_eq!(none.stdout.trim(), "No thread matches.", "{side}");
+        let blank = run(&["thread", "list", "launch", "--search", " "])?;
+        assert_eq!(blank.code, 2, "{side}: {}", blank.stderr);
         let empty = run(&["thread", "rename", &id, " "])?;
         assert_eq!(empty.code, 2, "{side}: {}", empty.stderr);
         assert!(

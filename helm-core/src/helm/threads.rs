@@ -67,6 +67,16 @@ pub struct PostedMessage {
     pub escalation: Option<crate::model::Escalation>,
 }
 
+/// Which of a channel's threads a listing shows ([`Helm::list_threads`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ThreadFilter {
+    /// `Some(true)`: only archived threads; `Some(false)`: all but archived
+    /// ones; `None`: every thread.
+    pub archived: Option<bool>,
+    /// Only threads whose title, summary or messages hold these words.
+    pub search: Option<String>,
+}
+
 impl Helm {
     /// Posts a message as `actor`. A message without a thread starts one
     /// (a new session); with one, it continues it. The resident agent wakes
@@ -153,6 +163,30 @@ impl Helm {
         self.inner.store.threads(record.channel.id, limit).await
     }
 
+    /// A channel's threads as a listing asks for them (`1helm thread
+    /// list`, Python's `channel.threads`): with `filter.search`, those
+    /// matching it best first (see [`Helm::search_threads`]); else the
+    /// most recently active first. At most `limit`.
+    pub async fn list_threads(
+        &self,
+        channel: &ChannelRef,
+        filter: &ThreadFilter,
+        limit: usize,
+    ) -> Result<Vec<Thread>> {
+        let archived = filter.archived;
+        match &filter.search {
+            Some(text) => {
+                let found = self.search_threads(channel, text, archived, limit).await?;
+                Ok(found.into_iter().map(|m| m.thread).collect())
+            }
+            None => {
+                let mut page = ThreadPage::first(limit);
+                page.archived = archived;
+                self.thread_page(channel, page).await
+            }
+        }
+    }
+
     /// A page of a channel's threads, most recently active first; see
     /// [`ThreadPage`] for the cursor and filters.
     pub async fn thread_page(&self, channel: &ChannelRef, page: ThreadPage) -> Result<Vec<Thread>> {
@@ -161,7 +195,8 @@ impl Helm {
     }
 
     /// A channel's threads matching `text` in their title, summary or
-    /// messages, best first (see [`search_threads`]).
+    /// messages, best first (see [`search_threads`]); an empty `text` is
+    /// invalid input.
     pub async fn search_threads(
         &self,
         channel: &ChannelRef,
@@ -169,6 +204,12 @@ impl Helm {
         archived: Option<bool>,
         limit: usize,
     ) -> Result<Vec<ThreadMatch>> {
+        if text.trim().is_empty() {
+            return Err(Error::invalid(
+                "search",
+                "the search is empty; give words to look for",
+            ));
+        }
         let record = self.channel(channel).await?;
         search_threads(
             self.inner.store.as_ref(),

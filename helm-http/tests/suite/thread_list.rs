@@ -118,6 +118,15 @@ async fn threads_page_back_by_cursor_filter_and_search() -> anyhow::Result<()> {
             .contains("flamingo budget"),
         "{hit}"
     );
+    let blank = api.get("/api/channels/log/threads?q=%20", a).await?;
+    assert_eq!(blank.status, StatusCode::UNPROCESSABLE_ENTITY, "{blank:?}");
+    assert!(
+        blank.body["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("the search is empty"),
+        "{blank:?}"
+    );
     let plain = api.get("/api/channels/log/threads", a).await?;
     assert!(plain.body[0].get("matched").is_none(), "{plain:?}");
     Ok(())

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use helm_client::Client;
 use helm_core::ErrorKind;
+use helm_core::ThreadFilter;
 use helm_core::events::Event;
 use helm_core::exec::{CommandResult, FileEntry};
 use helm_core::memory::import::ImportReport;
@@ -118,8 +119,13 @@ impl Backend for Connected {
         self.client.post_message(channel, text, thread).await
     }
 
-    async fn threads(&self, channel: &str, limit: usize) -> Result<Vec<Thread>> {
-        self.client.threads(channel, limit).await
+    async fn threads(
+        &self,
+        channel: &str,
+        filter: &ThreadFilter,
+        limit: usize,
+    ) -> Result<Vec<Thread>> {
+        self.client.threads(channel, filter, limit).await
     }
 
     async fn thread(&self, id: ThreadId) -> Result<Thread> {

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use helm_core::ThreadFilter;
 use helm_core::config::ConfigLayer;
 use helm_core::events::{Event, Follower};
 use helm_core::exec::{CommandResult, CommandSpec, FileEntry};
@@ -271,11 +272,16 @@ impl Backend for Embedded {
             .await?)
     }
 
-    async fn threads(&self, channel: &str, limit: usize) -> Result<Vec<Thread>> {
+    async fn threads(
+        &self,
+        channel: &str,
+        filter: &ThreadFilter,
+        limit: usize,
+    ) -> Result<Vec<Thread>> {
         let record = self.channel(channel).await?;
         Ok(self
             .open_helm()?
-            .threads(&ChannelRef::Id(record.channel.id), limit)
+            .list_threads(&ChannelRef::Id(record.channel.id), filter, limit)
             .await?)
     }
 

@@ -14,6 +14,7 @@ mod embedded;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use helm_core::ThreadFilter;
 use helm_core::events::Event;
 use helm_core::exec::{CommandResult, FileEntry};
 use helm_core::memory::import::ImportReport;
@@ -92,7 +93,12 @@ pub trait Backend: Send + Sync {
         thread: Option<ThreadId>,
     ) -> Result<PostedMessage>;
     /// A channel's threads, most recently active first.
-    async fn threads(&self, channel: &str, limit: usize) -> Result<Vec<Thread>>;
+    async fn threads(
+        &self,
+        channel: &str,
+        filter: &ThreadFilter,
+        limit: usize,
+    ) -> Result<Vec<Thread>>;
     /// One thread.
     async fn thread(&self, id: ThreadId) -> Result<Thread>;
     /// A thread's messages in server order.

@@ -2,7 +2,7 @@
 // feeding every area's reducer. `boot` decides the first screen; `enter`
 // starts a signed-in session; signing out reloads the page so nothing of
 // the session stays in memory.
-import { batch, computed, signal } from "@preact/signals";
+import { batch, computed, effect, signal } from "@preact/signals";
 import { ApiError, api, onUnauthenticated } from "../api/client";
 import type { LiveEvent } from "../api/events";
 import type { User } from "../api/types";
@@ -137,7 +137,11 @@ export async function enter(user: User): Promise<void> {
   });
   stream.value = events;
   events.start();
-  await Promise.all([loadChannels(), loadUsers(), loadUnread()]);
+  // The app shows once the stream is live too: an event sent the moment
+  // the page looks ready (a mention of this person) must not fall between
+  // the pages' reads and the socket's first handshake. A proxy that drops
+  // WebSockets must not keep it hidden, though: at most STREAM_WAIT_MS.
+  await Promise.all([loadChannels(), loadUsers(), loadUnread(), liveOrAfter(events, STREAM_WAIT_MS)]);
   phase.value = "ready";
   const r = route.value;
   if (r.name === "home" || r.name === "setup" || r.name === "login" || r.name === "join") {
@@ -147,6 +151,29 @@ export async function enter(user: User): Promise<void> {
   // Less urgent: the authority records cards and the inbox show.
   void loadApprovals(true).catch(() => undefined);
   void loadEscalations().catch(() => undefined);
+}
+
+/** The longest the first screen waits for the event stream's handshake. */
+const STREAM_WAIT_MS = 3000;
+
+/** Resolves once `events` is live, or after `ms`, whichever comes first. */
+function liveOrAfter(events: EventStream, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    let settled = false;
+    let stop: (() => void) | undefined;
+    const settle = () => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      stop?.();
+      resolve();
+    };
+    const timer = setTimeout(settle, ms);
+    stop = effect(() => {
+      if (events.state.value === "live") settle();
+    });
+    if (settled) stop();
+  });
 }
 
 /** Ends the session here: back to a clean sign-in page. */
