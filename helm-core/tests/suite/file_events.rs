@@ -6,32 +6,16 @@
 use helm_core::ErrorKind;
 use helm_core::events::{EventBody, FileChange};
 use helm_core::exec::content_version;
-use helm_core::model::{ChannelId, ChannelRef};
 
-use super::kit::{Fixture, LAUNCH_PURPOSE};
+use super::kit::launch_files;
 
 /// One announced change: (change, path, from, version, by).
 type Announced = (FileChange, String, Option<String>, Option<String>, String);
 
-/// #launch, and its workspace's files as the Captain gets them.
-async fn launch_files() -> anyhow::Result<(
-    Fixture,
-    ChannelId,
-    std::sync::Arc<dyn helm_core::exec::Files>,
-)> {
-    let f = Fixture::new().await?;
-    let record = f
-        .helm
-        .create_channel(&f.captain, "launch", LAUNCH_PURPOSE)
-        .await?;
-    let channel = ChannelRef::Id(record.channel.id);
-    let files = f.helm.workspace_files(&f.captain, &channel).await?;
-    Ok((f, record.channel.id, files))
-}
-
 #[tokio::test]
 async fn a_persons_changes_are_announced_to_the_channel() -> anyhow::Result<()> {
-    let (f, launch, files) = launch_files().await?;
+    let (f, channel, files) = launch_files().await?;
+    let launch = f.helm.channel(&channel).await?.channel.id;
     let start = f.helm.store().event_head().await?;
 
     files.write("notes/plan.md", b"v1\n".to_vec()).await?;
@@ -139,8 +123,7 @@ async fn a_persons_changes_are_announced_to_the_channel() -> anyhow::Result<()> 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn versioned_saves_from_one_version_race_to_one_winner() -> anyhow::Result<()> {
-    let (f, launch, files) = launch_files().await?;
-    let channel = ChannelRef::Id(launch);
+    let (f, channel, files) = launch_files().await?;
     files.write("notes/plan.md", b"opened\n".to_vec()).await?;
     let base = content_version(b"opened\n");
 

@@ -4,26 +4,11 @@ use helm_core::ErrorKind;
 use helm_core::exec::{FileKind, GrepQuery, LineRange};
 use helm_core::model::ChannelRef;
 
-use super::kit::{Fixture, LAUNCH_PURPOSE};
-
-async fn setup() -> anyhow::Result<(
-    Fixture,
-    ChannelRef,
-    std::sync::Arc<dyn helm_core::exec::Files>,
-)> {
-    let f = Fixture::new().await?;
-    let record = f
-        .helm
-        .create_channel(&f.captain, "launch", LAUNCH_PURPOSE)
-        .await?;
-    let channel = ChannelRef::Id(record.channel.id);
-    let files = f.helm.files(&f.captain, &channel).await?;
-    Ok((f, channel, files))
-}
+use super::kit::{Fixture, launch_files};
 
 #[tokio::test]
 async fn write_read_list_stat_with_agent_visible_paths() -> anyhow::Result<()> {
-    let (f, channel, files) = setup().await?;
+    let (f, channel, files) = launch_files().await?;
     let written = files
         .write("notes/plan.md", "one\ntwo\nthree\n".into())
         .await?;
@@ -97,7 +82,7 @@ async fn stat_channel(
 
 #[tokio::test]
 async fn mkdir_move_delete_behave_like_a_careful_shell() -> anyhow::Result<()> {
-    let (_f, _channel, files) = setup().await?;
+    let (_f, _channel, files) = launch_files().await?;
     files.mkdir("a/b/c").await?;
     files.mkdir("a/b").await?; // already there: fine
     files.write("a/b/c/x.txt", "x".into()).await?;
@@ -127,7 +112,7 @@ async fn mkdir_move_delete_behave_like_a_careful_shell() -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn create_makes_a_new_file_whole_and_never_replaces_one() -> anyhow::Result<()> {
-    let (_f, _channel, files) = setup().await?;
+    let (_f, _channel, files) = launch_files().await?;
     let made = files.create("docs/brief.md", "# Brief\n".into()).await?;
     assert_eq!(made.path, "/workspace/docs/brief.md");
     assert_eq!(
@@ -196,7 +181,7 @@ async fn create_makes_a_new_file_whole_and_never_replaces_one() -> anyhow::Resul
 
 #[tokio::test]
 async fn grep_and_glob_search_the_workspace() -> anyhow::Result<()> {
-    let (_f, _channel, files) = setup().await?;
+    let (_f, _channel, files) = launch_files().await?;
     files
         .write("src/main.rs", "fn main() {\n    launch();\n}\n".into())
         .await?;
@@ -244,7 +229,7 @@ async fn grep_and_glob_search_the_workspace() -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn bad_paths_get_clear_errors_of_the_right_kind() -> anyhow::Result<()> {
-    let (_f, _channel, files) = setup().await?;
+    let (_f, _channel, files) = launch_files().await?;
     files.write("f.txt", "f".into()).await?;
     let cases = [
         (

@@ -109,3 +109,19 @@ pub fn register_app_providers(helm: &Helm, names: &[&str]) {
         helm.register_provider(*name, std::sync::Arc::new(AppProvider));
     }
 }
+
+/// A fresh workspace with #launch, and its files as the Captain gets them.
+pub async fn launch_files() -> anyhow::Result<(
+    Fixture,
+    helm_core::model::ChannelRef,
+    std::sync::Arc<dyn helm_core::exec::Files>,
+)> {
+    let f = Fixture::new().await?;
+    let record = f
+        .helm
+        .create_channel(&f.captain, "launch", LAUNCH_PURPOSE)
+        .await?;
+    let channel = helm_core::model::ChannelRef::Id(record.channel.id);
+    let files = f.helm.files(&f.captain, &channel).await?;
+    Ok((f, channel, files))
+}
