@@ -16,6 +16,26 @@ export interface ChannelEntry {
 export const channels = signal<ReadonlyMap<number, ChannelEntry>>(new Map());
 /** Ids deleted while a list was loading, so a stale list cannot bring them back. */
 const deleted = new Set<number>();
+/** Counts the channel and agent events heard, and when each channel last had one:
+ * a read that was answered after an event about its channel must not undo it. */
+let heard = 0;
+const heardAt = new Map<number, number>();
+
+function hear(channelId: number): void {
+  heard += 1;
+  heardAt.set(channelId, heard);
+}
+
+/** Puts what a read started at `since` returned, keeping for each channel an
+ * event heard meanwhile told of (its status, name, agent); the read's profile is taken. */
+function putRead(entries: ChannelEntry[], since: number): void {
+  put(
+    entries.map((entry) => {
+      const old = channels.value.get(entry.channel.id);
+      return old && (heardAt.get(entry.channel.id) ?? 0) > since ? { ...old, profile: entry.profile ?? old.profile } : entry;
+    }),
+  );
+}
 
 function put(entries: ChannelEntry[]): void {
   const next = new Map(channels.value);
@@ -36,13 +56,16 @@ function remove(id: number): void {
 }
 
 function patchChannel(channel: Channel): void {
+  hear(channel.id);
   const old = channels.value.get(channel.id);
   if (old) put([{ ...old, channel }]);
 }
 
 function patchAgent(agentId: number, change: Partial<Agent>): void {
   for (const entry of channels.value.values()) {
-    if (entry.agent.id === agentId) put([{ ...entry, agent: { ...entry.agent, ...change } }]);
+    if (entry.agent.id !== agentId) continue;
+    hear(entry.channel.id);
+    put([{ ...entry, agent: { ...entry.agent, ...change } }]);
   }
 }
 
@@ -72,15 +95,16 @@ export function channelById(id: number | null | undefined): ChannelEntry | undef
 export const skipper = computed(() => sidebar.value.home?.agent);
 
 export async function loadChannels(): Promise<void> {
+  const since = heard;
   const list = await api.get("/api/channels", { query: { all: true } });
-  batch(() => put(list.map((r) => ({ channel: r.channel, agent: r.agent, profile: r.profile }))));
+  batch(() => putRead(list.map((r) => ({ channel: r.channel, agent: r.agent, profile: r.profile })), since));
 }
 
 /** Fetches one channel (after being added to it, or to refresh its profile). */
 export async function loadChannel(name: string): Promise<ChannelEntry | undefined> {
+  const since = heard;
   const detail = await api.get("/api/channels/{channel}", { path: { channel: name } });
-  const entry = { channel: detail.channel, agent: detail.agent, profile: detail.profile };
-  put([entry]);
+  putRead([{ channel: detail.channel, agent: detail.agent, profile: detail.profile }], since);
   return channels.value.get(detail.channel.id);
 }
 
@@ -88,6 +112,7 @@ export async function loadChannel(name: string): Promise<ChannelEntry | undefine
 export function applyChannelEvent(event: LiveEvent, me: number | undefined): void {
   switch (event.type) {
     case "channel.created":
+      hear(event.channel.id);
       put([{ channel: event.channel, agent: event.agent }]);
       break;
     case "channel.archived":

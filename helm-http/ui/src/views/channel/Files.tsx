@@ -32,6 +32,11 @@ function parent(path: string): string {
   return cut <= 0 ? ROOT : path.slice(0, cut) || ROOT;
 }
 
+/** Folders first, then by name. */
+function folderOrder(list: FileEntry[]): FileEntry[] {
+  return list.slice().sort((a, b) => Number(b.kind === "dir") - Number(a.kind === "dir") || a.name.localeCompare(b.name));
+}
+
 function join(dir: string, name: string): string {
   return `${dir.replace(/\/+$/, "")}/${name}`;
 }
@@ -76,19 +81,27 @@ export function Files({ entry, path }: { entry: ChannelEntry; path?: string }) {
       });
   }, [path, channel, attempt]);
 
+  // The list first read is of ROOT, before the URL's folder is known: an
+  // answer for a folder no longer shown is dropped, or it could land last
+  // and show ROOT's contents under the folder's name.
   useEffect(() => {
+    let current = true;
     setEntries(undefined);
     api
       .get("/api/channels/{channel}/files", { path: { channel }, query: { path: dir } })
       .then((list) => {
-        setEntries(list.slice().sort((a, b) => Number(b.kind === "dir") - Number(a.kind === "dir") || a.name.localeCompare(b.name)));
+        if (!current) return;
+        setEntries(folderOrder(list));
         setError(undefined);
       })
-      .catch((e) => setError(describeError(e)));
+      .catch((e) => current && setError(describeError(e)));
     api
       .get("/api/channels/{channel}/artifacts", { path: { channel } })
-      .then(setArtifacts)
+      .then((list) => current && setArtifacts(list))
       .catch(() => undefined);
+    return () => {
+      current = false;
+    };
   }, [dir, channel, version, attempt]);
 
   // The agent writes files while it works: a quiet moment after each
@@ -105,7 +118,7 @@ export function Files({ entry, path }: { entry: ChannelEntry; path?: string }) {
     listQuietly(channel, asked)
       .then((list) => {
         if (!current || !list || shownDir.current !== asked) return;
-        setEntries(list.slice().sort((a, b) => Number(b.kind === "dir") - Number(a.kind === "dir") || a.name.localeCompare(b.name)));
+        setEntries(folderOrder(list));
         setSelected((s) => {
           const now = s && list.find((e) => e.path === s.path);
           return now && !sameStamp(now, s) ? now : s;
