@@ -3,7 +3,8 @@
 // it through the API. With nothing unsaved, Ada's editor takes Bob's text
 // in place and says "Updated by Bob Builder"; with unsaved edits, the
 // "Bob Builder changed this file." bar shows at once, before she saves,
-// and her edits stay. Ada's own save shows neither. In Files, the open
+// and her edits stay. Ada's own save shows neither in the tab she saved
+// in; her other tab takes it, "Updated by you (another tab)". In Files, the open
 // folder lists a file Bob makes and drops one he deletes.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
@@ -14,6 +15,7 @@ let browser;
 let token; // Ada's, the Captain's
 let bobToken;
 let page;
+let context; // Ada's browser: a second tab opens in it
 
 const PLAN = "/workspace/notes/plan.md";
 const read = async (path) => (await call(stack, "GET", `/api/channels/shared/files/read?path=${encodeURIComponent(path)}`, { token })).json;
@@ -36,7 +38,8 @@ before(async () => {
   const bob = (await call(stack, "GET", "/api/users", { token })).json.find((u) => u.name === "bob");
   await call(stack, "POST", "/api/channels/shared/members", { token, body: { user_id: bob.id } });
   await call(stack, "PUT", "/api/channels/shared/files", { token, body: { path: "notes/plan.md", content: "# Plan\n\nStep one.\n" } });
-  page = await openPage(started.context, `${stack.url}/c/shared/cowork?path=${encodeURIComponent(PLAN)}`);
+  context = started.context;
+  page = await openPage(context, `${stack.url}/c/shared/cowork?path=${encodeURIComponent(PLAN)}`);
   await page.getByLabel("Text of plan.md").waitFor();
   // Set once: a page reload would lose it.
   await page.evaluate(() => (window.__sameDocument = true));
@@ -82,6 +85,25 @@ test("with unsaved edits, the bar shows as soon as Bob saves, and Ada's edits st
   assert.equal(await bar().count(), 0);
   assert.equal(await page.getByText("Updated by").count(), 0);
   assert.equal(await page.evaluate(() => window.__sameDocument), true, "no page reload");
+});
+
+test("Ada's other tab takes her save in place, saying it was hers, from another tab", async () => {
+  const other = await openPage(context, `${stack.url}/c/shared/cowork?path=${encodeURIComponent(PLAN)}`);
+  try {
+    const there = other.getByLabel("Text of plan.md");
+    await there.waitFor();
+    const text = "# Plan\n\nStep one.\nStep two (Bob).\nAda's step.\nAda's second step.\n";
+    await plan().fill(text);
+    await page.getByRole("button", { name: "Save", exact: true }).click();
+    await waitFor("Ada's save in her other tab", async () => (await there.inputValue()) === text, 5000);
+    await other.getByText("Updated by you (another tab)").waitFor();
+    await screenshot(other, "62-files-live-own-other-tab");
+    // The tab she saved in says nothing.
+    assert.equal(await page.getByText("Updated by").count(), 0);
+    assert.deepEqual(other.consoleErrors(), []);
+  } finally {
+    await other.close();
+  }
 });
 
 test("Files: the open folder lists what Bob makes and drops what he deletes", async () => {

@@ -3,7 +3,8 @@
 // the end reaches the oldest; archiving from a row hides the thread, the
 // Archived filter shows it and Unarchive brings it back; the search box
 // finds a thread by a word said only in one of its messages; the open
-// thread's header archives and unarchives it.
+// thread's header archives and unarchives it; a hit in a long thread's old
+// message opens the thread at that message.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { axeViolations, call, launchBrowser, openPage, quickStart, screenshot, startStack } from "./harness.mjs";
@@ -96,4 +97,35 @@ test("the search box finds a thread by a word only in its messages", async () =>
   await panel.getByRole("button", { name: "Unarchive this thread" }).click();
   await panel.getByRole("button", { name: "Archive this thread" }).waitFor();
   assert.equal((await call(stack, "GET", `/api/threads/${ids[17]}`, { token })).json.thread.status, "open");
+});
+
+test("a search hit in a long thread opens the thread at the message that matched", async () => {
+  // 250 replies: the one that matches is older than the first two pages read.
+  const long = ids[40];
+  let matching;
+  for (let i = 0; i < 250; i++) {
+    const text = i === 4 ? "the walrus tusk inventory is in the shed" : `reply ${i} in a long session`;
+    const posted = await call(stack, "POST", "/api/channels/history/messages", { token, body: { text, thread_id: long } });
+    if (i === 4) matching = posted.json.message.id;
+  }
+  await page.goto(`${stack.url}/c/history/threads`);
+  await page.getByRole("searchbox", { name: "Search threads and their messages" }).fill("tusk");
+  const results = page.getByRole("list", { name: "Search results" });
+  await results.getByRole("link", { name: "The message that matched: the walrus tusk inventory is in the shed" }).click();
+  await page.waitForURL(`**/c/history/t/${long}?m=${matching}`);
+  const panel = page.getByRole("complementary", { name: "Thread: session 040 notes" });
+  const shown = panel.locator(".message.focused");
+  await shown.waitFor({ timeout: 10000 });
+  assert.match(await shown.innerText(), /the walrus tusk inventory is in the shed/);
+  // On screen, not merely rendered: the list rests on it.
+  await page.waitForFunction(() => {
+    const m = document.querySelector(".message.focused");
+    const list = m?.closest(".vl");
+    if (!m || !list) return false;
+    const a = m.getBoundingClientRect();
+    const b = list.getBoundingClientRect();
+    return a.top >= b.top - 1 && a.top < b.bottom;
+  });
+  await screenshot(page, "73-thread-at-matched-message-desktop");
+  assert.deepEqual(page.consoleErrors(), []);
 });

@@ -25,6 +25,11 @@ export interface VirtualListProps<T> {
   stickToBottom?: boolean;
   /** Called when the view nears the top (to load older items). */
   onNearTop?: () => void;
+  /**
+   * An item to bring to the top of the view (a link to one message): once
+   * it is among the items, the view rests on it, until the person scrolls.
+   */
+  reveal?: string | number;
   /** Shown above the first item (a "loading older" line, say). */
   header?: ComponentChildren;
   footer?: ComponentChildren;
@@ -32,6 +37,8 @@ export interface VirtualListProps<T> {
 }
 
 const NEAR_BOTTOM = 48;
+/** How far below the top a revealed item rests, so a little of what came before shows. */
+const REVEAL_MARGIN = 48;
 const NEAR_TOP = 600;
 /**
  * How many items may mount in one frame while the view moves. Mounting
@@ -54,7 +61,7 @@ function lowerBound(offsets: Float64Array, value: number): number {
 }
 
 export function VirtualList<T>(props: VirtualListProps<T>) {
-  const { items, keyOf, render, label, estimate = 96, overscan = 600, stickToBottom = false, onNearTop, header, footer } = props;
+  const { items, keyOf, render, label, estimate = 96, overscan = 600, stickToBottom = false, onNearTop, reveal, header, footer } = props;
   const scroller = useRef<HTMLDivElement>(null);
   const headerRef = useRef<HTMLDivElement>(null);
   const heights = useRef(new Map<string | number, number>());
@@ -78,6 +85,13 @@ export function VirtualList<T>(props: VirtualListProps<T>) {
   /** Bumped whenever the offsets change; the anchor is restored only then. */
   const layoutVersion = useRef(0);
   const anchorVersion = useRef(-1);
+  /**
+   * An item to reveal is the anchor, held at the top of the view while
+   * heights are measured and items come and go, until the person moves the
+   * view themselves (wheel, touch, keys, a press): scroll events alone do
+   * not say who scrolled.
+   */
+  const revealing = useRef(false);
 
   const layout = useCallback(() => {
     const list = latest.current.items;
@@ -181,7 +195,7 @@ export function VirtualList<T>(props: VirtualListProps<T>) {
   const restore = useCallback((offsets: Float64Array) => {
     const el = scroller.current;
     if (!el || el.clientHeight === 0) return;
-    if (stickToBottom && atBottom.current) {
+    if (stickToBottom && atBottom.current && !revealing.current) {
       el.scrollTop = el.scrollHeight;
       return;
     }
@@ -217,7 +231,7 @@ export function VirtualList<T>(props: VirtualListProps<T>) {
       planned.current = { range: next, offsets };
       setVersion((v) => v + 1);
     }
-    rememberAnchor(offsets);
+    if (!revealing.current) rememberAnchor(offsets);
     nearTop();
     if (pending.current) schedule();
   }, [layout, restore, visibleRange, rememberAnchor]);
@@ -276,7 +290,7 @@ export function VirtualList<T>(props: VirtualListProps<T>) {
   useLayoutEffect(() => {
     if (anchorVersion.current !== layoutVersion.current) {
       restore(offsets);
-      rememberAnchor(offsets);
+      if (!revealing.current) rememberAnchor(offsets);
       nearTop();
     }
   });
@@ -286,6 +300,19 @@ export function VirtualList<T>(props: VirtualListProps<T>) {
     const el = scroller.current;
     if (el && stickToBottom) el.scrollTop = el.scrollHeight;
   }, []);
+
+  // The item to reveal becomes the anchor, as if the person had scrolled it
+  // to the top: measurements then keep it there, as they keep any anchor.
+  const revealed = useRef<string | number | undefined>(undefined);
+  useLayoutEffect(() => {
+    if (reveal === undefined || revealed.current === reveal || !indexOf.has(reveal)) return;
+    revealed.current = reveal;
+    atBottom.current = false;
+    revealing.current = true;
+    anchor.current = { key: reveal, offset: REVEAL_MARGIN };
+    anchorVersion.current = -1;
+    schedule();
+  }, [reveal, indexOf]);
 
   useEffect(() => {
     const el = scroller.current;
@@ -304,10 +331,17 @@ export function VirtualList<T>(props: VirtualListProps<T>) {
   const onScroll = () => {
     const el = scroller.current;
     if (!el) return;
+    // Held on an item to reveal: the scroll is the list's own.
+    if (revealing.current) return;
     atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < NEAR_BOTTOM;
     // The person moved the view: what is at its top now is the anchor.
     if (anchorVersion.current === layoutVersion.current) rememberAnchor(layout());
     schedule();
+  };
+
+  // The person moves the view: an item revealed is no longer held.
+  const letGo = () => {
+    revealing.current = false;
   };
 
   const rendered: ComponentChildren[] = [];
@@ -322,7 +356,7 @@ export function VirtualList<T>(props: VirtualListProps<T>) {
   }
 
   return (
-    <div ref={scroller} class={`vl ${props.class ?? ""}`} onScroll={onScroll} role="region" aria-label={label} tabIndex={0}>
+    <div ref={scroller} class={`vl ${props.class ?? ""}`} onScroll={onScroll} onWheel={letGo} onTouchStart={letGo} onKeyDown={letGo} onPointerDown={letGo} role="region" aria-label={label} tabIndex={0}>
       <div ref={headerRef} class="vl-header">
         {header}
       </div>

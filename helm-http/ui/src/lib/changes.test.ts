@@ -46,14 +46,14 @@ test("a file tool names its path; a command may change anything; reads change no
   assert.deepEqual(changesOf({ type: "message.delta", seq: 3, at, channel_id: 7, message_id: 1, thread_id: 1, text: "x" } as unknown as LiveEvent), []);
 });
 
-test("a person's change names its paths and who made it, except to that person", () => {
+test("a person's change names its paths and who made it; to that person it is theirs, from another tab", () => {
   const event = (extra: object) =>
     ({ type: "file.changed", seq: 4, at, channel_id: 7, change: "saved", path: "/workspace/notes/plan.md", version: "abc", user_id: 2, by: "Alice", ...extra }) as unknown as LiveEvent;
   assert.deepEqual(changesOf(event({})), [{ channel: 7, paths: ["/workspace/notes/plan.md"], anything: false, by: "Alice" }]);
   assert.deepEqual(changesOf(event({ change: "moved", path: "/workspace/b.md", from: "/workspace/a.md" }), { me: 5 }), [
     { channel: 7, paths: ["/workspace/b.md", "/workspace/a.md"], anything: false, by: "Alice" },
   ]);
-  assert.deepEqual(changesOf(event({}), { me: 2 }), []);
+  assert.deepEqual(changesOf(event({}), { me: 2 }), [{ channel: 7, paths: ["/workspace/notes/plan.md"], anything: false, by: "you (another tab)" }]);
 });
 
 test("changes are gathered until a quiet moment, and never wait past the longest wait", async () => {

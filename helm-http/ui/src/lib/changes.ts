@@ -3,12 +3,15 @@
 // tool of an agent wrote a new file, a person uploaded one, a note was
 // saved), a tool call finished (a file tool names its path; a shell
 // command may have changed anything), or a person changed a file
-// (`file.changed`: a save, upload, move, delete; the caller's own are
-// left out, as their view already shows them). An event only says where to look,
+// (`file.changed`: a save, upload, move, delete; the person's own, made
+// in another tab, are "you (another tab)"). An event only says where to look,
 // never what changed: views look at the disk, a quiet moment later.
 import type { LiveEvent } from "../api/events";
 
 const ROOT = "/workspace";
+
+/** Who made a change the signed-in person made in another tab or window. */
+export const YOU_ELSEWHERE = "you (another tab)";
 
 /** What one event says about a channel's workspace. */
 export interface WorkspaceChange {
@@ -36,7 +39,7 @@ export function absolute(path: string): string {
 export interface Lookup {
   agentHandle?: (agentId: number) => string | undefined;
   channelId?: (name: string) => number | undefined;
-  /** The signed-in person: their own changes are not news to their views. */
+  /** The signed-in person: their own changes are named as theirs, from elsewhere. */
   me?: number;
 }
 
@@ -59,10 +62,12 @@ export function changesOf(event: LiveEvent, lookup: Lookup = {}): WorkspaceChang
     return [{ channel: a.channel_id, paths: [absolute(a.path)], anything: false, by }];
   }
   if (event.type === "file.changed") {
-    if (event.channel_id === undefined || event.user_id === lookup.me) return [];
+    if (event.channel_id === undefined) return [];
     const paths = [absolute(event.path)];
     if (event.from) paths.push(absolute(event.from));
-    return [{ channel: event.channel_id, paths, anything: false, by: event.by }];
+    // The person's own change is news to their other tabs; the tab that
+    // made it finds the disk as it already shows it, so it says nothing.
+    return [{ channel: event.channel_id, paths, anything: false, by: event.user_id === lookup.me ? YOU_ELSEWHERE : event.by }];
   }
   if (event.type === "tool_action.finished") {
     const action = event.action;

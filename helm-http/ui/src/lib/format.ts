@@ -139,3 +139,8 @@ export function usageDetail(usage: Usage, calls?: number, turns?: number, locale
   if (turns !== undefined && turns > 1) text += ` in ${exactCount(turns, locale)} turns`;
   return text;
 }
+
+/** `text` with its first letter a capital, to start a sentence with a name like "you (another tab)". */
+export function sentenceStart(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}

@@ -95,17 +95,19 @@ export function countWholeThread(thread: number): void {
   if (p.peek().replies !== replies) p.value = { ...p.peek(), replies };
 }
 
-/** Pages being fetched, so a list asking again meanwhile does not ask twice. */
-const inFlight = new Set<string>();
+/**
+ * Pages being fetched, so a list asking again meanwhile does not ask twice;
+ * the second asker waits for the same answer (a link to an old message
+ * pages back while the list's own scrolling may be asking too).
+ */
+const inFlight = new Map<string, Promise<void>>();
 
-async function once(key: string, work: () => Promise<void>): Promise<void> {
-  if (inFlight.has(key)) return;
-  inFlight.add(key);
-  try {
-    await work();
-  } finally {
-    inFlight.delete(key);
-  }
+function once(key: string, work: () => Promise<void>): Promise<void> {
+  const asked = inFlight.get(key);
+  if (asked) return asked;
+  const done = work().finally(() => inFlight.delete(key));
+  inFlight.set(key, done);
+  return done;
 }
 
 /** Loads the page before the oldest one shown. */

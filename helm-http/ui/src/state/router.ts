@@ -9,6 +9,7 @@
 //   /c/<channel>/cowork?path=… → Cowork with a file open (its mode from its top folder)
 //   /c/<channel>/cowork?mode=… → Cowork at a mode's folder (notes, code, …)
 //   /c/<channel>/t/<id>        → its chat with a thread open beside it
+//   /c/<channel>/t/<id>?m=<id> → the same, shown at one of its messages
 //   /admin/<section>           → people, providers, approvals, audit, settings
 //   /account                   → one's own account (changing one's password)
 import { signal } from "@preact/signals";
@@ -23,7 +24,7 @@ export type Route =
   | { name: "setup" }
   | { name: "login" }
   | { name: "join" }
-  | { name: "channel"; channel: string; view: ChannelViewName; thread?: number; path?: string; recall?: string; mode?: string }
+  | { name: "channel"; channel: string; view: ChannelViewName; thread?: number; message?: number; path?: string; recall?: string; mode?: string }
   | { name: "admin"; section: AdminSection }
   | { name: "account" }
   | { name: "missing"; path: string };
@@ -38,7 +39,9 @@ export function parseRoute(pathname: string, search = ""): Route {
   if (first === "account" && parts.length === 1) return { name: "account" };
   if (first === "c" && second) {
     if (third === "t" && fourth && /^\d+$/.test(fourth)) {
-      return { name: "channel", channel: second, view: "chat", thread: Number(fourth) };
+      const m = new URLSearchParams(search).get("m");
+      const message = m && /^\d+$/.test(m) ? Number(m) : undefined;
+      return { name: "channel", channel: second, view: "chat", thread: Number(fourth), message };
     }
     const view = (third ?? "chat") as ChannelViewName;
     if (CHANNEL_VIEWS.includes(view) && parts.length <= 3) {
@@ -88,6 +91,11 @@ export function channelPath(channel: string, view: ChannelViewName = "chat", thr
   const base = `/c/${encodeURIComponent(channel)}`;
   if (thread !== undefined) return `${base}/t/${thread}`;
   return view === "chat" ? base : `${base}/${view}`;
+}
+
+/** A thread in its channel's chat, shown at one of its messages. */
+export function messagePath(channel: string, thread: number, message: number): string {
+  return `${channelPath(channel, "chat", thread)}?m=${message}`;
 }
 
 /** The Memory view, recalling what `query` asks. */

@@ -30,7 +30,7 @@ export function onWorkspaceChange(channel: number, listener: Listener): () => vo
 /**
  * From the socket (`session.applyEvent`): tells the listeners of each
  * channel concerned. `me` is the signed-in person, whose own changes are
- * left out.
+ * named as made elsewhere (their other tabs).
  */
 export function applyWorkspaceEvent(event: LiveEvent, me?: number): void {
   if (listeners.size === 0) return;

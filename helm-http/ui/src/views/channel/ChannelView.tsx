@@ -109,7 +109,7 @@ export function ChannelView() {
       {/* No model to answer (the wizard's model step skipped, say): the way to one, not just a chip. */}
       {entry.channel.status !== "archived" && detail && !detail.model && <NoModelBanner handle={entry.agent.handle} />}
       <section class="view" aria-label={VIEW_META[view].label}>
-        {view === "chat" && <Chat entry={entry} thread={r.thread} />}
+        {view === "chat" && <Chat entry={entry} thread={r.thread} message={r.message} />}
         {view === "threads" && <Threads entry={entry} />}
         {offComputer && view === "files" && <HostComputerNote entry={entry} what="files" />}
         {offComputer && view === "cowork" && <HostComputerNote entry={entry} what="notes, docs and whiteboards" />}

@@ -10,6 +10,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { ApiError, api, describeError } from "../../api/client";
 import { ErrorNote } from "../../components/Field";
+import { sentenceStart } from "../../lib/format";
 import { toast } from "../../state/toasts";
 
 export function Editor({
@@ -118,7 +119,7 @@ export function Editor({
       {conflict && (
         <div class="live-conflict" role="alert">
           <p>
-            <strong>{conflict.by} changed this file.</strong> Your edits here are not saved.
+            <strong>{sentenceStart(conflict.by)} changed this file.</strong> Your edits here are not saved.
           </p>
           <div class="live-conflict-actions">
             <button

@@ -12,7 +12,7 @@ import { Icon } from "../../components/Icon";
 import { Time } from "../../components/Time";
 import { useRetryOnReconnect } from "../../lib/reconnect";
 import type { ChannelEntry } from "../../state/channels";
-import { channelPath } from "../../state/router";
+import { channelPath, messagePath } from "../../state/router";
 import { archiveThread, loadThreadPage, searchThreads, setThreadStatus, sortedThreads, threadPager } from "../../state/threads";
 import { toast } from "../../state/toasts";
 import { RenameThreadDialog } from "../chat/RenameThread";
@@ -174,7 +174,14 @@ function SearchResults({ results, error, channel }: { results?: Thread[]; error?
             {t.matched && (
               <p class="thread-row-summary">
                 <span class="muted small">in its {t.matched.in}: </span>
-                {t.matched.snippet}
+                {/* A message that matched opens the thread at that message. */}
+                {typeof t.matched.message_id === "number" ? (
+                  <a href={messagePath(channel, t.id, t.matched.message_id)} aria-label={`The message that matched: ${t.matched.snippet}`}>
+                    {t.matched.snippet}
+                  </a>
+                ) : (
+                  t.matched.snippet
+                )}
               </p>
             )}
           </li>

@@ -28,7 +28,7 @@ import { Composer } from "./Composer";
 import { authorKind, authorName } from "./MessageItem";
 import { ThreadPanel } from "./ThreadPanel";
 
-export function Chat({ entry, thread }: { entry: ChannelEntry; thread?: number }) {
+export function Chat({ entry, thread, message }: { entry: ChannelEntry; thread?: number; message?: number }) {
   const channel = entry.channel;
   const feed = feedOf(channel.id).value;
   const [error, setError] = useState<string>();
@@ -120,7 +120,7 @@ export function Chat({ entry, thread }: { entry: ChannelEntry; thread?: number }
           onUploadRequest={canUpload ? upload : undefined}
         />
       </div>
-      {thread !== undefined && <ThreadPanel key={thread} entry={entry} thread={thread} onUpload={canUpload ? upload : undefined} />}
+      {thread !== undefined && <ThreadPanel key={thread} entry={entry} thread={thread} message={message} onUpload={canUpload ? upload : undefined} />}
       {dragging && (
         <div class="drop-hint" aria-hidden="true">
           <Icon name="upload" size={28} />

@@ -143,7 +143,7 @@ function TurnWork({ messageId }: { messageId: number }) {
   );
 }
 
-export const MessageItem = memo(function MessageItem({ id, compact = false }: { id: number; compact?: boolean }) {
+export const MessageItem = memo(function MessageItem({ id, compact = false, focused = false }: { id: number; compact?: boolean; focused?: boolean }) {
   // Drawn at most once a frame, however fast the reply streams.
   const message = useFramed(messageSignal(id));
   if (!message) return null;
@@ -152,7 +152,7 @@ export const MessageItem = memo(function MessageItem({ id, compact = false }: { 
   const isAgent = kind === "agent" || kind === "skipper";
   const streaming = message.status === "streaming";
   return (
-    <div class={`message message-${kind}${compact ? " compact" : ""}`} aria-busy={streaming ? true : undefined}>
+    <div class={`message message-${kind}${compact ? " compact" : ""}${focused ? " focused" : ""}`} aria-busy={streaming ? true : undefined} aria-current={focused ? "true" : undefined}>
       <Avatar name={name} kind={kind} />
       <div class="message-body">
         <div class="message-head">

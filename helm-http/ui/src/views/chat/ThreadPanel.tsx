@@ -27,11 +27,27 @@ import { RenameThreadDialog } from "./RenameThread";
 
 type Row = { kind: "message"; id: number; at: number } | { kind: "escalation"; escalation: Escalation; at: number };
 
-export function ThreadPanel({ entry, thread, onUpload }: { entry: ChannelEntry; thread: number; onUpload?: (files: File[]) => Promise<string[]> }) {
+/** How many pages of older messages a link to one message reads to reach it. */
+const PAGES_TO_A_MESSAGE = 20;
+
+export function ThreadPanel({
+  entry,
+  thread,
+  message,
+  onUpload,
+}: {
+  entry: ChannelEntry;
+  thread: number;
+  /** A message to show the thread at (a search hit), if one was named. */
+  message?: number;
+  onUpload?: (files: File[]) => Promise<string[]>;
+}) {
   const [error, setError] = useState<string>();
   // How loading the thread itself went: a missing one says so instead of
   // offering a reply box that cannot work.
   const [found, setFound] = useState<"yes" | "missing" | "failed">();
+  // Whether its newest messages were read (a link to an older one pages back from them).
+  const [read, setRead] = useState(false);
   const [attempt, setAttempt] = useState(0);
   const [busy, setBusy] = useState(false);
   const [renaming, setRenaming] = useState(false);
@@ -49,8 +65,27 @@ export function ThreadPanel({ entry, thread, onUpload }: { entry: ChannelEntry; 
       },
     );
     // Its messages fail the same way when it is missing; that is said above.
-    loadThreadMessages(thread).catch((e) => !(e instanceof ApiError && e.status === 404) && setError(describeError(e)));
+    loadThreadMessages(thread)
+      .then(() => setRead(true))
+      .catch((e) => !(e instanceof ApiError && e.status === 404) && setError(describeError(e)));
   }, [thread, attempt]);
+
+  // A link to one message: older pages are read until it is among them
+  // (the list then shows it; see `reveal` below).
+  useEffect(() => {
+    if (message === undefined || !read) return;
+    let current = true;
+    void (async () => {
+      for (let page = 0; current && page < PAGES_TO_A_MESSAGE; page++) {
+        const log = threadLog(thread).peek();
+        if (log.ids.includes(message) || log.olderCursor === undefined) return;
+        await loadOlderMessages(thread);
+      }
+    })().catch(() => undefined);
+    return () => {
+      current = false;
+    };
+  }, [thread, message, read]);
 
   const info = threadSignal(thread)?.value;
   // The thread belongs to another channel than the address names (a link
@@ -213,9 +248,10 @@ export function ThreadPanel({ entry, thread, onUpload }: { entry: ChannelEntry; 
             keyOf={(r: Row) => (r.kind === "message" ? r.id : `e${r.escalation.id}`)}
             estimate={120}
             stickToBottom
+            reveal={message}
             onNearTop={() => void loadOlderMessages(thread).catch(() => undefined)}
             header={log.olderCursor !== undefined ? <p class="muted small center">Loading earlier messages…</p> : null}
-            render={(r: Row) => (r.kind === "message" ? <MessageItem id={r.id} /> : <SkipperCall escalation={r.escalation} />)}
+            render={(r: Row) => (r.kind === "message" ? <MessageItem id={r.id} focused={r.id === message} /> : <SkipperCall escalation={r.escalation} />)}
           />
         </>
       )}

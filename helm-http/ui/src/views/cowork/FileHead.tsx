@@ -6,6 +6,7 @@ import type { ComponentChildren } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { Icon } from "../../components/Icon";
 import { MODE_INFO, baseName, type Mode } from "../../lib/cowork";
+import { sentenceStart } from "../../lib/format";
 import { coworkModePath } from "../../state/router";
 import { MODE_ICON } from "./Rail";
 
@@ -101,7 +102,7 @@ export function ConflictBar({ conflict, onReload, onKeep }: { conflict: Conflict
     <div class="live-conflict" role="alert">
       <p>
         <strong>
-          {conflict.by} {removed ? "removed this file." : "changed this file."}
+          {sentenceStart(conflict.by)} {removed ? "removed this file." : "changed this file."}
         </strong>{" "}
         {removed ? "Your edits are still here: saving puts the file back." : "Your edits here are not saved."}
       </p>

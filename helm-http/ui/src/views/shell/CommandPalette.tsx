@@ -10,7 +10,7 @@ import type { Artifact, Thread } from "../../api/types";
 import { Icon, type IconName } from "../../components/Icon";
 import { channelById, channels } from "../../state/channels";
 import { matchScore } from "../../lib/match";
-import { channelPath, coworkPath, filesPath, navigate, recallPath, route } from "../../state/router";
+import { channelPath, coworkPath, filesPath, messagePath, navigate, recallPath, route } from "../../state/router";
 import { isAdmin } from "../../state/session";
 import { knownThreads, loadThreads, searchThreads } from "../../state/threads";
 import { openQuickNote } from "./QuickNote";
@@ -108,7 +108,7 @@ export function CommandPalette({ onClose }: { onClose: () => void }) {
     const listed = new Set(found.map((e) => e.id));
     for (const t of said) {
       if (listed.has(`t${t.id}`) || !currentChannel || found.length >= 40) continue;
-      found.push({ id: `t${t.id}`, icon: "threads", title: t.title || "Untitled thread", detail: t.matched?.snippet ?? `thread in #${currentChannel}`, run: () => navigate(channelPath(currentChannel, "chat", t.id)) });
+      found.push({ id: `t${t.id}`, icon: "threads", title: t.title || "Untitled thread", detail: t.matched?.snippet ?? `thread in #${currentChannel}`, run: () => navigate(typeof t.matched?.message_id === "number" ? messagePath(currentChannel, t.id, t.matched.message_id) : channelPath(currentChannel, "chat", t.id)) });
     }
     // Whatever was typed can also be asked of the channel's memory.
     const asked = query.trim();
