@@ -6,7 +6,8 @@ import { test } from "node:test";
 import type { LiveEvent } from "../api/events";
 import type { Message, Thread } from "../api/types";
 import { feedReplies, repliesShown } from "../lib/failure";
-import { applyMessageEvent, feedOf, messageSignal, putMessage, threadProgress } from "./messages";
+import { heldFetch } from "./heldFetch";
+import { applyMessageEvent, feedOf, loadFeed, loadThreadMessages, messageSignal, putMessage, threadLog, threadProgress } from "./messages";
 import { applyThreadEvent } from "./threads";
 
 const at = "2026-01-01T00:00:00Z";
@@ -83,4 +84,59 @@ test("the feed's count leaves out a newest reply that is a failure note, and a w
   // A stopped turn's note is shown, so it counts.
   const stopped: Message = { ...message(66, 6, "complete", "Stopped."), author: { kind: "system" } as Message["author"] };
   assert.equal(repliesShown([root, stopped], 60), 1);
+});
+
+test("a page read while a reply streamed does not take back the text streamed meanwhile", () => {
+  putMessage(message(200, 1, "streaming", ""));
+  apply({ type: "message.delta", message_id: 200, thread_id: 1, text: "Hello wor" });
+  putMessage(message(200, 1, "streaming", "Hel"));
+  apply({ type: "message.delta", message_id: 200, thread_id: 1, text: "ld" });
+  assert.equal(messageSignal(200)?.value.content, "Hello world");
+});
+
+test("a feed page that predates a reply keeps the reply's count and newest reply", async () => {
+  const root = message(300, 30, "complete", "root");
+  const page = { items: [{ message: root, thread: thread(30, 300), replies: 1, latest_reply: message(301, 30, "complete", "first") }], next_before: null };
+  const held = heldFetch(page);
+  try {
+    const loading = loadFeed(8, "launch");
+    apply({ type: "message.created", message: message(302, 30, "complete", "second") });
+    await held.release();
+    await loading;
+    assert.deepEqual(threadProgress(30).value, { replies: 2, latestReplyId: 302 }, "the reply heard during the read still counts");
+  } finally {
+    held.restore();
+  }
+});
+
+test("a reply heard while a thread's first page is read is in the thread", async () => {
+  threadLog(40);
+  const held = heldFetch({ items: [message(401, 40, "complete", "the question")], next_before: null });
+  try {
+    const loading = loadThreadMessages(40);
+    apply({ type: "message.created", message: message(402, 40, "complete", "the answer") });
+    await held.release();
+    await loading;
+    assert.deepEqual(threadLog(40).value.ids, [401, 402], "the page predates the reply; the reply stays");
+  } finally {
+    held.restore();
+  }
+});
+
+test("a message heard before a channel's feed was read does not stand for its history", async () => {
+  feedOf(9);
+  apply({ type: "message.created", message: { ...message(500, null, "complete", "new"), channel_id: 9 } });
+  const held = heldFetch({ items: [{ message: { ...message(499, null, "complete", "old"), channel_id: 9 }, thread: null, replies: 0, latest_reply: null }], next_before: null });
+  try {
+    const loading = loadFeed(9, "ops");
+    await held.release();
+    await loading;
+    assert.deepEqual(
+      feedOf(9).value.entries.map((e) => e.messageId),
+      [499, 500],
+      "the first page is read all the same",
+    );
+  } finally {
+    held.restore();
+  }
 });

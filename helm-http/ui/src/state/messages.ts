@@ -26,6 +26,10 @@ export function putMessage(message: Message): Signal<Message> {
   const old = existing.value;
   const settled = old.status !== "streaming" && old.status !== "pending";
   if (settled && (message.status === "streaming" || message.status === "pending")) return existing;
+  // A page read while the reply streamed can hold less of it than the
+  // deltas brought meanwhile: the text shown does not go back.
+  const behind = old.status === "streaming" && message.status === "streaming" && old.content.length > message.content.length && old.content.startsWith(message.content);
+  if (behind) return existing;
   existing.value = message;
   return existing;
 }
@@ -69,14 +73,25 @@ function mergeIds(a: number[], b: number[]): number[] {
   return merged.sort((x, y) => x - y);
 }
 
+/** Per thread whose first page is being read: the messages heard meanwhile, which the page may predate. */
+const heardWhileLoading = new Map<number, number[]>();
+
 /** Loads a thread's newest page (once). */
 export async function loadThreadMessages(thread: number, limit = 100): Promise<void> {
   const log = threadLog(thread);
   if (log.value.loaded) return;
-  const page = await api.get("/api/threads/{id}/messages", { path: { id: thread }, query: { newest: true, limit } });
+  const heard: number[] = [];
+  heardWhileLoading.set(thread, heard);
+  let page;
+  try {
+    page = await api.get("/api/threads/{id}/messages", { path: { id: thread }, query: { newest: true, limit } });
+  } finally {
+    if (heardWhileLoading.get(thread) === heard) heardWhileLoading.delete(thread);
+  }
   batch(() => {
     page.items.forEach(putMessage);
-    log.value = { ids: mergeIds(page.items.map((m) => m.id), log.value.ids), olderCursor: page.next_before ?? undefined, loaded: true };
+    const ids = mergeIds(mergeIds(page.items.map((m) => m.id), log.value.ids), heard);
+    log.value = { ids, olderCursor: page.next_before ?? undefined, loaded: true };
     countWholeThread(thread);
   });
 }
@@ -177,13 +192,37 @@ function addFeedEntries(channel: number, entries: FeedEntry[], olderCursor?: num
   merged.sort((a, b) => a.messageId - b.messageId);
   feed.value = {
     entries: merged,
-    loaded: true,
+    // Only a page loads a feed: one filled by events alone still needs its
+    // history read (an event heard before the first page, or after it failed).
+    loaded: replaceCursor || feed.value.loaded,
     olderCursor: replaceCursor ? (olderCursor ?? undefined) : feed.value.olderCursor,
   };
 }
 
+/**
+ * While feed pages are read: each thread's shown replies heard meanwhile,
+ * which a page may predate. Its count and newest reply must not undo them.
+ */
+let feedReads = 0;
+const heardReplies = new Map<number, number[]>();
+
+function hearReply(thread: number, id: number): void {
+  if (feedReads === 0) return;
+  const ids = heardReplies.get(thread);
+  if (ids) ids.push(id);
+  else heardReplies.set(thread, [id]);
+}
+
 async function loadFeedPage(channel: number, channelName: string, before?: number, limit = 50): Promise<void> {
-  const page = await api.get("/api/channels/{channel}/feed", { path: { channel: channelName }, query: { before, limit } });
+  feedReads += 1;
+  let page;
+  try {
+    page = await api.get("/api/channels/{channel}/feed", { path: { channel: channelName }, query: { before, limit } });
+  } finally {
+    feedReads -= 1;
+  }
+  const heard = new Map(heardReplies);
+  if (feedReads === 0) heardReplies.clear();
   batch(() => {
     const entries: FeedEntry[] = [];
     for (const item of page.items) {
@@ -191,7 +230,11 @@ async function loadFeedPage(channel: number, channelName: string, before?: numbe
       if (item.thread) putThread(item.thread);
       if (item.latest_reply) putMessage(item.latest_reply);
       if (item.thread) {
-        threadProgress(item.thread.id).value = { replies: feedReplies(item.replies, item.latest_reply), latestReplyId: item.latest_reply?.id };
+        // Replies newer than the page's newest came by event after it was read.
+        const latest = item.latest_reply?.id ?? 0;
+        const since = (heard.get(item.thread.id) ?? []).filter((id) => id > latest).length;
+        const newest = Math.max(latest, threadProgress(item.thread.id).peek().latestReplyId ?? 0);
+        threadProgress(item.thread.id).value = { replies: feedReplies(item.replies, item.latest_reply) + since, latestReplyId: newest || undefined };
         countWholeThread(item.thread.id);
       }
       entries.push({ messageId: item.message.id, threadId: item.thread?.id });
@@ -240,10 +283,12 @@ function onCreated(message: Message): void {
     // Helm's failure note is not counted (the chat does not show it), but
     // it is the newest word on the thread: the feed says it, in words.
     const p = threadProgress(thread);
+    if (shownInThread(message)) hearReply(thread, message.id);
     p.value = { replies: p.value.replies + (shownInThread(message) ? 1 : 0), latestReplyId: Math.max(message.id, p.value.latestReplyId ?? 0) };
   }
   const log = logs.get(thread);
   if (log?.value.loaded) log.value = { ...log.value, ids: mergeIds(log.value.ids, [message.id]) };
+  else heardWhileLoading.get(thread)?.push(message.id);
 }
 
 function onDelta(messageId: number, text: string): void {

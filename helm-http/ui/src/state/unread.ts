@@ -13,15 +13,30 @@ export interface Unread {
 
 export const unread = signal<ReadonlyMap<number, Unread>>(new Map());
 
+/** Bumped at every change of a count (an event, a look), so a read can tell it was overtaken. */
+let heard = 0;
+
 function set(channel: number, value: Unread): void {
+  heard += 1;
   const next = new Map(unread.value);
   next.set(channel, value);
   unread.value = next;
 }
 
+/**
+ * Loads every channel's counts. A count that moved while the list was read
+ * may be in the answer or not (the counts carry no version), so the list
+ * is read again then, at most twice more, rather than losing the message.
+ */
 export async function loadUnread(): Promise<void> {
-  const list = await api.get("/api/unread");
-  unread.value = new Map(list.map((u) => [u.channel_id, { unread: u.unread, mentions: u.mentions, lastRead: u.last_read ?? undefined }]));
+  for (let reads = 1; ; reads++) {
+    const since = heard;
+    const list = await api.get("/api/unread");
+    if (heard === since || reads === 3) {
+      unread.value = new Map(list.map((u) => [u.channel_id, { unread: u.unread, mentions: u.mentions, lastRead: u.last_read ?? undefined }]));
+      return;
+    }
+  }
 }
 
 const pending = new Map<number, { name: string; message: number; timer: ReturnType<typeof setTimeout> }>();

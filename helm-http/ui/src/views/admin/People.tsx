@@ -9,6 +9,7 @@ import { api, describeError } from "../../api/client";
 import type { Invite, User } from "../../api/types";
 import { Dialog } from "../../components/Dialog";
 import { ErrorNote } from "../../components/Field";
+import { useLatest } from "../../lib/latest";
 import { useRetryOnReconnect } from "../../lib/reconnect";
 import { Icon } from "../../components/Icon";
 import { Time } from "../../components/Time";
@@ -112,10 +113,17 @@ export function People() {
   // A failed load is its own note, with Retry, and loads again when the
   // server is back; form errors stay with the form.
   const [loadError, setLoadError] = useState<string>();
+  // Read again after each invitation and revocation: an earlier read
+  // answering last would show the list without the latest change.
+  const latest = useLatest();
   const load = () => {
+    const current = latest();
     setLoadError(undefined);
-    api.get("/api/invites").then(setInvites, (e) => setLoadError(describeError(e)));
-    loadUsers().catch((e) => setLoadError(describeError(e)));
+    api.get("/api/invites").then(
+      (list) => current() && setInvites(list),
+      (e) => current() && setLoadError(describeError(e)),
+    );
+    loadUsers().catch((e) => current() && setLoadError(describeError(e)));
   };
   useEffect(load, []);
   useRetryOnReconnect(loadError !== undefined, load);

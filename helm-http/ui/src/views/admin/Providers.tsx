@@ -4,6 +4,7 @@ import { useEffect, useState } from "preact/hooks";
 import { api, describeError } from "../../api/client";
 import type { Provider } from "../../api/types";
 import { ErrorNote } from "../../components/Field";
+import { useLatest } from "../../lib/latest";
 import { toast } from "../../state/toasts";
 import { ProviderForm } from "./ProviderForm";
 
@@ -19,14 +20,20 @@ export function Providers() {
   const [providers, setProviders] = useState<Provider[]>();
   const [defaultName, setDefaultName] = useState<string>();
   const [error, setError] = useState<string>();
+  // Read again after each change: an earlier read answering last would
+  // show the providers, or the default, as they were before it.
+  const latest = useLatest();
   const load = async () => {
+    const current = latest();
     try {
-      setProviders(await api.get("/api/providers"));
+      const list = await api.get("/api/providers");
+      if (!current()) return;
+      setProviders(list);
       setError(undefined);
       const policy = await api.get("/api/model");
-      setDefaultName(policy.workspace?.provider ?? undefined);
+      if (current()) setDefaultName(policy.workspace?.provider ?? undefined);
     } catch (e) {
-      setError(describeError(e));
+      if (current()) setError(describeError(e));
     }
   };
   useEffect(() => void load(), []);

@@ -61,12 +61,15 @@ export function Files({ entry, path }: { entry: ChannelEntry; path?: string }) {
   // Bumped to load again after a failure (Retry, or the server coming back).
   const [attempt, setAttempt] = useState(0);
 
-  // The URL names a directory or a file; a file opens in its directory.
+  // The URL names a directory or a file; a file opens in its directory. An
+  // answer about an address left since (two clicks in a row) is dropped.
   useEffect(() => {
+    let current = true;
     const target = path ?? ROOT;
     api
       .get("/api/channels/{channel}/files/stat", { path: { channel }, query: { path: target } })
       .then((stat) => {
+        if (!current) return;
         if (stat.kind === "dir") {
           setDir(stat.path);
           setSelected(undefined);
@@ -76,9 +79,13 @@ export function Files({ entry, path }: { entry: ChannelEntry; path?: string }) {
         }
       })
       .catch((e) => {
+        if (!current) return;
         setError(e instanceof ApiError && e.status === 404 ? `${target} is not in this workspace (any more).` : describeError(e));
         setDir(ROOT);
       });
+    return () => {
+      current = false;
+    };
   }, [path, channel, attempt]);
 
   // The list first read is of ROOT, before the URL's folder is known: an

@@ -13,6 +13,7 @@ import { ErrorNote, Field } from "../../components/Field";
 import { Icon } from "../../components/Icon";
 import { Time } from "../../components/Time";
 import { plainText } from "../../lib/markdown";
+import { useLatest } from "../../lib/latest";
 import { useRetryOnReconnect } from "../../lib/reconnect";
 import type { ChannelEntry } from "../../state/channels";
 import { addMemory, editMemory, forgetMemory, loadMemory, memoryOf, pinMemory, recall, restoreMemory } from "../../state/memory";
@@ -43,9 +44,12 @@ export function Memory({ entry, recall: asked }: { entry: ChannelEntry; recall?:
   // The server decides; this only offers Edit, Pin, Forget and Restore where they will work.
   const mayChange = (m: MemoryItem) => manages || (m.author_type === "human" && m.author_name === me.value?.name);
 
+  const latest = useLatest();
   const load = () => {
+    const current = latest();
     setError(undefined);
-    loadMemory(channel.id, channel.name).catch((e) => setError(describeError(e)));
+    // Another channel's failure, heard after a switch, is not this one's.
+    loadMemory(channel.id, channel.name).catch((e) => current() && setError(describeError(e)));
   };
   useEffect(load, [channel.id]);
   useRetryOnReconnect(error !== undefined, load);
@@ -66,7 +70,7 @@ export function Memory({ entry, recall: asked }: { entry: ChannelEntry; recall?:
         <h2>Memory</h2>
         <p class="muted">What #{channel.name} knows. It belongs to the channel and stays when the model changes.</p>
       </div>
-      <Recall channel={channel.name} asked={asked} />
+      <Recall key={channel.id} channel={channel.name} asked={asked} />
       <AddRecord channel={channel.name} />
       <div class="memory-filters">
         <div class="segmented" role="group" aria-label="Kind">
@@ -209,16 +213,21 @@ function Recall({ channel, asked }: { channel: string; asked?: string }) {
   const [hits, setHits] = useState<RecallHit[]>();
   const [error, setError] = useState<string>();
   const [busy, setBusy] = useState(false);
+  // Only the newest recall is shown: an earlier one (another question, or
+  // another channel's) answering last would show its hits under this one.
+  const latest = useLatest();
   const run = async (query: string) => {
     if (!query.trim()) return;
+    const current = latest();
     setBusy(true);
     setError(undefined);
     try {
-      setHits(await recall(channel, query.trim()));
+      const found = await recall(channel, query.trim());
+      if (current()) setHits(found);
     } catch (err) {
-      setError(describeError(err));
+      if (current()) setError(describeError(err));
     } finally {
-      setBusy(false);
+      if (current()) setBusy(false);
     }
   };
   useEffect(() => {

@@ -29,11 +29,17 @@ export function Settings({ entry, detail, onChanged }: { entry: ChannelEntry; de
     await loadChannel(channel.name);
   };
 
+  // Another channel's members, answered late, would decide who manages this one.
   useEffect(() => {
+    let current = true;
+    setMembers(undefined);
     api
       .get("/api/channels/{channel}/members", { path: { channel: channel.name } })
-      .then(setMembers)
-      .catch(() => setMembers([]));
+      .then((list) => current && setMembers(list))
+      .catch(() => current && setMembers([]));
+    return () => {
+      current = false;
+    };
   }, [channel.id]);
 
   return (
@@ -161,12 +167,18 @@ function ModelSection({ channel, detail, manages, onSaved }: { channel: string; 
   const [own, setOwn] = useState(false);
 
   useEffect(() => {
-    api.get("/api/providers").then(setProviders, () => undefined);
+    let current = true;
+    api.get("/api/providers").then((list) => current && setProviders(list), () => undefined);
+    // The channel left before its answer came must not fill this one's form.
     api.get("/api/channels/{channel}/model", { path: { channel } }).then((policy) => {
+      if (!current) return;
       setOwn(!!policy.channel);
       setProvider(policy.channel?.provider ?? "");
       setModel(policy.channel?.model ?? "");
     }, () => undefined);
+    return () => {
+      current = false;
+    };
   }, [channel]);
 
   const save = async (e: Event) => {

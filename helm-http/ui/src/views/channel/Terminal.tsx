@@ -20,13 +20,16 @@ export function Terminal({ entry }: { entry: ChannelEntry }) {
   const [error, setError] = useState<string>();
   const archived = entry.channel.status === "archived";
 
-  const load = async () => {
+  /** The channel's running terminals; nothing (undefined) once `current` says the view moved on. */
+  const load = async (current: () => boolean = () => true) => {
     try {
       const list = (await api.get("/api/channels/{channel}/terminals", { path: { channel } })).filter((t) => t.running);
+      if (!current()) return undefined;
       setTerminals(list);
       setCurrent((c) => (c !== undefined && list.some((t) => t.id === c) ? c : list[0]?.id));
       return list;
     } catch (e) {
+      if (!current()) return undefined;
       setError(describeError(e));
       return [];
     }
@@ -50,13 +53,21 @@ export function Terminal({ entry }: { entry: ChannelEntry }) {
       toast(describeError(e), "error");
     }
     const list = await load();
-    if (list.length === 0) setCurrent(undefined);
+    if (list?.length === 0) setCurrent(undefined);
   };
 
+  // Another channel's list, answered after a switch, would show its shells
+  // here and open one there: only the shown channel's answer counts.
   useEffect(() => {
-    void load().then((list) => {
-      if (list.length === 0 && !archived) void open();
+    let current = true;
+    setTerminals(undefined);
+    setCurrent(undefined);
+    void load(() => current).then((list) => {
+      if (current && list?.length === 0 && !archived) void open();
     });
+    return () => {
+      current = false;
+    };
   }, [channel]);
 
   return (

@@ -15,6 +15,7 @@ import { useFramed } from "../../lib/framed";
 import { failureOfNote, isFailureNote, plainFailure } from "../../lib/failure";
 import { plainText } from "../../lib/markdown";
 import { plural } from "../../lib/format";
+import { useLatest } from "../../lib/latest";
 import { useRetryOnReconnect } from "../../lib/reconnect";
 import type { ChannelEntry } from "../../state/channels";
 import { composerInsert } from "../../state/composer";
@@ -34,9 +35,12 @@ export function Chat({ entry, thread, message }: { entry: ChannelEntry; thread?:
   const [error, setError] = useState<string>();
   const [dragging, setDragging] = useState(false);
 
+  const latest = useLatest();
   const load = () => {
+    const current = latest();
     setError(undefined);
-    loadFeed(channel.id, channel.name).catch((e) => setError(describeError(e)));
+    // Another channel's failure, heard after a switch, is not this one's.
+    loadFeed(channel.id, channel.name).catch((e) => current() && setError(describeError(e)));
   };
   useEffect(load, [channel.id]);
   useRetryOnReconnect(error !== undefined, load);

@@ -94,13 +94,20 @@ export function ThreadPanel({
   const elsewhere = info !== undefined && info.channel_id !== channel.id;
   useEffect(() => {
     if (!info || !elsewhere) return;
+    // Only while this thread is still the one shown: an answer after the
+    // person went elsewhere must not take them back to it.
+    let current = true;
     const go = (owner: ChannelEntry | undefined) => {
+      if (!current) return;
       if (owner) navigate(channelPath(owner.channel.name, "chat", thread), { replace: true });
       else setFound("missing");
     };
     const known = channelById(info.channel_id);
     if (known) go(known);
-    else loadChannel(String(info.channel_id)).then(go, () => setFound("missing"));
+    else loadChannel(String(info.channel_id)).then(go, () => current && setFound("missing"));
+    return () => {
+      current = false;
+    };
   }, [info?.channel_id, channel.id]);
 
   useRetryOnReconnect(error !== undefined, () => setAttempt((a) => a + 1));

@@ -8,11 +8,11 @@ import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { api } from "../../api/client";
 import type { Artifact, Thread } from "../../api/types";
 import { Icon, type IconName } from "../../components/Icon";
-import { channelById, channels } from "../../state/channels";
+import { channelById, channelByName, channels } from "../../state/channels";
 import { matchScore } from "../../lib/match";
 import { channelPath, coworkPath, filesPath, messagePath, navigate, recallPath, route } from "../../state/router";
 import { isAdmin } from "../../state/session";
-import { knownThreads, loadThreads, searchThreads } from "../../state/threads";
+import { channelThreadIds, knownThreads, loadThreads, searchThreads } from "../../state/threads";
 import { openQuickNote } from "./QuickNote";
 import { overlay } from "./Shell";
 
@@ -64,6 +64,12 @@ export function CommandPalette({ onClose }: { onClose: () => void }) {
     };
   }, [query, currentChannel]);
 
+  // Read here, not only inside the memo below: the channel's threads are
+  // read as the palette opens, and a title typed before they arrive must
+  // find them when they do (a memo read alone would keep the list before).
+  const here = currentChannel === undefined ? undefined : channelByName(currentChannel)?.channel.id;
+  const threadsHere = here === undefined ? undefined : channelThreadIds(here).value;
+  const admin = isAdmin.value;
   const entries = useMemo(() => {
     const all: Entry[] = [];
     for (const e of channels.value.values()) {
@@ -90,7 +96,7 @@ export function CommandPalette({ onClose }: { onClose: () => void }) {
     all.push({ id: "a-create", icon: "plus", title: "Create a channel", run: () => (overlay.value = "create") });
     all.push({ id: "a-note", icon: "note", title: "Write a quick note", run: openQuickNote });
     all.push({ id: "a-keys", icon: "keyboard", title: "Keyboard shortcuts", run: () => (overlay.value = "shortcuts") });
-    if (isAdmin.value) {
+    if (admin) {
       all.push({ id: "a-people", icon: "users", title: "People and invitations", run: () => navigate("/admin/people") });
       all.push({ id: "a-providers", icon: "activity", title: "Model providers", run: () => navigate("/admin/providers") });
       all.push({ id: "a-approvals", icon: "shield", title: "Approvals", run: () => navigate("/admin/approvals") });
@@ -116,7 +122,7 @@ export function CommandPalette({ onClose }: { onClose: () => void }) {
       found.push({ id: "a-recall", icon: "memory", title: `Search #${currentChannel}'s memory for “${asked}”`, run: () => navigate(recallPath(currentChannel, asked)) });
     }
     return found;
-  }, [query, files, said, channels.value]);
+  }, [query, files, said, channels.value, threadsHere, admin]);
 
   const choose = (entry: Entry | undefined) => {
     if (!entry) return;

@@ -1,0 +1,23 @@
+// The unread counts and the messages that arrive while they are read: a
+// list that may predate a message must not lose it.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import type { LiveEvent } from "../api/events";
+import { heldFetch } from "./heldFetch";
+import { applyUnreadEvent, loadUnread, unread } from "./unread";
+
+test("a message that arrives while the counts are read is counted", async () => {
+  // The first answer predates the message; the second has it.
+  const held = heldFetch([{ channel_id: 4, unread: 0, mentions: 0, last_read: 40 }], [{ channel_id: 4, unread: 1, mentions: 0, last_read: 40 }]);
+  try {
+    const loading = loadUnread();
+    const message = { id: 41, channel_id: 4, thread_id: 9, author: { kind: "agent", agent_id: 2, handle: "launch" }, content: "done", status: "complete", created: "2026-01-01T00:00:01Z" };
+    applyUnreadEvent({ type: "message.created", seq: 1, at: "2026-01-01T00:00:01Z", channel_id: 4, message } as unknown as LiveEvent, 1, () => false);
+    await held.release();
+    await held.release();
+    await loading;
+    assert.equal(unread.value.get(4)?.unread, 1, "read again after the message, not the answer before it");
+  } finally {
+    held.restore();
+  }
+});
