@@ -4,8 +4,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { LiveEvent } from "../api/events";
-import type { ToolAction } from "../api/types";
-import { actionSignal, actionsOfTurn, activityKey, activityOf, applyActivityEvent, loadActivity, putAction } from "./activity";
+import type { Approval, Escalation, ToolAction } from "../api/types";
+import { actionSignal, actionsOfTurn, activityKey, activityOf, applyActivityEvent, approvals, escalations, loadActivity, putAction, putApproval, putEscalation } from "./activity";
 
 function action(id: number, status: ToolAction["status"], result = ""): ToolAction {
   return { id, agent_id: 1, channel_id: 7, thread_id: 3, turn_id: 9, tool: "write_file", input_summary: "plan.md", result_summary: result, status, created: "2026-01-01T00:00:00Z" };
@@ -52,4 +52,18 @@ test("what is heard while Activity loads is kept by the load", async () => {
   } finally {
     globalThis.fetch = realFetch;
   }
+});
+
+test("a decided approval, or an answered call for Skipper, never goes back to waiting from a stale copy", () => {
+  const pending = { id: 41, status: "pending" } as unknown as Approval;
+  putApproval(pending);
+  putApproval({ ...pending, status: "approved" } as Approval);
+  // A list read before the decision, answered after it.
+  putApproval(pending);
+  assert.equal(approvals.value.get(41)?.status, "approved");
+  const open = { id: 42, status: "open" } as unknown as Escalation;
+  putEscalation(open);
+  putEscalation({ ...open, status: "resolved" } as Escalation);
+  putEscalation(open);
+  assert.equal(escalations.value.get(42)?.status, "resolved");
 });

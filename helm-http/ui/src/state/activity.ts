@@ -121,13 +121,22 @@ export async function loadActivity(channel: number, channelName: string): Promis
 export const approvals = signal<ReadonlyMap<number, Approval>>(new Map());
 export const escalations = signal<ReadonlyMap<number, Escalation>>(new Map());
 
+/**
+ * A decision is final: a copy still pending (a list read before the
+ * decision's event, answered after it) never takes a decided approval back.
+ */
 export function putApproval(approval: Approval): void {
+  const known = approvals.value.get(approval.id);
+  if (known && known.status !== "pending" && approval.status === "pending") return;
   const next = new Map(approvals.value);
   next.set(approval.id, approval);
   approvals.value = next;
 }
 
+/** As for approvals: a call for Skipper that was answered never opens again from a stale copy. */
 export function putEscalation(escalation: Escalation): void {
+  const known = escalations.value.get(escalation.id);
+  if (known && known.status !== "open" && escalation.status === "open") return;
   const next = new Map(escalations.value);
   next.set(escalation.id, escalation);
   escalations.value = next;

@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { LiveEvent } from "../api/events";
 import type { Agent, Channel } from "../api/types";
+import { heldFetch, tick } from "./heldFetch";
 
 // The router (which channels.ts follows renames with) reads the address at load.
 const address = new URL("http://helm.test/c/launch");
@@ -16,26 +17,12 @@ function channel(status: "active" | "archived"): Channel {
 
 const agent = { id: 70, handle: "launch", display_name: "Launch", status: "idle" } as unknown as Agent;
 
-/** Answers each read only when the test lets it go, with `body`. */
-function heldFetch(body: () => unknown): { release: () => void; restore: () => void } {
-  const waiting: (() => void)[] = [];
-  const realFetch = globalThis.fetch;
-  globalThis.fetch = (async () => {
-    await new Promise<void>((resolve) => waiting.push(resolve));
-    return new Response(JSON.stringify(body()), { status: 200, headers: { "content-type": "application/json" } });
-  }) as typeof fetch;
-  return { release: () => waiting.shift()?.(), restore: () => (globalThis.fetch = realFetch) };
-}
-
-const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
-
 test("a channel archived while it was being read stays archived", async () => {
-  const held = heldFetch(() => ({ channel: channel("active"), agent, profile: { purpose: "Ship it" } }));
+  const held = heldFetch({ channel: channel("active"), agent, profile: { purpose: "Ship it" } });
   try {
     // Known and active, as the first list said.
     const first = loadChannel("launch");
-    await tick();
-    held.release();
+    await held.release();
     await first;
     assert.equal(channelByName("launch")?.channel.status, "active");
 
@@ -43,14 +30,13 @@ test("a channel archived while it was being read stays archived", async () => {
     const stale = loadChannel("launch");
     await tick();
     applyChannelEvent({ type: "channel.archived", seq: 1, at: "2026-01-01T00:00:01Z", channel: channel("archived") } as unknown as LiveEvent, 1);
-    held.release();
+    await held.release();
     await stale;
     assert.equal(channelByName("launch")?.channel.status, "archived", "the event is newer than the answer");
 
     // A read that leaves after the event is taken as it is.
     const fresh = loadChannel("launch");
-    await tick();
-    held.release();
+    await held.release();
     await fresh;
     assert.equal(channelByName("launch")?.channel.status, "active");
   } finally {

@@ -107,3 +107,12 @@ test("a thread started while the list is read stays in it", async () => {
     globalThis.fetch = realFetch;
   }
 });
+
+test("a copy read before a thread was archived never takes the archive back", () => {
+  const open: Thread = { id: 9200, channel_id: 7, opened_at: at, status: "open", summary: "", title: "Old plans", updated_at: at };
+  putThread(open);
+  // The archive's event, then a page read before it.
+  putThread({ ...open, status: "archived", updated_at: "2026-01-01T00:00:05Z" });
+  putThread(open);
+  assert.equal(threadSignal(9200)?.value.status, "archived");
+});

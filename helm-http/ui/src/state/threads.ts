@@ -37,7 +37,9 @@ export function putThread(thread: Thread): Signal<Thread> {
     s = signal(thread);
     threads.set(thread.id, s);
     arrivals.value++;
-  } else if (Date.parse(thread.updated_at) >= Date.parse(s.value.updated_at) || thread.status !== s.value.status) {
+  } else if (Date.parse(thread.updated_at) >= Date.parse(s.value.updated_at)) {
+    // Every change of a thread, its status too, moves `updated_at`: an
+    // older copy (a page read before a resolve or archive) is stale.
     s.value = thread;
   }
   const list = channelThreads.get(thread.channel_id);

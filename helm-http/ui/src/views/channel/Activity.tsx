@@ -1,6 +1,7 @@
 // What happened in the channel, newest first and live: tool actions,
 // Skipper's interventions, approvals, and lifecycle changes.
 import { useEffect, useState } from "preact/hooks";
+import { useLatest } from "../../lib/latest";
 import { describeError } from "../../api/client";
 import { ErrorNote } from "../../components/Field";
 import { useRetryOnReconnect } from "../../lib/reconnect";
@@ -18,9 +19,12 @@ export function Activity({ entry }: { entry: ChannelEntry }) {
   const channel = entry.channel;
   const list = activityOf(channel.id).value;
   const [error, setError] = useState<string>();
+  const latest = useLatest();
   const load = () => {
+    const current = latest();
     setError(undefined);
-    loadActivity(channel.id, channel.name).catch((e) => setError(describeError(e)));
+    // Another channel's failure, heard after a switch, is not this one's.
+    loadActivity(channel.id, channel.name).catch((e) => current() && setError(describeError(e)));
   };
   useEffect(load, [channel.id]);
   // The rows link to their threads by title: each thread a row names is

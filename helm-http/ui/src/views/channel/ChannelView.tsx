@@ -54,6 +54,8 @@ export function ChannelView() {
   useEffect(() => {
     let live = true;
     setDetail(undefined);
+    // A channel looked for before (one that does not exist) says nothing of this one.
+    setMissing(undefined);
     // Gone (deleted, or no longer visible): nothing to fetch.
     if (!entry && detailAsked.current) return;
     detailAsked.current = true;

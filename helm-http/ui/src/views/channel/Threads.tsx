@@ -5,6 +5,7 @@
 // titles, summaries and every message. Opening one shows it beside the
 // chat; each can be renamed, resolved, reopened, archived or unarchived.
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { useLatest } from "../../lib/latest";
 import { describeError } from "../../api/client";
 import type { Thread } from "../../api/types";
 import { ErrorNote } from "../../components/Field";
@@ -35,9 +36,12 @@ export function Threads({ entry }: { entry: ChannelEntry }) {
   const list = useMemo(() => sortedThreads(channel.id), [channel.id]).value;
   const pager = threadPager(channel.id, archivedView).value;
 
+  const latest = useLatest();
   const load = () => {
+    const current = latest();
     setError(undefined);
-    loadThreadPage(channel.id, channel.name, false, false).catch((e) => setError(describeError(e)));
+    // Another channel's failure, heard after a switch, is not this one's.
+    loadThreadPage(channel.id, channel.name, false, false).catch((e) => current() && setError(describeError(e)));
   };
   useEffect(load, [channel.id]);
   useRetryOnReconnect(error !== undefined, load);
@@ -45,7 +49,8 @@ export function Threads({ entry }: { entry: ChannelEntry }) {
   const more = () => {
     setError(undefined);
     const first = !threadPager(channel.id, archivedView).value.loaded;
-    loadThreadPage(channel.id, channel.name, archivedView, !first).catch((e) => setError(describeError(e)));
+    const current = latest();
+    loadThreadPage(channel.id, channel.name, archivedView, !first).catch((e) => current() && setError(describeError(e)));
   };
   // The archived list is read when first shown.
   useEffect(() => {

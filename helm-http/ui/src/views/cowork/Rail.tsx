@@ -170,12 +170,18 @@ function CodeTree({ channel, entries, open, version }: { channel: string; entrie
   }, [open]);
 
   // Load what is expanded (again, when the rail refreshes).
+  // A listing answered after a newer one was asked (a create or delete
+  // refreshed the rail meanwhile) would show the folder as it was: dropped.
   useEffect(() => {
+    let current = true;
     for (const dir of expanded) {
       listFolder(channel, dir)
-        .then((list) => setChildren((c) => ({ ...c, [dir]: list.slice().sort(byName) })))
-        .catch((e) => setChildren((c) => ({ ...c, [dir]: describeError(e) })));
+        .then((list) => current && setChildren((c) => ({ ...c, [dir]: list.slice().sort(byName) })))
+        .catch((e) => current && setChildren((c) => ({ ...c, [dir]: describeError(e) })));
     }
+    return () => {
+      current = false;
+    };
   }, [expanded, version, channel]);
 
   const toggle = (dir: string) =>
