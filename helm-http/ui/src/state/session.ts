@@ -62,10 +62,7 @@ export function applyEvent(event: LiveEvent): void {
   applyWorkspaceEvent(event, me.value?.id);
   // A message in the channel being looked at is read (on the server too, so
   // a reload does not count it); the chat also marks read as it shows them.
-  if (event.type === "message.created" && looking(event.message.channel_id)) {
-    const name = channelById(event.message.channel_id)?.channel.name;
-    if (name) markRead(event.message.channel_id, name, event.message.id);
-  }
+  if (event.type === "message.created" && looking(event.message.channel_id)) markRead(event.message.channel_id, event.message.id);
   if (event.type === "mention.created" && event.user_id === me.value?.id) notifyMention(event);
 }
 

@@ -39,10 +39,13 @@ export async function loadUnread(): Promise<void> {
   }
 }
 
-const pending = new Map<number, { name: string; message: number; timer: ReturnType<typeof setTimeout> }>();
+const pending = new Map<number, { message: number; timer: ReturnType<typeof setTimeout> }>();
 
-/** The person is looking at `channel` up to `message`: clear it and tell the server (debounced). */
-export function markRead(channel: number, name: string, message: number | undefined): void {
+/**
+ * The person is looking at `channel` up to `message`: clear it and tell the
+ * server (debounced), by the channel's id, which a rename meanwhile does not change.
+ */
+export function markRead(channel: number, message: number | undefined): void {
   const current = unread.value.get(channel);
   if (current && (current.unread > 0 || current.mentions > 0)) set(channel, { ...current, unread: 0, mentions: 0 });
   if (message === undefined || (current?.lastRead ?? 0) >= message) return;
@@ -51,14 +54,14 @@ export function markRead(channel: number, name: string, message: number | undefi
   const timer = setTimeout(() => {
     pending.delete(channel);
     api
-      .put("/api/channels/{channel}/read", { path: { channel: name }, body: { message_id: message } })
+      .put("/api/channels/{channel}/read", { path: { channel: String(channel) }, body: { message_id: message } })
       .then((marker) => {
         const now = unread.value.get(channel);
         set(channel, { unread: now?.unread ?? 0, mentions: now?.mentions ?? 0, lastRead: marker.message_id });
       })
       .catch(() => undefined);
   }, 600);
-  pending.set(channel, { name, message, timer });
+  pending.set(channel, { message, timer });
 }
 
 /**

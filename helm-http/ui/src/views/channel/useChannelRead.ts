@@ -21,7 +21,7 @@ export function useChannelRead(entry: ChannelEntry | undefined, view: ChannelVie
     const read = () => {
       if (document.visibilityState !== "visible") return;
       loadFeed(id, name)
-        .then(() => markRead(id, name, newestKnown(id)))
+        .then(() => markRead(id, newestKnown(id)))
         .catch(() => undefined);
     };
     read();

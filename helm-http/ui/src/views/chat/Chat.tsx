@@ -55,10 +55,10 @@ export function Chat({ entry, thread, message }: { entry: ChannelEntry; thread?:
   // Reading the chat marks the channel read, up to the newest message seen.
   const newest = newestKnown(channel.id);
   useEffect(() => {
-    if (feed.loaded && document.visibilityState === "visible") markRead(channel.id, channel.name, newest);
+    if (feed.loaded && document.visibilityState === "visible") markRead(channel.id, newest);
   }, [feed.loaded, newest, channel.id]);
   useEffect(() => {
-    const visible = () => document.visibilityState === "visible" && markRead(channel.id, channel.name, newestKnown(channel.id));
+    const visible = () => document.visibilityState === "visible" && markRead(channel.id, newestKnown(channel.id));
     document.addEventListener("visibilitychange", visible);
     return () => document.removeEventListener("visibilitychange", visible);
   }, [channel.id]);
