@@ -85,7 +85,7 @@ pub enum Command {
     User(UserCommand),
     /// Post a message in a channel and stream the agent's reply live.
     Say(SayArgs),
-    /// List, show, resolve and reopen threads (work sessions).
+    /// List, show, resolve, archive and reopen threads (work sessions).
     #[command(subcommand)]
     Thread(ThreadCommand),
     /// Show a channel's tool journal: what its agent ran and changed.
@@ -430,14 +430,17 @@ pub struct NoteArgs {
     pub title: Option<String>,
 }
 
+/// How many threads `thread list` shows unless told.
+pub const THREAD_PAGE: usize = 50;
+
 #[derive(Debug, Subcommand)]
 pub enum ThreadCommand {
-    /// A channel's threads, most recently active first.
+    /// A channel's threads, most recently active first, a page at a time.
     List {
         /// The channel.
         channel: String,
         /// How many.
-        #[arg(long, default_value_t = 50)]
+        #[arg(long, default_value_t = THREAD_PAGE)]
         limit: usize,
         /// Only threads whose title, summary or messages hold these words,
         /// best match first.
@@ -449,6 +452,10 @@ pub enum ThreadCommand {
         /// All but archived threads.
         #[arg(long)]
         hide_archived: bool,
+        /// The next page: the threads last active before this one (the
+        /// last thread of the page before).
+        #[arg(long, value_name = "THREAD_ID", conflicts_with = "search")]
+        before: Option<String>,
     },
     /// A thread's transcript and turns.
     Show {
@@ -478,6 +485,12 @@ pub enum ThreadCommand {
         id: String,
         /// The new title.
         title: String,
+    },
+    /// Archive a thread: kept, but listed apart (`thread list --archived`)
+    /// until it is reopened.
+    Archive {
+        /// The thread id.
+        id: String,
     },
     /// Reopen a resolved, failed or archived thread.
     Reopen {

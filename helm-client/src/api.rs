@@ -8,12 +8,15 @@ use helm_core::model::{
     ThreadStatus, ToolAction, Turn, User, UserId,
 };
 use helm_core::provider::ProviderConfig;
-use helm_core::store::{ChannelRecord, MemoryFilter};
-use helm_core::{MemoryNote, NewChannel, PersonChange, PostedMessage, ThreadFilter};
+use helm_core::store::{ChannelRecord, MemoryFilter, ThreadCursor};
+use helm_core::{MemoryNote, NewChannel, PersonChange, PostedMessage, ThreadFilter, ThreadList};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::{ChannelDetail, Client, Result, StatusView, ThreadView, channel_path};
+
+/// The most threads the server lists at once.
+const MAX_PAGE: usize = 500;
 
 #[derive(Deserialize)]
 struct Page {
@@ -392,15 +395,50 @@ impl Client {
 
     /// A channel's threads as `filter` asks (see
     /// [`helm_core::Helm::list_threads`]): matching its search best first,
-    /// else the most recently active first.
+    /// else the most recently active first, after `filter.before`, with
+    /// where the next page starts when more remain.
     pub async fn threads(
         &self,
         channel: &str,
         filter: &ThreadFilter,
         limit: usize,
+    ) -> Result<ThreadList> {
+        filter.check()?;
+        let limit = limit.clamp(1, MAX_PAGE);
+        if filter.search.is_some() {
+            let threads = self.thread_page(channel, filter, limit).await?;
+            return Ok(ThreadList {
+                threads,
+                next: None,
+            });
+        }
+        // One more than asked says whether more remain; at the server's
+        // largest page, a one-thread page after it says so instead.
+        let mut threads = self
+            .thread_page(channel, filter, (limit + 1).min(MAX_PAGE))
+            .await?;
+        if threads.len() == MAX_PAGE && limit == MAX_PAGE {
+            let after = ThreadFilter {
+                before: threads.last().map(ThreadCursor::after),
+                ..filter.clone()
+            };
+            threads.extend(self.thread_page(channel, &after, 1).await?);
+        }
+        Ok(ThreadList::from_probe(threads, limit))
+    }
+
+    /// One `GET /api/channels/{channel}/threads`.
+    async fn thread_page(
+        &self,
+        channel: &str,
+        filter: &ThreadFilter,
+        limit: usize,
     ) -> Result<Vec<Thread>> {
-        let limit = limit.clamp(1, 500).to_string();
+        let limit = limit.to_string();
         let archived = filter.archived.map(|a| a.to_string());
+        let before = filter
+            .before
+            .map(|c| (c.updated_at.to_string(), c.id.to_string()));
         let mut query = vec![("limit", limit.as_str())];
         if let Some(archived) = &archived {
             query.push(("archived", archived));
@@ -408,8 +446,20 @@ impl Client {
         if let Some(search) = &filter.search {
             query.push(("q", search));
         }
+        if let Some((updated_at, id)) = &before {
+            query.push(("before_updated_at", updated_at));
+            query.push(("before_id", id));
+        }
         let path = format!("/api/channels/{}/threads", channel_path(channel)?);
         self.get_query(&path, &query).await
+    }
+
+    /// Where a listing of `channel`'s threads resumes after thread `id` as
+    /// it is now (see [`helm_core::Helm::thread_cursor`]).
+    pub async fn thread_cursor(&self, channel: &str, id: ThreadId) -> Result<ThreadCursor> {
+        let detail: ThreadDetail = self.get(&format!("/api/threads/{id}")).await?;
+        let record = self.channel(channel).await?.record;
+        Ok(ThreadCursor::after_in(&detail.thread, record.channel.id)?)
     }
 
     /// A thread with its transcript and turns.

@@ -53,6 +53,6 @@ pub use helm::{
     Helm, HelmOptions, InitOptions, InitReport, MAX_INSTRUCTIONS, MAX_INVITE_TTL, MAX_NOTE_BYTES,
     MAX_THREAD_TITLE, MAX_TITLE_CHARS, MAX_WORKSPACE_NAME, MemoryNote, NOTES_DIR, NewChannel,
     NewNote, NodeOptions, OtherNode, PersonChange, PostedMessage, RESCAN_AUTHOR, Status,
-    ThreadFilter,
+    ThreadFilter, ThreadList,
 };
 pub use runtime::{ModelCheck, ProviderModels, RuntimeOptions, Verification};

@@ -12,8 +12,10 @@ use std::sync::{Arc, Mutex};
 
 use helm_core::ErrorKind;
 use helm_core::ThreadFilter;
-use helm_core::model::{MemoryId, MemoryKind, MemoryScope, ModelChoice, ThreadId, ThreadStatus};
-use helm_core::store::{ChannelRecord, MemoryFilter};
+use helm_core::model::{
+    ChannelId, MemoryId, MemoryKind, MemoryScope, ModelChoice, ThreadId, ThreadStatus,
+};
+use helm_core::store::{ChannelRecord, MemoryFilter, ThreadCursor};
 use helm_core::{MemoryNote, NewNote};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
@@ -215,6 +217,92 @@ fn contents(value: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
             "invalid",
             "a file's contents are str or bytes",
         )))
+    }
+}
+
+/// Where `threads(before=…)` resumes.
+enum Before {
+    /// After a thread object, as it was read: exactly where its page ended,
+    /// even if the thread was active since.
+    Read(helm_core::model::Thread),
+    /// After a thread id, as the thread is now.
+    Id(ThreadId),
+}
+
+impl Before {
+    /// A `Thread`, an `AsyncThread` or a thread id; anything else is
+    /// invalid input.
+    fn from_arg(value: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let core = if let Ok(thread) = value.cast::<Thread>() {
+            thread.get().core.clone()
+        } else if let Ok(thread) = value.cast::<AsyncThread>() {
+            thread.get().core.clone()
+        } else if let Ok(id) = value.extract::<i64>() {
+            return Ok(Before::Id(ThreadId(id)));
+        } else {
+            return Err(to_py(failure(
+                ErrorKind::Invalid,
+                "invalid",
+                "before is a thread from the page before, or a thread id",
+            )));
+        };
+        Ok(match core.snapshot() {
+            Some(thread) => Before::Read(thread),
+            None => Before::Id(ThreadId(core.id())),
+        })
+    }
+}
+
+/// One `threads(…)` call, ready to read off the Python thread.
+struct ThreadListing {
+    backend: SharedBackend,
+    key: String,
+    channel: Option<ChannelId>,
+    filter: ThreadFilter,
+    before: Option<Before>,
+}
+
+impl ThreadListing {
+    /// The page's threads; a place to resume from is resolved first.
+    async fn read(mut self, limit: usize) -> Result<Vec<helm_core::model::Thread>> {
+        let limit = check_limit(limit)?;
+        self.filter.before = match (self.before, self.channel) {
+            (None, _) => None,
+            (Some(Before::Read(thread)), Some(channel)) => {
+                Some(ThreadCursor::after_in(&thread, channel)?)
+            }
+            (Some(Before::Read(thread)), None) => {
+                Some(self.backend.thread_cursor(&self.key, thread.id).await?)
+            }
+            (Some(Before::Id(id)), _) => Some(self.backend.thread_cursor(&self.key, id).await?),
+        };
+        Ok(self
+            .backend
+            .threads(&self.key, &self.filter, limit)
+            .await?
+            .threads)
+    }
+}
+
+impl ChannelCore {
+    /// A listing of this channel's threads, from `threads(…)`'s arguments.
+    fn listing(
+        &self,
+        search: Option<String>,
+        archived: Option<bool>,
+        before: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<ThreadListing> {
+        Ok(ThreadListing {
+            backend: self.backend.clone(),
+            key: self.key.clone(),
+            channel: self.snapshot().map(|r| r.channel.id),
+            filter: ThreadFilter {
+                archived,
+                search,
+                before: None,
+            },
+            before: before.map(Before::from_arg).transpose()?,
+        })
     }
 }
 
@@ -424,26 +512,26 @@ impl Channel {
         )
     }
 
-    /// The channel's threads (sessions), most recently active first; with
-    /// `search`, those whose title, summary or messages hold its words, best
-    /// first. `archived`: True for only archived ones, False for all others.
-    #[pyo3(signature = (*, limit=50, search=None, archived=None))]
+    /// The channel's threads (sessions), most recently active first, at
+    /// most `limit`; with `search`, those whose title, summary or messages
+    /// hold its words, best first (one page). `archived`: True for only
+    /// archived ones, False for all others. `before`: the next page, after
+    /// this thread (the last of the page before) or thread id.
+    #[pyo3(signature = (*, limit=50, search=None, archived=None, before=None))]
     fn threads(
         &self,
         py: Python<'_>,
         limit: usize,
         search: Option<String>,
         archived: Option<bool>,
+        before: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Vec<Thread>> {
-        let (backend, key) = (self.core.backend.clone(), self.core.key.clone());
-        let filter = ThreadFilter { archived, search };
-        let threads = blocking(py, {
-            let backend = backend.clone();
-            async move { backend.threads(&key, &filter, check_limit(limit)?).await }
-        })?;
+        let listing = self.core.listing(search, archived, before)?;
+        let backend = self.core.backend.clone();
+        let threads = blocking(py, listing.read(limit))?;
         Ok(threads
             .into_iter()
-            .map(|t| Thread::new(backend.clone(), t.into()))
+            .map(|t| Thread::new(backend.clone(), t))
             .collect())
     }
 
@@ -454,7 +542,7 @@ impl Channel {
             let backend = backend.clone();
             async move { backend.thread(ThreadId(id)).await }
         })?;
-        Ok(Thread::new(backend, thread.into()))
+        Ok(Thread::new(backend, thread))
     }
 
     /// The channel's tool journal (or one thread's), newest last.
@@ -700,22 +788,23 @@ impl AsyncChannel {
         )
     }
 
-    /// The channel's threads (see `Channel.threads`).
-    #[pyo3(signature = (*, limit=50, search=None, archived=None))]
+    /// The channel's threads, a page at a time (see `Channel.threads`).
+    #[pyo3(signature = (*, limit=50, search=None, archived=None, before=None))]
     fn threads<'py>(
         &self,
         py: Python<'py>,
         limit: usize,
         search: Option<String>,
         archived: Option<bool>,
+        before: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let (backend, key) = (self.core.backend.clone(), self.core.key.clone());
-        let filter = ThreadFilter { archived, search };
+        let listing = self.core.listing(search, archived, before)?;
+        let backend = self.core.backend.clone();
         awaitable(py, async move {
-            let threads = backend.threads(&key, &filter, check_limit(limit)?).await?;
+            let threads = listing.read(limit).await?;
             Ok(threads
                 .into_iter()
-                .map(|t| AsyncThread::new(backend.clone(), t.into()))
+                .map(|t| AsyncThread::new(backend.clone(), t))
                 .collect::<Vec<_>>())
         })
     }
@@ -725,7 +814,7 @@ impl AsyncChannel {
         let backend = self.core.backend.clone();
         awaitable(py, async move {
             let thread = backend.thread(ThreadId(id)).await?;
-            Ok(AsyncThread::new(backend, thread.into()))
+            Ok(AsyncThread::new(backend, thread))
         })
     }
 
@@ -1239,24 +1328,36 @@ impl AsyncFiles {
     }
 }
 
-/// What both thread flavours share.
+/// What both thread flavours share: the thread as last read, which also
+/// marks its place in the listing it came from (`threads(before=…)`).
 struct ThreadCore {
     backend: SharedBackend,
-    info: Mutex<ThreadInfo>,
+    thread: Mutex<helm_core::model::Thread>,
 }
 
 impl ThreadCore {
+    fn new(backend: SharedBackend, thread: helm_core::model::Thread) -> Arc<Self> {
+        Arc::new(ThreadCore {
+            backend,
+            thread: Mutex::new(thread),
+        })
+    }
+
+    fn snapshot(&self) -> Option<helm_core::model::Thread> {
+        self.thread.lock().ok().map(|t| t.clone())
+    }
+
     fn info(&self) -> Option<ThreadInfo> {
-        self.info.lock().ok().map(|i| i.clone())
+        self.snapshot().map(ThreadInfo::from)
     }
 
     fn id(&self) -> i64 {
-        self.info.lock().map(|i| i.id).unwrap_or(0)
+        self.thread.lock().map(|t| t.id.0).unwrap_or(0)
     }
 
     fn set(&self, thread: helm_core::model::Thread) {
-        if let Ok(mut i) = self.info.lock() {
-            *i = thread.into();
+        if let Ok(mut t) = self.thread.lock() {
+            *t = thread;
         }
     }
 
@@ -1279,9 +1380,9 @@ impl ThreadCore {
     }
 
     fn channel_key(&self) -> String {
-        self.info
+        self.thread
             .lock()
-            .map(|i| i.channel_id.to_string())
+            .map(|t| t.channel_id.to_string())
             .unwrap_or_default()
     }
 }
@@ -1347,12 +1448,9 @@ pub struct Thread {
 thread_attributes!(Thread);
 
 impl Thread {
-    fn new(backend: SharedBackend, info: ThreadInfo) -> Self {
+    fn new(backend: SharedBackend, thread: helm_core::model::Thread) -> Self {
         Thread {
-            core: Arc::new(ThreadCore {
-                backend,
-                info: Mutex::new(info),
-            }),
+            core: ThreadCore::new(backend, thread),
         }
     }
 }
@@ -1417,7 +1515,7 @@ impl Thread {
         blocking(py, self.core.clone().set_status(ThreadStatus::Resolved))
     }
 
-    /// Reopens a resolved thread.
+    /// Reopens a resolved, failed or archived thread.
     fn reopen(&self, py: Python<'_>) -> PyResult<()> {
         blocking(py, self.core.clone().set_status(ThreadStatus::Open))
     }
@@ -1428,7 +1526,9 @@ impl Thread {
         blocking(py, self.core.clone().rename(title))
     }
 
-    /// Archives the thread.
+    /// Archives the thread: kept, but listed apart
+    /// (`channel.threads(archived=True)`) until it is reopened.
+    /// `Conflict` when it is archived already.
     fn archive(&self, py: Python<'_>) -> PyResult<()> {
         blocking(py, self.core.clone().set_status(ThreadStatus::Archived))
     }
@@ -1461,12 +1561,9 @@ pub struct AsyncThread {
 thread_attributes!(AsyncThread);
 
 impl AsyncThread {
-    fn new(backend: SharedBackend, info: ThreadInfo) -> Self {
+    fn new(backend: SharedBackend, thread: helm_core::model::Thread) -> Self {
         AsyncThread {
-            core: Arc::new(ThreadCore {
-                backend,
-                info: Mutex::new(info),
-            }),
+            core: ThreadCore::new(backend, thread),
         }
     }
 }
@@ -1532,7 +1629,7 @@ impl AsyncThread {
         awaitable(py, self.core.clone().set_status(ThreadStatus::Resolved))
     }
 
-    /// Reopens a resolved thread.
+    /// Reopens a resolved, failed or archived thread.
     fn reopen<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         awaitable(py, self.core.clone().set_status(ThreadStatus::Open))
     }
@@ -1542,7 +1639,7 @@ impl AsyncThread {
         awaitable(py, self.core.clone().rename(title))
     }
 
-    /// Archives the thread.
+    /// Archives the thread (see `Thread.archive`).
     fn archive<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         awaitable(py, self.core.clone().set_status(ThreadStatus::Archived))
     }

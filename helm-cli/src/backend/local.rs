@@ -4,7 +4,6 @@ use std::io::BufRead;
 use std::time::Instant;
 
 use async_trait::async_trait;
-use helm_core::ThreadFilter;
 use helm_core::config::ConfigLayer;
 use helm_core::events::{Event, Follower};
 use helm_core::exec::{FileBytes, FileEntry, FileText, IsolationChoice};
@@ -16,8 +15,9 @@ use helm_core::model::{
     ThreadStatus, ToolAction, User,
 };
 use helm_core::provider::ProviderConfig;
-use helm_core::store::{ChannelFilter, ChannelRecord, MemoryFilter, PolicyScope};
+use helm_core::store::{ChannelFilter, ChannelRecord, MemoryFilter, PolicyScope, ThreadCursor};
 use helm_core::{Helm, HelmOptions, MemoryNote, NewChannel, NewNote, PersonChange, PostedMessage};
+use helm_core::{ThreadFilter, ThreadList};
 
 use super::{Backend, ChannelDetail, EventSource, Imported, Progress, StatusView, ThreadView};
 
@@ -420,7 +420,7 @@ impl Backend for Local {
         channel: &str,
         filter: &ThreadFilter,
         limit: usize,
-    ) -> anyhow::Result<Vec<Thread>> {
+    ) -> anyhow::Result<ThreadList> {
         let record = self
             .helm
             .visible_channel(&self.actor, &channel_ref(channel)?)
@@ -428,6 +428,13 @@ impl Backend for Local {
         Ok(self
             .helm
             .list_threads(&ChannelRef::Id(record.channel.id), filter, limit)
+            .await?)
+    }
+
+    async fn thread_cursor(&self, channel: &str, id: ThreadId) -> anyhow::Result<ThreadCursor> {
+        Ok(self
+            .helm
+            .thread_cursor(&self.actor, &channel_ref(channel)?, id)
             .await?)
     }
 

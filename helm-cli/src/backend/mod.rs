@@ -11,7 +11,6 @@ mod remote;
 use std::io::BufRead;
 
 use async_trait::async_trait;
-use helm_core::ThreadFilter;
 use helm_core::events::Event;
 use helm_core::exec::{FileBytes, FileEntry, FileText};
 use helm_core::memory::import::ImportReport;
@@ -21,8 +20,9 @@ use helm_core::model::{
     ToolAction, User,
 };
 use helm_core::provider::ProviderConfig;
-use helm_core::store::{ChannelRecord, MemoryFilter};
+use helm_core::store::{ChannelRecord, MemoryFilter, ThreadCursor};
 use helm_core::{MemoryNote, NewChannel, NewNote, PersonChange, PostedMessage};
+use helm_core::{ThreadFilter, ThreadList};
 
 pub use helm_client::{ChannelDetail, StatusView, ThreadView};
 pub use local::Local;
@@ -208,16 +208,18 @@ pub trait Backend: Send + Sync {
         text: &str,
         thread: Option<ThreadId>,
     ) -> anyhow::Result<PostedMessage>;
-    /// A channel's threads.
+    /// A page of a channel's threads, with where the next one starts.
     async fn threads(
         &self,
         channel: &str,
         filter: &ThreadFilter,
         limit: usize,
-    ) -> anyhow::Result<Vec<Thread>>;
+    ) -> anyhow::Result<ThreadList>;
+    /// Where a listing of a channel's threads resumes after thread `id`.
+    async fn thread_cursor(&self, channel: &str, id: ThreadId) -> anyhow::Result<ThreadCursor>;
     /// A thread with its transcript and turns.
     async fn thread(&self, id: ThreadId) -> anyhow::Result<ThreadView>;
-    /// Resolves or reopens a thread.
+    /// Resolves, reopens or archives a thread.
     async fn set_thread_status(&self, id: ThreadId, status: ThreadStatus)
     -> anyhow::Result<Thread>;
     /// Gives a thread a new title.

@@ -5,7 +5,6 @@
 
 use async_trait::async_trait;
 use helm_core::ErrorKind;
-use helm_core::ThreadFilter;
 use helm_core::events::Event;
 use helm_core::exec::{FileBytes, FileEntry, FileText};
 use helm_core::memory::recall::{RecallHit, RecallQuery};
@@ -14,8 +13,9 @@ use helm_core::model::{
     ToolAction, User,
 };
 use helm_core::provider::ProviderConfig;
-use helm_core::store::{ChannelRecord, MemoryFilter};
+use helm_core::store::{ChannelRecord, MemoryFilter, ThreadCursor};
 use helm_core::{MemoryNote, NewChannel, NewNote, PersonChange, PostedMessage};
+use helm_core::{ThreadFilter, ThreadList};
 
 use super::{Backend, ChannelDetail, EventSource, Imported, Progress, StatusView, ThreadView};
 
@@ -213,8 +213,12 @@ impl Backend for Remote {
         channel: &str,
         filter: &ThreadFilter,
         limit: usize,
-    ) -> anyhow::Result<Vec<Thread>> {
+    ) -> anyhow::Result<ThreadList> {
         Ok(self.client.threads(channel, filter, limit).await?)
+    }
+
+    async fn thread_cursor(&self, channel: &str, id: ThreadId) -> anyhow::Result<ThreadCursor> {
+        Ok(self.client.thread_cursor(channel, id).await?)
     }
 
     async fn thread(&self, id: ThreadId) -> anyhow::Result<ThreadView> {

@@ -10,7 +10,7 @@ use helm_core::runtime::follow::Follow;
 use super::Ctx;
 use super::say::{Render, follow_to_the_end};
 use crate::backend::Backend;
-use crate::cli::ThreadCommand;
+use crate::cli::{THREAD_PAGE, ThreadCommand};
 use crate::exit;
 use crate::output::{clip, table};
 
@@ -23,13 +23,23 @@ pub async fn run(ctx: &Ctx, cmd: ThreadCommand) -> Result<i32> {
             search,
             archived,
             hide_archived,
+            before,
         } => {
+            let before = match before {
+                Some(id) => Some(backend.thread_cursor(&channel, id.parse()?).await?),
+                None => None,
+            };
             let filter = ThreadFilter {
                 archived: (archived || hide_archived).then_some(archived),
                 search,
+                before,
             };
-            let threads = backend.threads(&channel, &filter, limit).await?;
-            ctx.out.print(&threads, || {
+            let list = backend.threads(&channel, &filter, limit).await?;
+            let threads = &list.threads;
+            ctx.out.print(threads, || {
+                if threads.is_empty() && filter.before.is_some() {
+                    return "No older threads.".to_string();
+                }
                 if threads.is_empty() && filter != ThreadFilter::default() {
                     return "No thread matches.".to_string();
                 }
@@ -48,7 +58,11 @@ pub async fn run(ctx: &Ctx, cmd: ThreadCommand) -> Result<i32> {
                         ]
                     })
                     .collect();
-                table(&["ID", "STATUS", "UPDATED (UTC)", "TITLE"], &rows)
+                let mut out = table(&["ID", "STATUS", "UPDATED (UTC)", "TITLE"], &rows);
+                if let Some(next) = list.next {
+                    out.push_str(&next_page_hint(&channel, &filter, limit, next.id));
+                }
+                out
             })?;
         }
         ThreadCommand::Show { id } => {
@@ -168,6 +182,17 @@ pub async fn run(ctx: &Ctx, cmd: ThreadCommand) -> Result<i32> {
                 format!("Thread {} is now called {:?}.", thread.id, thread.title)
             })?;
         }
+        ThreadCommand::Archive { id } => {
+            let thread = backend
+                .set_thread_status(id.parse()?, ThreadStatus::Archived)
+                .await?;
+            ctx.out.print(&thread, || {
+                format!(
+                    "Thread {} archived; `1helm thread reopen {}` brings it back.",
+                    thread.id, thread.id
+                )
+            })?;
+        }
         ThreadCommand::Reopen { id } => {
             let thread = backend
                 .set_thread_status(id.parse()?, ThreadStatus::Open)
@@ -177,6 +202,21 @@ pub async fn run(ctx: &Ctx, cmd: ThreadCommand) -> Result<i32> {
         }
     }
     Ok(exit::OK)
+}
+
+/// The line after a page of threads when more remain: the command that
+/// lists the next page, with the same filter and page size.
+fn next_page_hint(channel: &str, filter: &ThreadFilter, limit: usize, last: ThreadId) -> String {
+    let mut command = format!("1helm thread list {channel}");
+    match filter.archived {
+        Some(true) => command.push_str(" --archived"),
+        Some(false) => command.push_str(" --hide-archived"),
+        None => {}
+    }
+    if limit != THREAD_PAGE {
+        command.push_str(&format!(" --limit {limit}"));
+    }
+    format!("\nOlder threads: `{command} --before {last}`")
 }
 
 /// `thread retry`: the thread's failed turn runs again; like `say`, this

@@ -9,4 +9,5 @@ mod recall;
 mod recall_mode;
 mod remote_memory;
 mod server;
+mod thread_pages;
 mod turns;

@@ -53,7 +53,7 @@ pub use people::PersonChange;
 pub use placement::ComputerPlacement;
 pub use reading::MAX_WORKSPACE_NAME;
 pub use status::Status;
-pub use threads::{MAX_THREAD_TITLE, PostedMessage, ThreadFilter};
+pub use threads::{MAX_THREAD_TITLE, PostedMessage, ThreadFilter, ThreadList};
 
 use crate::config::StoreUrl;
 use crate::error::{Error, Result};

@@ -9,7 +9,7 @@ use crate::model::{
     TurnId, User,
 };
 use crate::runtime::wake::mentions_handle;
-use crate::store::{ChannelRecord, NewPost, ThreadMatch, ThreadPage, search_threads};
+use crate::store::{ChannelRecord, NewPost, ThreadCursor, ThreadMatch, ThreadPage, search_threads};
 
 use super::Helm;
 
@@ -75,6 +75,50 @@ pub struct ThreadFilter {
     pub archived: Option<bool>,
     /// Only threads whose title, summary or messages hold these words.
     pub search: Option<String>,
+    /// Only threads listed after this place: the page before, continued
+    /// ([`ThreadList::next`], [`Helm::thread_cursor`]). A search has none.
+    pub before: Option<ThreadCursor>,
+}
+
+/// One page of a channel's threads as a listing shows it
+/// ([`Helm::list_threads`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ThreadList {
+    /// The threads, in the listing's order.
+    pub threads: Vec<Thread>,
+    /// Where the next page starts, when threads remain past this one. A
+    /// search answers with one ranked page, so never for a search.
+    pub next: Option<ThreadCursor>,
+}
+
+impl ThreadFilter {
+    /// Whether the listing can be made: a search answers with one ranked
+    /// page, so a search with a place to continue from is invalid input.
+    pub fn check(&self) -> Result<()> {
+        if self.search.is_some() && self.before.is_some() {
+            return Err(Error::invalid(
+                "page",
+                "a search answers with one ranked page, best match first, so it has no page \
+                 before; list without a search to page back",
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl ThreadList {
+    /// A page read with one thread more than `limit`: that one, when it
+    /// came, says threads remain, and is left for the next page.
+    pub fn from_probe(mut threads: Vec<Thread>, limit: usize) -> Self {
+        let more = threads.len() > limit;
+        threads.truncate(limit);
+        let next = if more {
+            threads.last().map(ThreadCursor::after)
+        } else {
+            None
+        };
+        ThreadList { threads, next }
+    }
 }
 
 impl Helm {
@@ -165,26 +209,51 @@ impl Helm {
 
     /// A channel's threads as a listing asks for them (`1helm thread
     /// list`, Python's `channel.threads`): with `filter.search`, those
-    /// matching it best first (see [`Helm::search_threads`]); else the
-    /// most recently active first. At most `limit`.
+    /// matching it best first (see [`Helm::search_threads`]), one page;
+    /// else the most recently active first, after `filter.before`, with
+    /// where the next page starts when more remain. At most `limit`.
     pub async fn list_threads(
         &self,
         channel: &ChannelRef,
         filter: &ThreadFilter,
         limit: usize,
-    ) -> Result<Vec<Thread>> {
+    ) -> Result<ThreadList> {
         let archived = filter.archived;
         match &filter.search {
             Some(text) => {
+                filter.check()?;
                 let found = self.search_threads(channel, text, archived, limit).await?;
-                Ok(found.into_iter().map(|m| m.thread).collect())
+                Ok(ThreadList {
+                    threads: found.into_iter().map(|m| m.thread).collect(),
+                    next: None,
+                })
             }
             None => {
-                let mut page = ThreadPage::first(limit);
-                page.archived = archived;
-                self.thread_page(channel, page).await
+                let page = ThreadPage {
+                    before: filter.before,
+                    archived,
+                    titled: Vec::new(),
+                    limit: limit.saturating_add(1),
+                };
+                let threads = self.thread_page(channel, page).await?;
+                Ok(ThreadList::from_probe(threads, limit))
             }
         }
+    }
+
+    /// Where a listing of `channel`'s threads resumes after thread `id`,
+    /// as `actor` sees it: the threads last active before it, as it is now
+    /// (one active since heads the list, so its page repeats the newer
+    /// ones). A thread of another channel is invalid input.
+    pub async fn thread_cursor(
+        &self,
+        actor: &User,
+        channel: &ChannelRef,
+        id: ThreadId,
+    ) -> Result<ThreadCursor> {
+        let record = self.visible_channel(actor, channel).await?;
+        let (thread, _) = self.visible_thread(actor, id).await?;
+        ThreadCursor::after_in(&thread, record.channel.id)
     }
 
     /// A page of a channel's threads, most recently active first; see

@@ -686,6 +686,22 @@ impl ThreadCursor {
             id: thread.id,
         }
     }
+
+    /// [`ThreadCursor::after`] for a listing of `channel`'s threads: a
+    /// thread of another channel marks no place in it, so it is invalid
+    /// input rather than a page cut at its time.
+    pub fn after_in(thread: &Thread, channel: ChannelId) -> Result<Self> {
+        if thread.channel_id != channel {
+            return Err(crate::error::Error::invalid(
+                "page",
+                format!(
+                    "thread {} is in another channel; page back from one of this channel's threads",
+                    thread.id
+                ),
+            ));
+        }
+        Ok(ThreadCursor::after(thread))
+    }
 }
 
 /// Which of a channel's threads to list, most recently active first.

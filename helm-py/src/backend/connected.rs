@@ -7,7 +7,6 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use helm_client::Client;
 use helm_core::ErrorKind;
-use helm_core::ThreadFilter;
 use helm_core::events::Event;
 use helm_core::exec::{CommandResult, FileEntry};
 use helm_core::memory::import::ImportReport;
@@ -17,9 +16,10 @@ use helm_core::model::{
     ThreadStatus, ToolAction, User,
 };
 use helm_core::provider::{Provider, ProviderConfig};
-use helm_core::store::{ChannelRecord, MemoryFilter};
+use helm_core::store::{ChannelRecord, MemoryFilter, ThreadCursor};
 use helm_core::tool::Tool;
 use helm_core::{MemoryNote, NewChannel, NewNote, PersonChange, PostedMessage};
+use helm_core::{ThreadFilter, ThreadList};
 
 use super::embedded::MAX_READ;
 use super::{Backend, EventFeed, MemoryChange, RunRequest};
@@ -124,8 +124,12 @@ impl Backend for Connected {
         channel: &str,
         filter: &ThreadFilter,
         limit: usize,
-    ) -> Result<Vec<Thread>> {
+    ) -> Result<ThreadList> {
         self.client.threads(channel, filter, limit).await
+    }
+
+    async fn thread_cursor(&self, channel: &str, id: ThreadId) -> Result<ThreadCursor> {
+        self.client.thread_cursor(channel, id).await
     }
 
     async fn thread(&self, id: ThreadId) -> Result<Thread> {

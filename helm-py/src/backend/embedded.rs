@@ -8,7 +8,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use helm_core::ThreadFilter;
 use helm_core::config::ConfigLayer;
 use helm_core::events::{Event, Follower};
 use helm_core::exec::{CommandResult, CommandSpec, FileEntry};
@@ -20,12 +19,13 @@ use helm_core::model::{
     ThreadId, ThreadStatus, ToolAction, User,
 };
 use helm_core::provider::{Provider, ProviderConfig};
-use helm_core::store::{ChannelFilter, ChannelRecord, MemoryFilter, PolicyScope};
+use helm_core::store::{ChannelFilter, ChannelRecord, MemoryFilter, PolicyScope, ThreadCursor};
 use helm_core::tool::Tool;
 use helm_core::{
     ErrorKind, Helm, HelmOptions, InitOptions, MemoryNote, NewChannel, NewNote, PersonChange,
     PostedMessage,
 };
+use helm_core::{ThreadFilter, ThreadList};
 
 use super::{Backend, EventFeed, MemoryChange, RunRequest};
 use crate::errors::{Result, failure};
@@ -277,11 +277,18 @@ impl Backend for Embedded {
         channel: &str,
         filter: &ThreadFilter,
         limit: usize,
-    ) -> Result<Vec<Thread>> {
+    ) -> Result<ThreadList> {
         let record = self.channel(channel).await?;
         Ok(self
             .open_helm()?
             .list_threads(&ChannelRef::Id(record.channel.id), filter, limit)
+            .await?)
+    }
+
+    async fn thread_cursor(&self, channel: &str, id: ThreadId) -> Result<ThreadCursor> {
+        Ok(self
+            .open_helm()?
+            .thread_cursor(&self.actor, &channel_ref(channel)?, id)
             .await?)
     }
 

@@ -14,7 +14,6 @@ mod embedded;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use helm_core::ThreadFilter;
 use helm_core::events::Event;
 use helm_core::exec::{CommandResult, FileEntry};
 use helm_core::memory::import::ImportReport;
@@ -24,9 +23,10 @@ use helm_core::model::{
     ThreadStatus, ToolAction, User,
 };
 use helm_core::provider::{Provider, ProviderConfig};
-use helm_core::store::{ChannelRecord, MemoryFilter};
+use helm_core::store::{ChannelRecord, MemoryFilter, ThreadCursor};
 use helm_core::tool::Tool;
 use helm_core::{MemoryNote, NewChannel, NewNote, PersonChange, PostedMessage};
+use helm_core::{ThreadFilter, ThreadList};
 
 pub use connected::Connected;
 pub use embedded::{Embedded, OpenOptions};
@@ -92,13 +92,16 @@ pub trait Backend: Send + Sync {
         text: &str,
         thread: Option<ThreadId>,
     ) -> Result<PostedMessage>;
-    /// A channel's threads, most recently active first.
+    /// A page of a channel's threads as `filter` asks (see
+    /// `Helm::list_threads`).
     async fn threads(
         &self,
         channel: &str,
         filter: &ThreadFilter,
         limit: usize,
-    ) -> Result<Vec<Thread>>;
+    ) -> Result<ThreadList>;
+    /// Where a listing of a channel's threads resumes after thread `id`.
+    async fn thread_cursor(&self, channel: &str, id: ThreadId) -> Result<ThreadCursor>;
     /// One thread.
     async fn thread(&self, id: ThreadId) -> Result<Thread>;
     /// A thread's messages in server order.
