@@ -256,6 +256,26 @@ impl Helm {
         ThreadCursor::after_in(&thread, record.channel.id)
     }
 
+    /// The threads of `channel` among `ids`, in the order asked: a view
+    /// that names threads beyond the pages it loaded (Activity) reads them
+    /// at once. An id of no thread, or of another channel's, is left out.
+    pub async fn threads_among(
+        &self,
+        channel: &ChannelRef,
+        ids: &[ThreadId],
+    ) -> Result<Vec<Thread>> {
+        let record = self.channel(channel).await?;
+        let mut found = Vec::with_capacity(ids.len());
+        for &id in ids {
+            match self.inner.store.thread(id).await {
+                Ok(thread) if thread.channel_id == record.channel.id => found.push(thread),
+                Ok(_) | Err(Error::NotFound { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(found)
+    }
+
     /// A page of a channel's threads, most recently active first; see
     /// [`ThreadPage`] for the cursor and filters.
     pub async fn thread_page(&self, channel: &ChannelRef, page: ThreadPage) -> Result<Vec<Thread>> {
@@ -307,7 +327,9 @@ impl Helm {
         self.inner.store.turn(id).await
     }
 
-    /// Marks a thread resolved, reopens it, or archives it.
+    /// Marks a thread resolved, reopens it, or archives it, as `actor`:
+    /// anyone who sees the thread, while its channel is not archived (an
+    /// archived channel is kept as it was; restoring it comes first).
     pub async fn set_thread_status(
         &self,
         actor: &User,
@@ -323,9 +345,16 @@ impl Helm {
                 format!("a thread is resolved, reopened or archived by hand, not set to {status}"),
             ));
         }
+        let (thread, record) = self.visible_thread(actor, id).await?;
+        if record.channel.status == ChannelStatus::Archived {
+            return Err(Error::Refused(format!(
+                "{} is archived; restore it to resolve, reopen or archive its threads",
+                record.channel.name
+            )));
+        }
         self.inner
             .store
-            .set_thread_status(id, status, Actor::user(actor))
+            .set_thread_status(thread.id, status, Actor::user(actor))
             .await
     }
 

@@ -296,8 +296,8 @@ pub struct LimitQuery {
     pub limit: Option<u32>,
 }
 
-/// `?limit=&before_updated_at=&before_id=&archived=&q=` for a channel's
-/// threads.
+/// `?limit=&before_updated_at=&before_id=&archived=&q=&ids=` for a
+/// channel's threads.
 #[derive(Debug, Clone, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct ThreadListQuery {
@@ -322,6 +322,12 @@ pub struct ThreadListQuery {
     /// best first, each with `matched`. One ranked page (no cursor).
     #[serde(default)]
     pub q: Option<String>,
+    /// These threads, by id, comma-separated (at most 100): the ones of
+    /// this channel, in the order given; an id of no thread here is left
+    /// out. For a view naming threads beyond the pages it loaded.
+    #[serde(default)]
+    #[param(example = "12,40,41")]
+    pub ids: Option<String>,
 }
 
 /// `?before=&limit=` for a channel's lifecycle.

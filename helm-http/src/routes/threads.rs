@@ -47,7 +47,8 @@ async fn retry(
 /// as `before_updated_at` and `before_id`: a thread updated meanwhile moves
 /// to the head (its `thread.updated` event says so) and is neither repeated
 /// nor makes another skip. `archived` filters; `q` searches instead: titles,
-/// summaries and message text, best first, each with where it `matched`.
+/// summaries and message text, best first, each with where it `matched`;
+/// `ids` reads the threads named instead.
 #[utoipa::path(get, path = "/api/channels/{channel}/threads", tag = "threads",
     params(("channel" = String, Path, description = "The channel's name or id"), ThreadListQuery),
     responses((status = 200, description = "Threads", body = [Thread]), ReadErrors))]
@@ -62,6 +63,18 @@ async fn list_threads(
         .visible_channel(&caller.user, &channel_ref(&channel)?)
         .await?;
     let channel = ChannelRef::Id(record.channel.id);
+    if let Some(ids) = &query.ids {
+        if query.q.is_some() || query.before_id.is_some() || query.before_updated_at.is_some() {
+            return Err(bad_query(
+                "ids names the threads wanted: leave out q, before_updated_at and before_id",
+            ));
+        }
+        let threads = state
+            .helm
+            .threads_among(&channel, &thread_ids(ids)?)
+            .await?;
+        return Ok(Json(threads.into_iter().map(Into::into).collect()));
+    }
     let limit = page_size(query.limit, 50, 500)?;
     let before = match (query.before_updated_at, query.before_id) {
         (None, None) => None,
@@ -100,6 +113,30 @@ async fn list_threads(
         )
         .await?;
     Ok(Json(threads.into_iter().map(Into::into).collect()))
+}
+
+/// The most threads one `ids` list may name.
+const MAX_IDS: usize = 100;
+
+/// `12,40,41` as thread ids.
+fn thread_ids(list: &str) -> ApiResult<Vec<ThreadId>> {
+    let ids = list
+        .split(',')
+        .map(|part| {
+            part.trim().parse::<ThreadId>().map_err(|_| {
+                bad_query(&format!(
+                    "ids is a comma-separated list of thread ids, such as 12,40; {part:?} is not one"
+                ))
+            })
+        })
+        .collect::<ApiResult<Vec<_>>>()?;
+    if ids.len() > MAX_IDS {
+        return Err(bad_query(&format!(
+            "ids names {} threads; ask for at most {MAX_IDS} at a time",
+            ids.len()
+        )));
+    }
+    Ok(ids)
 }
 
 fn bad_query(message: &str) -> ApiError {
@@ -157,7 +194,6 @@ async fn set_status(
 ) -> ApiResult<Json<Thread>> {
     let id: ThreadId = path_id(id)?;
     let status: ThreadStatus = request.status.parse()?;
-    state.helm.visible_thread(&caller.user, id).await?;
     let thread = state
         .helm
         .set_thread_status(&caller.user, id, status)

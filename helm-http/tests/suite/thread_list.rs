@@ -131,3 +131,110 @@ async fn threads_page_back_by_cursor_filter_and_search() -> anyhow::Result<()> {
     assert!(plain.body[0].get("matched").is_none(), "{plain:?}");
     Ok(())
 }
+
+/// Posts `text` as a new thread of `channel`; its id.
+async fn new_thread(api: &Api, auth: Auth<'_>, channel: &str, text: &str) -> anyhow::Result<i64> {
+    let posted = api
+        .post(
+            &format!("/api/channels/{channel}/messages"),
+            auth,
+            json!({"text": text}),
+        )
+        .await?;
+    assert_eq!(posted.status, StatusCode::CREATED, "{posted:?}");
+    posted.body["thread"]["id"]
+        .as_i64()
+        .ok_or_else(|| anyhow::anyhow!("no thread id in {posted:?}"))
+}
+
+#[tokio::test]
+async fn threads_are_read_by_id_among_a_channels_own() -> anyhow::Result<()> {
+    let api = Api::new().await?;
+    let ada = api.setup().await?;
+    let a = Auth::Bearer(&ada);
+    for name in ["log", "other"] {
+        let made = api
+            .post("/api/channels", a, json!({"name": name, "purpose": "Work"}))
+            .await?;
+        assert_eq!(made.status, StatusCode::CREATED, "{made:?}");
+    }
+    let first = new_thread(&api, a, "log", "first topic").await?;
+    let second = new_thread(&api, a, "log", "second topic").await?;
+    let elsewhere = new_thread(&api, a, "other", "not in log").await?;
+
+    // In the order asked; another channel's thread and an id of none are left out.
+    let url = format!("/api/channels/log/threads?ids={second},{elsewhere},{first},99999");
+    let found = api.get(&url, a).await?;
+    assert_eq!(found.status, StatusCode::OK, "{found:?}");
+    assert_eq!(ids(&found.body), [second, first]);
+
+    // A list that is not one of ids, one too long, or mixed with a search, says so.
+    let many = (1..=101)
+        .map(|i| i.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    for (query, says) in [
+        ("ids=12,x".to_string(), "\"x\" is not one"),
+        (format!("ids={many}"), "at most 100"),
+        (format!("ids={first}&q=topic"), "leave out q"),
+    ] {
+        let refused = api
+            .get(&format!("/api/channels/log/threads?{query}"), a)
+            .await?;
+        assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{refused:?}");
+        assert!(
+            refused.body["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains(says),
+            "{query}: {refused:?}"
+        );
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_threads_status_changes_only_where_it_is_seen_and_its_channel_is_not_archived()
+-> anyhow::Result<()> {
+    let api = Api::new().await?;
+    let ada = api.setup().await?;
+    let a = Auth::Bearer(&ada);
+    let made = api
+        .post(
+            "/api/channels",
+            a,
+            json!({"name": "vault", "purpose": "Private work", "visibility": "private"}),
+        )
+        .await?;
+    assert_eq!(made.status, StatusCode::CREATED, "{made:?}");
+    let thread = new_thread(&api, a, "vault", "the plan").await?;
+    let path = format!("/api/threads/{thread}/status");
+    let status = |auth, to: &str| api.call(Method::PUT, &path, auth, Some(json!({"status": to})));
+
+    // Someone who does not see the channel does not see the thread either.
+    let (_, bob) = api.join(&ada, "bob", "member").await?;
+    let hidden = status(Auth::Bearer(&bob), "archived").await?;
+    assert_eq!(hidden.status, StatusCode::NOT_FOUND, "{hidden:?}");
+
+    // An archived channel is kept as it was.
+    let archived = api
+        .post("/api/channels/vault/archive", a, json!({}))
+        .await?;
+    assert_eq!(archived.status, StatusCode::OK, "{archived:?}");
+    let refused = status(a, "resolved").await?;
+    assert_eq!(refused.status, StatusCode::CONFLICT, "{refused:?}");
+    assert!(
+        refused.body["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("vault is archived; restore it"),
+        "{refused:?}"
+    );
+    let restored = api
+        .post("/api/channels/vault/restore", a, json!({}))
+        .await?;
+    assert_eq!(restored.status, StatusCode::OK, "{restored:?}");
+    let resolved = status(a, "resolved").await?;
+    assert_eq!(resolved.status, StatusCode::OK, "{resolved:?}");
+    Ok(())
+}

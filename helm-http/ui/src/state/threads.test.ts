@@ -6,7 +6,7 @@ import { test } from "node:test";
 import type { LiveEvent } from "../api/events";
 import { effect } from "@preact/signals";
 import type { Thread, Turn } from "../api/types";
-import { applyThreadEvent, channelThreadIds, liveTurnsOf, loadThreads, putThread, putTurn, threadSignal, threadUsage, turnOfReply, usageOfTurn } from "./threads";
+import { applyThreadEvent, channelThreadIds, ensureThreads, liveTurnsOf, loadThreads, putThread, putTurn, threadSignal, threadUsage, turnOfReply, usageOfTurn } from "./threads";
 
 const at = "2026-01-01T00:00:00Z";
 let seq = 1;
@@ -115,4 +115,25 @@ test("a copy read before a thread was archived never takes the archive back", ()
   putThread({ ...open, status: "archived", updated_at: "2026-01-01T00:00:05Z" });
   putThread(open);
   assert.equal(threadSignal(9200)?.value.status, "archived");
+});
+
+test("threads a view names beyond the pages loaded are read together, each once", async () => {
+  const asked: string[] = [];
+  const realFetch = globalThis.fetch;
+  globalThis.fetch = (async (input: RequestInfo | URL) => {
+    const url = new URL(String(input instanceof Request ? input.url : input), "http://helm.test");
+    asked.push(url.searchParams.get("ids") ?? "");
+    const found = (url.searchParams.get("ids") ?? "").split(",").map((id) => ({ id: Number(id), channel_id: 7, opened_at: at, status: "open", summary: "", title: `thread ${id}`, updated_at: at }));
+    return new Response(JSON.stringify(found), { status: 200, headers: { "content-type": "application/json" } });
+  }) as typeof fetch;
+  try {
+    putThread({ id: 9300, channel_id: 7, opened_at: at, status: "open", summary: "", title: "known", updated_at: at });
+    ensureThreads("launch", [9301, 9300, 9302, 9301]);
+    ensureThreads("launch", [9302, 9303]);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    assert.deepEqual(asked, ["9301,9302", "9303"], "one read for the unknown ones, none asked twice");
+    assert.equal(threadSignal(9302)?.value.title, "thread 9302");
+  } finally {
+    globalThis.fetch = realFetch;
+  }
 });

@@ -165,18 +165,25 @@ export async function searchThreads(channelName: string, q: string, archived: bo
   return found;
 }
 
-/** Threads asked for one by one, so each is asked for once. */
+/** Threads asked for by id, so each is asked for once. */
 const asked = new Set<number>();
+/** The most threads one request names (the server's limit). */
+const IDS_PER_READ = 100;
 
 /**
- * Makes sure these threads are known (a view that names threads beyond the
- * pages loaded, such as Activity): each unknown one is read once.
+ * Makes sure these threads of a channel are known (a view that names
+ * threads beyond the pages loaded, such as Activity): the unknown ones are
+ * read together, each once.
  */
-export function ensureThreads(ids: Iterable<number>): void {
-  for (const id of ids) {
-    if (threads.has(id) || asked.has(id)) continue;
-    asked.add(id);
-    loadThread(id).catch(() => asked.delete(id));
+export function ensureThreads(channelName: string, ids: Iterable<number>): void {
+  const wanted = [...new Set(ids)].filter((id) => !threads.has(id) && !asked.has(id));
+  for (let i = 0; i < wanted.length; i += IDS_PER_READ) {
+    const some = wanted.slice(i, i + IDS_PER_READ);
+    some.forEach((id) => asked.add(id));
+    api
+      .get("/api/channels/{channel}/threads", { path: { channel: channelName }, query: { ids: some.join(",") } })
+      .then((found) => batch(() => found.forEach((t) => putThread(t))))
+      .catch(() => some.forEach((id) => asked.delete(id)));
   }
 }
 

@@ -29,7 +29,7 @@ export function Activity({ entry }: { entry: ChannelEntry }) {
   useEffect(load, [channel.id]);
   // The rows link to their threads by title: each thread a row names is
   // read once if it is not known yet (it may be older than any list loaded).
-  useEffect(() => ensureThreads(threadsNamed(list ?? [])), [list]);
+  useEffect(() => ensureThreads(channel.name, threadsNamed(list ?? [])), [list]);
   useRetryOnReconnect(error !== undefined, load);
   return (
     <div class="page">

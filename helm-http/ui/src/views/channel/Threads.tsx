@@ -225,13 +225,14 @@ function ThreadRow({ thread, channel, archived }: { thread: Thread; channel: str
         </span>
       </div>
       {thread.summary && <p class="thread-row-summary">{thread.summary}</p>}
+      {/* An archived channel is kept as it was: its threads change once it is restored. */}
       <div class="thread-row-actions">
         {!archived && (
           <button type="button" class="btn btn-small btn-ghost" onClick={() => setRenaming(true)} aria-label={`Rename ${title}`}>
             <Icon name="edit" size={14} /> Rename
           </button>
         )}
-        {isArchived ? (
+        {archived ? null : isArchived ? (
           <button type="button" class="btn btn-small btn-ghost" disabled={busy} onClick={() => run(() => setThreadStatus(thread.id, "open"))} aria-label={`Unarchive ${title}`}>
             Unarchive
           </button>

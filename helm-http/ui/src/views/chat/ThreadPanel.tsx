@@ -187,6 +187,8 @@ export function ThreadPanel({
   };
 
   const resolved = info?.status === "resolved" || info?.status === "archived";
+  // An archived channel is kept as it was: its threads change once it is restored.
+  const changeable = info !== undefined && channel.status !== "archived";
   // Replies only into a thread that loaded and belongs here.
   const writable = info !== undefined && !elsewhere && found !== "missing" && found !== "failed";
   return (
@@ -217,17 +219,17 @@ export function ThreadPanel({
               <Icon name="stop" size={14} /> Stop
             </button>
           )}
-          {info && !resolved && (
+          {changeable && !resolved && (
             <button type="button" class="btn btn-small" disabled={busy || live.size > 0} onClick={() => changeStatus("resolved")} title={live.size > 0 ? "Stop the work first" : "Mark this session done"}>
               <Icon name="check" size={14} /> Resolve
             </button>
           )}
-          {info && resolved && (
+          {changeable && resolved && (
             <button type="button" class="btn btn-small" disabled={busy} onClick={() => changeStatus("open")} aria-label={info.status === "archived" ? "Unarchive this thread" : "Reopen this thread"}>
               {info.status === "archived" ? "Unarchive" : "Reopen"}
             </button>
           )}
-          {info && info.status !== "archived" && (
+          {changeable && info.status !== "archived" && (
             <button type="button" class="btn btn-small btn-ghost" disabled={busy || live.size > 0} onClick={archive} aria-label="Archive this thread" title={live.size > 0 ? "Stop the work first" : "Put this thread away; Unarchive brings it back"}>
               Archive
             </button>
