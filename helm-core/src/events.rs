@@ -124,8 +124,18 @@ pub enum EventBody {
         message_id: MessageId,
         /// Its thread.
         thread_id: Option<ThreadId>,
-        /// The text to append.
+        /// The text added.
         text: String,
+        /// Where `text` goes: the length of the message's text before it,
+        /// in Unicode scalar values (characters, not bytes nor UTF-16
+        /// units). A client that read the message while it streamed
+        /// places the chunk by it instead of appending it a second time.
+        /// Counted by the statement that appended, so it is exact however
+        /// writes interleave. Deltas kept in the log before offsets existed
+        /// (a reply cut short by a restart) read back as 0; their
+        /// `message.completed` follows with the whole text.
+        #[serde(default)]
+        offset: u64,
     },
     /// A message reached its final state and text.
     #[serde(rename = "message.completed")]

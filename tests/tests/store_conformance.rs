@@ -90,6 +90,20 @@ mod postgres {
     helm_tests::store_conformance!(super::postgres);
 }
 
+/// SQLite's `length` stops at a NUL character: a reply holding one still
+/// gets exact offsets. (PostgreSQL refuses NUL in text, so this is
+/// SQLite's alone.)
+#[tokio::test]
+async fn sqlite_counts_a_reply_holding_a_nul() -> anyhow::Result<()> {
+    let subject = sqlite().await?;
+    helm_tests::store_conformance::deltas_place_their_text(
+        &subject,
+        &["a\0é", "🙂", "b"],
+        &[0, 3, 4],
+    )
+    .await
+}
+
 /// Code holding a concrete store reaches every area through the prelude.
 #[tokio::test]
 async fn the_prelude_reaches_every_area_of_a_concrete_store() -> anyhow::Result<()> {

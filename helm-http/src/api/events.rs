@@ -109,11 +109,16 @@ const EVENT_TYPES: &[EventType] = &[
     ),
     (
         "message.delta",
-        "More text of a streaming reply, to append to it.",
+        "More text of a streaming reply. `offset` is where `text` goes: the length of the \
+         reply's text before it, in Unicode code points (not bytes, not UTF-16 units). A \
+         client holding more of the reply than `offset` (it read the message while it \
+         streamed) keeps only the part of `text` past what it has; one holding less missed \
+         deltas and can append, and `message.completed` brings the whole text.",
         &[
             ("message_id", Field::Integer),
             ("thread_id", Field::NullableInteger),
             ("text", Field::Text),
+            ("offset", Field::Integer),
         ],
     ),
     (

@@ -48,7 +48,8 @@ impl Person {
 }
 
 /// Reads events until the turn `turn` ends; returns the concatenated deltas
-/// of its reply and the final turn.
+/// of its reply (each checked to start where the last ended) and the final
+/// turn.
 async fn follow_turn<S>(socket: &mut S, turn: &Value) -> anyhow::Result<(String, Value)>
 where
     S: futures_util::Stream<
@@ -63,6 +64,12 @@ where
         let event = next_json(socket).await?;
         match event["type"].as_str() {
             Some("message.delta") if event["message_id"] == turn["reply_message_id"] => {
+                // The deltas come in order from the reply's start, so
+                // each goes where the one before ended (in characters).
+                anyhow::ensure!(
+                    event["offset"].as_u64() == Some(streamed.chars().count() as u64),
+                    "a delta placed elsewhere than after {streamed:?}: {event}"
+                );
                 streamed.push_str(event["text"].as_str().unwrap_or_default());
             }
             Some("turn.completed" | "turn.failed" | "turn.cancelled")

@@ -889,6 +889,67 @@ pub async fn turns_are_claimed_in_order_once(s: &Subject) -> anyhow::Result<()> 
     Ok(())
 }
 
+/// Each `message.delta` says where its text goes: the length of the reply
+/// before it, in characters (Unicode scalar values), whatever their size
+/// in UTF-8 or UTF-16.
+pub async fn a_reply_delta_says_where_its_text_goes(s: &Subject) -> anyhow::Result<()> {
+    // Two bytes and one UTF-16 unit, four bytes and two units, ASCII.
+    deltas_place_their_text(s, &["Hé", "🙂", "llo", "é🙂é"], &[0, 2, 3, 6]).await
+}
+
+/// Appends `chunks` to a running turn's reply and checks its deltas'
+/// offsets are `offsets`, and that placing each chunk at its offset gives
+/// the stored text.
+pub async fn deltas_place_their_text(
+    s: &Subject,
+    chunks: &[&str],
+    offsets: &[u64],
+) -> anyhow::Result<()> {
+    let f = Fixture::new(s.store.as_ref()).await?;
+    let research = f.channel("research").await?;
+    let posted = f.post(&research, None, "@research write", true).await?;
+    let turn = posted.turn.context("a turn")?;
+    f.store
+        .start_turn(turn.id, None)
+        .await?
+        .context("claimable")?;
+    let before = f.store.event_head().await?;
+    for chunk in chunks {
+        ensure!(f.store.append_reply(turn.id, chunk.to_string()).await?);
+    }
+    let deltas: Vec<(u64, String)> = f
+        .store
+        .events_after(before, 100)
+        .await?
+        .into_iter()
+        .filter_map(|e| match e.body {
+            EventBody::MessageDelta {
+                message_id,
+                text,
+                offset,
+                ..
+            } if message_id == turn.reply_message_id => Some((offset, text)),
+            _ => None,
+        })
+        .collect();
+    ensure!(
+        deltas.iter().map(|(o, _)| *o).collect::<Vec<_>>() == offsets,
+        "{deltas:?}"
+    );
+    let mut placed: Vec<char> = Vec::new();
+    for (offset, text) in &deltas {
+        placed.truncate(*offset as usize);
+        placed.extend(text.chars());
+    }
+    let stored = f.store.message(turn.reply_message_id).await?.content;
+    ensure!(stored == chunks.concat(), "{stored:?}");
+    ensure!(
+        placed.into_iter().collect::<String>() == stored,
+        "{deltas:?}"
+    );
+    Ok(())
+}
+
 /// An invitation is accepted once; an API token works until revoked.
 pub async fn invites_and_tokens_work_once(s: &Subject) -> anyhow::Result<()> {
     let f = Fixture::new(s.store.as_ref()).await?;

@@ -61,6 +61,7 @@ macro_rules! store_conformance {
             renaming_a_thread_is_one_event,
             audit_chain_is_checked,
             turns_are_claimed_in_order_once,
+            a_reply_delta_says_where_its_text_goes,
             invites_and_tokens_work_once,
             roles_and_deactivation_are_kept,
             model_policy_levels_are_kept_apart,

@@ -488,17 +488,21 @@ pub(crate) async fn append_reply(
     let thread = ThreadId(live.get(1));
     let reply = MessageId(live.get(2));
     let first: Option<i64> = live.get(3);
-    let changed = c
-        .execute(
+    // The length comes from the row the append wrote, so the offset is
+    // where this chunk landed.
+    let appended = c
+        .query_opt(
             "UPDATE messages SET content = content || $2, updated = $3
-             WHERE id = $1 AND status = 'streaming'",
+             WHERE id = $1 AND status = 'streaming'
+             RETURNING char_length(content)::bigint",
             &[&reply.get(), &delta, &ms(now())],
         )
         .await
         .map_err(failed("appending to a reply"))?;
-    if changed == 0 {
+    let Some(appended) = appended else {
         return Ok(false);
-    }
+    };
+    let length = appended.get::<_, i64>(0) as u64;
     let event = events::append(
         c,
         Some(channel),
@@ -506,6 +510,7 @@ pub(crate) async fn append_reply(
             message_id: reply,
             thread_id: Some(thread),
             text: delta.to_string(),
+            offset: length.saturating_sub(delta.chars().count() as u64),
         },
     )
     .await?;

@@ -403,28 +403,40 @@ pub(super) fn start(
     Ok(Some(turn))
 }
 
-/// Appends streamed text to a running turn's reply. Returns false (and
-/// writes nothing) once the reply is final: late chunks cannot change it.
-/// Appends to a running turn's reply; returns the seq of its `message.delta`
-/// event, or `None` once the reply is final.
+/// Appends streamed text to a running turn's reply; returns the seq of its
+/// `message.delta` event, or `None` (and writes nothing) once the reply is
+/// final: late chunks cannot change it.
 pub(super) fn append_reply(tx: &mut Tx<'_>, id: TurnId, delta: &str) -> Result<Option<u64>> {
     let turn = get(tx.conn(), id)?;
-    let changed = tx
+    // The length comes from the row the append wrote, so the offset is
+    // where this chunk landed. SQLite's `length` stops at a NUL character:
+    // a reply holding one is counted here instead.
+    let appended = tx
         .conn()
         .prepare_cached(
             "UPDATE messages SET content = content || ?2, updated = ?3 \
-             WHERE id = ?1 AND status = 'streaming'",
+             WHERE id = ?1 AND status = 'streaming' \
+             RETURNING length(content), \
+             CASE WHEN instr(content, char(0)) > 0 THEN content END",
         )?
-        .execute(params![turn.reply_message_id, delta, ms(now())])?;
-    if changed == 0 || turn.state != TurnState::Running {
+        .query_row(params![turn.reply_message_id, delta, ms(now())], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, Option<String>>(1)?))
+        })
+        .optional()?;
+    let Some((length, with_nul)) = appended else {
+        return Ok(None);
+    };
+    if turn.state != TurnState::Running {
         return Ok(None);
     }
+    let length = with_nul.map_or(length as u64, |content| content.chars().count() as u64);
     let event = tx.emit(
         Some(turn.channel_id),
         EventBody::MessageDelta {
             message_id: turn.reply_message_id,
             thread_id: Some(turn.thread_id),
             text: delta.to_string(),
+            offset: length.saturating_sub(delta.chars().count() as u64),
         },
     )?;
     Ok(Some(event.seq))

@@ -561,6 +561,7 @@ mod tests {
                     message_id: MessageId(1),
                     thread_id: None,
                     text: x.to_string(),
+                    offset: 0,
                 },
             )?;
             assert!(x != 0, "a write that panics");

@@ -29,11 +29,11 @@ function apply(event: Record<string, unknown>) {
 
 test("a reply streams into its signal; the final text wins and late text is dropped", () => {
   putMessage(message(100, 1, "streaming", ""));
-  apply({ type: "message.delta", message_id: 100, thread_id: 1, text: "Hel" });
-  apply({ type: "message.delta", message_id: 100, thread_id: 1, text: "lo" });
+  apply({ type: "message.delta", message_id: 100, thread_id: 1, text: "Hel", offset: 0 });
+  apply({ type: "message.delta", message_id: 100, thread_id: 1, text: "lo", offset: 3 });
   assert.equal(messageSignal(100)?.value.content, "Hello");
   apply({ type: "message.completed", message: message(100, 1, "complete", "Hello.") });
-  apply({ type: "message.delta", message_id: 100, thread_id: 1, text: " late" });
+  apply({ type: "message.delta", message_id: 100, thread_id: 1, text: " late", offset: 5 });
   assert.equal(messageSignal(100)?.value.content, "Hello.");
   // A stale copy of it (still streaming) cannot bring it back.
   putMessage(message(100, 1, "streaming", "Hel"));
@@ -88,10 +88,35 @@ test("the feed's count leaves out a newest reply that is a failure note, and a w
 
 test("a page read while a reply streamed does not take back the text streamed meanwhile", () => {
   putMessage(message(200, 1, "streaming", ""));
-  apply({ type: "message.delta", message_id: 200, thread_id: 1, text: "Hello wor" });
+  apply({ type: "message.delta", message_id: 200, thread_id: 1, text: "Hello wor", offset: 0 });
   putMessage(message(200, 1, "streaming", "Hel"));
-  apply({ type: "message.delta", message_id: 200, thread_id: 1, text: "ld" });
+  apply({ type: "message.delta", message_id: 200, thread_id: 1, text: "ld", offset: 9 });
   assert.equal(messageSignal(200)?.value.content, "Hello world");
+});
+
+test("deltas a thread's page already holds are not added twice", async () => {
+  threadLog(50);
+  const delta = (text: string, offset: number) => apply({ type: "message.delta", message_id: 500, thread_id: 50, text, offset });
+  putMessage(message(500, 50, "streaming", ""));
+  delta("🙂 He", 0);
+  // The page is read after the server appended up to "w"; those deltas reach the browser after it.
+  const held = heldFetch({ items: [message(500, 50, "streaming", "🙂 Hello w")], next_before: null });
+  try {
+    const loading = loadThreadMessages(50);
+    await held.release();
+    await loading;
+  } finally {
+    held.restore();
+  }
+  assert.equal(messageSignal(500)?.value.content, "🙂 Hello w");
+  // Offsets count code points: the emoji is one, not two UTF-16 units.
+  delta("llo", 4); // wholly held
+  delta(" wor", 7); // " w" held, "or" new
+  delta("ld 🙂", 11);
+  assert.equal(messageSignal(500)?.value.content, "🙂 Hello world 🙂");
+  // Deltas missed (a gap before this one) still add their text.
+  delta("!", 20);
+  assert.equal(messageSignal(500)?.value.content, "🙂 Hello world 🙂!");
 });
 
 test("a feed page that predates a reply keeps the reply's count and newest reply", async () => {

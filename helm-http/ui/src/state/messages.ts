@@ -291,12 +291,57 @@ function onCreated(message: Message): void {
   else heardWhileLoading.get(thread)?.push(message.id);
 }
 
-function onDelta(messageId: number, text: string): void {
+/** Each stored message's text length in code points, counted once and then kept up as deltas add to it. */
+const lengths = new WeakMap<Message, number>();
+
+/** UTF-16 units of the code point starting at `i` of `s`. */
+function unitsAt(s: string, i: number): number {
+  const high = s.charCodeAt(i);
+  return high >= 0xd800 && high <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00 ? 2 : 1;
+}
+
+/** The length of `s` in code points, the unit of a delta's `offset` (not `.length`'s UTF-16 units). */
+function codePoints(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i += unitsAt(s, i)) n++;
+  return n;
+}
+
+/** What follows the first `count` code points of `s`. */
+function afterCodePoints(s: string, count: number): string {
+  let i = 0;
+  for (; count > 0 && i < s.length; count--) i += unitsAt(s, i);
+  return s.slice(i);
+}
+
+function heldLength(message: Message): number {
+  let n = lengths.get(message);
+  if (n === undefined) {
+    n = codePoints(message.content);
+    lengths.set(message, n);
+  }
+  return n;
+}
+
+/**
+ * Places a chunk at its `offset`. A page read while the reply streamed can
+ * already hold text whose deltas come after it: a chunk wholly inside what
+ * is held is skipped, one reaching past it adds only its new part. One
+ * beyond it (deltas missed) is appended; `message.completed` brings the
+ * whole text.
+ */
+function onDelta(messageId: number, text: string, offset: number): void {
   const message = byId.get(messageId);
   if (!message) return; // Not shown anywhere; a page will bring its text.
   const current = message.value;
   if (current.status !== "streaming" && current.status !== "pending") return;
-  message.value = { ...current, status: "streaming", content: current.content + text };
+  const held = heldLength(current);
+  const length = codePoints(text);
+  if (offset + length <= held) return;
+  const added = offset < held ? afterCodePoints(text, held - offset) : text;
+  const next: Message = { ...current, status: "streaming", content: current.content + added };
+  lengths.set(next, offset < held ? offset + length : held + length);
+  message.value = next;
 }
 
 export function applyMessageEvent(event: LiveEvent): void {
@@ -305,7 +350,7 @@ export function applyMessageEvent(event: LiveEvent): void {
       onCreated(event.message);
       break;
     case "message.delta":
-      onDelta(event.message_id, event.text);
+      onDelta(event.message_id, event.text, event.offset);
       break;
     case "message.completed":
     case "mention.created":
