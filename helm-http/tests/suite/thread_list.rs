@@ -14,30 +14,43 @@ fn ids(body: &Value) -> Vec<i64> {
         .collect()
 }
 
+/// Makes channel `name` (`public` or `private`) as `auth`.
+async fn channel(api: &Api, auth: Auth<'_>, name: &str, visibility: &str) -> anyhow::Result<()> {
+    let made = api
+        .post(
+            "/api/channels",
+            auth,
+            json!({"name": name, "purpose": "Work", "visibility": visibility}),
+        )
+        .await?;
+    anyhow::ensure!(made.status == StatusCode::CREATED, "{made:?}");
+    Ok(())
+}
+
+/// Posts `text` as a new thread of `channel`; its id.
+async fn new_thread(api: &Api, auth: Auth<'_>, channel: &str, text: &str) -> anyhow::Result<i64> {
+    let posted = api
+        .post(
+            &format!("/api/channels/{channel}/messages"),
+            auth,
+            json!({"text": text}),
+        )
+        .await?;
+    anyhow::ensure!(posted.status == StatusCode::CREATED, "{posted:?}");
+    posted.body["thread"]["id"]
+        .as_i64()
+        .ok_or_else(|| anyhow::anyhow!("no thread id in {posted:?}"))
+}
+
 #[tokio::test]
 async fn threads_page_back_by_cursor_filter_and_search() -> anyhow::Result<()> {
     let api = Api::new().await?;
     let ada = api.setup().await?;
     let a = Auth::Bearer(&ada);
-    let made = api
-        .post(
-            "/api/channels",
-            a,
-            json!({"name": "log", "purpose": "Work", "visibility": "public"}),
-        )
-        .await?;
-    assert_eq!(made.status, StatusCode::CREATED, "{made:?}");
+    channel(&api, a, "log", "public").await?;
     let mut threads = Vec::new();
     for i in 0..7 {
-        let posted = api
-            .post(
-                "/api/channels/log/messages",
-                a,
-                json!({"text": format!("topic {i} of the week")}),
-            )
-            .await?;
-        assert_eq!(posted.status, StatusCode::CREATED, "{posted:?}");
-        threads.push(posted.body["thread"]["id"].as_i64().unwrap_or_default());
+        threads.push(new_thread(&api, a, "log", &format!("topic {i} of the week")).await?);
     }
 
     // Pages of three reach every thread once, newest first.
@@ -132,32 +145,13 @@ async fn threads_page_back_by_cursor_filter_and_search() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Posts `text` as a new thread of `channel`; its id.
-async fn new_thread(api: &Api, auth: Auth<'_>, channel: &str, text: &str) -> anyhow::Result<i64> {
-    let posted = api
-        .post(
-            &format!("/api/channels/{channel}/messages"),
-            auth,
-            json!({"text": text}),
-        )
-        .await?;
-    assert_eq!(posted.status, StatusCode::CREATED, "{posted:?}");
-    posted.body["thread"]["id"]
-        .as_i64()
-        .ok_or_else(|| anyhow::anyhow!("no thread id in {posted:?}"))
-}
-
 #[tokio::test]
 async fn threads_are_read_by_id_among_a_channels_own() -> anyhow::Result<()> {
     let api = Api::new().await?;
     let ada = api.setup().await?;
     let a = Auth::Bearer(&ada);
-    for name in ["log", "other"] {
-        let made = api
-            .post("/api/channels", a, json!({"name": name, "purpose": "Work"}))
-            .await?;
-        assert_eq!(made.status, StatusCode::CREATED, "{made:?}");
-    }
+    channel(&api, a, "log", "public").await?;
+    channel(&api, a, "other", "public").await?;
     let first = new_thread(&api, a, "log", "first topic").await?;
     let second = new_thread(&api, a, "log", "second topic").await?;
     let elsewhere = new_thread(&api, a, "other", "not in log").await?;
@@ -199,14 +193,7 @@ async fn a_threads_status_changes_only_where_it_is_seen_and_its_channel_is_not_a
     let api = Api::new().await?;
     let ada = api.setup().await?;
     let a = Auth::Bearer(&ada);
-    let made = api
-        .post(
-            "/api/channels",
-            a,
-            json!({"name": "vault", "purpose": "Private work", "visibility": "private"}),
-        )
-        .await?;
-    assert_eq!(made.status, StatusCode::CREATED, "{made:?}");
+    channel(&api, a, "vault", "private").await?;
     let thread = new_thread(&api, a, "vault", "the plan").await?;
     let path = format!("/api/threads/{thread}/status");
     let status = |auth, to: &str| api.call(Method::PUT, &path, auth, Some(json!({"status": to})));
