@@ -533,6 +533,14 @@ async fn stream_step(
                 return Err(e);
             }
             Some(Ok(StreamEvent::TextDelta { text })) => {
+                // A NUL is nothing a person reads, and PostgreSQL refuses it
+                // in text: dropped, a reply holding one completes alike on
+                // both stores (it failed the turn on PostgreSQL).
+                let text = if text.contains('\0') {
+                    text.replace('\0', "")
+                } else {
+                    text
+                };
                 let room = limit.saturating_sub(reply.text.len());
                 if text.len() > room {
                     // Keep what fits (on a character boundary) and stop

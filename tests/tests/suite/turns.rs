@@ -779,3 +779,23 @@ async fn bad_input_is_refused_and_changes_nothing() -> anyhow::Result<()> {
     assert_eq!(archived.map(|e| e.kind()), Some(ErrorKind::Refused));
     Ok(())
 }
+
+#[tokio::test]
+async fn a_reply_holding_nul_characters_completes_alike_on_both_stores() -> anyhow::Result<()> {
+    for t in [TestHelm::new().await?, TestHelm::on_postgres().await?] {
+        let scripted = t.scripted().await?;
+        let ch = launch(&t).await?;
+        scripted.reply_text("A reply\0 with\0 nul characters.");
+        let p = t
+            .helm
+            .post_message(&t.captain, &ch, "@launch-agent answer please", None)
+            .await?;
+        let turn = t
+            .wait_turn(p.turn.ok_or_else(|| anyhow::anyhow!("no turn"))?.id)
+            .await?;
+        assert_eq!(turn.state, TurnState::Completed, "{turn:?}");
+        let reply = t.helm.store().message(turn.reply_message_id).await?;
+        assert_eq!(reply.content, "A reply with nul characters.");
+    }
+    Ok(())
+}
