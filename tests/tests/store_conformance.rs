@@ -104,6 +104,25 @@ async fn sqlite_counts_a_reply_holding_a_nul() -> anyhow::Result<()> {
     .await
 }
 
+/// SQLite keeps where a streaming reply's deltas start with its turn, so a
+/// process that finishes a turn another one streamed (a restart) still
+/// drops the deltas from the log.
+#[tokio::test]
+async fn sqlite_drops_a_replys_deltas_after_a_restart() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("helm.db");
+    let subject = Subject {
+        store: Arc::new(SqliteStore::open(&path).await?),
+        tamper: None,
+        keep: Box::new(()),
+    };
+    let restarted = SqliteStore::open(&path).await?;
+    helm_tests::store_conformance::a_reply_streamed_before_a_restart_leaves_the_log_once_finished(
+        &subject, &restarted,
+    )
+    .await
+}
+
 /// Code holding a concrete store reaches every area through the prelude.
 #[tokio::test]
 async fn the_prelude_reaches_every_area_of_a_concrete_store() -> anyhow::Result<()> {

@@ -950,6 +950,42 @@ pub async fn deltas_place_their_text(
     Ok(())
 }
 
+/// A reply streamed by `s` and finished by `restarted`, the same database
+/// opened again (a restart mid-turn), still leaves the event log once
+/// finished: its deltas go, as they do when one process does both. For a
+/// store whose turns are leased to the process that claimed them
+/// (PostgreSQL), a restart ends them through recovery instead.
+pub async fn a_reply_streamed_before_a_restart_leaves_the_log_once_finished(
+    s: &Subject,
+    restarted: &dyn helm_core::store::Store,
+) -> anyhow::Result<()> {
+    let f = Fixture::new(s.store.as_ref()).await?;
+    let research = f.channel("research").await?;
+    let posted = f.post(&research, None, "@research write", true).await?;
+    let turn = posted.turn.context("a turn")?;
+    f.store
+        .start_turn(turn.id, None)
+        .await?
+        .context("claimable")?;
+    let before = f.store.event_head().await?;
+    for chunk in ["Half ", "an answer"] {
+        ensure!(f.store.append_reply(turn.id, chunk.to_string()).await?);
+    }
+    restarted
+        .finish_turn(turn.id, completed("Half an answer"))
+        .await?
+        .context("ends")?;
+    let left: Vec<&str> = restarted
+        .events_after(before, 100)
+        .await?
+        .iter()
+        .map(|e| e.body.type_name())
+        .collect();
+    ensure!(!left.contains(&"message.delta"), "{left:?}");
+    ensure!(left.contains(&"message.completed"), "{left:?}");
+    Ok(())
+}
+
 /// An invitation is accepted once; an API token works until revoked.
 pub async fn invites_and_tokens_work_once(s: &Subject) -> anyhow::Result<()> {
     let f = Fixture::new(s.store.as_ref()).await?;

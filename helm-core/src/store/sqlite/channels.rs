@@ -340,8 +340,6 @@ pub(super) fn set_status(
                     steps: 0,
                     usage: Usage::default(),
                 },
-                // A queued turn streamed nothing.
-                None,
             )?;
         }
     }

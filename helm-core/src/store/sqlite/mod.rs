@@ -45,7 +45,7 @@ use tokio::sync::broadcast;
 
 use crate::error::{Error, Result};
 use crate::events::{Event, EventBody};
-use crate::model::{ChannelId, TurnId};
+use crate::model::ChannelId;
 
 /// How many live events a slow subscriber may fall behind before it lags
 /// (and must resume from the durable log).
@@ -76,11 +76,6 @@ struct Inner {
     /// A permit per read in flight (`MAX_READERS`).
     reader_slots: tokio::sync::Semaphore,
     live: broadcast::Sender<Arc<Event>>,
-    /// The seq of each streaming turn's first `message.delta`: when the
-    /// turn ends, its deltas are dropped from the log, which keeps the
-    /// reply once (in `message.completed`). Lost with the process, so an
-    /// interrupted turn keeps its deltas; they are bounded by the reply cap.
-    first_delta: Mutex<std::collections::HashMap<TurnId, u64>>,
 }
 
 /// A write transaction that also collects the events it emits, to be
@@ -127,7 +122,6 @@ impl SqliteStore {
                 readers: Mutex::new(Vec::new()),
                 reader_slots: tokio::sync::Semaphore::new(MAX_READERS),
                 live,
-                first_delta: Mutex::new(std::collections::HashMap::new()),
             }),
         })
     }

@@ -59,6 +59,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "tool_output",
         include_str!("migrations/021_tool_output.sql"),
     ),
+    (
+        "turn_first_delta",
+        include_str!("migrations/022_turn_first_delta.sql"),
+    ),
 ];
 
 /// Work a migration needs beyond its SQL, run after it in its transaction.

@@ -439,21 +439,21 @@ pub(super) fn append_reply(tx: &mut Tx<'_>, id: TurnId, delta: &str) -> Result<O
             offset: length.saturating_sub(delta.chars().count() as u64),
         },
     )?;
+    tx.conn()
+        .prepare_cached(
+            "UPDATE turns SET first_delta_seq = ?2 WHERE id = ?1 AND first_delta_seq IS NULL",
+        )?
+        .execute(params![id, event.seq as i64])?;
     Ok(Some(event.seq))
 }
 
 /// The one finalizer: moves a live turn to its end state with its reply,
 /// thread and agent status, a visible note if any, and the events. Returns
-/// `None` if the turn had already ended. With `first_delta` (the seq of the
-/// reply's first `message.delta`), the reply's deltas leave the durable log:
-/// live listeners had them, and `message.completed` carries the whole text,
-/// so the log holds the reply once.
-pub(super) fn finish(
-    tx: &mut Tx<'_>,
-    id: TurnId,
-    finish: TurnFinish,
-    first_delta: Option<u64>,
-) -> Result<Option<Turn>> {
+/// `None` if the turn had already ended. A reply that streamed (its turn
+/// keeps the seq of its first `message.delta`) has its deltas leave the
+/// durable log: live listeners had them, and `message.completed` carries
+/// the whole text, so the log holds the reply once.
+pub(super) fn finish(tx: &mut Tx<'_>, id: TurnId, finish: TurnFinish) -> Result<Option<Turn>> {
     if !finish.state.is_final() {
         return Err(Error::Internal(format!(
             "{} is not an end state",
@@ -496,6 +496,10 @@ pub(super) fn finish(
             ms(now())
         ],
     )?;
+    let first_delta: Option<i64> = tx
+        .conn()
+        .prepare_cached("SELECT first_delta_seq FROM turns WHERE id = ?1")?
+        .query_row([id], |r| r.get(0))?;
     if let Some(first) = first_delta {
         tx.conn()
             .prepare_cached(

@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use jiff::Timestamp;
 
 use super::super::codec::ms;
-use super::super::{SqliteStore, artifacts, lock, members, threads, tool_actions, turns};
+use super::super::{SqliteStore, artifacts, members, threads, tool_actions, turns};
 use crate::error::Result;
 use crate::model::{
     Artifact, ArtifactKind, ChannelId, ModelChoice, ThreadId, ToolAction, ToolActionId, Turn,
@@ -62,9 +62,6 @@ impl TurnStore for SqliteStore {
         let seq = self
             .write(move |tx| turns::append_reply(tx, turn, &delta))
             .await?;
-        if let Some(seq) = seq {
-            lock(&self.inner.first_delta)?.entry(turn).or_insert(seq);
-        }
         Ok(seq.is_some())
     }
 
@@ -74,14 +71,7 @@ impl TurnStore for SqliteStore {
     }
 
     async fn finish_turn(&self, turn: TurnId, finish: TurnFinish) -> Result<Option<Turn>> {
-        let first_delta = lock(&self.inner.first_delta)?.get(&turn).copied();
-        let ended = self
-            .write(move |tx| turns::finish(tx, turn, finish, first_delta))
-            .await?;
-        if ended.is_some() {
-            lock(&self.inner.first_delta)?.remove(&turn);
-        }
-        Ok(ended)
+        self.write(move |tx| turns::finish(tx, turn, finish)).await
     }
 
     async fn turn_counts(&self) -> Result<Vec<(TurnState, u64)>> {
