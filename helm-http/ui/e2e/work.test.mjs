@@ -281,7 +281,10 @@ test("a mention notifies the person named, and their sidebar says so", async () 
   await notice.waitFor();
   await bob.getByRole("link", { name: /notes.*1 mention/ }).waitFor();
   await notice.click();
-  await bob.getByRole("complementary", { name: /Thread: could you read the final draft/ }).waitFor();
+  const thread = bob.getByRole("complementary", { name: /Thread: could you read the final draft/ });
+  await thread.waitFor();
+  // At the message that named him.
+  await thread.locator(".message.focused", { hasText: "could you read the final draft?" }).waitFor();
   await waitFor("the mention to count as read", async () => (await bob.getByRole("link", { name: /notes.*mention/ }).count()) === 0);
   assert.deepEqual(bob.consoleErrors(), []);
   await context.close();

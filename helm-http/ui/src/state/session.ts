@@ -11,7 +11,7 @@ import { applyActivityEvent, loadApprovals, loadEscalations } from "./activity";
 import { applyChannelEvent, channelById, loadChannels } from "./channels";
 import { applyMemoryEvent } from "./memory";
 import { applyMessageEvent } from "./messages";
-import { navigate, route, channelPath } from "./router";
+import { channelPath, messagePath, navigate, route } from "./router";
 import { applyThreadEvent } from "./threads";
 import { toast } from "./toasts";
 import { applyUnreadEvent, loadUnread, markRead } from "./unread";
@@ -76,7 +76,8 @@ function notifyMention(event: Extract<LiveEvent, { type: "mention.created" }>): 
         ? `@${message.author.handle}`
         : "Helm";
   const text = `${who} mentioned you in #${channel}`;
-  const href = message.thread_id ? channelPath(channel, "chat", message.thread_id) : channelPath(channel);
+  // The thread, at the message that named them.
+  const href = message.thread_id ? messagePath(channel, message.thread_id, message.id) : channelPath(channel);
   if (looking(message.channel_id)) return;
   toast(text, "mention", href);
   if ("Notification" in window && Notification.permission === "granted" && document.visibilityState !== "visible") {

@@ -17,7 +17,7 @@ import { useLatest } from "../../lib/latest";
 import { useRetryOnReconnect } from "../../lib/reconnect";
 import type { ChannelEntry } from "../../state/channels";
 import { addMemory, editMemory, forgetMemory, loadMemory, memoryOf, pinMemory, recall, restoreMemory } from "../../state/memory";
-import { channelPath } from "../../state/router";
+import { channelPath, messagePath } from "../../state/router";
 import { me } from "../../state/session";
 import { toast } from "../../state/toasts";
 import { MANAGERS, useManages } from "./manages";
@@ -262,7 +262,8 @@ function Recall({ channel, asked }: { channel: string; asked?: string }) {
                 {h.thread && (
                   <>
                     {" · "}
-                    <a href={channelPath(channel, "chat", h.thread.id)}>{h.thread.title || "its thread"}</a>
+                    {/* A message opens its thread at it; a record, the thread it came from. */}
+                    <a href={h.kind === "message" ? messagePath(channel, h.thread.id, h.id) : channelPath(channel, "chat", h.thread.id)}>{h.thread.title || "its thread"}</a>
                   </>
                 )}
               </span>
