@@ -127,5 +127,10 @@ test("a search hit in a long thread opens the thread at the message that matched
     return a.top >= b.top - 1 && a.top < b.bottom;
   });
   await screenshot(page, "73-thread-at-matched-message-desktop");
+
+  // A link to a message the thread does not hold says so, once it has read the whole thread.
+  await page.goto(`${stack.url}/c/history/t/${long}?m=999999`);
+  await page.getByText("The message this link names is not in this thread (any more)").waitFor({ timeout: 10000 });
+  assert.equal(await page.locator(".message.focused").count(), 0);
   assert.deepEqual(page.consoleErrors(), []);
 });

@@ -72,13 +72,20 @@ export function ThreadPanel({
 
   // A link to one message: older pages are read until it is among them
   // (the list then shows it; see `reveal` below).
+  // Said when the whole thread was read without it (deleted, or a link to another thread's).
+  const [notHere, setNotHere] = useState(false);
   useEffect(() => {
+    setNotHere(false);
     if (message === undefined || !read) return;
     let current = true;
     void (async () => {
       for (let page = 0; current && page < PAGES_TO_A_MESSAGE; page++) {
         const log = threadLog(thread).peek();
-        if (log.ids.includes(message) || log.olderCursor === undefined) return;
+        if (log.ids.includes(message)) return;
+        if (log.olderCursor === undefined) {
+          if (current) setNotHere(true);
+          return;
+        }
         await loadOlderMessages(thread);
       }
     })().catch(() => undefined);
@@ -250,6 +257,7 @@ export function ThreadPanel({
       ) : (
         <>
           <ErrorNote error={error} onRetry={() => setAttempt((a) => a + 1)} />
+          {notHere && <p class="muted small pad">The message this link names is not in this thread (any more): the thread is shown from its newest messages.</p>}
           <VirtualList
             class="thread-log"
             label="Messages in this thread"
