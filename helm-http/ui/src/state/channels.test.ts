@@ -43,3 +43,54 @@ test("a channel archived while it was being read stays archived", async () => {
     held.restore();
   }
 });
+
+/** Answers each request when `release` lets it go, with the next status and body. */
+function scriptedFetch(answers: [number, unknown][]): { release: () => Promise<void>; restore: () => void } {
+  const waiting: (() => void)[] = [];
+  const realFetch = globalThis.fetch;
+  globalThis.fetch = (async () => {
+    await new Promise<void>((resolve) => waiting.push(resolve));
+    const [status, body] = answers.shift() ?? [500, {}];
+    return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
+  }) as typeof fetch;
+  return {
+    release: async () => {
+      await tick();
+      waiting.shift()?.();
+      await tick();
+    },
+    restore: () => (globalThis.fetch = realFetch),
+  };
+}
+
+test("a person removed from a private channel and added back sees it again, even when the two cross", async () => {
+  const vault = { ...channel("active"), id: 8, name: "vault", visibility: "private" } as Channel;
+  const detail = { channel: vault, agent: { ...agent, id: 80 }, profile: { purpose: "Ship it" } };
+  const gone = { code: "not_found", message: "channel vault not found" };
+  const removed = { type: "channel.member_removed", seq: 2, at: "2026-01-01T00:00:02Z", channel_id: 8, user_id: 1 } as unknown as LiveEvent;
+  const added = { type: "channel.member_added", seq: 3, at: "2026-01-01T00:00:03Z", channel_id: 8, user_id: 1 } as unknown as LiveEvent;
+  const held = scriptedFetch([[200, detail], [404, gone], [200, detail], [404, gone], [200, detail]]);
+  try {
+    const known = loadChannel("vault");
+    await held.release();
+    await known;
+    assert.equal(channelByName("vault")?.channel.name, "vault");
+
+    // Removed: gone. Added back: there again.
+    applyChannelEvent(removed, 1);
+    await held.release();
+    assert.equal(channelByName("vault"), undefined, "removed");
+    applyChannelEvent(added, 1);
+    await held.release();
+    assert.equal(channelByName("vault")?.channel.name, "vault", "added back");
+
+    // Removed, then added back before the removal's check answers: kept.
+    applyChannelEvent(removed, 1);
+    await tick();
+    applyChannelEvent(added, 1);
+    await held.release();
+    assert.equal(channelByName("vault")?.channel.name, "vault", "the check that predates the addition does not remove it");
+  } finally {
+    held.restore();
+  }
+});

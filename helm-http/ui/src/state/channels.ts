@@ -137,16 +137,21 @@ export function applyChannelEvent(event: LiveEvent, me: number | undefined): voi
       break;
     case "channel.member_added":
       // Added to a private channel: it now exists for this person.
-      if (event.user_id === me && event.channel_id !== undefined && !channels.value.has(event.channel_id)) {
-        void loadChannel(String(event.channel_id)).catch(() => undefined);
+      if (event.user_id === me && event.channel_id !== undefined) {
+        hear(event.channel_id);
+        // Removed before and added back: no longer a channel gone for good.
+        deleted.delete(event.channel_id);
+        if (!channels.value.has(event.channel_id)) void loadChannel(String(event.channel_id)).catch(() => undefined);
       }
       break;
     case "channel.member_removed": {
-      // Removed from a private channel: gone for them, unless they see everything.
+      // Removed from a private channel: gone for them, unless they see
+      // everything, or were added back while the check was on its way.
       const id = event.channel_id;
       if (event.user_id === me && id !== undefined && channels.value.get(id)?.channel.visibility === "private") {
+        const since = heard;
         api.get("/api/channels/{channel}", { path: { channel: String(id) } }).catch((e: unknown) => {
-          if (e instanceof ApiError && e.status === 404) remove(id);
+          if (e instanceof ApiError && e.status === 404 && (heardAt.get(id) ?? 0) <= since) remove(id);
         });
       }
       break;
