@@ -8,6 +8,7 @@ import type { ChannelDetail, Member, Provider } from "../../api/types";
 import { Dialog } from "../../components/Dialog";
 import { ErrorNote, Field, patternMessage } from "../../components/Field";
 import { Icon } from "../../components/Icon";
+import { useLatest } from "../../lib/latest";
 import { CHANNEL_NAME_PATTERN, CHANNEL_NAME_RULE } from "../../lib/names";
 import { loadChannel, type ChannelEntry } from "../../state/channels";
 import { composerInsert } from "../../state/composer";
@@ -306,7 +307,13 @@ function MembersSection({ channel, members, manages, onChanged }: { channel: str
   const [adding, setAdding] = useState("");
   const [error, setError] = useState<string>();
   const inChannel = new Set((members ?? []).map((m) => m.user.id));
-  const refresh = async () => onChanged(await api.get("/api/channels/{channel}/members", { path: { channel } }));
+  // Two quick changes read the list twice: only the later read is shown.
+  const latest = useLatest();
+  const refresh = async () => {
+    const current = latest();
+    const members = await api.get("/api/channels/{channel}/members", { path: { channel } });
+    if (current()) onChanged(members);
+  };
   const add = async (e: Event) => {
     e.preventDefault();
     setError(undefined);
