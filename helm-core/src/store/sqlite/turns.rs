@@ -507,11 +507,7 @@ pub(super) fn finish(tx: &mut Tx<'_>, id: TurnId, finish: TurnFinish) -> Result<
                  AND type = 'message.delta' \
                  AND json_extract(payload, '$.message_id') = ?3",
             )?
-            .execute(params![
-                first as i64,
-                turn.channel_id,
-                turn.reply_message_id
-            ])?;
+            .execute(params![first, turn.channel_id, turn.reply_message_id])?;
     }
     let reply = messages::get(tx.conn(), turn.reply_message_id)?;
     if reply.status == MessageStatus::Complete {
