@@ -897,15 +897,12 @@ pub async fn a_reply_delta_says_where_its_text_goes(s: &Subject) -> anyhow::Resu
     deltas_place_their_text(s, &["Hé", "🙂", "llo", "é🙂é"], &[0, 2, 3, 6]).await
 }
 
-/// Appends `chunks` to a running turn's reply and checks its deltas'
-/// offsets are `offsets`, and that placing each chunk at its offset gives
-/// the stored text.
-pub async fn deltas_place_their_text(
-    s: &Subject,
+/// A turn of a new channel, started, whose reply streamed `chunks`; with
+/// the event head before the first chunk.
+async fn streamed(
+    f: &Fixture<'_>,
     chunks: &[&str],
-    offsets: &[u64],
-) -> anyhow::Result<()> {
-    let f = Fixture::new(s.store.as_ref()).await?;
+) -> anyhow::Result<(helm_core::model::Turn, u64)> {
     let research = f.channel("research").await?;
     let posted = f.post(&research, None, "@research write", true).await?;
     let turn = posted.turn.context("a turn")?;
@@ -917,6 +914,19 @@ pub async fn deltas_place_their_text(
     for chunk in chunks {
         ensure!(f.store.append_reply(turn.id, chunk.to_string()).await?);
     }
+    Ok((turn, before))
+}
+
+/// Appends `chunks` to a running turn's reply and checks its deltas'
+/// offsets are `offsets`, and that placing each chunk at its offset gives
+/// the stored text.
+pub async fn deltas_place_their_text(
+    s: &Subject,
+    chunks: &[&str],
+    offsets: &[u64],
+) -> anyhow::Result<()> {
+    let f = Fixture::new(s.store.as_ref()).await?;
+    let (turn, before) = streamed(&f, chunks).await?;
     let deltas: Vec<(u64, String)> = f
         .store
         .events_after(before, 100)
@@ -960,17 +970,7 @@ pub async fn a_reply_streamed_before_a_restart_leaves_the_log_once_finished(
     restarted: &dyn helm_core::store::Store,
 ) -> anyhow::Result<()> {
     let f = Fixture::new(s.store.as_ref()).await?;
-    let research = f.channel("research").await?;
-    let posted = f.post(&research, None, "@research write", true).await?;
-    let turn = posted.turn.context("a turn")?;
-    f.store
-        .start_turn(turn.id, None)
-        .await?
-        .context("claimable")?;
-    let before = f.store.event_head().await?;
-    for chunk in ["Half ", "an answer"] {
-        ensure!(f.store.append_reply(turn.id, chunk.to_string()).await?);
-    }
+    let (turn, before) = streamed(&f, &["Half ", "an answer"]).await?;
     restarted
         .finish_turn(turn.id, completed("Half an answer"))
         .await?

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { LiveEvent } from "../api/events";
 import type { Agent, Channel } from "../api/types";
-import { heldFetch, tick } from "./heldFetch";
+import { heldAnswers, heldFetch, tick } from "./heldFetch";
 
 // The router (which channels.ts follows renames with) reads the address at load.
 const address = new URL("http://helm.test/c/launch");
@@ -44,32 +44,13 @@ test("a channel archived while it was being read stays archived", async () => {
   }
 });
 
-/** Answers each request when `release` lets it go, with the next status and body. */
-function scriptedFetch(answers: [number, unknown][]): { release: () => Promise<void>; restore: () => void } {
-  const waiting: (() => void)[] = [];
-  const realFetch = globalThis.fetch;
-  globalThis.fetch = (async () => {
-    await new Promise<void>((resolve) => waiting.push(resolve));
-    const [status, body] = answers.shift() ?? [500, {}];
-    return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
-  }) as typeof fetch;
-  return {
-    release: async () => {
-      await tick();
-      waiting.shift()?.();
-      await tick();
-    },
-    restore: () => (globalThis.fetch = realFetch),
-  };
-}
-
 test("a person removed from a private channel and added back sees it again, even when the two cross", async () => {
   const vault = { ...channel("active"), id: 8, name: "vault", visibility: "private" } as Channel;
   const detail = { channel: vault, agent: { ...agent, id: 80 }, profile: { purpose: "Ship it" } };
   const gone = { code: "not_found", message: "channel vault not found" };
   const removed = { type: "channel.member_removed", seq: 2, at: "2026-01-01T00:00:02Z", channel_id: 8, user_id: 1 } as unknown as LiveEvent;
   const added = { type: "channel.member_added", seq: 3, at: "2026-01-01T00:00:03Z", channel_id: 8, user_id: 1 } as unknown as LiveEvent;
-  const held = scriptedFetch([[200, detail], [404, gone], [200, detail], [404, gone], [200, detail]]);
+  const held = heldAnswers([[200, detail], [404, gone], [200, detail], [404, gone], [200, detail]]);
   try {
     const known = loadChannel("vault");
     await held.release();
