@@ -265,15 +265,7 @@ impl Helm {
         ids: &[ThreadId],
     ) -> Result<Vec<Thread>> {
         let record = self.channel(channel).await?;
-        let mut found = Vec::with_capacity(ids.len());
-        for &id in ids {
-            match self.inner.store.thread(id).await {
-                Ok(thread) if thread.channel_id == record.channel.id => found.push(thread),
-                Ok(_) | Err(Error::NotFound { .. }) => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(found)
+        self.inner.store.threads_in(record.channel.id, ids).await
     }
 
     /// A page of a channel's threads, most recently active first; see

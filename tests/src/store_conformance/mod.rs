@@ -69,6 +69,7 @@ macro_rules! store_conformance {
             hop_facts_follow_the_last_human_post,
             each_computer_has_one_holder,
             thread_pages_neither_repeat_nor_skip,
+            threads_are_read_by_id_in_the_order_asked,
             threads_are_found_by_title_and_message_text,
         );
     };

@@ -19,6 +19,38 @@ fn page(before: Option<ThreadCursor>, archived: Option<bool>, limit: usize) -> T
     }
 }
 
+/// Threads read by id come back in the order asked, in one read; an id of
+/// another channel's thread, or of no thread, is left out.
+pub async fn threads_are_read_by_id_in_the_order_asked(s: &Subject) -> anyhow::Result<()> {
+    let f = Fixture::new(s.store.as_ref()).await?;
+    let research = f.channel("research").await?;
+    let other = f.channel("other").await?;
+    let mut made: Vec<ThreadId> = Vec::new();
+    for i in 0..4 {
+        let posted = f
+            .post(&research, None, &format!("session number {i}"), false)
+            .await?;
+        made.push(posted.thread.id);
+    }
+    let elsewhere = f.post(&other, None, "not research", false).await?.thread.id;
+    let none = ThreadId(made[3].get() + elsewhere.get() + 1000);
+    let asked = [made[2], elsewhere, made[0], none, made[3]];
+    let read = f.store.threads_in(research.channel.id, &asked).await?;
+    let ids: Vec<ThreadId> = read.iter().map(|t| t.id).collect();
+    ensure!(
+        ids == vec![made[2], made[0], made[3]],
+        "the channel's own, in the order asked: {ids:?}"
+    );
+    ensure!(
+        read.iter()
+            .all(|t| t.channel_id == research.channel.id && t.title.starts_with("session number")),
+        "whole threads: {read:?}"
+    );
+    let nothing = f.store.threads_in(research.channel.id, &[]).await?;
+    ensure!(nothing.is_empty(), "no ids, no threads: {nothing:?}");
+    Ok(())
+}
+
 /// Paging by cursor reaches every thread once, even when a thread not yet
 /// listed, and one already listed, are updated between pages; the archived
 /// filter keeps archived threads apart.

@@ -31,6 +31,11 @@ pub trait ThreadStore: Send + Sync + 'static {
     /// A thread.
     async fn thread(&self, id: ThreadId) -> Result<Thread>;
 
+    /// Those of `ids` that are threads of `channel`, in one read, in the
+    /// order asked; ids of other channels' threads, or of none, are left
+    /// out.
+    async fn threads_in(&self, channel: ChannelId, ids: &[ThreadId]) -> Result<Vec<Thread>>;
+
     /// A page of a channel's threads, most recently active first (by
     /// `updated_at`, then id, both descending).
     async fn thread_page(&self, channel: ChannelId, page: ThreadPage) -> Result<Vec<Thread>>;

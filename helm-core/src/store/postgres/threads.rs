@@ -39,6 +39,11 @@ impl ThreadStore for PostgresStore {
         rows::thread(&client, id).await
     }
 
+    async fn threads_in(&self, channel: ChannelId, ids: &[ThreadId]) -> Result<Vec<Thread>> {
+        let client = self.client().await?;
+        reading::among(&client, channel, ids).await
+    }
+
     async fn thread_page(&self, channel: ChannelId, page: ThreadPage) -> Result<Vec<Thread>> {
         let client = self.client().await?;
         reading::threads(&client, channel, &page).await

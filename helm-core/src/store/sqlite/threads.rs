@@ -41,6 +41,26 @@ pub(super) fn get(conn: &Connection, id: ThreadId) -> Result<Thread> {
         .ok_or_else(|| Error::not_found("thread", id))
 }
 
+/// Those of `ids` that are `channel`'s threads, in the order asked. The ids
+/// travel as one JSON array, so the statement is the same (and cached)
+/// whatever their number.
+pub(super) fn among(
+    conn: &Connection,
+    channel: ChannelId,
+    ids: &[ThreadId],
+) -> Result<Vec<Thread>> {
+    let ids =
+        serde_json::Value::from(ids.iter().map(|id| id.get()).collect::<Vec<_>>()).to_string();
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM json_each(?2) w JOIN threads t ON t.id = w.value \
+         WHERE t.channel_id = ?1 ORDER BY w.key"
+    ))?;
+    let threads = stmt
+        .query_map(params![channel, ids], from_row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(threads)
+}
+
 /// A page of a channel's threads (see [`ThreadPage`]): one seek along
 /// `threads_channel (channel_id, updated_at)` from the cursor.
 pub(super) fn list(

@@ -114,9 +114,42 @@ test("deltas a thread's page already holds are not added twice", async () => {
   delta(" wor", 7); // " w" held, "or" new
   delta("ld 🙂", 11);
   assert.equal(messageSignal(500)?.value.content, "🙂 Hello world 🙂");
-  // Deltas missed (a gap before this one) still add their text.
-  delta("!", 20);
-  assert.equal(messageSignal(500)?.value.content, "🙂 Hello world 🙂!");
+});
+
+test("deltas missed are read again, and the chunks heard meanwhile land in place", async () => {
+  threadLog(51);
+  const delta = (text: string, offset: number) => apply({ type: "message.delta", message_id: 510, thread_id: 51, text, offset });
+  putMessage(message(510, 51, "streaming", ""));
+  delta("Hello", 0);
+  // " wor" (offset 5) never reached this browser.
+  const held = heldFetch({ items: [message(510, 51, "streaming", "Hello world")], next_before: null });
+  try {
+    delta("ld", 9);
+    delta(" and", 11); // heard while the reply is read again
+    assert.equal(messageSignal(510)?.value.content, "Hello", "nothing is placed past a gap");
+    await held.release();
+  } finally {
+    held.restore();
+  }
+  assert.equal(messageSignal(510)?.value.content, "Hello world and");
+  delta(" more", 15);
+  assert.equal(messageSignal(510)?.value.content, "Hello world and more");
+});
+
+test("a reply completed while it was read again keeps its final text", async () => {
+  threadLog(52);
+  const delta = (text: string, offset: number) => apply({ type: "message.delta", message_id: 520, thread_id: 52, text, offset });
+  putMessage(message(520, 52, "streaming", "Hi"));
+  const held = heldFetch({ items: [message(520, 52, "streaming", "Hi the")], next_before: null });
+  try {
+    delta("re", 4);
+    apply({ type: "message.completed", message: message(520, 52, "complete", "Hi there.") });
+    await held.release();
+  } finally {
+    held.restore();
+  }
+  assert.equal(messageSignal(520)?.value.content, "Hi there.");
+  assert.equal(messageSignal(520)?.value.status, "complete");
 });
 
 test("a feed page that predates a reply keeps the reply's count and newest reply", async () => {

@@ -324,24 +324,78 @@ function heldLength(message: Message): number {
 }
 
 /**
+ * Per streaming reply whose deltas skipped past its text (some were
+ * missed): the chunks heard since, held until a fresh read of the reply
+ * fills what was missed.
+ */
+const gaps = new Map<number, { text: string; offset: number }[]>();
+
+/**
  * Places a chunk at its `offset`. A page read while the reply streamed can
  * already hold text whose deltas come after it: a chunk wholly inside what
  * is held is skipped, one reaching past it adds only its new part. One
- * beyond it (deltas missed) is appended; `message.completed` brings the
- * whole text.
+ * beyond it (deltas missed) starts a read of the reply; the chunks heard
+ * meanwhile are placed once its answer is in.
  */
 function onDelta(messageId: number, text: string, offset: number): void {
   const message = byId.get(messageId);
   if (!message) return; // Not shown anywhere; a page will bring its text.
+  const waiting = gaps.get(messageId);
+  if (waiting) {
+    waiting.push({ text, offset });
+    return;
+  }
   const current = message.value;
-  if (current.status !== "streaming" && current.status !== "pending") return;
+  const thread = current.thread_id;
+  if (offset > heldLength(current) && thread !== null && thread !== undefined && streams(current)) {
+    gaps.set(messageId, [{ text, offset }]);
+    void refill(message, thread);
+    return;
+  }
+  place(message, text, offset);
+}
+
+function streams(message: Message): boolean {
+  return message.status === "streaming" || message.status === "pending";
+}
+
+function place(message: Signal<Message>, text: string, offset: number): void {
+  const current = message.value;
+  if (!streams(current)) return;
   const held = heldLength(current);
   const length = codePoints(text);
   if (offset + length <= held) return;
+  // Past the end only when the read that should have filled a gap failed:
+  // the text is added where it ends, and `message.completed` brings the whole.
   const added = offset < held ? afterCodePoints(text, held - offset) : text;
   const next: Message = { ...current, status: "streaming", content: current.content + added };
   lengths.set(next, offset < held ? offset + length : held + length);
   message.value = next;
+}
+
+/**
+ * Reads a reply again after deltas were missed. The server appended every
+ * chunk heard before it sent it, so the reply as read holds at least up to
+ * the end of each chunk heard so far; those are then placed on it (skipped
+ * where it holds them). A reply completed meanwhile keeps its final text.
+ */
+async function refill(message: Signal<Message>, thread: number): Promise<void> {
+  const id = message.peek().id;
+  let fresh: Message | undefined;
+  try {
+    // The page just after the message before it starts with it (ids are positive).
+    const query = id > 1 ? { after: id - 1, limit: 1 } : { limit: 1 };
+    const page = await api.get("/api/threads/{id}/messages", { path: { id: thread }, query });
+    fresh = page.items.find((m) => m.id === id);
+  } catch {
+    // Placed as they came, below; `message.completed` brings the whole text.
+  }
+  const waiting = gaps.get(id) ?? [];
+  gaps.delete(id);
+  batch(() => {
+    if (fresh) putMessage(fresh);
+    for (const chunk of waiting) place(message, chunk.text, chunk.offset);
+  });
 }
 
 export function applyMessageEvent(event: LiveEvent): void {

@@ -25,6 +25,27 @@ pub(crate) fn limit(n: usize) -> i64 {
 /// length.
 const TAIL_STEP: i64 = 32;
 
+/// Those of `ids` that are `channel`'s threads, in the order asked.
+pub(super) async fn among(
+    c: &impl Db,
+    channel: ChannelId,
+    ids: &[ThreadId],
+) -> Result<Vec<Thread>> {
+    let ids: Vec<i64> = ids.iter().map(|id| id.get()).collect();
+    c.query(
+        &format!(
+            "SELECT {THREAD} FROM unnest($2::BIGINT[]) WITH ORDINALITY AS w(id, place) \
+             JOIN threads t ON t.id = w.id WHERE t.channel_id = $1 ORDER BY w.place"
+        ),
+        &[&channel.get(), &ids],
+    )
+    .await
+    .map_err(failed("reading threads"))?
+    .iter()
+    .map(thread_at)
+    .collect()
+}
+
 /// A page of a channel's threads (see [`ThreadPage`]), most recently
 /// active first.
 pub(super) async fn threads(

@@ -34,6 +34,11 @@ impl ThreadStore for SqliteStore {
         self.read_here(|c| threads::get(c, id)).await
     }
 
+    async fn threads_in(&self, channel: ChannelId, ids: &[ThreadId]) -> Result<Vec<Thread>> {
+        let ids = ids.to_vec();
+        self.read(move |c| threads::among(c, channel, &ids)).await
+    }
+
     async fn thread_page(&self, channel: ChannelId, page: ThreadPage) -> Result<Vec<Thread>> {
         self.read(move |c| threads::list(c, channel, &page)).await
     }
