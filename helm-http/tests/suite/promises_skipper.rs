@@ -234,3 +234,65 @@ async fn skipper_archives_for_the_asker_and_deletes_only_when_confirmed_and_appr
     served.api.t.helm.shutdown_runtime(false).await;
     served.stop().await
 }
+
+/// The Captain asking Skipper to delete a channel still approves it by
+/// hand: the model names the channel itself, and a deletion is for good.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deletion_the_captain_asks_skipper_for_waits_for_her_click() -> anyhow::Result<()> {
+    let (served, ada) = served_with_captain().await?;
+    let openai = MockOpenAi::start().await?;
+    ada.add_mock_provider("mock", &openai.base_url(), "mock-model")
+        .await?;
+    ada.create_channel("veg", "The vegetable patch.").await?;
+
+    // A vague wish; the model archives and deletes in one go.
+    openai.push(Behaviour::tool_call(
+        "archive_channel",
+        r#"{"channel": "veg"}"#,
+    ));
+    openai.push(Behaviour::tool_call(
+        "delete_channel",
+        r#"{"channel": "veg", "confirm": "veg"}"#,
+    ));
+    openai.push(Behaviour::text("#veg is gone."));
+    let (status, asked) = ada
+        .post(
+            "/api/channels/main/messages",
+            json!({"text": "@skipper we probably do not need the veg stuff any more"}),
+        )
+        .await?;
+    assert_eq!(status, StatusCode::CREATED, "{asked}");
+    let thread = asked["thread"]["id"].as_i64().unwrap_or_default();
+    let turn = asked["turn"]["id"].as_i64().unwrap_or_default();
+    let approval = ada
+        .poll("the approval card", || async {
+            let (_, pending) = ada.get("/api/approvals").await?;
+            Ok(pending
+                .as_array()
+                .and_then(|a| a.iter().find(|p| p["action"] == "delete_channel").cloned()))
+        })
+        .await?;
+    assert_eq!(approval["status"], "pending", "{approval}");
+    let (_, veg) = ada.get("/api/channels/veg").await?;
+    assert_eq!(
+        veg["channel"]["status"], "archived",
+        "kept while it waits: {veg}"
+    );
+
+    let (status, _) = ada
+        .post(
+            &format!("/api/approvals/{}/approve", approval["id"]),
+            json!({}),
+        )
+        .await?;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(ada.wait_ended(thread, turn).await?["state"], "completed");
+    assert_eq!(
+        ada.get("/api/channels/veg").await?.0,
+        StatusCode::NOT_FOUND,
+        "deleted once she approved it"
+    );
+
+    served.api.t.helm.shutdown_runtime(false).await;
+    served.stop().await
+}

@@ -3,8 +3,9 @@
 //! function, acting through the authority service for the person who asked:
 //! archiving needs someone who manages the channel; deleting needs the
 //! channel archived, its name repeated as `confirm`, and the Captain's (or
-//! an admin's) approval unless the approval policy says otherwise or the
-//! person asking is one, and it is done as whoever approved it. Neither acts
+//! an admin's) approval given by hand (even to one of them asking) unless the
+//! approval policy says deletions need none, and it is done as whoever
+//! approved it. Neither acts
 //! on the channel the call itself is in, since that would end the very turn
 //! doing it.
 
@@ -48,8 +49,8 @@ pub(super) fn tools() -> Vec<Arc<dyn Tool>> {
         Arc::new(TypedTool::new(
             "delete_channel",
             "Delete an archived channel for good: its agent, workspace, memory and history. \
-             `confirm` must repeat the channel's name. Needs the Captain's approval unless the \
-             person asking may give it.",
+             `confirm` must repeat the channel's name. It waits for the Captain or an admin to \
+             approve it by hand, even when they asked for it.",
             ApprovalClass::PerCall,
             delete_channel,
         )),
@@ -128,12 +129,14 @@ async fn delete_channel(cx: &ToolContext<'_>, args: DeleteArgs) -> Result<ToolOu
         .store
         .approval_required(record.channel.id, ApprovalAction::DeleteChannel)
         .await?;
-    // The deletion is done by whoever approved it (the asker, when they may
-    // approve it themselves); without a rule asking for approval, by the
-    // asker, whose own authority then decides.
+    // A deletion is for good, and the model wrote `confirm` itself: unless a
+    // rule says deletions need no approval, a person (the Captain or an
+    // admin) approves it by hand, even when the one asking could approve
+    // it. It is done as whoever approved it; without a rule asking for
+    // approval, by the asker, whose own authority then decides.
     let actor = if needed {
         match cx
-            .approval(ApprovalAction::DeleteChannel, summary, reason, false)
+            .approval(ApprovalAction::DeleteChannel, summary, reason, true)
             .await?
         {
             Decision::Refused(refusal) => return Ok(refusal),
