@@ -13,6 +13,7 @@
 pub(crate) mod context;
 pub mod follow;
 mod models;
+mod recalled;
 mod skipper;
 pub mod summary;
 pub(crate) mod tool_notes;

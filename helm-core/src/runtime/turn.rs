@@ -4,18 +4,18 @@
 //! fails. Streamed text is written to the reply in small batches; the
 //! finalizer records how it ended.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 
-use super::context::{self as context, ContextInputs, MEMORY_HITS, system_prompt, transcript};
+use super::context::{self as context, ContextInputs, system_prompt, transcript};
+use super::recalled;
 use super::summary::{SummaryTrigger, refresh_due};
 use super::tool_notes::ToolNotes;
 use super::{Runtime, StopReason};
 use crate::error::{Error, ProviderFailure, Result};
-use crate::model::{ChannelRef, ChannelStatus, ThreadId, Turn, TurnState};
+use crate::model::{ChannelRef, ChannelStatus, Turn, TurnState};
 use crate::provider::{
     ChatMessage, ChatRequest, FinishReason, Provider, StreamEvent, ToolCall, Usage, next,
 };
@@ -128,7 +128,7 @@ pub(super) async fn drive(
     // Leading mentions only address the agent: as words they would match
     // every message that ever called it, so recall looks for the rest.
     let question = super::wake::without_mentions(&trigger);
-    let recalled = recall_for_turn(rt, &turn, &audience, &question).await;
+    let recalled = recalled::for_turn(rt, &turn, &audience, &question).await;
     let pinned = rt.recall.pinned(&audience, turn.channel_id, 20).await?;
     // Skipper's turns: the whole thread, its own identity and tools, and
     // the channels the person who asked may see.
@@ -408,61 +408,6 @@ fn failed(e: &Error) -> Ending {
         state: TurnState::Failed,
         error: Some(e.to_string()),
         note: Some(format!("The turn failed: {e}")),
-    }
-}
-
-/// What the channel's memory says about the message that started the turn:
-/// records and earlier threads, not this thread (its transcript is there).
-/// Recall trouble never stops a turn.
-async fn recall_for_turn(
-    rt: &Runtime,
-    turn: &Turn,
-    audience: &crate::helm::Audience,
-    question: &str,
-) -> Vec<crate::memory::recall::RecallHit> {
-    if question.trim().is_empty() {
-        return Vec::new();
-    }
-    let mut query = crate::memory::recall::RecallQuery::new(question);
-    query.limit = MEMORY_HITS + 6;
-    match rt.recall.recall(audience, turn.channel_id, &query).await {
-        Ok(hits) => {
-            // Raw messages come only from threads no summary stands in for:
-            // a summarised thread speaks through its records, not its transcript.
-            // Hits cluster in a few threads: each is looked up once.
-            let mut unsummarised: HashMap<ThreadId, bool> = HashMap::new();
-            let mut kept = Vec::new();
-            for hit in hits {
-                let keep = match (&hit.thread, hit.kind.as_str()) {
-                    (Some(t), "message") if t.id == turn.thread_id => false,
-                    (Some(t), "message") => match unsummarised.get(&t.id) {
-                        Some(open) => *open,
-                        None => {
-                            let open = rt
-                                .store
-                                .thread(t.id)
-                                .await
-                                .map(|th| th.summary.trim().is_empty())
-                                .unwrap_or(false);
-                            unsummarised.insert(t.id, open);
-                            open
-                        }
-                    },
-                    _ => true,
-                };
-                if keep {
-                    kept.push(hit);
-                }
-                if kept.len() == MEMORY_HITS {
-                    break;
-                }
-            }
-            kept
-        }
-        Err(e) => {
-            tracing::warn!(turn = %turn.id, error = %e, "recall for the turn's context failed");
-            Vec::new()
-        }
     }
 }
 

@@ -164,6 +164,12 @@ async fn a_decision_in_one_thread_is_recalled_in_another_after_a_model_change_an
         "{}",
         request.system
     );
+    // …and so did thread 1's session summary, with what it decided…
+    assert!(
+        request.system.contains("[summary, thread") && request.system.contains("Beta on March 3rd"),
+        "{}",
+        request.system
+    );
     // …and thread 1's transcript did not: its summary stands in for it.
     assert!(
         !request.system.contains("Recorded: public beta"),
