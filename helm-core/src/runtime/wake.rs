@@ -5,7 +5,10 @@ use crate::model::Handle;
 
 /// Whether a human message wakes the channel's resident agent: when it
 /// mentions the agent, or when it continues a thread in which the agent has
-/// already replied while only one human speaks there. Once a second human
+/// a reply (`agent_replied`: of any status, so a reply still streaming, one
+/// that failed and one that was stopped count: the person is talking to the
+/// agent, and a follow-up after a failure is how they try again) while only
+/// one human speaks there. Once a second human
 /// speaks in a thread, only mentions wake the agent, so people can talk to
 /// each other without the agent butting in. A message that calls @skipper
 /// without mentioning the agent is for Skipper alone, so the two never

@@ -364,7 +364,7 @@ test("a failed reply is said once, in words; Retry asks again; the reply box say
   const feedLink = page.getByRole("region", { name: "Messages in #notes" }).getByRole("link", { name: /what changed this week/ });
   assert.match(await feedLink.innerText(), /^1 reply\b/, "Helm's hidden failure note is not counted as a reply");
   // A failed reply is no answer: a plain reply would reach nobody, and the box says so.
-  await thread.getByText("@notes-agent has not answered in this thread, so this reply reaches only people.", { exact: false }).waitFor();
+  await thread.getByText("@notes-agent was not asked in this thread, so this reply reaches only people.", { exact: false }).waitFor();
   await noAxeProblems("a thread with a failed reply");
   await screenshot(page, "24-failed-reply-desktop");
 
@@ -378,7 +378,7 @@ test("a failed reply is said once, in words; Retry asks again; the reply box say
   assert.equal(await log.getByText("Please try that again.").count(), 0);
   await waitFor("the feed to count the retry and its answer", async () => /^3 replies\b/.test(await feedLink.innerText()));
   // Now the agent answered and only Ada speaks: a plain reply wakes it, and the box says so.
-  await thread.getByText("@notes-agent will answer this reply: it answered here, and only you are talking.").waitFor();
+  await thread.getByText("@notes-agent will answer this reply: it is in this thread, and only you are talking.").waitFor();
   await stack.mock.push({ text: "Nothing else changed." });
   const reply = page.getByLabel("Reply in this thread");
   await reply.fill("anything else?");

@@ -115,3 +115,34 @@ async fn an_empty_stream_fails_the_turn_visibly() -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+/// A follow-up without a mention, after the agent's reply failed, reaches
+/// the agent: the person is talking to it, and that is how they try again.
+#[tokio::test]
+async fn a_plain_follow_up_after_a_failed_reply_wakes_the_agent() -> anyhow::Result<()> {
+    let mock = MockOpenAi::start().await?;
+    let (t, ch) = served_by(&mock).await?;
+    mock.push(Behaviour::raw_sse(&["data: [DONE]\n\n"]));
+    let posted = t
+        .helm
+        .post_message(&t.captain, &ch, "@launch-agent hello", None)
+        .await?;
+    let turn = t
+        .wait_turn(posted.turn.ok_or_else(|| anyhow::anyhow!("no turn"))?.id)
+        .await?;
+    assert_eq!(turn.state, TurnState::Failed);
+
+    mock.push(Behaviour::text("Hello again."));
+    let follow_up = t
+        .helm
+        .post_message(&t.captain, &ch, "are you there?", Some(posted.thread.id))
+        .await?;
+    let Some(turn) = follow_up.turn else {
+        panic!("a plain follow-up after a failed reply woke nobody");
+    };
+    let turn = t.wait_turn(turn.id).await?;
+    assert_eq!(turn.state, TurnState::Completed);
+    let reply = t.helm.store().message(turn.reply_message_id).await?;
+    assert_eq!(reply.content, "Hello again.");
+    Ok(())
+}

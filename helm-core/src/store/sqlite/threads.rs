@@ -341,8 +341,7 @@ pub(super) fn post(tx: &mut Tx<'_>, post: NewPost) -> Result<Posted> {
                 "SELECT EXISTS (SELECT 1 FROM messages WHERE thread_id = ?1 \
                    AND author_user_id > ?3) \
                  OR EXISTS (SELECT 1 FROM messages WHERE thread_id = ?1 AND author_user_id < ?3), \
-                 EXISTS (SELECT 1 FROM messages WHERE thread_id = ?1 AND author_agent_id = ?2 \
-                   AND status = 'complete')",
+                 EXISTS (SELECT 1 FROM messages WHERE thread_id = ?1 AND author_agent_id = ?2)",
             )?
             .query_row(params![thread.id, post.resident.id, post.author.id], |r| {
                 Ok((r.get(0)?, r.get(1)?))

@@ -29,7 +29,10 @@ test("a mention always wakes the agent; @skipper alone is for Skipper", () => {
 test("a plain reply wakes the agent once it answered, while one person speaks", () => {
   assert.equal(wakes("and then?", [human(1), agent()]), "continues");
   assert.equal(wakes("and then?", [human(1)]), "unanswered");
-  assert.equal(wakes("and then?", [human(1), agent("failed")]), "unanswered", "a failed reply is not an answer");
+  // A reply that failed, was stopped or still streams: the person is talking to the agent.
+  assert.equal(wakes("and then?", [human(1), agent("failed")]), "continues", "a failed reply: the follow-up tries again");
+  assert.equal(wakes("and then?", [human(1), agent("stopped")]), "continues");
+  assert.equal(wakes("and then?", [human(1), agent("streaming")]), "continues");
   assert.equal(wakes("and then?", [human(1), agent(), human(2)]), "others");
   assert.equal(wakes("and then?", [human(2), agent()]), "others", "someone else started it");
 });

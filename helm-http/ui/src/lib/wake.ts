@@ -1,7 +1,8 @@
 // Whether a reply wakes the channel's agent, by the server's rule
 // (helm-core's runtime/wake.rs, docs/cli.md): a message wakes the agent when
-// it mentions its handle, or when it continues a thread the agent already
-// answered in while only one human speaks there; once a second human speaks,
+// it mentions its handle, or when it continues a thread the agent has a
+// reply in (of any status: streaming, failed and stopped ones count) while
+// only one human speaks there; once a second human speaks,
 // only mentions wake it. `@skipper` without the agent is for Skipper alone.
 // The composer says which of these a reply will do, so a plain reply never
 // silently reaches nobody.
@@ -27,9 +28,9 @@ export type Wake =
   | "mention"
   /** It calls Skipper alone. */
   | "skipper"
-  /** Plain, and the agent answers it: it answered here and only this person speaks. */
+  /** Plain, and the agent answers it: it has a reply here and only this person speaks. */
   | "continues"
-  /** Plain, and the agent has not answered here (a failed reply does not count). */
+  /** Plain, and the agent has no reply here yet (it was never asked in this thread). */
   | "unanswered"
   /** Plain, and another person speaks here too: only a mention wakes the agent. */
   | "others";
@@ -42,7 +43,7 @@ export function replyWakes(text: string, thread: Message[], agentId: number, han
   const named = mentionedHandles(text);
   if (named.includes(handle.toLowerCase())) return "mention";
   if (named.includes("skipper")) return "skipper";
-  const answered = thread.some((m) => m.author.kind === "agent" && m.author.agent_id === agentId && m.status === "complete");
+  const answered = thread.some((m) => m.author.kind === "agent" && m.author.agent_id === agentId);
   if (!answered) return "unanswered";
   const others = thread.some((m) => m.author.kind === "human" && m.author.user_id !== me);
   return others ? "others" : "continues";

@@ -172,8 +172,7 @@ pub(super) async fn post(tx: &impl Db, post: NewPost) -> Result<Posted> {
                 "SELECT EXISTS (SELECT 1 FROM messages WHERE thread_id = $1 \
                    AND author_user_id > $3) \
                  OR EXISTS (SELECT 1 FROM messages WHERE thread_id = $1 AND author_user_id < $3), \
-                 EXISTS (SELECT 1 FROM messages WHERE thread_id = $1 AND author_agent_id = $2 \
-                   AND status = 'complete')",
+                 EXISTS (SELECT 1 FROM messages WHERE thread_id = $1 AND author_agent_id = $2)",
                 &[
                     &thread_row.id.get(),
                     &post.resident.id.get(),

@@ -291,9 +291,9 @@ function wakeWords(wake: Wake, handle: string): string {
     case "skipper":
       return `This reply calls Skipper; @${handle} stays out of it.`;
     case "continues":
-      return `@${handle} will answer this reply: it answered here, and only you are talking.`;
+      return `@${handle} will answer this reply: it is in this thread, and only you are talking.`;
     case "unanswered":
-      return `@${handle} has not answered in this thread, so this reply reaches only people. Mention it, or turn on Ask, to wake it.`;
+      return `@${handle} was not asked in this thread, so this reply reaches only people. Mention it, or turn on Ask, to wake it.`;
     case "others":
       return `Others talk here too, so only a mention wakes @${handle}. Mention it, or turn on Ask, to wake it.`;
   }
