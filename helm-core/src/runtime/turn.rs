@@ -385,10 +385,18 @@ fn stopped(reason: &Arc<Mutex<Option<StopReason>>>) -> Ending {
             error: None,
             note: Some(note),
         },
+        // Interrupted, as when the process dies: nobody chose to end the
+        // work, so the person may run it again (Retry), and the reply keeps
+        // what was written.
         Some(StopReason::Shutdown) => Ending {
-            state: TurnState::Cancelled,
-            error: None,
-            note: Some("This turn was cancelled because Helm is shutting down.".into()),
+            state: TurnState::Interrupted,
+            error: Some("Helm shut down while this turn was running".into()),
+            note: Some(
+                "This turn was interrupted: Helm shut down while it was running. It was not \
+                 restarted, because its actions may already have happened; retry it, or ask \
+                 again, to continue."
+                    .into(),
+            ),
         },
         Some(StopReason::Stopped(by)) => Ending {
             state: TurnState::Stopped,

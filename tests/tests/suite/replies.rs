@@ -5,7 +5,7 @@
 
 use helm_core::config::ReplyLimits;
 use helm_core::events::EventBody;
-use helm_core::model::{ChannelRef, MessageStatus, TurnState};
+use helm_core::model::{ChannelRef, MessageStatus, ThreadStatus, TurnState};
 use helm_tests::TestHelm;
 use helm_tests::mock::{Behaviour, MockOpenAi};
 
@@ -144,5 +144,58 @@ async fn a_plain_follow_up_after_a_failed_reply_wakes_the_agent() -> anyhow::Res
     assert_eq!(turn.state, TurnState::Completed);
     let reply = t.helm.store().message(turn.reply_message_id).await?;
     assert_eq!(reply.content, "Hello again.");
+    Ok(())
+}
+
+/// A shutdown in the middle of a reply ends its turn as interrupted, as a
+/// crash does: the reply keeps what was streamed, and the person can run
+/// the turn again once Helm is back.
+#[tokio::test]
+async fn a_shutdown_mid_reply_keeps_its_text_and_can_be_retried() -> anyhow::Result<()> {
+    let mock = MockOpenAi::start().await?;
+    let (t, ch) = served_by(&mock).await?;
+    mock.push(Behaviour::text_chunks(&["Half of the answer, ", "and the rest"]).hang_after(2));
+    let posted = t
+        .helm
+        .post_message(&t.captain, &ch, "@launch-agent write slowly", None)
+        .await?;
+    let Some(turn) = posted.turn else {
+        panic!("the mention woke nobody");
+    };
+    t.wait_for("the first words stored", || async {
+        let reply = t.helm.store().message(turn.reply_message_id).await?;
+        Ok(reply.content.contains("Half of the answer"))
+    })
+    .await?;
+    t.helm.shutdown_runtime(false).await;
+
+    let ended = t.helm.turn(turn.id).await?;
+    assert_eq!(ended.state, TurnState::Interrupted, "{ended:?}");
+    let reply = t.helm.store().message(turn.reply_message_id).await?;
+    assert_eq!(reply.status, MessageStatus::Interrupted);
+    assert!(reply.content.starts_with("Half of the answer"), "{reply:?}");
+    let thread = t.helm.thread(posted.thread.id).await?;
+    assert_eq!(
+        thread.status,
+        ThreadStatus::Failed,
+        "it needs a person's look"
+    );
+
+    let helm = t.reopen().await?;
+    helm.start_runtime().await?;
+    mock.push(Behaviour::text("The whole answer."));
+    let again = helm.retry_thread(&t.captain, posted.thread.id).await?;
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
+    let again = loop {
+        let now = helm.turn(again.id).await?;
+        if now.state.is_final() || tokio::time::Instant::now() > deadline {
+            break now;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    };
+    assert_eq!(again.state, TurnState::Completed, "{again:?}");
+    let answer = helm.store().message(again.reply_message_id).await?;
+    assert_eq!(answer.content, "The whole answer.");
+    helm.shutdown_runtime(false).await;
     Ok(())
 }
