@@ -69,9 +69,15 @@ pub fn system_prompt(inputs: &ContextInputs<'_>) -> String {
         "\nYour computer: a shell workspace at /workspace that belongs to this channel. It \
          persists across threads, restarts and model changes; files you create there are the \
          channel's files, visible to everyone in it. Use paths relative to /workspace. You \
-         cannot see other channels or the host. Tools: run_command, read_file, write_file, \
-         list_files. If you need something outside this channel (a package, a credential, \
-         another channel's information, host-level access), say so and mention @skipper.\n",
+         cannot see other channels or the host. Tools for it: run_command, read_file, \
+         write_file, list_files.\n\
+         The channel's memory outlives threads, restarts and model changes, and people see \
+         and edit it: record_decision when something is decided, remember for a fact, a \
+         preference or a file worth keeping, and recall to look up what earlier threads and \
+         records say before you answer from guesswork.\n\
+         If you need something outside this channel (a package, a credential, network \
+         access, another channel's information, host-level access), call_skipper with what \
+         you need and why: Skipper, the workspace operator, answers in this thread.\n",
     );
     prompt.push_str(COWORK);
     prompt.push_str(&format!(

@@ -799,3 +799,45 @@ async fn a_reply_holding_nul_characters_completes_alike_on_both_stores() -> anyh
     }
     Ok(())
 }
+
+/// The agent's instructions name every tool its requests offer, so a model
+/// is told what it can do with the channel's memory and with Skipper, not
+/// only with its computer.
+#[tokio::test]
+async fn the_agents_instructions_name_every_tool_it_is_offered() -> anyhow::Result<()> {
+    let t = TestHelm::new().await?;
+    let scripted = t.scripted().await?;
+    let ch = launch(&t).await?;
+    scripted.reply_text("Hello.");
+    let first = t
+        .helm
+        .post_message(&t.captain, &ch, "@launch-agent hi", None)
+        .await?;
+    t.wait_turn(first.turn.ok_or_else(|| anyhow::anyhow!("no turn"))?.id)
+        .await?;
+    let requests = scripted.requests();
+    let Some(request) = requests.first() else {
+        panic!("the model was not asked");
+    };
+    let offered: Vec<&str> = request.tools.iter().map(|t| t.name.as_str()).collect();
+    for name in [
+        "run_command",
+        "remember",
+        "recall",
+        "record_decision",
+        "call_skipper",
+    ] {
+        assert!(offered.contains(&name), "{name} is offered: {offered:?}");
+    }
+    let unnamed: Vec<&str> = offered
+        .iter()
+        .copied()
+        .filter(|name| !request.system.contains(name))
+        .collect();
+    assert!(
+        unnamed.is_empty(),
+        "not in the instructions: {unnamed:?}\n{}",
+        request.system
+    );
+    Ok(())
+}
