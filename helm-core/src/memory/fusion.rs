@@ -380,12 +380,15 @@ const SPREAD_WINDOW: usize = 60;
 
 /// Orders the first `places` items greedily: each place takes the best item
 /// of the first [`SPREAD_WINDOW`], less `penalty` if an item of its thread
-/// is already placed. Scores are kept (they say how well an item matches);
-/// only the order changes, and the rest keep theirs.
+/// is already placed, and its score becomes that value, so the scores read
+/// best first as the list does (each place's value is at most the one
+/// before: values only fall as threads are shown). The rest keep their
+/// order, their scores capped at the last placed one.
 fn spread_threads(ranked: &mut [Scored<'_>], penalty: f64, places: usize) {
     let window = ranked.len().min(SPREAD_WINDOW);
     let mut shown: HashSet<ThreadId> = HashSet::new();
-    for place in 0..places.min(window) {
+    let placed = places.min(window);
+    for place in 0..placed {
         let value = |r: &Scored<'_>| match r.item.thread_id {
             Some(t) if shown.contains(&t) => r.score - penalty,
             _ => r.score,
@@ -397,9 +400,18 @@ fn spread_threads(ranked: &mut [Scored<'_>], penalty: f64, places: usize) {
                 best = i;
             }
         }
+        let score = value(&ranked[best]);
         ranked[place..=best].rotate_right(1);
+        ranked[place].score = score;
         if let Some(t) = ranked[place].item.thread_id {
             shown.insert(t);
+        }
+    }
+    if placed > 0 {
+        let mut floor = ranked[placed - 1].score;
+        for r in &mut ranked[placed..] {
+            r.score = r.score.min(floor);
+            floor = r.score;
         }
     }
 }
@@ -571,7 +583,15 @@ mod tests {
         let hits = fuse(&c, &spread, &RecallQuery::new("q"));
         assert!(
             (hits[1].score - 1.0 / 9.0).abs() < 1e-12,
-            "a moved item keeps its own score"
+            "an item of a thread not shown keeps its own score"
+        );
+        assert!(
+            (hits[2].score - (1.0 / 7.0 - 0.25 / 6.0)).abs() < 1e-12,
+            "one of a thread shown scores what placed it: {hits:?}"
+        );
+        assert!(
+            hits.windows(2).all(|w| w[0].score >= w[1].score),
+            "the scores read best first, as the list does: {hits:?}"
         );
     }
 
