@@ -1,6 +1,6 @@
 // Fixes from a new user's audit, each seen in a real browser: first run's
-// wrong setup code said for a person and a slow model URL said while it is
-// tried; the channel header naming the agent by its handle (and at phone
+// wrong setup code said for a person, a slow model URL said while it is
+// tried, one that does not answer said before it is saved; the channel header naming the agent by its handle (and at phone
 // width inside its card, the icon-only tabs titled); a member in #main told
 // once that Skipper's host computer is not theirs (no refused requests, no
 // dead buttons); Activity linking threads by title; Cowork's agent panel
@@ -69,6 +69,21 @@ test("first run: a wrong setup code is said for a person; a model URL that does 
   for (const s of held) s.destroy();
   silent.close();
   await waitFor("the attempt to end", async () => (await page.getByText(/^Trying to reach/).count()) === 0, 60_000);
+
+  // An address nothing answers at is said before anything is saved, and
+  // may then be saved anyway (a local model server not started yet).
+  const closed = createServer();
+  await new Promise((resolve) => closed.listen(0, "127.0.0.1", resolve));
+  const closedUrl = `http://127.0.0.1:${closed.address().port}/v1`;
+  await new Promise((resolve) => closed.close(resolve));
+  await page.getByLabel("Base URL", { exact: true }).fill(closedUrl);
+  await page.getByRole("button", { name: "Connect and continue" }).click();
+  await page.getByText(/^The model could not be reached: its server did not answer\. Check the address and the key, or save it anyway and connect it later\./).waitFor({ timeout: 60_000 });
+  await page.getByRole("button", { name: "Save anyway" }).waitFor();
+  assert.equal(await page.getByRole("heading", { name: "Connect a model" }).count(), 1, "still on the model step");
+  const saved = await page.evaluate(() => fetch("/api/providers").then((r) => r.json()));
+  assert.deepEqual(saved, [], "nothing saved");
+  await screenshot(page, "fix-10-model-url-unreached");
 
   await page.getByLabel("Base URL", { exact: true }).fill(stack.mock.modelUrl);
   await page.getByLabel("Default model", { exact: true }).fill("mock-model");

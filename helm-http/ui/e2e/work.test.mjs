@@ -363,8 +363,8 @@ test("a failed reply is said once, in words; Retry asks again; the reply box say
   // …and counts only what the thread shows: the failed reply, not Helm's hidden note.
   const feedLink = page.getByRole("region", { name: "Messages in #notes" }).getByRole("link", { name: /what changed this week/ });
   assert.match(await feedLink.innerText(), /^1 reply\b/, "Helm's hidden failure note is not counted as a reply");
-  // A failed reply is no answer: a plain reply would reach nobody, and the box says so.
-  await thread.getByText("@notes-agent was not asked in this thread, so this reply reaches only people.", { exact: false }).waitFor();
+  // The agent is in this thread though its reply failed: a plain reply tries again, and the box says so.
+  await thread.getByText("@notes-agent will answer this reply: it is in this thread, and only you are talking.").waitFor();
   await noAxeProblems("a thread with a failed reply");
   await screenshot(page, "24-failed-reply-desktop");
 

@@ -8,6 +8,7 @@
 // (the list deciding it may still be loading when the form first shows).
 import { useState } from "preact/hooks";
 import { ApiError, api, describeError } from "../../api/client";
+import { plainFailure } from "../../lib/failure";
 import type { Provider, ProviderModels } from "../../api/types";
 import { ErrorNote, Field, patternMessage } from "../../components/Field";
 
@@ -105,6 +106,43 @@ export function ProviderForm({
     make_default: asDefault,
   });
 
+  /**
+   * The form whose connection failed on saving: the same form saved again
+   * is saved as it is (a provider that is down, or a local server not yet
+   * started), the button saying so.
+   */
+  const [unreached, setUnreached] = useState<string>();
+
+  /**
+   * Whether the form reaches its provider, tried before saving (unless it
+   * was just tested) so a mistyped address or a refused key is said here,
+   * not by the first reply that fails. False when it did not: the error is
+   * shown, and a provider that could not be reached may be saved anyway.
+   */
+  const reaches = async (form: string): Promise<boolean> => {
+    if (form === unreached || tested?.form === form) return true;
+    try {
+      const found = await api.post("/api/providers/test", { body: body() });
+      if (found.listed && found.default_model && !found.default_served) {
+        setError(describeModels(found));
+        return false;
+      }
+      setTested({ form, text: describeModels(found) });
+      return true;
+    } catch (err) {
+      const unreachable = err instanceof ApiError && (err.status === 502 || err.status === 504);
+      if (!unreachable) {
+        setError(describeError(err));
+        return false;
+      }
+      setUnreached(form);
+      // A sentence first; the server's reason (the address and what failed) after it.
+      const reason = describeError(err);
+      setError(`${plainFailure(reason)} Check the address and the key, or save it anyway and connect it later. (${reason.replace(/\.$/, "")}.)`);
+      return false;
+    }
+  };
+
   const submit = async (e: Event) => {
     e.preventDefault();
     const wanted = name.trim();
@@ -117,6 +155,7 @@ export function ProviderForm({
     setError(undefined);
     setNameError(undefined);
     try {
+      if (!(await reaches(JSON.stringify(body())))) return;
       const provider = await api.post("/api/providers", { body: body() });
       // Ready for another: a fresh suggested name, the page's default choice.
       setKey("");
@@ -219,7 +258,7 @@ export function ProviderForm({
           {testing ? "Testing…" : "Test connection"}
         </button>
         <button type="submit" class="btn btn-primary" disabled={busy}>
-          {busy && !testing ? "Connecting…" : submitLabel}
+          {busy && !testing ? "Connecting…" : unreached === JSON.stringify(body()) ? "Save anyway" : submitLabel}
         </button>
       </div>
     </form>
