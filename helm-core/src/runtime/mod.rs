@@ -658,7 +658,7 @@ impl Runtime {
                         state: TurnState::Failed,
                         reply: String::new(),
                         error: Some(e.to_string()),
-                        note: Some(format!("This turn failed inside Helm: {e}")),
+                        note: Some(format!("{}{e}", crate::store::rules::FAILED_INSIDE_NOTE)),
                         steps: 0,
                         usage: Usage::default(),
                     },

@@ -20,6 +20,7 @@ use crate::provider::{
     ChatMessage, ChatRequest, FinishReason, Provider, StreamEvent, ToolCall, Usage, next,
 };
 use crate::store::TurnFinish;
+use crate::store::rules::FAILED_TURN_NOTE;
 use crate::tool::{ToolContext, ToolServices};
 
 /// What the loop ended with, before the finalizer writes it.
@@ -415,7 +416,7 @@ fn failed(e: &Error) -> Ending {
     Ending {
         state: TurnState::Failed,
         error: Some(e.to_string()),
-        note: Some(format!("The turn failed: {e}")),
+        note: Some(format!("{FAILED_TURN_NOTE}{e}")),
     }
 }
 

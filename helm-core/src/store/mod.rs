@@ -20,7 +20,7 @@ mod ports;
 #[cfg(feature = "postgres")]
 mod postgres;
 pub mod prelude;
-mod rules;
+pub(crate) mod rules;
 mod sqlite;
 mod thread_search;
 mod types;

@@ -153,3 +153,16 @@ pub(crate) fn retry_refusal(turn: &crate::model::Turn, latest: TurnId) -> Option
         )
     })
 }
+
+/// How Helm's note about a failed turn begins: the reply already says it
+/// failed, so clients show the note's reason with the reply, not as a reply
+/// of its own, and a thread's reply count leaves it out.
+pub(crate) const FAILED_TURN_NOTE: &str = "The turn failed: ";
+
+/// The same note when Helm itself, not the model, failed the turn.
+pub(crate) const FAILED_INSIDE_NOTE: &str = "This turn failed inside Helm: ";
+
+/// SQL (both stores) that holds for a message that counts as a reply in a
+/// thread: anything but Helm's notes about failed turns.
+pub(crate) const COUNTS_AS_REPLY: &str = "NOT (author_kind = 'system' \
+    AND (content LIKE 'The turn failed: %' OR content LIKE 'This turn failed inside Helm: %'))";

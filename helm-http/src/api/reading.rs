@@ -61,7 +61,8 @@ pub struct FeedItem {
     pub message: Message,
     /// The thread it opened (absent for an announcement).
     pub thread: Option<Thread>,
-    /// Messages in the thread after the root.
+    /// Replies in the thread after the root, as the thread shows them: Helm's
+    /// notes about failed turns are left out (the failed reply says it).
     pub replies: u32,
     /// The newest of them.
     pub latest_reply: Option<Message>,

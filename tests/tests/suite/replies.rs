@@ -131,6 +131,13 @@ async fn a_plain_follow_up_after_a_failed_reply_wakes_the_agent() -> anyhow::Res
         .wait_turn(posted.turn.ok_or_else(|| anyhow::anyhow!("no turn"))?.id)
         .await?;
     assert_eq!(turn.state, TurnState::Failed);
+    // The feed counts the failed reply, not Helm's note about it (the
+    // thread shows the note's reason with the reply).
+    let feed = t.helm.feed(&t.captain, &ch, None, 10).await?;
+    let Some(item) = feed.iter().find(|i| i.message.id == posted.message.id) else {
+        panic!("the thread is not in the feed: {feed:?}");
+    };
+    assert_eq!(item.replies, 1, "{item:?}");
 
     mock.push(Behaviour::text("Hello again."));
     let follow_up = t

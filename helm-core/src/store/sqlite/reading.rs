@@ -14,6 +14,7 @@ use crate::model::{
     ThreadId, UNREAD_CAP, User, UserId, Workspace,
 };
 use crate::runtime::wake::person_mentions;
+use crate::store::rules::COUNTS_AS_REPLY;
 
 /// Moves `user`'s marker in the message's channel forward to `message`
 /// (never back). Emits `channel.read` when it moved.
@@ -221,9 +222,12 @@ pub(super) fn feed(
             },
         )?
         .collect::<rusqlite::Result<Vec<_>>>()?;
-    let mut replies = conn.prepare_cached(
-        "SELECT count(*), max(id) FROM messages WHERE thread_id = ?1 AND id <> ?2",
-    )?;
+    // Counted as the thread shows them (Helm's failure notes are not
+    // replies); the newest message is the newest word, whatever it is.
+    let mut replies = conn.prepare_cached(&format!(
+        "SELECT count(*) FILTER (WHERE {COUNTS_AS_REPLY}), max(id) FROM messages \
+         WHERE thread_id = ?1 AND id <> ?2"
+    ))?;
     let mut items = Vec::with_capacity(found.len());
     for (message, thread_id) in found.into_iter().rev() {
         let (thread, count, latest) = match thread_id {

@@ -21,17 +21,6 @@ export function shownInThread(message: Message | undefined): boolean {
   return !isFailureNote(message);
 }
 
-/**
- * The replies the chat shows, from the feed's count (every message after
- * the root, Helm's hidden failure notes among them) and its newest reply:
- * a newest reply that is a failure note is not one. (Older failure notes
- * cannot be told from the count; `repliesShown` corrects it once the
- * thread is loaded.)
- */
-export function feedReplies(replies: number, latest: Message | null | undefined): number {
-  return Math.max(0, replies - (latest && !shownInThread(latest) ? 1 : 0));
-}
-
 /** The replies shown of a whole thread: its messages after the root but failure notes. */
 export function repliesShown(messages: (Message | undefined)[], root: number | null | undefined): number {
   return messages.filter((m) => m !== undefined && m.id !== root && shownInThread(m)).length;

@@ -6,7 +6,7 @@ import { batch, signal, type Signal } from "@preact/signals";
 import { api } from "../api/client";
 import type { LiveEvent } from "../api/events";
 import type { Message } from "../api/types";
-import { feedReplies, repliesShown, shownInThread } from "../lib/failure";
+import { repliesShown, shownInThread } from "../lib/failure";
 import { putThread, threadSignal } from "./threads";
 
 const byId = new Map<number, Signal<Message>>();
@@ -234,7 +234,7 @@ async function loadFeedPage(channel: number, channelName: string, before?: numbe
         const latest = item.latest_reply?.id ?? 0;
         const since = (heard.get(item.thread.id) ?? []).filter((id) => id > latest).length;
         const newest = Math.max(latest, threadProgress(item.thread.id).peek().latestReplyId ?? 0);
-        threadProgress(item.thread.id).value = { replies: feedReplies(item.replies, item.latest_reply) + since, latestReplyId: newest || undefined };
+        threadProgress(item.thread.id).value = { replies: item.replies + since, latestReplyId: newest || undefined };
         countWholeThread(item.thread.id);
       }
       entries.push({ messageId: item.message.id, threadId: item.thread?.id });

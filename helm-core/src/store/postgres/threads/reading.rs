@@ -13,6 +13,7 @@ use crate::model::{
 };
 use crate::runtime::wake::person_mentions;
 use crate::store::postgres::prepared::Db;
+use crate::store::rules::COUNTS_AS_REPLY;
 use crate::store::types::{ThreadPage, ThreadTail, message_tokens};
 
 /// A `usize` limit as SQL's BIGINT.
@@ -305,7 +306,10 @@ pub(super) async fn feed(
             Some(id) => {
                 let counted = c
                     .query_one(
-                        "SELECT count(*), max(id) FROM messages WHERE thread_id = $1 AND id <> $2",
+                        &format!(
+                            "SELECT count(*) FILTER (WHERE {COUNTS_AS_REPLY}), max(id) \
+                             FROM messages WHERE thread_id = $1 AND id <> $2"
+                        ),
                         &[&id, &root.id.get()],
                     )
                     .await
