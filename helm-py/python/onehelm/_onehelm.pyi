@@ -55,6 +55,8 @@ __all__ = [
     "AsyncFiles",
     "Thread",
     "AsyncThread",
+    "ThreadIterator",
+    "AsyncThreadIterator",
     "Helm",
     "AsyncHelm",
     "Providers",
@@ -565,6 +567,16 @@ class AsyncThread:
     def refresh(self) -> Awaitable[None]: ...
 
 @final
+class ThreadIterator:
+    def __iter__(self) -> Iterator[Thread]: ...
+    def __next__(self) -> Thread: ...
+
+@final
+class AsyncThreadIterator:
+    def __aiter__(self) -> AsyncIterator[AsyncThread]: ...
+    def __anext__(self) -> Awaitable[AsyncThread]: ...
+
+@final
 class Channel:
     @property
     def id(self) -> int: ...
@@ -596,6 +608,14 @@ class Channel:
         archived: bool | None = None,
         before: Thread | AsyncThread | int | None = None,
     ) -> list[Thread]: ...
+    def iter_threads(
+        self,
+        *,
+        page_size: int = 50,
+        search: str | None = None,
+        archived: bool | None = None,
+        before: Thread | AsyncThread | int | None = None,
+    ) -> ThreadIterator: ...
     def thread(self, id: int) -> Thread: ...
     def activity(self, *, thread: int | None = None, limit: int = 50) -> list[ToolAction]: ...
     def import_history(self, source: bytes | str | os.PathLike[str]) -> ImportReport: ...
@@ -658,6 +678,14 @@ class AsyncChannel:
         archived: bool | None = None,
         before: AsyncThread | Thread | int | None = None,
     ) -> Awaitable[list[AsyncThread]]: ...
+    def iter_threads(
+        self,
+        *,
+        page_size: int = 50,
+        search: str | None = None,
+        archived: bool | None = None,
+        before: AsyncThread | Thread | int | None = None,
+    ) -> AsyncThreadIterator: ...
     def thread(self, id: int) -> Awaitable[AsyncThread]: ...
     def activity(
         self, *, thread: int | None = None, limit: int = 50

@@ -9,11 +9,11 @@ use helm_core::model::{MemoryId, MemoryKind, MemoryScope, ThreadId};
 use helm_core::store::MemoryFilter;
 use pyo3::prelude::*;
 
+use super::twins::twins;
 use super::{ChannelCore, check_limit};
 use crate::backend::MemoryChange;
 use crate::errors::{Result, to_py};
 use crate::records::{MemoryItem, RecallHit};
-use crate::runtime::{awaitable, blocking};
 
 fn memory_note(kind: &str, text: String, thread: Option<i64>, scope: &str) -> Result<MemoryNote> {
     Ok(MemoryNote {
@@ -39,82 +39,90 @@ pub struct Memory {
     pub(super) core: Arc<ChannelCore>,
 }
 
-#[pymethods]
-impl Memory {
+/// A channel's memory (asyncio).
+#[pyclass(frozen, module = "onehelm")]
+pub struct AsyncMemory {
+    pub(super) core: Arc<ChannelCore>,
+}
+
+twins! {
+    Memory / AsyncMemory;
+
     /// The `k` best matches for `query` among the channel's memory and
     /// earlier threads, with where they came from.
+    async
+    /// The `k` best matches for `query` (see `Memory.recall`).
     #[pyo3(signature = (query, k=5))]
-    fn recall(&self, py: Python<'_>, query: String, k: i64) -> PyResult<Vec<RecallHit>> {
+    fn recall(&self, query: String, k: i64) -> Vec<RecallHit> {
         // Below 1 is refused by the core as 0 hits asked: nothing overflows.
         let k = usize::try_from(k).unwrap_or(0);
         let core = self.core.clone();
-        blocking(py, async move {
+        async move {
             let hits = core.backend.recall(&core.key, &query, k).await?;
-            Ok(hits.into_iter().map(RecallHit::from).collect())
-        })
+            Ok(hits.into_iter().map(RecallHit::from).collect::<Vec<_>>())
+        }
     }
 
     /// Records something worth keeping: `kind` is `decision`, `fact`,
     /// `preference` or `artifact_ref`; `scope` is `channel` or `thread`.
+    async
+    /// Records something worth keeping (see `Memory.add`).
     #[pyo3(signature = (kind, text, *, thread=None, scope="channel"))]
-    fn add(
-        &self,
-        py: Python<'_>,
-        kind: &str,
-        text: String,
-        thread: Option<i64>,
-        scope: &str,
-    ) -> PyResult<MemoryItem> {
+    fn add(&self, kind: &str, text: String, thread: Option<i64>, scope: &str) -> MemoryItem {
         let note = memory_note(kind, text, thread, scope).map_err(to_py)?;
         let core = self.core.clone();
-        blocking(py, async move {
+        async move {
             core.backend
                 .remember(&core.key, note)
                 .await
                 .map(MemoryItem::from)
-        })
+        }
     }
 
     /// The channel's memory records, newest first (only current ones unless
     /// `all`).
+    async
+    /// The channel's memory records, newest first.
     #[pyo3(signature = (*, kind=None, limit=100, all=false))]
-    fn list(
-        &self,
-        py: Python<'_>,
-        kind: Option<&str>,
-        limit: usize,
-        all: bool,
-    ) -> PyResult<Vec<MemoryItem>> {
+    fn list(&self, kind: Option<&str>, limit: usize, all: bool) -> Vec<MemoryItem> {
         let filter = memory_filter(kind, check_limit(limit).map_err(to_py)?, all).map_err(to_py)?;
         let core = self.core.clone();
-        blocking(py, async move {
+        async move {
             let items = core.backend.memory(&core.key, filter).await?;
-            Ok(items.into_iter().map(MemoryItem::from).collect())
-        })
+            Ok(items.into_iter().map(MemoryItem::from).collect::<Vec<_>>())
+        }
     }
 
     /// Replaces a record's text; the old text is kept, superseded.
-    fn edit(&self, py: Python<'_>, id: i64, text: String) -> PyResult<MemoryItem> {
-        blocking(py, change(self.core.clone(), id, MemoryChange::Edit(text)))
+    async
+    /// Replaces a record's text (see `Memory.edit`).
+    fn edit(&self, id: i64, text: String) -> MemoryItem {
+        change(self.core.clone(), id, MemoryChange::Edit(text))
     }
 
     /// Forgets a record: kept for provenance (saying who forgot it), never
     /// recalled again until restored. Its author and the channel's
     /// managers may.
-    fn forget(&self, py: Python<'_>, id: i64) -> PyResult<MemoryItem> {
-        blocking(py, change(self.core.clone(), id, MemoryChange::Forget))
+    async
+    /// Forgets a record (see `Memory.forget`).
+    fn forget(&self, id: i64) -> MemoryItem {
+        change(self.core.clone(), id, MemoryChange::Forget)
     }
 
     /// Restores a forgotten record: current and recalled again. Whoever may
     /// forget it may restore it.
-    fn restore(&self, py: Python<'_>, id: i64) -> PyResult<MemoryItem> {
-        blocking(py, change(self.core.clone(), id, MemoryChange::Restore))
+    async
+    /// Restores a forgotten record (see `Memory.restore`).
+    fn restore(&self, id: i64) -> MemoryItem {
+        change(self.core.clone(), id, MemoryChange::Restore)
     }
 
     /// Pins a record (always in the agent's context), or unpins it.
+    async
+    /// Pins or unpins a record (see `Memory.pin`).
     #[pyo3(signature = (id, pinned=true))]
-    fn pin(&self, py: Python<'_>, id: i64, pinned: bool) -> PyResult<MemoryItem> {
-        blocking(py, change(self.core.clone(), id, MemoryChange::Pin(pinned)))
+    fn pin(&self, id: i64, pinned: bool) -> MemoryItem {
+        change(self.core.clone(), id, MemoryChange::Pin(pinned))
     }
 }
 
@@ -124,82 +132,4 @@ async fn change(core: Arc<ChannelCore>, id: i64, change: MemoryChange) -> Result
         .change_memory(MemoryId(id), change)
         .await
         .map(MemoryItem::from)
-}
-
-/// A channel's memory (asyncio).
-#[pyclass(frozen, module = "onehelm")]
-pub struct AsyncMemory {
-    pub(super) core: Arc<ChannelCore>,
-}
-
-#[pymethods]
-impl AsyncMemory {
-    /// The `k` best matches for `query` (see `Memory.recall`).
-    #[pyo3(signature = (query, k=5))]
-    fn recall<'py>(&self, py: Python<'py>, query: String, k: i64) -> PyResult<Bound<'py, PyAny>> {
-        let k = usize::try_from(k).unwrap_or(0);
-        let core = self.core.clone();
-        awaitable(py, async move {
-            let hits = core.backend.recall(&core.key, &query, k).await?;
-            Ok(hits.into_iter().map(RecallHit::from).collect::<Vec<_>>())
-        })
-    }
-
-    /// Records something worth keeping (see `Memory.add`).
-    #[pyo3(signature = (kind, text, *, thread=None, scope="channel"))]
-    fn add<'py>(
-        &self,
-        py: Python<'py>,
-        kind: &str,
-        text: String,
-        thread: Option<i64>,
-        scope: &str,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let note = memory_note(kind, text, thread, scope).map_err(to_py)?;
-        let core = self.core.clone();
-        awaitable(py, async move {
-            core.backend
-                .remember(&core.key, note)
-                .await
-                .map(MemoryItem::from)
-        })
-    }
-
-    /// The channel's memory records, newest first.
-    #[pyo3(signature = (*, kind=None, limit=100, all=false))]
-    fn list<'py>(
-        &self,
-        py: Python<'py>,
-        kind: Option<&str>,
-        limit: usize,
-        all: bool,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let filter = memory_filter(kind, check_limit(limit).map_err(to_py)?, all).map_err(to_py)?;
-        let core = self.core.clone();
-        awaitable(py, async move {
-            let items = core.backend.memory(&core.key, filter).await?;
-            Ok(items.into_iter().map(MemoryItem::from).collect::<Vec<_>>())
-        })
-    }
-
-    /// Replaces a record's text (see `Memory.edit`).
-    fn edit<'py>(&self, py: Python<'py>, id: i64, text: String) -> PyResult<Bound<'py, PyAny>> {
-        awaitable(py, change(self.core.clone(), id, MemoryChange::Edit(text)))
-    }
-
-    /// Forgets a record (see `Memory.forget`).
-    fn forget<'py>(&self, py: Python<'py>, id: i64) -> PyResult<Bound<'py, PyAny>> {
-        awaitable(py, change(self.core.clone(), id, MemoryChange::Forget))
-    }
-
-    /// Restores a forgotten record (see `Memory.restore`).
-    fn restore<'py>(&self, py: Python<'py>, id: i64) -> PyResult<Bound<'py, PyAny>> {
-        awaitable(py, change(self.core.clone(), id, MemoryChange::Restore))
-    }
-
-    /// Pins or unpins a record (see `Memory.pin`).
-    #[pyo3(signature = (id, pinned=true))]
-    fn pin<'py>(&self, py: Python<'py>, id: i64, pinned: bool) -> PyResult<Bound<'py, PyAny>> {
-        awaitable(py, change(self.core.clone(), id, MemoryChange::Pin(pinned)))
-    }
 }

@@ -12,8 +12,9 @@
 //! This file holds the two channel classes, the core and attribute getters
 //! they share, and the argument checks every part uses. Beside it: `ask`
 //! (a question run to its answer, for channels and threads alike),
-//! `listing` (a channel's threads, a page at a time) and `tools`
-//! (`@channel.tool`).
+//! `listing` (a channel's threads, a page at a time, and the iterators over
+//! them all), `tools` (`@channel.tool`) and `twins` (the macro that writes
+//! a blocking method and its asyncio twin from one body).
 
 mod ask;
 mod files;
@@ -21,6 +22,7 @@ mod listing;
 mod memory;
 mod thread;
 mod tools;
+mod twins;
 
 use std::sync::{Arc, Mutex};
 
@@ -38,9 +40,11 @@ use crate::turn::{Start, ThreadSlot};
 
 use ask::{ask_blocking, ask_future};
 pub use files::{AsyncFiles, Files};
+pub use listing::{AsyncThreadIterator, ThreadIterator};
 pub use memory::{AsyncMemory, Memory};
 pub use thread::{AsyncThread, Thread};
 use tools::{ToolOptions, remove_tool, tool_decorator};
+use twins::twins;
 
 /// What a channel's objects share: the backend and the latest snapshot.
 pub struct ChannelCore {
@@ -67,6 +71,12 @@ impl ChannelCore {
         if let Ok(mut r) = self.record.lock() {
             *r = record;
         }
+    }
+
+    /// Keeps the channel as a change answered with it.
+    fn keep(&self, changed: Result<ChannelRecord>) -> Result<()> {
+        self.set(changed?);
+        Ok(())
     }
 
     fn get<T>(&self, f: impl FnOnce(&ChannelRecord) -> T, default: T) -> T {
@@ -170,13 +180,18 @@ pub(crate) fn model_choice(
 /// A page size every listing serves (threads, activity, memory): 1 to
 /// 1000.
 fn check_limit(limit: usize) -> Result<usize> {
-    if (1..=1000).contains(&limit) {
-        Ok(limit)
+    check_range("limit", limit)
+}
+
+/// [`check_limit`] for a page size given as the argument `name`.
+fn check_range(name: &str, size: usize) -> Result<usize> {
+    if (1..=1000).contains(&size) {
+        Ok(size)
     } else {
         Err(failure(
             ErrorKind::Invalid,
             "invalid",
-            format!("limit {limit} is out of range: ask for 1 to 1000"),
+            format!("{name} {size} is out of range: ask for 1 to 1000"),
         ))
     }
 }
@@ -250,6 +265,131 @@ impl Channel {
     }
 }
 
+/// A channel, with asyncio calls.
+#[pyclass(frozen, module = "onehelm")]
+pub struct AsyncChannel {
+    core: Arc<ChannelCore>,
+}
+
+channel_attributes!(AsyncChannel);
+
+impl AsyncChannel {
+    /// A channel object over `record`.
+    pub fn new(backend: SharedBackend, record: ChannelRecord) -> Self {
+        AsyncChannel {
+            core: ChannelCore::new(backend, record),
+        }
+    }
+}
+
+twins! {
+    Channel / AsyncChannel;
+
+    /// The channel's tool journal (or one thread's), newest last.
+    async
+    /// The channel's tool journal (or one thread's), newest last.
+    #[pyo3(signature = (*, thread=None, limit=50))]
+    fn activity(&self, thread: Option<i64>, limit: usize) -> Vec<ToolAction> {
+        let (backend, key) = (self.core.backend.clone(), self.core.key.clone());
+        async move {
+            let actions = backend
+                .activity(&key, thread.map(ThreadId), check_limit(limit)?)
+                .await?;
+            Ok(actions.into_iter().map(ToolAction::from).collect::<Vec<_>>())
+        }
+    }
+
+    /// Imports a history (JSON Lines of threads, messages and memory
+    /// records; docs/memory.md) into the channel: `source` is the lines
+    /// (`bytes`) or a file's path. All or nothing: a bad line raises
+    /// `InvalidInput` naming every bad line, and nothing is imported.
+    async
+    /// Imports a history into the channel (see `Channel.import_history`).
+    fn import_history(&self, source: HistorySource) -> ImportReport {
+        import_from(self.core.backend.clone(), self.core.key.clone(), source)
+    }
+
+    /// Runs a shell command in the channel's computer, as its agent would
+    /// (in `/workspace`, under the channel's isolation), and waits for it.
+    async
+    /// Runs a shell command in the channel's computer (see `Channel.run`).
+    #[pyo3(signature = (command, *, cwd=None, timeout=None))]
+    fn run(&self, command: String, cwd: Option<String>, timeout: Option<f64>) -> CommandResult {
+        timeout_ok(timeout)?;
+        let (backend, key) = (self.core.backend.clone(), self.core.key.clone());
+        let request = RunRequest {
+            command,
+            cwd,
+            timeout_secs: timeout,
+        };
+        async move { backend.run(&key, request).await.map(CommandResult::from) }
+    }
+
+    /// The model that will serve the next turn (`None` if none is set
+    /// anywhere).
+    async
+    /// The model that will serve the next turn.
+    fn model(&self) -> Option<Model> {
+        let (backend, key) = (self.core.backend.clone(), self.core.key.clone());
+        async move { Ok(backend.model(&key).await?.map(Model::from)) }
+    }
+
+    /// Sets the channel's model (`set_model(None)` goes back to the
+    /// workspace's); identity, memory, files and history stay. Returns the
+    /// model that now serves it.
+    async
+    /// Sets (or with `None` clears) the channel's model.
+    #[pyo3(signature = (provider, model=None))]
+    fn set_model(&self, provider: Option<String>, model: Option<String>) -> Option<Model> {
+        let choice = model_choice(provider, model).map_err(to_py)?;
+        let (backend, key) = (self.core.backend.clone(), self.core.key.clone());
+        async move { Ok(backend.set_model(&key, choice).await?.map(Model::from)) }
+    }
+
+    /// Renames the channel live; its agent keeps its handle, files, memory
+    /// and threads. The old name is free again.
+    async
+    /// Renames the channel live; its agent keeps its handle.
+    fn rename(&self, name: String) -> () {
+        let core = self.core.clone();
+        async move { core.keep(core.backend.rename(&core.key, &name).await) }
+    }
+
+    /// Archives the channel: its agent is paused, everything is kept.
+    async
+    /// Archives the channel.
+    fn archive(&self) -> () {
+        let core = self.core.clone();
+        async move { core.keep(core.backend.archive(&core.key).await) }
+    }
+
+    /// Restores an archived channel with the same agent world.
+    async
+    /// Restores an archived channel.
+    fn restore(&self) -> () {
+        let core = self.core.clone();
+        async move { core.keep(core.backend.restore(&core.key).await) }
+    }
+
+    /// Deletes an archived channel and its agent world for good; `confirm`
+    /// must be the channel's name.
+    async
+    /// Deletes an archived channel for good; `confirm` must be its name.
+    #[pyo3(signature = (*, confirm))]
+    fn delete(&self, confirm: String) -> () {
+        let core = self.core.clone();
+        async move { core.backend.delete(&core.key, &confirm).await }
+    }
+
+    /// Reads the channel again (name, purpose, status).
+    async
+    /// Reads the channel again.
+    fn refresh(&self) -> () {
+        let core = self.core.clone();
+        async move { core.keep(core.backend.channel(&core.key).await) }
+    }
+}
+
 #[pymethods]
 impl Channel {
     /// Asks the resident agent (addressed for you unless the text mentions
@@ -311,6 +451,23 @@ impl Channel {
             .collect())
     }
 
+    /// All the channel's threads, most recently active first, as an
+    /// iterator that reads them `page_size` at a time, each page only when
+    /// the loop reaches it: a loop that stops early reads no more.
+    /// `search`, `archived` and `before` as for `threads` (a search is one
+    /// ranked page, at most `page_size`).
+    #[pyo3(signature = (*, page_size=50, search=None, archived=None, before=None))]
+    fn iter_threads(
+        &self,
+        page_size: usize,
+        search: Option<String>,
+        archived: Option<bool>,
+        before: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<ThreadIterator> {
+        let listing = self.core.listing(search, archived, before)?;
+        Ok(ThreadIterator::new(listing.walk(page_size).map_err(to_py)?))
+    }
+
     /// One of the channel's threads, by id.
     fn thread(&self, py: Python<'_>, id: i64) -> PyResult<Thread> {
         let backend = self.core.backend.clone();
@@ -319,23 +476,6 @@ impl Channel {
             async move { backend.thread(ThreadId(id)).await }
         })?;
         Ok(Thread::new(backend, thread))
-    }
-
-    /// The channel's tool journal (or one thread's), newest last.
-    #[pyo3(signature = (*, thread=None, limit=50))]
-    fn activity(
-        &self,
-        py: Python<'_>,
-        thread: Option<i64>,
-        limit: usize,
-    ) -> PyResult<Vec<ToolAction>> {
-        let (backend, key) = (self.core.backend.clone(), self.core.key.clone());
-        blocking(py, async move {
-            let actions = backend
-                .activity(&key, thread.map(ThreadId), check_limit(limit)?)
-                .await?;
-            Ok(actions.into_iter().map(ToolAction::from).collect())
-        })
     }
 
     /// The channel's memory.
@@ -352,105 +492,6 @@ impl Channel {
         Files {
             core: self.core.clone(),
         }
-    }
-
-    /// Imports a history (JSON Lines of threads, messages and memory
-    /// records; docs/memory.md) into the channel: `source` is the lines
-    /// (`bytes`) or a file's path. All or nothing: a bad line raises
-    /// `InvalidInput` naming every bad line, and nothing is imported.
-    fn import_history(&self, py: Python<'_>, source: HistorySource) -> PyResult<ImportReport> {
-        let (backend, key) = (self.core.backend.clone(), self.core.key.clone());
-        blocking(py, import_from(backend, key, source))
-    }
-
-    /// Runs a shell command in the channel's computer, as its agent would
-    /// (in `/workspace`, under the channel's isolation), and waits for it.
-    #[pyo3(signature = (command, *, cwd=None, timeout=None))]
-    fn run(
-        &self,
-        py: Python<'_>,
-        command: String,
-        cwd: Option<String>,
-        timeout: Option<f64>,
-    ) -> PyResult<CommandResult> {
-        timeout_ok(timeout)?;
-        let (backend, key) = (self.core.backend.clone(), self.core.key.clone());
-        let request = RunRequest {
-            command,
-            cwd,
-            timeout_secs: timeout,
-        };
-        blocking(py, async move {
-            backend.run(&key, request).await.map(CommandResult::from)
-        })
-    }
-
-    /// The model that will serve the next turn (`None` if none is set
-    /// anywhere).
-    fn model(&self, py: Python<'_>) -> PyResult<Option<Model>> {
-        let (backend, key) = (self.core.backend.clone(), self.core.key.clone());
-        blocking(py, async move {
-            Ok(backend.model(&key).await?.map(Model::from))
-        })
-    }
-
-    /// Sets the channel's model (`set_model(None)` goes back to the
-    /// workspace's); identity, memory, files and history stay. Returns the
-    /// model that now serves it.
-    #[pyo3(signature = (provider, model=None))]
-    fn set_model(
-        &self,
-        py: Python<'_>,
-        provider: Option<String>,
-        model: Option<String>,
-    ) -> PyResult<Option<Model>> {
-        let choice = model_choice(provider, model).map_err(to_py)?;
-        let (backend, key) = (self.core.backend.clone(), self.core.key.clone());
-        blocking(py, async move {
-            Ok(backend.set_model(&key, choice).await?.map(Model::from))
-        })
-    }
-
-    /// Renames the channel live; its agent keeps its handle, files, memory
-    /// and threads. The old name is free again.
-    fn rename(&self, py: Python<'_>, name: String) -> PyResult<()> {
-        let core = self.core.clone();
-        blocking(py, async move {
-            let record = core.backend.rename(&core.key, &name).await?;
-            core.set(record);
-            Ok(())
-        })
-    }
-
-    /// Archives the channel: its agent is paused, everything is kept.
-    fn archive(&self, py: Python<'_>) -> PyResult<()> {
-        let core = self.core.clone();
-        blocking(py, async move {
-            let record = core.backend.archive(&core.key).await?;
-            core.set(record);
-            Ok(())
-        })
-    }
-
-    /// Restores an archived channel with the same agent world.
-    fn restore(&self, py: Python<'_>) -> PyResult<()> {
-        let core = self.core.clone();
-        blocking(py, async move {
-            let record = core.backend.restore(&core.key).await?;
-            core.set(record);
-            Ok(())
-        })
-    }
-
-    /// Deletes an archived channel and its agent world for good; `confirm`
-    /// must be the channel's name.
-    #[pyo3(signature = (*, confirm))]
-    fn delete(&self, py: Python<'_>, confirm: String) -> PyResult<()> {
-        let core = self.core.clone();
-        blocking(
-            py,
-            async move { core.backend.delete(&core.key, &confirm).await },
-        )
     }
 
     /// Gives the channel's agent a Python function as a tool: as
@@ -500,33 +541,6 @@ impl Channel {
             async move { backend.open_terminal(&key, rows, cols).await },
         )?;
         Ok(crate::terminal::Terminal::new(core))
-    }
-
-    /// Reads the channel again (name, purpose, status).
-    fn refresh(&self, py: Python<'_>) -> PyResult<()> {
-        let core = self.core.clone();
-        blocking(py, async move {
-            let record = core.backend.channel(&core.key).await?;
-            core.set(record);
-            Ok(())
-        })
-    }
-}
-
-/// A channel, with asyncio calls.
-#[pyclass(frozen, module = "onehelm")]
-pub struct AsyncChannel {
-    core: Arc<ChannelCore>,
-}
-
-channel_attributes!(AsyncChannel);
-
-impl AsyncChannel {
-    /// A channel object over `record`.
-    pub fn new(backend: SharedBackend, record: ChannelRecord) -> Self {
-        AsyncChannel {
-            core: ChannelCore::new(backend, record),
-        }
     }
 }
 
@@ -585,32 +599,28 @@ impl AsyncChannel {
         })
     }
 
+    /// All the channel's threads, read a page at a time as the `async for`
+    /// loop reaches it (see `Channel.iter_threads`).
+    #[pyo3(signature = (*, page_size=50, search=None, archived=None, before=None))]
+    fn iter_threads(
+        &self,
+        page_size: usize,
+        search: Option<String>,
+        archived: Option<bool>,
+        before: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<AsyncThreadIterator> {
+        let listing = self.core.listing(search, archived, before)?;
+        Ok(AsyncThreadIterator::new(
+            listing.walk(page_size).map_err(to_py)?,
+        ))
+    }
+
     /// One of the channel's threads, by id.
     fn thread<'py>(&self, py: Python<'py>, id: i64) -> PyResult<Bound<'py, PyAny>> {
         let backend = self.core.backend.clone();
         awaitable(py, async move {
             let thread = backend.thread(ThreadId(id)).await?;
             Ok(AsyncThread::new(backend, thread))
-        })
-    }
-
-    /// The channel's tool journal (or one thread's), newest last.
-    #[pyo3(signature = (*, thread=None, limit=50))]
-    fn activity<'py>(
-        &self,
-        py: Python<'py>,
-        thread: Option<i64>,
-        limit: usize,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let (backend, key) = (self.core.backend.clone(), self.core.key.clone());
-        awaitable(py, async move {
-            let actions = backend
-                .activity(&key, thread.map(ThreadId), check_limit(limit)?)
-                .await?;
-            Ok(actions
-                .into_iter()
-                .map(ToolAction::from)
-                .collect::<Vec<_>>())
         })
     }
 
@@ -628,100 +638,6 @@ impl AsyncChannel {
         AsyncFiles {
             core: self.core.clone(),
         }
-    }
-
-    /// Imports a history into the channel (see `Channel.import_history`).
-    fn import_history<'py>(
-        &self,
-        py: Python<'py>,
-        source: HistorySource,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let (backend, key) = (self.core.backend.clone(), self.core.key.clone());
-        awaitable(py, import_from(backend, key, source))
-    }
-
-    /// Runs a shell command in the channel's computer (see `Channel.run`).
-    #[pyo3(signature = (command, *, cwd=None, timeout=None))]
-    fn run<'py>(
-        &self,
-        py: Python<'py>,
-        command: String,
-        cwd: Option<String>,
-        timeout: Option<f64>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        timeout_ok(timeout)?;
-        let (backend, key) = (self.core.backend.clone(), self.core.key.clone());
-        let request = RunRequest {
-            command,
-            cwd,
-            timeout_secs: timeout,
-        };
-        awaitable(py, async move {
-            backend.run(&key, request).await.map(CommandResult::from)
-        })
-    }
-
-    /// The model that will serve the next turn.
-    fn model<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let (backend, key) = (self.core.backend.clone(), self.core.key.clone());
-        awaitable(py, async move {
-            Ok(backend.model(&key).await?.map(Model::from))
-        })
-    }
-
-    /// Sets (or with `None` clears) the channel's model.
-    #[pyo3(signature = (provider, model=None))]
-    fn set_model<'py>(
-        &self,
-        py: Python<'py>,
-        provider: Option<String>,
-        model: Option<String>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let choice = model_choice(provider, model).map_err(to_py)?;
-        let (backend, key) = (self.core.backend.clone(), self.core.key.clone());
-        awaitable(py, async move {
-            Ok(backend.set_model(&key, choice).await?.map(Model::from))
-        })
-    }
-
-    /// Renames the channel live; its agent keeps its handle.
-    fn rename<'py>(&self, py: Python<'py>, name: String) -> PyResult<Bound<'py, PyAny>> {
-        let core = self.core.clone();
-        awaitable(py, async move {
-            let record = core.backend.rename(&core.key, &name).await?;
-            core.set(record);
-            Ok(())
-        })
-    }
-
-    /// Archives the channel.
-    fn archive<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let core = self.core.clone();
-        awaitable(py, async move {
-            let record = core.backend.archive(&core.key).await?;
-            core.set(record);
-            Ok(())
-        })
-    }
-
-    /// Restores an archived channel.
-    fn restore<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let core = self.core.clone();
-        awaitable(py, async move {
-            let record = core.backend.restore(&core.key).await?;
-            core.set(record);
-            Ok(())
-        })
-    }
-
-    /// Deletes an archived channel for good; `confirm` must be its name.
-    #[pyo3(signature = (*, confirm))]
-    fn delete<'py>(&self, py: Python<'py>, confirm: String) -> PyResult<Bound<'py, PyAny>> {
-        let core = self.core.clone();
-        awaitable(
-            py,
-            async move { core.backend.delete(&core.key, &confirm).await },
-        )
     }
 
     /// Gives the channel's agent a Python function as a tool: as
@@ -768,16 +684,6 @@ impl AsyncChannel {
             Ok(crate::terminal::AsyncTerminal::new(core))
         })
     }
-
-    /// Reads the channel again.
-    fn refresh<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let core = self.core.clone();
-        awaitable(py, async move {
-            let record = core.backend.channel(&core.key).await?;
-            core.set(record);
-            Ok(())
-        })
-    }
 }
 
 /// Adds the channel and thread classes to the module.
@@ -790,5 +696,7 @@ pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<AsyncFiles>()?;
     module.add_class::<Thread>()?;
     module.add_class::<AsyncThread>()?;
+    module.add_class::<ThreadIterator>()?;
+    module.add_class::<AsyncThreadIterator>()?;
     Ok(())
 }

@@ -8,11 +8,12 @@ use pyo3::prelude::*;
 
 use super::ask::{ask_blocking, ask_future};
 use super::timeout_ok;
+use super::twins::twins;
 use crate::backend::SharedBackend;
 use crate::errors::Result;
 use crate::events::{AsyncTurnStream, Reply, TurnStream};
 use crate::records::{Message, ThreadInfo};
-use crate::runtime::{awaitable, blocking};
+use crate::runtime::awaitable;
 use crate::turn::{Start, ThreadSlot};
 
 /// What both thread flavours share: the thread as last read, which also
@@ -142,17 +143,91 @@ impl Thread {
     }
 }
 
-#[pymethods]
-impl Thread {
+/// A thread, with asyncio calls.
+#[pyclass(frozen, module = "onehelm")]
+pub struct AsyncThread {
+    pub(super) core: Arc<ThreadCore>,
+}
+
+thread_attributes!(AsyncThread);
+
+impl AsyncThread {
+    pub(super) fn new(backend: SharedBackend, thread: helm_core::model::Thread) -> Self {
+        AsyncThread {
+            core: ThreadCore::new(backend, thread),
+        }
+    }
+}
+
+twins! {
+    Thread / AsyncThread;
+
     /// Its messages in server order.
-    fn messages(&self, py: Python<'_>) -> PyResult<Vec<Message>> {
+    async
+    /// Its messages in server order.
+    fn messages(&self) -> Vec<Message> {
         let core = self.core.clone();
-        blocking(py, async move {
+        async move {
             let messages = core.backend.messages(ThreadId(core.id())).await?;
-            Ok(messages.into_iter().map(Message::from).collect())
-        })
+            Ok(messages.into_iter().map(Message::from).collect::<Vec<_>>())
+        }
     }
 
+    /// Marks the thread resolved (its summary is written by the serving
+    /// model on a driving process).
+    async
+    /// Marks the thread resolved.
+    fn resolve(&self) -> () {
+        self.core.clone().set_status(ThreadStatus::Resolved)
+    }
+
+    /// Reopens a resolved, failed or archived thread.
+    async
+    /// Reopens a resolved, failed or archived thread.
+    fn reopen(&self) -> () {
+        self.core.clone().set_status(ThreadStatus::Open)
+    }
+
+    /// Gives the thread a new title (trimmed; one line of 1 to 200
+    /// characters).
+    async
+    /// Gives the thread a new title (see `Thread.rename`).
+    fn rename(&self, title: String) -> () {
+        self.core.clone().rename(title)
+    }
+
+    /// Archives the thread: kept, but listed apart
+    /// (`channel.threads(archived=True)`) until it is reopened.
+    /// `Conflict` when it is archived already.
+    async
+    /// Archives the thread (see `Thread.archive`).
+    fn archive(&self) -> () {
+        self.core.clone().set_status(ThreadStatus::Archived)
+    }
+
+    /// Stops the thread's work: its running turn ends `stopped`.
+    async
+    /// Stops the thread's work.
+    fn stop(&self) -> () {
+        let core = self.core.clone();
+        async move { core.backend.stop_thread(ThreadId(core.id())).await }
+    }
+
+    /// Reads the thread again (status, title, summary).
+    async
+    /// Reads the thread again.
+    fn refresh(&self) -> () {
+        let core = self.core.clone();
+        async move {
+            let thread = core.backend.thread(ThreadId(core.id())).await?;
+            core.set(thread);
+            Ok(())
+        }
+    }
+}
+
+#[pymethods]
+impl Thread {
     /// Continues the thread with a question for the resident agent.
     #[pyo3(signature = (text, *, timeout=None))]
     fn ask(&self, py: Python<'_>, text: String, timeout: Option<f64>) -> PyResult<Reply> {
@@ -195,77 +270,10 @@ impl Thread {
             Some(self.core.id()),
         )
     }
-
-    /// Marks the thread resolved (its summary is written by the serving
-    /// model on a driving process).
-    fn resolve(&self, py: Python<'_>) -> PyResult<()> {
-        blocking(py, self.core.clone().set_status(ThreadStatus::Resolved))
-    }
-
-    /// Reopens a resolved, failed or archived thread.
-    fn reopen(&self, py: Python<'_>) -> PyResult<()> {
-        blocking(py, self.core.clone().set_status(ThreadStatus::Open))
-    }
-
-    /// Gives the thread a new title (trimmed; one line of 1 to 200
-    /// characters).
-    fn rename(&self, py: Python<'_>, title: String) -> PyResult<()> {
-        blocking(py, self.core.clone().rename(title))
-    }
-
-    /// Archives the thread: kept, but listed apart
-    /// (`channel.threads(archived=True)`) until it is reopened.
-    /// `Conflict` when it is archived already.
-    fn archive(&self, py: Python<'_>) -> PyResult<()> {
-        blocking(py, self.core.clone().set_status(ThreadStatus::Archived))
-    }
-
-    /// Stops the thread's work: its running turn ends `stopped`.
-    fn stop(&self, py: Python<'_>) -> PyResult<()> {
-        let core = self.core.clone();
-        blocking(py, async move {
-            core.backend.stop_thread(ThreadId(core.id())).await
-        })
-    }
-
-    /// Reads the thread again (status, title, summary).
-    fn refresh(&self, py: Python<'_>) -> PyResult<()> {
-        let core = self.core.clone();
-        blocking(py, async move {
-            let thread = core.backend.thread(ThreadId(core.id())).await?;
-            core.set(thread);
-            Ok(())
-        })
-    }
-}
-
-/// A thread, with asyncio calls.
-#[pyclass(frozen, module = "onehelm")]
-pub struct AsyncThread {
-    pub(super) core: Arc<ThreadCore>,
-}
-
-thread_attributes!(AsyncThread);
-
-impl AsyncThread {
-    pub(super) fn new(backend: SharedBackend, thread: helm_core::model::Thread) -> Self {
-        AsyncThread {
-            core: ThreadCore::new(backend, thread),
-        }
-    }
 }
 
 #[pymethods]
 impl AsyncThread {
-    /// Its messages in server order.
-    fn messages<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let core = self.core.clone();
-        awaitable(py, async move {
-            let messages = core.backend.messages(ThreadId(core.id())).await?;
-            Ok(messages.into_iter().map(Message::from).collect::<Vec<_>>())
-        })
-    }
-
     /// Continues the thread with a question for the resident agent.
     #[pyo3(signature = (text, *, timeout=None))]
     fn ask<'py>(
@@ -309,43 +317,5 @@ impl AsyncThread {
             text,
             Some(self.core.id()),
         )
-    }
-
-    /// Marks the thread resolved.
-    fn resolve<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        awaitable(py, self.core.clone().set_status(ThreadStatus::Resolved))
-    }
-
-    /// Reopens a resolved, failed or archived thread.
-    fn reopen<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        awaitable(py, self.core.clone().set_status(ThreadStatus::Open))
-    }
-
-    /// Gives the thread a new title (see `Thread.rename`).
-    fn rename<'py>(&self, py: Python<'py>, title: String) -> PyResult<Bound<'py, PyAny>> {
-        awaitable(py, self.core.clone().rename(title))
-    }
-
-    /// Archives the thread (see `Thread.archive`).
-    fn archive<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        awaitable(py, self.core.clone().set_status(ThreadStatus::Archived))
-    }
-
-    /// Stops the thread's work.
-    fn stop<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let core = self.core.clone();
-        awaitable(py, async move {
-            core.backend.stop_thread(ThreadId(core.id())).await
-        })
-    }
-
-    /// Reads the thread again.
-    fn refresh<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let core = self.core.clone();
-        awaitable(py, async move {
-            let thread = core.backend.thread(ThreadId(core.id())).await?;
-            core.set(thread);
-            Ok(())
-        })
     }
 }
