@@ -3,6 +3,7 @@
 //! is there already).
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 
 use super::Runtime;
 use super::context::MEMORY_HITS;
@@ -54,12 +55,12 @@ pub(super) async fn for_turn(
         if thread == turn.thread_id {
             continue;
         }
-        if !summaries.contains_key(&thread) {
+        if let Entry::Vacant(slot) = summaries.entry(thread) {
             let summary = summary_of(rt, &hit, thread).await;
             if let Some(summary) = &summary {
                 kept.push(summary.clone());
             }
-            summaries.insert(thread, summary);
+            slot.insert(summary);
             if hit.kind == "summary" {
                 continue;
             }
