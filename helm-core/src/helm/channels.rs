@@ -168,7 +168,8 @@ impl Helm {
     /// must be registered, a model named (or the provider's default), and
     /// listed by a provider that lists its models; the check says whether
     /// the provider confirmed it or it is unverified. Turns already
-    /// accepted keep the model they were given.
+    /// accepted keep the model they were given. A channel's choice set
+    /// again as it is records nothing and answers no check.
     pub async fn set_model_policy(
         &self,
         actor: &User,
@@ -253,6 +254,11 @@ pub(crate) async fn set_model_policy(
         }
         PolicyScope::Channel(id) => {
             may_manage(actor, &store.channel(&ChannelRef::Id(id)).await?)?;
+            // The channel's choice again changes nothing, so nothing is
+            // recorded: no event, no activity entry, no provider asked.
+            if store.model_policy(id, None).await?.channel == choice {
+                return Ok(None);
+            }
         }
         _ => {}
     }

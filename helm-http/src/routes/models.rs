@@ -90,7 +90,8 @@ async fn channel_model(
 }
 
 /// Sets (or clears) a channel's model (its managers). Its agent, files,
-/// memory and history stay.
+/// memory and history stay. The channel's choice again changes nothing:
+/// no event, no activity entry, the policy without a `check`.
 #[utoipa::path(put, path = "/api/channels/{channel}/model", tag = "models",
     params(("channel" = String, Path, description = "The channel's name or id")),
     request_body = ModelChoiceRequest,

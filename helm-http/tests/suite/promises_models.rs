@@ -443,3 +443,49 @@ async fn what_a_provider_serves_is_listed_and_a_configuration_is_tried_before_sa
 
     served.stop().await
 }
+
+/// The `model.changed` entries of a channel's lifecycle.
+async fn model_changes(ada: &super::people::Person, channel: &str) -> anyhow::Result<usize> {
+    let (status, story) = ada
+        .get(&format!("/api/channels/{channel}/lifecycle"))
+        .await?;
+    assert_eq!(status, StatusCode::OK, "{story}");
+    Ok(story
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|e| e["type"] == "model.changed")
+        .count())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn saving_the_channels_model_unchanged_records_nothing() -> anyhow::Result<()> {
+    let (served, ada) = served_with_captain().await?;
+    let openai = MockOpenAi::start().await?;
+    openai.serve_models(&["model-a", "model-b"]);
+    ada.add_mock_provider("mock", &openai.base_url(), "model-a")
+        .await?;
+    ada.create_channel("plan", "Plans the quarter.").await?;
+    let choice = json!({"provider": "mock", "model": "model-b"});
+    let (status, first) = ada.put("/api/channels/plan/model", choice.clone()).await?;
+    assert_eq!(status, StatusCode::OK, "{first}");
+    assert_eq!(model_changes(&ada, "plan").await?, 1);
+
+    // The same choice again: the current policy back, and nothing recorded.
+    let (status, again) = ada.put("/api/channels/plan/model", choice).await?;
+    assert_eq!(status, StatusCode::OK, "{again}");
+    assert_eq!(again["channel"], first["channel"], "{again}");
+    assert_eq!(again["resolved"]["model"], "model-b");
+    assert_eq!(model_changes(&ada, "plan").await?, 1, "no second change");
+
+    // Back to the workspace's model is a change; clearing it twice is not.
+    ada.put("/api/channels/plan/model", json!({"provider": null}))
+        .await?;
+    let (status, cleared) = ada
+        .put("/api/channels/plan/model", json!({"provider": null}))
+        .await?;
+    assert_eq!(status, StatusCode::OK, "{cleared}");
+    assert!(cleared["channel"].is_null(), "{cleared}");
+    assert_eq!(model_changes(&ada, "plan").await?, 2);
+    served.stop().await
+}

@@ -19,6 +19,17 @@ test("anything that could be markup is not taken for plain text", () => {
 
 test("previews flatten Markdown", () => {
   assert.equal(plainText("**Plan**: see [the doc](x)\n\n```sh\nls\n```"), "Plan: see the doc [code]");
+  assert.equal(plainText("## Status\n> _quoted_ ~~old~~ `x`\n\n- one\n- two"), "Status quoted old x one two");
+  // A fence still open (a reply streaming) is code too.
+  assert.equal(plainText("Try:\n```sh\nls"), "Try: [code]");
+});
+
+test("previews keep the characters that are text, not syntax", () => {
+  assert.equal(plainText("Created #garden"), "Created #garden");
+  assert.equal(plainText("Renamed snake_case to kebab-case"), "Renamed snake_case to kebab-case");
+  assert.equal(plainText("when a > b in C#, ~2 days"), "when a > b in C#, ~2 days");
+  // In a message with markup too, only the markup goes.
+  assert.equal(plainText("**Done**: #garden uses snake_case, a > b"), "Done: #garden uses snake_case, a > b");
 });
 
 test("a streaming reply is cut at blank lines, never inside an open fence", () => {

@@ -143,13 +143,32 @@ export function streamBlocks(text: string): { done: string[]; tail: string } {
   return { done, tail: text.slice(start) };
 }
 
-/** Plain text of a message's Markdown, for previews and notifications. */
+type Token = { type: string; text?: string; tokens?: Token[]; items?: Token[]; header?: Token[]; rows?: Token[][] };
+
+/**
+ * The words of lexed Markdown: markup dropped, the text it marks kept
+ * (`**Plan**` is "Plan", a link is its label), a code block a "[code]".
+ */
+function tokenText(tokens: Token[]): string {
+  let out = "";
+  for (const t of tokens) {
+    if (t.type === "code") out += " [code] ";
+    else if (t.type === "hr" || t.type === "def") out += " ";
+    else if (t.type === "table") out += ` ${[t.header ?? [], ...(t.rows ?? [])].map((row) => row.map((cell) => tokenText(cell.tokens ?? [])).join(" ")).join(" ")} `;
+    else if (t.items) out += ` ${t.items.map((item) => tokenText(item.tokens ?? [])).join(" ")} `;
+    else if (t.tokens) out += `${tokenText(t.tokens)}${t.type === "paragraph" || t.type === "heading" || t.type === "blockquote" ? " " : ""}`;
+    else out += t.type === "space" || t.type === "br" ? " " : (t.text ?? "");
+  }
+  return out;
+}
+
+/**
+ * Plain text of a message's Markdown, for previews and notifications: the
+ * Markdown syntax goes, the characters that are text stay (`#garden`,
+ * `snake_case`, `a > b`).
+ */
 export function plainText(text: string, max = 200): string {
-  const flat = text
-    .replace(/```[\s\S]*?(```|$)/g, " [code] ")
-    .replace(/[*_`>#~]/g, "")
-    .replace(/\[([^\]]*)\]\([^)]*\)/g, "$1")
-    .replace(/\s+/g, " ")
-    .trim();
+  const words = isPlainText(text) ? text : tokenText(marked.lexer(text) as Token[]);
+  const flat = words.replace(/\s+/g, " ").trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }

@@ -109,9 +109,11 @@ export async function boot(): Promise<void> {
       }
       return;
     }
-    if (sessionStorage.getItem("helm.firstRun") && who.user.role === "captain") {
-      // Setup was done in this tab, and its wizard is still going.
+    const resume = await unfinishedFirstRun(who.user);
+    if (resume) {
+      // The Captain has not finished the first-run wizard: back to it.
       me.value = who.user;
+      firstRunStep.value = resume;
       phase.value = "setup";
       return;
     }
@@ -123,6 +125,44 @@ export async function boot(): Promise<void> {
     }
     throw e;
   }
+}
+
+/** This tab's step in the first-run wizard (a reload resumes it exactly). */
+export const FIRST_RUN_KEY = "helm.firstRun";
+
+/** The first-run wizard's steps after the Captain exists. */
+export type FirstRunStep = "model" | "computer" | "name";
+
+/** Where a Captain's unfinished first run resumes (see `unfinishedFirstRun`). */
+export const firstRunStep = signal<FirstRunStep | undefined>(undefined);
+
+/**
+ * The step a Captain who has not finished the first-run wizard comes back
+ * to, or undefined. Decided from what the server says, not from the tab
+ * (closing it must not skip the rest): the wizard ends in #main, so a
+ * Captain who has read no channel yet never got there; without a model
+ * connected, the model step is next (where it can be skipped again).
+ * This tab's own step, if it was in the wizard, wins: it may be further on.
+ */
+async function unfinishedFirstRun(user: User): Promise<FirstRunStep | undefined> {
+  if (user.role !== "captain") return undefined;
+  const here = sessionStorage.getItem(FIRST_RUN_KEY) as FirstRunStep | null;
+  if (here) return here;
+  const counts = await api.get("/api/unread");
+  if (counts.some((c) => c.last_read != null)) return undefined;
+  const providers = await api.get("/api/providers");
+  return providers.length === 0 ? "model" : "computer";
+}
+
+/**
+ * The Captain has entered the workspace: #main is marked read up to its
+ * newest message, which is what says (to every tab and device) that the
+ * first-run wizard is done. The chat marks it too, a moment after it shows.
+ */
+export async function markEntered(): Promise<void> {
+  const page = await api.get("/api/channels/{channel}/feed", { path: { channel: "main" }, query: { limit: 1 } });
+  const newest = Math.max(0, ...page.items.map((i) => Math.max(i.message.id, i.latest_reply?.id ?? 0)));
+  if (newest > 0) await api.put("/api/channels/{channel}/read", { path: { channel: "main" }, body: { message_id: newest } });
 }
 
 /** Starts a signed-in session for `user`. */

@@ -137,3 +137,15 @@ test("threads a view names beyond the pages loaded are read together, each once"
     globalThis.fetch = realFetch;
   }
 });
+
+test("a thread's newest turn is known from pages and events alike", async () => {
+  const { latestTurnOf } = await import("./threads");
+  putTurn(turn(61, 6, 600, "failed", 1));
+  assert.equal(latestTurnOf(6).value, 61);
+  // The retry's turn, from its event: the failed one is no longer the last.
+  apply({ type: "turn.queued", turn: turn(62, 6, 602, "queued", 0), ahead: 0 });
+  assert.equal(latestTurnOf(6).value, 62);
+  // An older turn read later (a page) does not move it back.
+  putTurn(turn(61, 6, 600, "failed", 1));
+  assert.equal(latestTurnOf(6).value, 62);
+});

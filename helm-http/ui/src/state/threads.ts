@@ -239,6 +239,8 @@ const usageByThread = new Map<number, Map<number, TurnUsage>>();
 const threadTotals = new Map<number, Signal<UsageTotal | undefined>>();
 /** Live turns per thread (queued or running), for the Stop button. */
 const liveTurns = new Map<number, Signal<ReadonlySet<number>>>();
+/** Per thread: the newest turn this client knows (the one Retry would run again). */
+const latestTurns = new Map<number, Signal<number | undefined>>();
 
 export function turnOfReply(messageId: number): Signal<TurnView | undefined> {
   let s = turnsByReply.get(messageId);
@@ -254,6 +256,19 @@ export function liveTurnsOf(thread: number): Signal<ReadonlySet<number>> {
   if (!s) {
     s = signal<ReadonlySet<number>>(new Set());
     liveTurns.set(thread, s);
+  }
+  return s;
+}
+
+/**
+ * The id of the newest turn of `thread` this client knows: Retry runs the
+ * thread's last turn again, so only that turn's failed reply can offer it.
+ */
+export function latestTurnOf(thread: number): Signal<number | undefined> {
+  let s = latestTurns.get(thread);
+  if (!s) {
+    s = signal<number | undefined>(undefined);
+    latestTurns.set(thread, s);
   }
   return s;
 }
@@ -328,6 +343,8 @@ function progressOf(state: Turn["state"]): number {
 
 export function putTurn(turn: Turn, ahead?: number): void {
   const view = turnOfReply(turn.reply_message_id);
+  const latest = latestTurnOf(turn.thread_id);
+  if (latest.value === undefined || latest.value < turn.id) latest.value = turn.id;
   // An older copy never takes a turn back: the answer to the post that
   // queued it can arrive after the socket said it ended (a quick answer).
   const known = view.value?.turn;

@@ -1,14 +1,16 @@
 // First run (spec §8.1): create the Captain, connect a model provider, see
 // the computer the agents will use, name the workspace, and land in #main
 // with Skipper ready. Nothing about agents, memory or directories is asked.
-// The step reached is kept for the tab, so a reload resumes it.
+// A Captain who leaves before the end comes back to the next unfinished
+// step, as the server tells it (see `unfinishedFirstRun`); the step reached
+// is kept for the tab too, so a reload resumes it exactly.
 import { useEffect, useState } from "preact/hooks";
 import { ApiError, api, describeError } from "../../api/client";
 import type { Status } from "../../api/types";
 import { ErrorNote, Field, patternMessage } from "../../components/Field";
 import { USER_NAME_PATTERN, USER_NAME_RULE } from "../../lib/names";
 import { Icon } from "../../components/Icon";
-import { enter, workspaceName } from "../../state/session";
+import { FIRST_RUN_KEY, enter, firstRunStep, markEntered, workspaceName } from "../../state/session";
 import { ProviderForm } from "../admin/ProviderForm";
 
 type Step = "captain" | "model" | "computer" | "name";
@@ -18,18 +20,19 @@ const STEPS: { id: Step; title: string }[] = [
   { id: "computer", title: "The computer" },
   { id: "name", title: "The workspace" },
 ];
-const KEY = "helm.firstRun";
 
 export function FirstRun() {
-  const saved = sessionStorage.getItem(KEY) as Step | null;
+  const saved = (sessionStorage.getItem(FIRST_RUN_KEY) ?? firstRunStep.value) as Step | null;
   const [step, setStep] = useState<Step>(saved && STEPS.some((s) => s.id === saved) ? saved : "captain");
   const go = (next: Step) => {
-    sessionStorage.setItem(KEY, next);
+    sessionStorage.setItem(FIRST_RUN_KEY, next);
     setStep(next);
     requestAnimationFrame(() => document.querySelector<HTMLElement>(".wizard h1")?.focus());
   };
   const finish = async () => {
-    sessionStorage.removeItem(KEY);
+    // Said to the server first: a tab closed from here on does not bring the wizard back.
+    await markEntered().catch(() => undefined);
+    sessionStorage.removeItem(FIRST_RUN_KEY);
     const who = await api.get("/api/auth/me");
     await enter(who.user);
   };

@@ -166,9 +166,14 @@ function ModelSection({ channel, detail, manages, onSaved }: { channel: string; 
   const [error, setError] = useState<string>();
   const [busy, setBusy] = useState(false);
   const [own, setOwn] = useState(false);
+  // The choice as saved ("provider/model"; "" for the workspace's), so Save
+  // is offered only for a change; undefined until it is read.
+  const [saved, setSaved] = useState<string>();
+  const choice = (p: string, m: string) => (p ? `${p}/${m.trim()}` : "");
 
   useEffect(() => {
     let current = true;
+    setSaved(undefined);
     api.get("/api/providers").then((list) => current && setProviders(list), () => undefined);
     // The channel left before its answer came must not fill this one's form.
     api.get("/api/channels/{channel}/model", { path: { channel } }).then((policy) => {
@@ -176,6 +181,7 @@ function ModelSection({ channel, detail, manages, onSaved }: { channel: string; 
       setOwn(!!policy.channel);
       setProvider(policy.channel?.provider ?? "");
       setModel(policy.channel?.model ?? "");
+      setSaved(choice(policy.channel?.provider ?? "", policy.channel?.model ?? ""));
     }, () => undefined);
     return () => {
       current = false;
@@ -189,6 +195,7 @@ function ModelSection({ channel, detail, manages, onSaved }: { channel: string; 
     try {
       await api.put("/api/channels/{channel}/model", { path: { channel }, body: { provider: provider || null, model: provider && model.trim() ? model.trim() : null } });
       setOwn(!!provider);
+      setSaved(choice(provider, model));
       await onSaved();
       toast(provider ? "Model changed. The agent keeps its name, files and memory." : "The channel now uses the workspace's model.");
     } catch (err) {
@@ -232,7 +239,7 @@ function ModelSection({ channel, detail, manages, onSaved }: { channel: string; 
       <ErrorNote error={error} />
       {manages && (
         <div class="actions">
-          <button type="submit" class="btn btn-primary" disabled={busy}>
+          <button type="submit" class="btn btn-primary" disabled={busy || saved === undefined || saved === choice(provider, model)}>
             Save model
           </button>
         </div>

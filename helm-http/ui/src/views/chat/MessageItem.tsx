@@ -1,23 +1,25 @@
-// One message of a thread. An agent's reply carries its turn: queued (with
-// how many are ahead), streaming, failed (in words, the raw reason behind
-// "Details", with Retry) or stopped; its tool calls as cards; the approvals
+// One message of a thread. An agent's reply carries its turn, as the turn's
+// own state says: queued (with how many are ahead), working, waiting on an
+// approval, failed (in words, the raw reason behind "Details", with Retry
+// while it can work) or stopped; its tool calls as cards; the approvals
 // it asked for; once its turn has ended, the tokens it used. Each message
 // reads only its own signals, so a streaming reply re-renders alone.
 import { computed } from "@preact/signals";
 import { memo } from "preact/compat";
 import { useMemo, useState } from "preact/hooks";
-import { api, describeError } from "../../api/client";
+import { ApiError, api, describeError } from "../../api/client";
 import type { Message, Turn } from "../../api/types";
 import { Avatar } from "../../components/Avatar";
 import { Markdown, StreamingMarkdown } from "../../components/Markdown";
 import { plainFailure } from "../../lib/failure";
+import { canRetry, turnNote } from "../../lib/turns";
 import { useFramed } from "../../lib/framed";
 import { Time } from "../../components/Time";
 import { Tokens } from "../../components/Tokens";
 import { actionSignal, actionsOfTurn, approvals } from "../../state/activity";
 import { channelById } from "../../state/channels";
 import { messageSignal } from "../../state/messages";
-import { putTurn, turnOfReply, usageOfTurn } from "../../state/threads";
+import { latestTurnOf, loadThread, putTurn, turnOfReply, usageOfTurn } from "../../state/threads";
 import { userById } from "../../state/users";
 import { ApprovalCard } from "./ApprovalCard";
 import { Details, NoModelError, isModelUnavailable } from "./NoModel";
@@ -47,23 +49,39 @@ export function authorKind(message: Message): "human" | "agent" | "skipper" | "s
 function TurnState({ messageId }: { messageId: number }) {
   const view = turnOfReply(messageId).value;
   const message = useFramed(messageSignal(messageId));
+  const turnId = view?.turn.id;
+  const awaitingApproval = useMemo(
+    () => computed(() => turnId !== undefined && [...approvals.value.values()].some((a) => a.turn_id === turnId && a.status === "pending")),
+    [turnId],
+  ).value;
   if (!message) return null;
-  const state = view?.turn.state;
-  if (message.status === "pending" || state === "queued") {
-    const ahead = view?.ahead ?? 0;
-    return <p class="turn-note">{ahead > 0 ? `Queued, ${ahead} ahead` : "Queued: starts in a moment"}</p>;
+  const note = turnNote(message.status, message.content !== "", view?.turn.state, view?.ahead, awaitingApproval);
+  switch (note?.kind) {
+    case "queued":
+      return <p class="turn-note">{note.ahead > 0 ? `Queued, ${note.ahead} ahead` : "Queued: starts in a moment"}</p>;
+    case "working":
+      return (
+        <p class="turn-note working">
+          <span class="pulse" aria-hidden="true" /> Working…
+        </p>
+      );
+    case "approval":
+      // The approval card above says what was asked and who decides.
+      return <p class="turn-note">Waiting for the approval above to be decided.</p>;
+    case "failed":
+      return <Failed message={message} turn={view?.turn} />;
+    case "stopped":
+      return <p class="turn-note">Stopped.</p>;
+    case "interrupted":
+      return <p class="turn-note">Interrupted when the server restarted.</p>;
+    default:
+      return null;
   }
-  if (message.status === "streaming" && !message.content) {
-    return (
-      <p class="turn-note working">
-        <span class="pulse" aria-hidden="true" /> Working…
-      </p>
-    );
-  }
-  if (message.status === "failed") return <Failed message={message} turn={view?.turn} />;
-  if (message.status === "stopped") return <p class="turn-note">Stopped.</p>;
-  if (message.status === "interrupted") return <p class="turn-note">Interrupted when the server restarted.</p>;
-  return null;
+}
+
+/** A retry refused because the turn cannot run again (retried already, or the thread went on). */
+function isStaleRetry(error: unknown): boolean {
+  return error instanceof ApiError && error.status === 409 && error.code === "conflict" && !isModelUnavailable(error);
 }
 
 /**
@@ -72,13 +90,17 @@ function TurnState({ messageId }: { messageId: number }) {
  * "Details", and Retry, which runs the failed turn again on the server
  * (`POST /api/threads/{id}/retry`): Helm notes in the thread who asked, and
  * the agent answers the thread anew, the question included, so nothing is
- * posted in the person's name.
+ * posted in the person's name. Retry is offered only while it can work:
+ * the server runs only the thread's last turn again, so once this one was
+ * retried (or the thread went on) it is gone.
  */
 function Failed({ message, turn }: { message: Message; turn?: Turn }) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>();
   const handle = message.author.kind === "agent" ? message.author.handle : undefined;
   const archived = channelById(message.channel_id)?.channel.status === "archived";
+  const latest = message.thread_id == null ? undefined : latestTurnOf(message.thread_id).value;
+  const retryable = turn ? canRetry(turn, latest) : true;
   const retry = async () => {
     if (!handle || message.thread_id == null) return;
     setBusy(true);
@@ -88,6 +110,8 @@ function Failed({ message, turn }: { message: Message; turn?: Turn }) {
       putTurn(turn);
     } catch (e) {
       setError(e);
+      // Tried again elsewhere meanwhile: the thread as it now is shows what came of it.
+      if (isStaleRetry(e)) void loadThread(message.thread_id).catch(() => undefined);
     } finally {
       setBusy(false);
     }
@@ -96,7 +120,7 @@ function Failed({ message, turn }: { message: Message; turn?: Turn }) {
     <div class="turn-failed">
       <p class="turn-note failed">
         This reply failed. {plainFailure(turn?.error)}
-        {handle && !archived && (
+        {handle && !archived && retryable && (
           <button type="button" class="btn btn-small" disabled={busy} onClick={() => void retry()} title={`Ask @${handle} again`}>
             {busy ? "Retrying…" : "Retry"}
           </button>
@@ -108,7 +132,7 @@ function Failed({ message, turn }: { message: Message; turn?: Turn }) {
           <NoModelError handle={handle} error={error} />
         ) : (
           <p class="error-text" role="alert">
-            {describeError(error)}
+            {isStaleRetry(error) ? "This was already tried again, or the thread went on since: see the replies below." : describeError(error)}
           </p>
         ))}
     </div>
