@@ -73,7 +73,8 @@ function TurnState({ messageId }: { messageId: number }) {
     case "stopped":
       return <p class="turn-note">Stopped.</p>;
     case "interrupted":
-      return <p class="turn-note">Interrupted when the server restarted.</p>;
+      // Helm stopped under it (a restart, a crash): nobody chose to end it, so it can run again.
+      return <Failed message={message} turn={view?.turn} interrupted />;
     default:
       return null;
   }
@@ -85,7 +86,7 @@ function isStaleRetry(error: unknown): boolean {
 }
 
 /**
- * A failed reply, said once (Helm's own note about it is not shown, see
+ * A failed reply (or one interrupted when Helm stopped), said once (Helm's own note about it is not shown, see
  * ThreadPanel): what happened in words, the server's reason behind
  * "Details", and Retry, which runs the failed turn again on the server
  * (`POST /api/threads/{id}/retry`): Helm notes in the thread who asked, and
@@ -94,7 +95,7 @@ function isStaleRetry(error: unknown): boolean {
  * the server runs only the thread's last turn again, so once this one was
  * retried (or the thread went on) it is gone.
  */
-function Failed({ message, turn }: { message: Message; turn?: Turn }) {
+function Failed({ message, turn, interrupted = false }: { message: Message; turn?: Turn; interrupted?: boolean }) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>();
   const handle = message.author.kind === "agent" ? message.author.handle : undefined;
@@ -119,7 +120,7 @@ function Failed({ message, turn }: { message: Message; turn?: Turn }) {
   return (
     <div class="turn-failed">
       <p class="turn-note failed">
-        This reply failed. {plainFailure(turn?.error)}
+        {interrupted ? "Interrupted when the server restarted." : `This reply failed. ${plainFailure(turn?.error)}`}
         {handle && !archived && retryable && (
           <button type="button" class="btn btn-small" disabled={busy} onClick={() => void retry()} title={`Ask @${handle} again`}>
             {busy ? "Retrying…" : "Retry"}
