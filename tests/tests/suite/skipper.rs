@@ -832,3 +832,49 @@ async fn an_agents_call_joins_the_persons_call_already_open_in_the_thread() -> a
     );
     Ok(())
 }
+
+/// Skipper asked for the model a channel already has changes nothing and
+/// says so, instead of announcing a change that did not happen.
+#[tokio::test]
+async fn skipper_setting_the_same_model_again_announces_nothing() -> anyhow::Result<()> {
+    let (t, scripted) = setup(|_| {}).await?;
+    let main: helm_core::model::ChannelRef = "main".parse()?;
+    let mut results = Vec::new();
+    let mut threads = Vec::new();
+    for _ in 0..2 {
+        scripted.push(ScriptedReply::tool_calls(&[(
+            "set_model_policy",
+            r#"{"channel": "launch", "provider": "scripted", "model": "m2"}"#,
+        )]));
+        scripted.reply_text("Done.");
+        let asked = scripted.requests().len();
+        let posted = t
+            .helm
+            .post_message(&t.captain, &main, "@skipper serve #launch with m2", None)
+            .await?;
+        wait_thread_idle(&t, posted.thread.id).await?;
+        let requests = scripted.requests();
+        let result = requests[asked + 1]
+            .messages
+            .iter()
+            .rev()
+            .find_map(|m| match m {
+                ChatMessage::Tool { content, .. } => Some(content.clone()),
+                _ => None,
+            })
+            .unwrap_or_default();
+        results.push(result);
+        threads.push(posted.thread.id);
+    }
+    assert!(results[0].contains("now served by"), "{results:?}");
+    assert!(
+        results[1].contains("already served by scripted / m2"),
+        "{results:?}"
+    );
+    let notes = t.helm.store().thread_messages(threads[1], None).await?;
+    assert!(
+        !notes.iter().any(|m| m.content.starts_with("@skipper set")),
+        "no change announced: {notes:?}"
+    );
+    Ok(())
+}

@@ -190,14 +190,24 @@ async fn set_model_policy(cx: &ToolContext<'_>, args: ModelArgs) -> Result<ToolO
             "only a person can change a channel's model",
         ));
     };
+    let choice = ModelChoice::new(&args.provider, args.model.clone());
+    // The same choice again changes nothing (and is recorded nowhere), so
+    // there is nothing to announce.
+    let current = cx.rt().store.model_policy(record.channel.id, None).await?;
+    if current.channel.as_ref() == Some(&choice) {
+        let served = match &choice.model {
+            Some(model) => format!("{} / {model}", choice.provider),
+            None => choice.provider.clone(),
+        };
+        let same = format!(
+            "{} is already served by {served}; nothing changed",
+            record.channel.name
+        );
+        return Ok(ToolOutput::ok(same.clone(), same));
+    }
     let check = cx
         .authority()
-        .set_channel_model(
-            cx.rt(),
-            person,
-            &record,
-            ModelChoice::new(&args.provider, args.model.clone()),
-        )
+        .set_channel_model(cx.rt(), person, &record, choice)
         .await?;
     let served = check
         .map(|c| format!("{} / {}", c.provider, c.model))
