@@ -154,7 +154,7 @@ async fn a_second_server_on_the_same_data_dir_refuses() -> anyhow::Result<()> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sigterm_cancels_running_turns_visibly_and_loses_nothing() -> anyhow::Result<()> {
+async fn sigterm_interrupts_running_turns_visibly_and_loses_nothing() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
     let data = dir.path().join("data");
     let mut server = Process::spawn(&data)?;
@@ -239,7 +239,9 @@ async fn sigterm_cancels_running_turns_visibly_and_loses_nothing() -> anyhow::Re
     let turns = helm
         .thread_turns(helm_core::model::ThreadId(thread))
         .await?;
-    assert_eq!(turns[0].state, TurnState::Cancelled, "{:?}", turns[0]);
+    // Interrupted, as a crash leaves it: nobody chose to end it, so it can
+    // be retried.
+    assert_eq!(turns[0].state, TurnState::Interrupted, "{:?}", turns[0]);
     let messages = helm
         .thread_messages(helm_core::model::ThreadId(thread))
         .await?;
@@ -247,8 +249,14 @@ async fn sigterm_cancels_running_turns_visibly_and_loses_nothing() -> anyhow::Re
         messages.iter().any(|m| m.author == Author::System),
         "a visible note: {messages:?}"
     );
-    // What was posted is all there.
+    // What was posted is all there, and what the reply had said.
     assert_eq!(messages[0].content, "@launch-agent plan it");
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.content.starts_with("Working on it")),
+        "{messages:?}"
+    );
     Ok(())
 }
 
