@@ -25,6 +25,31 @@ async fn turns_of(person: &Person, thread: i64) -> anyhow::Result<Vec<Value>> {
         .unwrap_or_default())
 }
 
+/// The deletion Skipper asked the Captain (or an admin) to approve, once
+/// its card is up.
+async fn deletion_asked(captain: &Person) -> anyhow::Result<Value> {
+    captain
+        .poll("the approval card", || async {
+            let (_, pending) = captain.get("/api/approvals").await?;
+            Ok(pending
+                .as_array()
+                .and_then(|a| a.iter().find(|p| p["action"] == "delete_channel").cloned()))
+        })
+        .await
+}
+
+/// Approves `approval` as `captain`.
+async fn approve(captain: &Person, approval: &Value) -> anyhow::Result<()> {
+    let (status, _) = captain
+        .post(
+            &format!("/api/approvals/{}/approve", approval["id"]),
+            json!({}),
+        )
+        .await?;
+    assert_eq!(status, StatusCode::OK);
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_calls_for_skipper_in_one_thread_make_one_open_call() -> anyhow::Result<()> {
     let (served, ada) = served_with_captain().await?;
@@ -185,14 +210,7 @@ async fn skipper_archives_for_the_asker_and_deletes_only_when_confirmed_and_appr
         )
         .await?;
     let turn = asked["turn"]["id"].as_i64().unwrap_or_default();
-    let approval = ada
-        .poll("the approval card", || async {
-            let (_, pending) = ada.get("/api/approvals").await?;
-            Ok(pending
-                .as_array()
-                .and_then(|a| a.iter().find(|p| p["action"] == "delete_channel").cloned()))
-        })
-        .await?;
+    let approval = deletion_asked(&ada).await?;
     assert!(
         approval["summary"]
             .as_str()
@@ -202,13 +220,7 @@ async fn skipper_archives_for_the_asker_and_deletes_only_when_confirmed_and_appr
     );
     // Still there while it waits.
     assert_eq!(ada.get("/api/channels/old").await?.0, StatusCode::OK);
-    let (status, _) = ada
-        .post(
-            &format!("/api/approvals/{}/approve", approval["id"]),
-            json!({}),
-        )
-        .await?;
-    assert_eq!(status, StatusCode::OK);
+    approve(&ada, &approval).await?;
     assert_eq!(mira.wait_ended(thread, turn).await?["state"], "completed");
     assert_eq!(
         ada.get("/api/channels/old").await?.0,
@@ -264,14 +276,7 @@ async fn a_deletion_the_captain_asks_skipper_for_waits_for_her_click() -> anyhow
     assert_eq!(status, StatusCode::CREATED, "{asked}");
     let thread = asked["thread"]["id"].as_i64().unwrap_or_default();
     let turn = asked["turn"]["id"].as_i64().unwrap_or_default();
-    let approval = ada
-        .poll("the approval card", || async {
-            let (_, pending) = ada.get("/api/approvals").await?;
-            Ok(pending
-                .as_array()
-                .and_then(|a| a.iter().find(|p| p["action"] == "delete_channel").cloned()))
-        })
-        .await?;
+    let approval = deletion_asked(&ada).await?;
     assert_eq!(approval["status"], "pending", "{approval}");
     let (_, veg) = ada.get("/api/channels/veg").await?;
     assert_eq!(
@@ -279,13 +284,7 @@ async fn a_deletion_the_captain_asks_skipper_for_waits_for_her_click() -> anyhow
         "kept while it waits: {veg}"
     );
 
-    let (status, _) = ada
-        .post(
-            &format!("/api/approvals/{}/approve", approval["id"]),
-            json!({}),
-        )
-        .await?;
-    assert_eq!(status, StatusCode::OK);
+    approve(&ada, &approval).await?;
     assert_eq!(ada.wait_ended(thread, turn).await?["state"], "completed");
     assert_eq!(
         ada.get("/api/channels/veg").await?.0,
