@@ -918,6 +918,61 @@ async fn a_word_in_every_item_still_finds_a_record_not_yet_embedded() -> anyhow:
     Ok(())
 }
 
+/// English words are matched by their stems on either store, alike: a
+/// plural finds its singular and the other way round, including the -us
+/// and -ss words SQLite's porter stemmer once kept apart ("walrus" was
+/// "walru" there, "walruses" "walrus").
+#[tokio::test]
+async fn a_plural_finds_its_singular_and_the_other_way_round_on_both_stores() -> anyhow::Result<()>
+{
+    let stores = [
+        ("SQLite", TestHelm::new().await?),
+        ("PostgreSQL", TestHelm::on_postgres().await?),
+    ];
+    for (store, t) in stores {
+        t.helm.create_channel(&t.captain, "zoo", "The zoo.").await?;
+        let zoo: ChannelRef = "zoo".parse()?;
+        import_lines(
+            &t,
+            &zoo,
+            "pier",
+            &[
+                "The keepers open the gates at nine.",
+                "Two walruses slept on the pier all morning.",
+                "Feeding starts after the gates open.",
+                "The penguins had fish again.",
+                "One of the classes booked the reptile house.",
+            ],
+        )
+        .await?;
+        let facts = [
+            "The walrus mascot opens the festival.",
+            "Each class gets one guide.",
+        ];
+        for fact in facts {
+            t.helm
+                .remember(&t.captain, &zoo, note(MemoryKind::Fact, fact))
+                .await?;
+        }
+        let asked = [
+            ("walrus", ["walruses slept", "walrus mascot"]),
+            ("walruses?", ["walruses slept", "walrus mascot"]),
+            ("class", ["the classes", "Each class"]),
+            ("which classes?", ["the classes", "Each class"]),
+        ];
+        for (question, expected) in asked {
+            let hits = t.helm.recall(&zoo, RecallQuery::new(question)).await?;
+            for part in expected {
+                assert!(
+                    hits.iter().any(|h| h.content.contains(part)),
+                    "{question:?} finds {part:?} on {store}: {hits:?}"
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
 /// A workspace whose embedder hashes words, with `#launch` holding `lines`
 /// as one embedded thread.
 async fn launch_with(lines: &[&str]) -> anyhow::Result<(TestHelm, ChannelRef)> {

@@ -63,12 +63,17 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "turn_first_delta",
         include_str!("migrations/022_turn_first_delta.sql"),
     ),
+    (
+        "english_stems",
+        include_str!("migrations/023_english_stems.sql"),
+    ),
 ];
 
 /// Work a migration needs beyond its SQL, run after it in its transaction.
 fn code_of(name: &str) -> Option<fn(&Connection) -> Result<()>> {
     match name {
         "shared_words" => Some(super::recall::migrate::move_channel_tables),
+        "english_stems" => Some(super::recall::migrate::restem),
         _ => None,
     }
 }
@@ -92,6 +97,10 @@ pub(super) fn migrate_to(conn: &mut Connection, target: usize) -> Result<()> {
             source: None,
         });
     }
+    // The word index's tokenizer must be known before a migration creates
+    // or opens the index (the store registers it anyway; tests and tools
+    // migrating a bare connection need it too).
+    super::recall::words::prepare(conn)?;
     let pending = MIGRATIONS
         .iter()
         .enumerate()

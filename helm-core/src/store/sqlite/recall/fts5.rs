@@ -10,9 +10,10 @@
 //! statistics instead (`words::rank`), and this function hands it the
 //! per-row figures FTS5 keeps, which SQL cannot reach otherwise.
 //!
-//! This module and `exec::process_tree` are the only places Helm uses
-//! `unsafe`: the FTS5 extension API is C function pointers only. What each
-//! block relies on is said beside it; nothing here can panic.
+//! This module, `english` (the word index's tokenizer) and
+//! `exec::process_tree` are the only places helm-core uses `unsafe`: the FTS5
+//! extension API is C function pointers only. What each block relies on is
+//! said beside it; nothing here can panic.
 #![allow(unsafe_code)]
 
 use std::ffi::{c_int, c_void};
@@ -51,7 +52,7 @@ pub(super) fn register(conn: &Connection) -> Result<()> {
     Ok(())
 }
 
-fn no_fts5(why: &str) -> Error {
+pub(super) fn no_fts5(why: &str) -> Error {
     Error::Store {
         message: format!("this SQLite's full-text search cannot be extended: {why}"),
         source: None,
@@ -63,7 +64,7 @@ fn no_fts5(why: &str) -> Error {
 ///
 /// # Safety
 /// `db` must be an open connection.
-unsafe fn fts5_api(db: *mut ffi::sqlite3) -> Result<*mut ffi::fts5_api> {
+pub(super) unsafe fn fts5_api(db: *mut ffi::sqlite3) -> Result<*mut ffi::fts5_api> {
     let mut api: *mut ffi::fts5_api = ptr::null_mut();
     let mut stmt: *mut ffi::sqlite3_stmt = ptr::null_mut();
     // SAFETY: `db` is open (the caller's promise); `stmt` is finalized on

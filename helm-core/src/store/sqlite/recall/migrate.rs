@@ -1,6 +1,7 @@
-//! Moving the word tables of schema 11 (`recall_c<id>` per channel, and
-//! `recall_workspace`) into the shared index, in place, as part of
-//! migration 12.
+//! Re-indexing the word index in place: migration 12 moves the word tables
+//! of schema 11 (`recall_c<id>` per channel, and `recall_workspace`) into
+//! the shared index, and migration 23 re-indexes that index with the
+//! Snowball English stemmer (`english`) in place of porter.
 //!
 //! The old tables are contentless: their text cannot be read back, but
 //! their rowids can, and a rowid names its message or record. So exactly
@@ -52,6 +53,54 @@ pub(in crate::store::sqlite) fn move_channel_tables(conn: &Connection) -> Result
         conn.execute_batch(&format!("DROP TABLE {table}"))?;
     }
     Ok(())
+}
+
+/// Re-indexes every entry of the porter-stemmed index (renamed
+/// `recall_porter` by migration 23's SQL) into the new `recall`, each under
+/// the scope tokens it had, counting the scopes' figures afresh, then drops
+/// the old index.
+///
+/// Needs `helm_english` on `conn` (`words::prepare`, as `schema` does first).
+pub(in crate::store::sqlite) fn restem(conn: &Connection) -> Result<()> {
+    let scopes: Vec<String> = conn
+        .prepare("SELECT scope FROM recall_stats ORDER BY scope")?
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    let shared: HashSet<i64> = old_scope(conn, "w")?.into_iter().collect();
+    // `insert` counts each scope's rows and tokens again as it indexes
+    // them, so an entry whose message or record is gone drops out of them.
+    conn.execute_batch("DELETE FROM recall_stats")?;
+    for scope in &scopes {
+        let Some(channel) = scope
+            .strip_prefix('c')
+            .and_then(|id| id.parse::<i64>().ok())
+        else {
+            continue;
+        };
+        for key in old_scope(conn, scope)? {
+            let key = ItemKey(key);
+            if let Some((body, prev)) = text_of(conn, key)? {
+                insert(
+                    conn,
+                    ChannelId(channel),
+                    key,
+                    &body,
+                    &prev,
+                    shared.contains(&key.0),
+                )?;
+            }
+        }
+    }
+    conn.execute_batch("DROP TABLE recall_porter")?;
+    Ok(())
+}
+
+/// The rowids the porter-stemmed index holds under a scope token.
+fn old_scope(conn: &Connection, scope: &str) -> Result<Vec<i64>> {
+    Ok(conn
+        .prepare("SELECT rowid FROM recall_porter WHERE recall_porter MATCH ?1 ORDER BY rowid")?
+        .query_map([format!("chan : \"{scope}\"")], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?)
 }
 
 fn keys(conn: &Connection, table: &str) -> Result<Vec<i64>> {

@@ -4,6 +4,7 @@
 //! FTS rowids (and embedding keys) encode what an entry is: a message's id
 //! times two, a memory record's id times two plus one.
 
+mod english;
 mod fts5;
 pub(super) mod merging;
 pub(super) mod migrate;

@@ -4,7 +4,7 @@
 
 use rusqlite::{Connection, params};
 
-use super::{merging, words};
+use super::{english, merging, words};
 use crate::memory::recall::ItemKey;
 use crate::model::{ChannelId, MessageId};
 
@@ -34,7 +34,7 @@ fn store() -> anyhow::Result<Connection> {
     words::prepare(&conn)?;
     conn.execute_batch(
         "CREATE VIRTUAL TABLE own USING fts5(body, prev, content='', \
-         contentless_delete=1, tokenize='porter unicode61')",
+         contentless_delete=1, tokenize='helm_english')",
     )?;
     Ok(conn)
 }
@@ -141,6 +141,96 @@ fn same_ranking(question: &[&str], ours: &[(ItemKey, f64)], fts5: &[(ItemKey, f6
                 .count();
             assert!(tied > 1, "{question:?}: {key:?} against {their_key:?}");
         }
+    }
+}
+
+#[test]
+fn a_plural_and_its_singular_find_each_other_ranked_as_fts5_ranks_them() -> anyhow::Result<()> {
+    let conn = store()?;
+    let texts = [
+        "the walrus sleeps on the pier",
+        "two walruses swim past the pier",
+        "walruses and a walrus calf",
+        "the classes start at nine",
+        "one class is full",
+        "ponies in the field",
+        "a pony and its rider",
+    ];
+    for (id, body) in (1..).zip(texts) {
+        let key = ItemKey::message(MessageId(id));
+        words::insert(&conn, ChannelId(1), key, body, "", false)?;
+        conn.execute(
+            "INSERT INTO own (rowid, body, prev) VALUES (?1, ?2, '')",
+            params![key.0, body],
+        )?;
+    }
+    let keys = |ids: &[i64]| -> Vec<ItemKey> {
+        ids.iter()
+            .map(|&id| ItemKey::message(MessageId(id)))
+            .collect()
+    };
+    let questions: [(&[&str], Vec<ItemKey>); 6] = [
+        (&["walrus"], keys(&[1, 2, 3])),
+        (&["walruses"], keys(&[1, 2, 3])),
+        (&["class"], keys(&[4, 5])),
+        (&["classes"], keys(&[4, 5])),
+        (&["pony"], keys(&[6, 7])),
+        (&["ponies", "pier"], keys(&[1, 2, 6, 7])),
+    ];
+    for (question, expected) in questions {
+        let terms: Vec<String> = question.iter().map(|s| s.to_string()).collect();
+        let ours = words::lexical(&conn, ChannelId(1), &terms, 10, None)?;
+        let mut found: Vec<ItemKey> = ours.iter().map(|(k, _)| *k).collect();
+        found.sort();
+        assert_eq!(found, expected, "{question:?}");
+        let fts5 = own_table_ranking(&conn, &words::any_of(question.iter().copied()), 10)?;
+        same_ranking(question, &ours, &fts5);
+    }
+    Ok(())
+}
+
+#[test]
+fn tokens_are_stemmed_as_snowball_english_stems_them() {
+    let stem = |word: &str| String::from_utf8_lossy(&english::stem(word.as_bytes())).into_owned();
+    // As PostgreSQL's `english` configuration stems them.
+    for (word, expected) in [
+        ("walrus", "walrus"),
+        ("walruses", "walrus"),
+        ("class", "class"),
+        ("classes", "class"),
+        ("ponies", "poni"),
+        ("tournaments", "tournament"),
+        ("running", "run"),
+        ("c12", "c12"),
+        ("w", "w"),
+    ] {
+        assert_eq!(stem(word), expected, "{word}");
+    }
+    // Too long to be a word, or not UTF-8: as it is.
+    let long = "x".repeat(65) + "ing";
+    assert_eq!(stem(&long), long);
+    assert_eq!(&*english::stem(b"walrus\xff"), b"walrus\xff");
+    // Other scripts and odd endings do not make the stemmer itself panic
+    // (`stem` would index the token as it is, but a panic here says so).
+    let snowball = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
+    for word in [
+        "наблюдения",
+        "東京",
+        "ǉadfadfadf",
+        "ıing",
+        "ß",
+        "'s",
+        "y",
+        "yy",
+        "ied",
+        "eing",
+        "ion",
+        "gener",
+        "ǅies",
+        "ééé",
+        "sses",
+    ] {
+        assert!(!snowball.stem(word).is_empty(), "{word}");
     }
 }
 

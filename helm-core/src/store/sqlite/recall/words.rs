@@ -13,7 +13,7 @@
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::fts5;
+use super::{english, fts5};
 use crate::error::Result;
 use crate::memory::recall::ItemKey;
 use crate::model::ChannelId;
@@ -29,8 +29,10 @@ fn scope(channel: ChannelId) -> String {
     format!("c{}", channel.get())
 }
 
-/// Makes `helm_row` callable on `conn`; every connection of the store gets it.
+/// Makes the index's tokenizer (`helm_english`) and `helm_row` available on
+/// `conn`; every connection of the store gets them, before it migrates.
 pub(in crate::store::sqlite) fn prepare(conn: &Connection) -> Result<()> {
+    english::register(conn)?;
     fts5::register(conn)
 }
 

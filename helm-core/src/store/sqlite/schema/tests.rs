@@ -7,11 +7,12 @@ use super::{migrate, migrate_to};
 use crate::memory::recall::ItemKey;
 use crate::model::{MemoryId, MessageId};
 
-/// The old layout's table, exactly as the schema-9 code created it.
-fn old_table(conn: &Connection, name: &str) -> anyhow::Result<()> {
+/// The old layout's table, as the schema-9 code created it (with
+/// `porter unicode61`), or with another tokenizer to rank by for reference.
+fn old_table(conn: &Connection, name: &str, tokenize: &str) -> anyhow::Result<()> {
     conn.execute_batch(&format!(
         "CREATE VIRTUAL TABLE {name} USING fts5(body, prev, content='', \
-         contentless_delete=1, tokenize='porter unicode61')"
+         contentless_delete=1, tokenize='{tokenize}')"
     ))?;
     Ok(())
 }
@@ -111,12 +112,17 @@ fn schema_9_with_words(conn: &mut Connection) -> anyhow::Result<()> {
             params![channel, text, scope],
         )?;
     }
+    per_channel_tables(conn, "recall", "porter unicode61")
+}
 
-    // What the schema-9 code indexed: finished, non-system thread messages
-    // with the previous such message of their thread, and every record.
-    old_table(conn, "recall_c1")?;
-    old_table(conn, "recall_c2")?;
-    old_table(conn, "recall_workspace")?;
+/// What the schema-9 code indexed, in its tables `{prefix}_c1`,
+/// `{prefix}_c2` and `{prefix}_workspace`: finished, non-system thread
+/// messages with the previous such message of their thread, and every
+/// record.
+fn per_channel_tables(conn: &Connection, prefix: &str, tokenize: &str) -> anyhow::Result<()> {
+    for table in ["c1", "c2", "workspace"] {
+        old_table(conn, &format!("{prefix}_{table}"), tokenize)?;
+    }
     let rows: Vec<(i64, i64, Option<i64>, String, String)> = conn
         .prepare(
             "SELECT id, channel_id, thread_id, author_kind, content FROM messages ORDER BY id",
@@ -132,7 +138,13 @@ fn schema_9_with_words(conn: &mut Connection) -> anyhow::Result<()> {
         };
         let before = prev.insert(thread, content.clone()).unwrap_or_default();
         let key = ItemKey::message(MessageId(id));
-        old_insert(conn, &format!("recall_c{channel}"), key, &content, &before)?;
+        old_insert(
+            conn,
+            &format!("{prefix}_c{channel}"),
+            key,
+            &content,
+            &before,
+        )?;
     }
     let records: Vec<(i64, i64, String, String)> = conn
         .prepare("SELECT id, channel_id, scope, content FROM memory_items ORDER BY id")?
@@ -140,9 +152,9 @@ fn schema_9_with_words(conn: &mut Connection) -> anyhow::Result<()> {
         .collect::<rusqlite::Result<_>>()?;
     for (id, channel, scope, content) in records {
         let key = ItemKey::memory(MemoryId(id));
-        old_insert(conn, &format!("recall_c{channel}"), key, &content, "")?;
+        old_insert(conn, &format!("{prefix}_c{channel}"), key, &content, "")?;
         if scope == "workspace" {
-            old_insert(conn, "recall_workspace", key, &content, "")?;
+            old_insert(conn, &format!("{prefix}_workspace"), key, &content, "")?;
         }
     }
     Ok(())
@@ -195,29 +207,67 @@ fn old_ranking(
         .collect::<rusqlite::Result<_>>()?)
 }
 
+/// A channel's hits as recall gathers them from per-channel tables: its
+/// own, then records shared with the workspace that it had not, best first.
+fn per_channel_ranking(
+    conn: &Connection,
+    prefix: &str,
+    channel: i64,
+    terms: &[&str],
+) -> anyhow::Result<Vec<(i64, f64)>> {
+    let expression = terms
+        .iter()
+        .map(|t| format!("\"{t}\""))
+        .collect::<Vec<_>>()
+        .join(" OR ");
+    let mut hits = old_ranking(conn, &format!("{prefix}_c{channel}"), &expression)?;
+    let shared = old_ranking(conn, &format!("{prefix}_workspace"), &expression)?;
+    let own: Vec<i64> = hits.iter().map(|(k, _)| *k).collect();
+    hits.extend(shared.into_iter().filter(|(k, _)| !own.contains(k)));
+    hits.sort_by(|a, b| b.1.total_cmp(&a.1));
+    Ok(hits)
+}
+
+/// Recall's word hits in a channel of the shared index, as `(rowid, score)`.
+fn shared_ranking(
+    conn: &Connection,
+    channel: i64,
+    terms: &[&str],
+) -> anyhow::Result<Vec<(i64, f64)>> {
+    let terms: Vec<String> = terms.iter().map(|t| t.to_string()).collect();
+    let hits = crate::store::sqlite::recall::lexical(
+        conn,
+        crate::model::ChannelId(channel),
+        &terms,
+        50,
+        None,
+    )?;
+    Ok(hits.into_iter().map(|(k, s)| (k.0, s)).collect())
+}
+
+fn sorted_keys(hits: &[(i64, f64)]) -> Vec<i64> {
+    let mut keys: Vec<i64> = hits.iter().map(|(k, _)| *k).collect();
+    keys.sort();
+    keys
+}
+
 #[test]
 fn word_tables_per_channel_move_into_the_shared_index_ranked_as_before() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
     let mut conn = Connection::open(dir.path().join("helm.db"))?;
     schema_9_with_words(&mut conn)?;
     migrate_to(&mut conn, 11)?;
-    let questions = [
-        "budget",
-        "venue OR keynote",
-        "disk OR logs OR budget",
-        "rota",
+    let questions: [&[&str]; 4] = [
+        &["budget"],
+        &["venue", "keynote"],
+        &["disk", "logs", "budget"],
+        &["rota"],
     ];
-    // What recall found before: a channel's own hits, then records shared
-    // with the workspace that it had not, best first.
+    // What recall found before.
     let mut before = Vec::new();
-    for question in questions {
+    for terms in questions {
         for channel in [1, 2] {
-            let mut hits = old_ranking(&conn, &format!("recall_c{channel}"), question)?;
-            let shared = old_ranking(&conn, "recall_workspace", question)?;
-            let own: Vec<i64> = hits.iter().map(|(k, _)| *k).collect();
-            hits.extend(shared.into_iter().filter(|(k, _)| !own.contains(k)));
-            hits.sort_by(|a, b| b.1.total_cmp(&a.1));
-            before.push(hits);
+            before.push(per_channel_ranking(&conn, "recall", channel, terms)?);
         }
     }
     // Only "rota" in channel 1 and "venue OR keynote" in channel 2 find nothing.
@@ -242,35 +292,141 @@ fn word_tables_per_channel_move_into_the_shared_index_ranked_as_before() -> anyh
     assert_eq!(left, 0, "the old tables and their shadow tables are gone");
     assert_eq!(queued(&conn)?, queue_before);
     let mut after = Vec::new();
-    for question in questions {
+    for terms in questions {
         for channel in [1, 2] {
-            let terms: Vec<String> = question.split(" OR ").map(String::from).collect();
-            let hits = crate::store::sqlite::recall::lexical(
-                &conn,
-                crate::model::ChannelId(channel),
-                &terms,
-                50,
-                None,
-            )?;
-            after.push(hits.into_iter().map(|(k, s)| (k.0, s)).collect::<Vec<_>>());
+            after.push(shared_ranking(&conn, channel, terms)?);
         }
     }
     for (old, new) in before.iter().zip(&after) {
-        assert_eq!(old.len(), new.len(), "{old:?} against {new:?}");
-        for ((old_key, old_score), (new_key, new_score)) in old.iter().zip(new) {
-            // Scores this small are FTS5's floor for common words (1e-6);
-            // they must agree to the last few bits, and keys unless tied.
-            let close = (old_score - new_score).abs() <= 1e-12 * old_score.abs().max(1.0);
-            assert!(close, "{old:?} against {new:?}");
-            let tied = old
-                .iter()
-                .filter(|(_, s)| (s - old_score).abs() <= 1e-15)
-                .count()
-                > 1;
-            assert!(old_key == new_key || tied, "{old:?} against {new:?}");
-        }
+        same_ranking(old, new);
     }
     Ok(())
+}
+
+#[test]
+fn the_word_index_is_stemmed_again_so_plurals_find_their_singulars() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let mut conn = Connection::open(dir.path().join("helm.db"))?;
+    schema_9_with_words(&mut conn)?;
+    migrate_to(&mut conn, 22)?;
+    // A thread message in channel 1, a record of channel 1 and one of
+    // channel 2 shared with the workspace.
+    conn.execute(
+        "INSERT INTO messages (id, channel_id, thread_id, author_kind, author_user_id, author_name, \
+         content, status, created, updated) VALUES (8, 1, 1, 'human', 1, 'someone', \
+         'Two walruses slept under the keynote stage.', 'complete', 0, 0)",
+        [],
+    )?;
+    let records = [
+        (4, 1, "channel", "The walrus mascot opens the keynote."),
+        (5, 2, "workspace", "Every launch badge shows a walrus."),
+    ];
+    for (id, channel, scope, text) in records {
+        conn.execute(
+            "INSERT INTO memory_items (id, channel_id, kind, content, source_kind, author_type, \
+             scope, status, created) VALUES (?1, ?2, 'fact', ?3, 'user_action', 'human', ?4, \
+             'current', 0)",
+            params![id, channel, text, scope],
+        )?;
+    }
+    // Indexed by the store's own code, into the schema-22 (porter) index.
+    let message = super::super::messages::get(&conn, MessageId(8))?;
+    super::super::recall::index_message(&conn, &message)?;
+    for (id, ..) in records {
+        let record = super::super::memory::get(&conn, MemoryId(id))?;
+        super::super::recall::index_memory(&conn, &record)?;
+    }
+    let message = ItemKey::message(MessageId(8)).0;
+    let (mascot, badge) = (
+        ItemKey::memory(MemoryId(4)).0,
+        ItemKey::memory(MemoryId(5)).0,
+    );
+    // Porter stems "walrus" to "walru" and "walruses" to "walrus": each
+    // finds only the items saying it as asked.
+    assert_eq!(
+        sorted_keys(&shared_ranking(&conn, 1, &["walrus"])?),
+        [mascot, badge]
+    );
+    assert_eq!(
+        sorted_keys(&shared_ranking(&conn, 1, &["walruses"])?),
+        [message]
+    );
+    let figures = |c: &Connection| -> anyhow::Result<Vec<(String, i64, i64)>> {
+        Ok(
+            c.prepare("SELECT scope, docs, tokens FROM recall_stats ORDER BY scope")?
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                .collect::<rusqlite::Result<_>>()?,
+        )
+    };
+    let queued = |c: &Connection| -> anyhow::Result<i64> {
+        Ok(c.query_row("SELECT count(*) FROM embed_queue", [], |r| r.get(0))?)
+    };
+    let (figures_before, queue_before) = (figures(&conn)?, queued(&conn)?);
+
+    migrate(&mut conn)?;
+    let left: i64 = conn.query_row(
+        "SELECT count(*) FROM sqlite_schema WHERE name GLOB 'recall_porter*'",
+        [],
+        |r| r.get(0),
+    )?;
+    assert_eq!(left, 0, "the old index and its shadow tables are gone");
+    // The same rows in each scope, of as many tokens (a stem is a token).
+    assert_eq!(figures(&conn)?, figures_before);
+    assert_eq!(queued(&conn)?, queue_before, "nothing is embedded again");
+    for word in ["walrus", "walruses"] {
+        let found = sorted_keys(&shared_ranking(&conn, 1, &[word])?);
+        assert_eq!(found, [mascot, badge, message], "{word}");
+        let found = sorted_keys(&shared_ranking(&conn, 2, &[word])?);
+        assert_eq!(found, [badge], "{word}");
+    }
+    // Ranked as FTS5 ranks tables of each channel's items with the new
+    // tokenizer.
+    per_channel_tables(&conn, "english", "helm_english")?;
+    let questions: [&[&str]; 6] = [
+        &["walrus"],
+        &["walruses"],
+        &["walruses", "keynote"],
+        &["budget"],
+        &["venue", "keynote"],
+        &["disk", "logs", "budget"],
+    ];
+    for terms in questions {
+        for channel in [1, 2] {
+            let fts5 = per_channel_ranking(&conn, "english", channel, terms)?;
+            let ours = shared_ranking(&conn, channel, terms)?;
+            assert!(!fts5.is_empty() || channel == 2, "{terms:?}");
+            same_ranking(&fts5, &ours);
+        }
+    }
+    // And an item written after the migration is stemmed alike.
+    conn.execute(
+        "INSERT INTO messages (id, channel_id, thread_id, author_kind, author_user_id, author_name, \
+         content, status, created, updated) VALUES (9, 2, 2, 'human', 1, 'someone', \
+         'Walruses again.', 'complete', 0, 0)",
+        [],
+    )?;
+    let later = super::super::messages::get(&conn, MessageId(9))?;
+    super::super::recall::index_message(&conn, &later)?;
+    let found = sorted_keys(&shared_ranking(&conn, 2, &["walrus"])?);
+    assert_eq!(found, [badge, ItemKey::message(MessageId(9)).0]);
+    Ok(())
+}
+
+/// The same items with the same scores, to the last few bits (scores this
+/// small are FTS5's floor for common words, 1e-6); keys in the same order
+/// unless tied.
+fn same_ranking(old: &[(i64, f64)], new: &[(i64, f64)]) {
+    assert_eq!(old.len(), new.len(), "{old:?} against {new:?}");
+    for ((old_key, old_score), (new_key, new_score)) in old.iter().zip(new) {
+        let close = (old_score - new_score).abs() <= 1e-12 * old_score.abs().max(1.0);
+        assert!(close, "{old:?} against {new:?}");
+        let tied = old
+            .iter()
+            .filter(|(_, s)| (s - old_score).abs() <= 1e-15)
+            .count()
+            > 1;
+        assert!(old_key == new_key || tied, "{old:?} against {new:?}");
+    }
 }
 
 #[test]
