@@ -22,6 +22,11 @@ test("previews flatten Markdown", () => {
   assert.equal(plainText("## Status\n> _quoted_ ~~old~~ `x`\n\n- one\n- two"), "Status quoted old x one two");
   // A fence still open (a reply streaming) is code too.
   assert.equal(plainText("Try:\n```sh\nls"), "Try: [code]");
+  // A long reply's preview comes from its opening alone.
+  const long = `**Start** ${"word ".repeat(400_000)}`;
+  const preview = plainText(long, 50);
+  assert.equal(preview.length, 50);
+  assert.ok(preview.startsWith("Start word word"), preview);
 });
 
 test("previews keep the characters that are text, not syntax", () => {

@@ -168,7 +168,10 @@ function tokenText(tokens: Token[]): string {
  * `snake_case`, `a > b`).
  */
 export function plainText(text: string, max = 200): string {
-  const words = isPlainText(text) ? text : tokenText(marked.lexer(text) as Token[]);
+  // Only the opening is read: a preview of a long reply (up to megabytes)
+  // need not lex all of it, and syntax is far less than 8 characters in 9.
+  const head = text.length > max * 8 ? text.slice(0, max * 8) : text;
+  const words = isPlainText(head) ? head : tokenText(marked.lexer(head) as Token[]);
   const flat = words.replace(/\s+/g, " ").trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
