@@ -166,3 +166,20 @@ pub(crate) const FAILED_INSIDE_NOTE: &str = "This turn failed inside Helm: ";
 /// thread: anything but Helm's notes about failed turns.
 pub(crate) const COUNTS_AS_REPLY: &str = "NOT (author_kind = 'system' \
     AND (content LIKE 'The turn failed: %' OR content LIKE 'This turn failed inside Helm: %'))";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The SQL spells out the two notes' openings (a `const` cannot format
+    /// them in): it must say exactly what the notes begin with.
+    #[test]
+    fn the_reply_count_leaves_out_exactly_the_failure_notes() {
+        for note in [FAILED_TURN_NOTE, FAILED_INSIDE_NOTE] {
+            assert!(
+                COUNTS_AS_REPLY.contains(&format!("LIKE '{note}%'")),
+                "{note:?} in {COUNTS_AS_REPLY}"
+            );
+        }
+    }
+}
