@@ -533,8 +533,8 @@ pub enum ChannelCommand {
     Create {
         /// The channel's name, such as launch or #launch.
         name: String,
-        /// What the channel is all about.
-        #[arg(long, default_value = "")]
+        /// What the channel is all about (required: its agent works from it).
+        #[arg(long, default_value = "", hide_default_value = true)]
         purpose: String,
         /// Only members can see it.
         #[arg(long)]

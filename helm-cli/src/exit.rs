@@ -94,6 +94,10 @@ pub fn hint_for_code(code: &str, message: &str) -> Option<String> {
              or {PROVIDER_HINT}"
         )),
         "confirmation_required" => Some("run it again with --confirm NAME".into()),
+        "missing_purpose" => Some(
+            "say what it is for: 1helm channel create NAME --purpose \"what it is all about\""
+                .into(),
+        ),
         "conflict" if message.starts_with("a provider named") => {
             Some("run it again with --replace to replace that provider".into())
         }

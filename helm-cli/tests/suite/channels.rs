@@ -185,7 +185,8 @@ fn errors_have_distinct_exit_codes_and_change_nothing() -> anyhow::Result<()> {
     assert_eq!(no_purpose.code, USAGE);
     assert_eq!(
         no_purpose.stderr.trim(),
-        "error: What is this channel all about?"
+        "error: What is this channel all about?\n\
+         hint: say what it is for: 1helm channel create NAME --purpose \"what it is all about\""
     );
     let blank = cli.run(&["channel", "create", "ops", "--purpose", "  \t "])?;
     assert_eq!(blank.code, USAGE);
