@@ -191,7 +191,46 @@ pub struct StatusView {
     pub computers: Vec<String>,
     /// Counts.
     #[serde(flatten)]
-    pub stats: StoreStats,
+    pub stats: StatusCounts,
+}
+
+/// The workspace's counts as `status` shows them. A server tells threads
+/// and messages to admins only, so those two may be absent.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatusCounts {
+    /// The schema version.
+    pub schema_version: i64,
+    /// People.
+    pub users: u64,
+    /// Active channels, `#main` included.
+    pub channels_active: u64,
+    /// Archived channels.
+    pub channels_archived: u64,
+    /// Agents, Skipper included (for a member: the channels' agents they see).
+    pub agents: u64,
+    /// Threads (absent for a member through a server).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<u64>,
+    /// Messages (absent for a member through a server).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub messages: Option<u64>,
+    /// The newest event's sequence number.
+    pub last_event_seq: u64,
+}
+
+impl From<StoreStats> for StatusCounts {
+    fn from(s: StoreStats) -> Self {
+        StatusCounts {
+            schema_version: s.schema_version,
+            users: s.users,
+            channels_active: s.channels_active,
+            channels_archived: s.channels_archived,
+            agents: s.agents,
+            threads: Some(s.threads),
+            messages: Some(s.messages),
+            last_event_seq: s.last_event_seq,
+        }
+    }
 }
 
 /// A thread with its transcript and turns.

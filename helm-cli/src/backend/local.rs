@@ -322,7 +322,7 @@ impl Backend for Local {
             skipper: status.skipper,
             recall: Some(status.recall),
             computers: self.helm.computer_choices(),
-            stats: status.stats,
+            stats: status.stats.into(),
         })
     }
 

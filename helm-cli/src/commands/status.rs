@@ -17,6 +17,10 @@ pub async fn run(ctx: &Ctx) -> Result<i32> {
                 status.computers.join(", ")
             )
         };
+        // A member through a server is not told these two.
+        let counted = |label: &str, n: Option<u64>| {
+            n.map(|n| format!("{label:<11}{n}\n")).unwrap_or_default()
+        };
         format!(
             "Workspace {:?} at {}\n\
              Captain:   {}\n\
@@ -24,8 +28,7 @@ pub async fn run(ctx: &Ctx) -> Result<i32> {
              Channels:  {} active, {} archived\n\
              Agents:    {}\n\
              People:    {}\n\
-             Threads:   {}\n\
-             Messages:  {}\n\
+             {}{}\
              Recall:    {}\n\
              Schema:    v{}, event log at #{}{computers}",
             status.workspace.name,
@@ -37,8 +40,8 @@ pub async fn run(ctx: &Ctx) -> Result<i32> {
             s.channels_archived,
             s.agents,
             s.users,
-            s.threads,
-            s.messages,
+            counted("Threads:", s.threads),
+            counted("Messages:", s.messages),
             status
                 .recall
                 .as_ref()

@@ -520,3 +520,41 @@ async fn a_members_say_stops_at_an_approval_only_the_captain_can_give() -> anyho
     server.stop().await;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_members_status_through_a_server_leaves_out_what_only_admins_see() -> anyhow::Result<()>
+{
+    let server = Server::start().await?;
+    let captain = server.helm.captain().await?;
+    let mira = server
+        .helm
+        .add_user(&captain, "mira", helm_core::model::Role::Member)
+        .await?;
+    let token = server
+        .helm
+        .create_api_token(&mira, "cli", None)
+        .await?
+        .secret;
+    let as_mira = |args: &[&str]| -> anyhow::Result<Run> {
+        let mut all = vec!["--server", &server.url, "--token", &token];
+        all.extend_from_slice(args);
+        bare(&all)
+    };
+    let status = as_mira(&["status"])?;
+    ok(&status)?;
+    assert!(status.stdout.contains("Captain:   ada"), "{}", status.stdout);
+    assert!(
+        !status.stdout.contains("Threads:") && !status.stdout.contains("Messages:"),
+        "{}",
+        status.stdout
+    );
+    let json: serde_json::Value = serde_json::from_str(&as_mira(&["--json", "status"])?.stdout)?;
+    assert!(json.get("threads").is_none(), "{json}");
+    // The Captain is told them.
+    let captains = server.run(&["status"])?;
+    ok(&captains)?;
+    assert!(captains.stdout.contains("Threads:   "), "{}", captains.stdout);
+    assert!(captains.stdout.contains("Messages:  "), "{}", captains.stdout);
+    server.stop().await;
+    Ok(())
+}
