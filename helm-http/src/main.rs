@@ -18,40 +18,41 @@ use helm_core::model::ChannelRef;
 use helm_core::{Helm, HelmConfig, HelmOptions, InitOptions};
 use helm_http::{AppState, ServerConfig};
 
-/// Serve a Helm workspace over HTTP.
+/// Serve a Helm workspace over HTTP. The flags may come before or after a
+/// subcommand (`helm-http computer --data DIR`, as the docs write it).
 #[derive(Debug, Parser)]
 #[command(name = "helm-http", version)]
 struct Args {
     /// The data directory (created on first start); also `HELM_DATA`.
-    #[arg(long, value_name = "DIR")]
+    #[arg(global = true, long, value_name = "DIR")]
     data: Option<PathBuf>,
 
     /// The address to listen on; also `HELM_LISTEN`. Default 127.0.0.1:7400.
-    #[arg(long, value_name = "ADDR")]
+    #[arg(global = true, long, value_name = "ADDR")]
     listen: Option<std::net::SocketAddr>,
 
     /// The config file (TOML); default `<data>/helm.toml` when it exists.
-    #[arg(long, value_name = "FILE")]
+    #[arg(global = true, long, value_name = "FILE")]
     config: Option<PathBuf>,
 
     /// The URL people reach the server at; also `HELM_PUBLIC_URL`.
-    #[arg(long = "public-url", value_name = "URL")]
+    #[arg(global = true, long = "public-url", value_name = "URL")]
     public_url: Option<String>,
 
     /// Where the other nodes sharing this server's store reach it (its own
     /// address); also `HELM_NODE_URL`. Default `http://<listen>`.
-    #[arg(long = "node-url", value_name = "URL")]
+    #[arg(global = true, long = "node-url", value_name = "URL")]
     node_url: Option<String>,
 
     /// How channel computers are isolated: bubblewrap (required: refuse to
     /// start without it), process, or auto; also `HELM_ISOLATION` and
     /// `[computer] isolation` in the config file.
-    #[arg(long, value_name = "MODE")]
+    #[arg(global = true, long, value_name = "MODE")]
     isolation: Option<helm_core::exec::IsolationChoice>,
 
     /// The first-run setup code to use instead of a random one (for
     /// automation); also `HELM_SETUP_CODE`.
-    #[arg(long = "setup-code", value_name = "CODE")]
+    #[arg(global = true, long = "setup-code", value_name = "CODE")]
     setup_code: Option<String>,
 
     #[command(subcommand)]

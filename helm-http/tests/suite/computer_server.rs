@@ -19,7 +19,9 @@ const KEY: &str = "computer-key-for-the-test-0123456789";
 async fn a_helm_computer_server_runs_another_servers_channels() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
     let (box_data, data) = (dir.path().join("box"), dir.path().join("helm"));
-    let mut computer = Process::spawn_env(&box_data, &["computer"], &[("HELM_COMPUTER_KEY", KEY)])?;
+    // As docs/operations.md writes it: the subcommand, then the flags.
+    let mut computer =
+        Process::spawn_args(&["computer"], &box_data, &[], &[("HELM_COMPUTER_KEY", KEY)])?;
     computer.wait_ready().await?;
     let mut server = Process::spawn_env(
         &data,

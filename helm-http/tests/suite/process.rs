@@ -35,10 +35,22 @@ impl Process {
         extra: &[&str],
         env: &[(&str, &str)],
     ) -> anyhow::Result<Self> {
+        Self::spawn_args(&[], data, extra, env)
+    }
+
+    /// Like [`Process::spawn_env`], with `first` before the data and listen
+    /// flags (a subcommand, as `helm-http computer --data DIR` is written).
+    pub(super) fn spawn_args(
+        first: &[&str],
+        data: &std::path::Path,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> anyhow::Result<Self> {
         let port = std::net::TcpListener::bind("127.0.0.1:0")?
             .local_addr()?
             .port();
         let child = Command::new(env!("CARGO_BIN_EXE_helm-http"))
+            .args(first)
             .args([
                 "--data",
                 &data.to_string_lossy(),
