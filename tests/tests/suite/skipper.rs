@@ -878,3 +878,50 @@ async fn skipper_setting_the_same_model_again_announces_nothing() -> anyhow::Res
     );
     Ok(())
 }
+
+#[tokio::test]
+async fn a_call_skipper_hands_to_the_captain_tells_her_as_a_mention_does() -> anyhow::Result<()> {
+    for on_postgres in [false, true] {
+        let t = if on_postgres {
+            TestHelm::on_postgres().await?
+        } else {
+            TestHelm::new().await?
+        };
+        let scripted = Arc::new(Scripted::new());
+        t.use_provider("scripted", scripted.clone()).await?;
+        t.helm.start_runtime().await?;
+        t.helm.create_channel(&t.captain, "launch", PURPOSE).await?;
+        let bob = t.helm.add_user(&t.captain, "bob", Role::Member).await?;
+        scripted.push(ScriptedReply::tool_calls(&[(
+            "hand_to_captain",
+            r#"{"question": "Should we pay for the analytics service (40 euros a month)?"}"#,
+        )]));
+        scripted.reply_text("I have asked the Captain.");
+        let posted = t
+            .helm
+            .post_message(
+                &bob,
+                &"launch".parse()?,
+                "@skipper should we buy the paid analytics service?",
+                None,
+            )
+            .await?;
+        wait_thread_idle(&t, posted.thread.id).await?;
+        let launch = t.helm.channel(&"launch".parse()?).await?.channel.id;
+        let unread = t.helm.unread(&t.captain).await?;
+        let Some(captains) = unread.iter().find(|u| u.channel_id == launch) else {
+            panic!("the Captain has nothing unread in #launch: {unread:?}");
+        };
+        assert_eq!(
+            captains.mentions, 1,
+            "on_postgres {on_postgres}: {unread:?}"
+        );
+        // Bob, who asked, is not told of his own question again.
+        let bobs = t.helm.unread(&bob).await?;
+        assert!(
+            bobs.iter().all(|u| u.mentions == 0),
+            "on_postgres {on_postgres}: {bobs:?}"
+        );
+    }
+    Ok(())
+}

@@ -14,7 +14,9 @@ use super::threads;
 use super::turns::{self, Chain};
 use crate::error::{Error, Result};
 use crate::events::EventBody;
-use crate::model::{AgentKind, ChannelRef, Escalation, EscalationId, EscalationStatus, Turn};
+use crate::model::{
+    AgentKind, ChannelRef, Escalation, EscalationId, EscalationStatus, Turn, UserId,
+};
 use crate::store::types::{Escalated, NewEscalation, Resume};
 
 /// An escalation with its thread's channel (`e` joined to `t`).
@@ -212,6 +214,13 @@ pub(super) fn settle_escalation(
     let text = rules::call_settled_note(status, outcome);
     let settled = note(tx, thread.channel_id, Some(thread.id), &text)?;
     if status == EscalationStatus::HandedToCaptain {
+        // The question is the Captain's: she is told as a mention is.
+        let captain: UserId =
+            tx.conn()
+                .query_row("SELECT id FROM users WHERE role = 'captain'", [], |r| {
+                    r.get(0)
+                })?;
+        super::reading::mention(tx, &settled, captain)?;
         tx.conn().execute(
             "UPDATE threads SET status = 'waiting', updated_at = ?2 WHERE id = ?1",
             params![thread.id, ms(now())],

@@ -142,22 +142,28 @@ pub(super) fn record_mentions(tx: &mut Tx<'_>, message: &Message) -> Result<()> 
         }
     }
     for user in found {
-        let inserted = tx
-            .conn()
-            .prepare_cached(
-                "INSERT OR IGNORE INTO mentions (message_id, user_id, channel_id) \
-                 VALUES (?1, ?2, ?3)",
-            )?
-            .execute(params![message.id, user, message.channel_id])?;
-        if inserted > 0 {
-            tx.emit(
-                Some(message.channel_id),
-                EventBody::MentionCreated {
-                    user_id: user,
-                    message: message.clone(),
-                },
-            )?;
-        }
+        mention(tx, message, user)?;
+    }
+    Ok(())
+}
+
+/// Tells `user` of `message` (once): their mention badge and notice.
+pub(super) fn mention(tx: &mut Tx<'_>, message: &Message, user: UserId) -> Result<()> {
+    let inserted = tx
+        .conn()
+        .prepare_cached(
+            "INSERT OR IGNORE INTO mentions (message_id, user_id, channel_id) \
+             VALUES (?1, ?2, ?3)",
+        )?
+        .execute(params![message.id, user, message.channel_id])?;
+    if inserted > 0 {
+        tx.emit(
+            Some(message.channel_id),
+            EventBody::MentionCreated {
+                user_id: user,
+                message: message.clone(),
+            },
+        )?;
     }
     Ok(())
 }

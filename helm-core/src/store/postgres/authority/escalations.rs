@@ -15,6 +15,7 @@ use tokio_postgres::Row;
 use super::super::channels::record;
 use super::super::codec::ms;
 use super::super::codec::{now, parsed, ts};
+use super::super::threads::reading::mention;
 use super::super::threads::rows;
 use super::super::turns::{self, Chain};
 use super::super::workspace::user_name;
@@ -263,6 +264,14 @@ pub(super) async fn settle(
     let thread = rows::thread(c, after.thread_id).await?;
     let text = rules::call_settled_note(status, outcome);
     let note = rows::note(c, thread.channel_id, Some(thread.id), &text).await?;
+    if status == EscalationStatus::HandedToCaptain {
+        // The question is the Captain's: she is told as a mention is.
+        let captain = c
+            .query_one("SELECT id FROM users WHERE role = 'captain'", &[])
+            .await
+            .map_err(failed("finding the Captain"))?;
+        mention(c, &note, UserId(captain.get(0))).await?;
+    }
     if status == EscalationStatus::HandedToCaptain
         && let Some(thread) = rows::touch_thread(c, thread.id, Some("waiting"), None).await?
     {

@@ -467,25 +467,31 @@ pub(crate) async fn record_mentions(tx: &impl Db, message: &Message) -> Result<(
         }
     }
     for user in found {
-        let inserted = tx
-            .execute(
-                "INSERT INTO mentions (message_id, user_id, channel_id) VALUES ($1, $2, $3) \
-                 ON CONFLICT DO NOTHING",
-                &[&message.id.get(), &user.get(), &message.channel_id.get()],
-            )
-            .await
-            .map_err(failed("recording a mention"))?;
-        if inserted > 0 {
-            append(
-                tx,
-                Some(message.channel_id),
-                EventBody::MentionCreated {
-                    user_id: user,
-                    message: message.clone(),
-                },
-            )
-            .await?;
-        }
+        mention(tx, message, user).await?;
+    }
+    Ok(())
+}
+
+/// Tells `user` of `message` (once): their mention badge and notice.
+pub(crate) async fn mention(tx: &impl Db, message: &Message, user: UserId) -> Result<()> {
+    let inserted = tx
+        .execute(
+            "INSERT INTO mentions (message_id, user_id, channel_id) VALUES ($1, $2, $3) \
+             ON CONFLICT DO NOTHING",
+            &[&message.id.get(), &user.get(), &message.channel_id.get()],
+        )
+        .await
+        .map_err(failed("recording a mention"))?;
+    if inserted > 0 {
+        append(
+            tx,
+            Some(message.channel_id),
+            EventBody::MentionCreated {
+                user_id: user,
+                message: message.clone(),
+            },
+        )
+        .await?;
     }
     Ok(())
 }
