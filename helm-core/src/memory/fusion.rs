@@ -11,7 +11,8 @@
 //!    one person it names.
 //! 3. **Session pooling**: a thread whose items score well as a group (and
 //!    whose summary matches) lifts its items: evidence for one question
-//!    tends to sit together in one session.
+//!    tends to sit together in one session. A summary is a hit of its own
+//!    only where the words found it and none of its thread's items.
 //! 4. **Thread spread**: an item whose thread is already shown above it
 //!    needs a clear lead to be placed before one of another thread.
 //! 5. **Diversity**: one place near the top goes to the best thread not yet
@@ -322,8 +323,19 @@ fn fuse_borrowed<'a>(
                 r.score += tuning.session_weight * s;
             }
         }
-        sort(&mut ranked);
     }
+    let word_ranks = c
+        .lexical
+        .iter()
+        .filter_map(|(key, _)| allowed(key))
+        .enumerate();
+    ranked.extend(summaries_found_alone(
+        word_ranks,
+        &lexical,
+        &thread_score,
+        tuning,
+    ));
+    sort(&mut ranked);
 
     let limit = query.limit.clamp(1, MAX_LIMIT);
     if tuning.thread_repeat_penalty > 0.0 {
@@ -370,6 +382,36 @@ fn fuse_borrowed<'a>(
             break;
         }
         out.push(r);
+    }
+    out
+}
+
+/// The summaries the words found in threads none of whose items they
+/// found, as hits of their own. Otherwise a word only a summary holds would
+/// find nothing to show: its thread's items are at best near in meaning,
+/// and by words only there are none. Each such summary scores its rank in
+/// the word list, plus its thread's pooled score as an item would; a
+/// thread whose items the words found is shown by them, as before.
+fn summaries_found_alone<'a>(
+    word_ranks: impl Iterator<Item = (usize, &'a CandidateItem)>,
+    lexical: &[(&CandidateItem, f64)],
+    thread_score: &HashMap<ThreadId, f64>,
+    tuning: &RecallTuning,
+) -> Vec<Scored<'a>> {
+    let mut worded: HashSet<ThreadId> = lexical.iter().filter_map(|(i, _)| i.thread_id).collect();
+    let mut out = Vec::new();
+    for (rank, item) in word_ranks {
+        let Some(thread) = item.thread_id.filter(|_| item.is_summary()) else {
+            continue;
+        };
+        // One summary a thread, its best.
+        if worded.insert(thread) {
+            let pooled = thread_score.get(&thread).copied().unwrap_or(0.0);
+            out.push(Scored {
+                item,
+                score: 1.0 / (tuning.rrf_k + rank as f64 + 1.0) + tuning.session_weight * pooled,
+            });
+        }
     }
     out
 }
@@ -531,6 +573,50 @@ mod tests {
             "{}",
             hits[0].score
         );
+    }
+
+    #[test]
+    fn a_summary_the_words_found_alone_is_a_hit_of_its_own() {
+        // Thread 1's summary (9) holds the word, none of its messages do;
+        // thread 2's message (4) and summary (10) both hold it.
+        let items = vec![
+            item(2, 1, None, Some(1), "ann"),
+            item(9, 1, Some(MemoryKind::Summary), None, "helm"),
+            item(4, 2, None, Some(2), "bob"),
+            item(10, 2, Some(MemoryKind::Summary), None, "helm"),
+        ];
+        let mut c = candidates(items, vec![(9, 9.0), (10, 8.0), (4, 5.0)]);
+        let keys = |c: &Candidates, t: &RecallTuning| -> Vec<i64> {
+            fuse(c, t, &RecallQuery::new("q"))
+                .iter()
+                .map(|h| h.item.key.0)
+                .collect()
+        };
+        let words = RecallTuning {
+            dense_weight: 0.0,
+            session_weight: 0.5,
+            ..STAGES
+        };
+        // By words: thread 2 by its message (its summary lifts it), thread
+        // 1 by its summary; before, thread 1 was not shown at all.
+        assert_eq!(keys(&c, &words), [4, 9]);
+        // By meaning, thread 1's message, near in meaning only, comes after
+        // the summary that holds the word.
+        c.dense = vec![(ItemKey(4), 0.5), (ItemKey(2), 0.4)];
+        let meaning = RecallTuning {
+            session_weight: 0.5,
+            ..STAGES
+        };
+        let by_meaning = keys(&c, &meaning);
+        let at = |key: i64| by_meaning.iter().position(|k| *k == key);
+        assert!(at(9).is_some() && at(9) < at(2), "{by_meaning:?}");
+        // Thread 2's summary stays out: its message stands for it.
+        assert!(!by_meaning.contains(&10), "{by_meaning:?}");
+        // A forgotten summary stays out.
+        if let Some(summary) = c.items.get_mut(&ItemKey(9)) {
+            summary.status = Some(MemoryStatus::Forgotten);
+        }
+        assert!(!keys(&c, &meaning).contains(&9));
     }
 
     #[test]

@@ -15,11 +15,12 @@ use crate::store::MemoryFilter;
 /// Recalled items for `turn`'s context, at most [`MEMORY_HITS`]. A
 /// summarised thread speaks through its records, not its transcript: its
 /// messages are replaced by its session summary, once, where the first of
-/// them ranked. Recall ranks messages and records (a summary only lifts its
-/// thread's items), so before this a summarised thread's messages were
-/// dropped and nothing stood in for them: what it decided never reached a
-/// later thread unless the agent had recorded it. Recall trouble never
-/// stops a turn.
+/// them ranked (or where the summary itself did). Recall mostly ranks
+/// messages and records (a summary lifts its thread's items, and is a hit
+/// only where the words found it alone), so before this a summarised
+/// thread's messages were dropped and nothing stood in for them: what it
+/// decided never reached a later thread unless the agent had recorded it.
+/// Recall trouble never stops a turn.
 pub(super) async fn for_turn(
     rt: &Runtime,
     turn: &Turn,

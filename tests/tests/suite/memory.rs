@@ -973,6 +973,55 @@ async fn a_plural_finds_its_singular_and_the_other_way_round_on_both_stores() ->
     Ok(())
 }
 
+#[tokio::test]
+async fn a_word_only_a_summary_holds_finds_the_summary() -> anyhow::Result<()> {
+    let stores = [
+        ("SQLite", TestHelm::new().await?),
+        ("PostgreSQL", TestHelm::on_postgres().await?),
+        (
+            "SQLite by meaning",
+            TestHelm::with_options(|o| o.embedder = Some(Arc::new(WordHashEmbedder))).await?,
+        ),
+    ];
+    for (store, t) in stores {
+        t.helm
+            .create_channel(&t.captain, "garden", "The garden.")
+            .await?;
+        let garden: ChannelRef = "garden".parse()?;
+        let mut beds = history(
+            "beds",
+            &[
+                "Let us plan the raised beds for spring.",
+                "I can build them from the old planks.",
+            ],
+        );
+        beds.extend_from_slice(
+            br#"
+{"type":"memory","kind":"summary","content":"Ada and Bob chose cedar planks, with marigolds along the edges.","thread":"beds"}"#,
+        );
+        t.helm
+            .import_history(&t.captain, &garden, std::io::Cursor::new(beds))
+            .await?;
+        import_lines(&t, &garden, "shed", &["The shed needs a new lock."]).await?;
+        t.helm.embed_backlog(None, |_, _| {}).await?;
+        let hits = t
+            .helm
+            .recall(&garden, RecallQuery::new("marigolds"))
+            .await?;
+        let Some(first) = hits.first() else {
+            panic!("nothing recalled on {store}");
+        };
+        assert_eq!(first.kind, "summary", "on {store}: {hits:?}");
+        assert!(first.content.contains("marigolds"), "on {store}: {first:?}");
+        assert_eq!(
+            first.thread.as_ref().map(|t| t.title.as_str()),
+            Some("Stock"),
+            "on {store}"
+        );
+    }
+    Ok(())
+}
+
 /// A workspace whose embedder hashes words, with `#launch` holding `lines`
 /// as one embedded thread.
 async fn launch_with(lines: &[&str]) -> anyhow::Result<(TestHelm, ChannelRef)> {
