@@ -522,8 +522,7 @@ async fn a_members_say_stops_at_an_approval_only_the_captain_can_give() -> anyho
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_members_status_through_a_server_leaves_out_what_only_admins_see() -> anyhow::Result<()>
-{
+async fn a_members_status_through_a_server_leaves_out_what_only_admins_see() -> anyhow::Result<()> {
     let server = Server::start().await?;
     let captain = server.helm.captain().await?;
     let mira = server
@@ -542,7 +541,11 @@ async fn a_members_status_through_a_server_leaves_out_what_only_admins_see() -> 
     };
     let status = as_mira(&["status"])?;
     ok(&status)?;
-    assert!(status.stdout.contains("Captain:   ada"), "{}", status.stdout);
+    assert!(
+        status.stdout.contains("Captain:   ada"),
+        "{}",
+        status.stdout
+    );
     assert!(
         !status.stdout.contains("Threads:") && !status.stdout.contains("Messages:"),
         "{}",
@@ -553,8 +556,16 @@ async fn a_members_status_through_a_server_leaves_out_what_only_admins_see() -> 
     // The Captain is told them.
     let captains = server.run(&["status"])?;
     ok(&captains)?;
-    assert!(captains.stdout.contains("Threads:   "), "{}", captains.stdout);
-    assert!(captains.stdout.contains("Messages:  "), "{}", captains.stdout);
+    assert!(
+        captains.stdout.contains("Threads:   "),
+        "{}",
+        captains.stdout
+    );
+    assert!(
+        captains.stdout.contains("Messages:  "),
+        "{}",
+        captains.stdout
+    );
     server.stop().await;
     Ok(())
 }
