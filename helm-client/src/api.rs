@@ -182,6 +182,36 @@ impl Client {
             .await
     }
 
+    /// Writes a thread's session summary now, with the model that serves
+    /// the thread (what `1helm thread summarize` asks for).
+    pub async fn summarize_thread(
+        &self,
+        id: helm_core::model::ThreadId,
+    ) -> Result<helm_core::runtime::summary::WrittenSummary> {
+        use helm_core::runtime::summary::{SessionSummary, SummaryTrigger, WrittenSummary};
+        /// The server's answer: the summary without its trigger, which is
+        /// a request here.
+        #[derive(serde::Deserialize)]
+        struct Written {
+            thread_id: helm_core::model::ThreadId,
+            summary: SessionSummary,
+            provider: String,
+            model: String,
+            memory_id: MemoryId,
+        }
+        let w: Written = self
+            .post(&format!("/api/threads/{id}/summary"), json!({}))
+            .await?;
+        Ok(WrittenSummary {
+            thread_id: w.thread_id,
+            summary: w.summary,
+            trigger: SummaryTrigger::Request,
+            provider: w.provider,
+            model: w.model,
+            memory_id: w.memory_id,
+        })
+    }
+
     /// Recalls from a channel's memory and history.
     pub async fn recall(&self, channel: &str, query: RecallQuery) -> Result<Vec<RecallHit>> {
         let limit = query.limit.to_string();

@@ -92,18 +92,17 @@ pub trait Backend: Send + Sync {
     /// Checks the audit log's hash chain.
     async fn verify_audit(&self) -> anyhow::Result<helm_core::store::AuditVerification>;
 
-    /// Writes a thread's session summary now. A server summarises resolved
-    /// threads by itself, so the remote backend does not offer this.
+    /// Writes a thread's session summary now.
     async fn summarize_thread(
         &self,
         id: ThreadId,
-    ) -> anyhow::Result<helm_core::runtime::summary::WrittenSummary> {
-        let _ = id;
-        Err(helm_core::Error::invalid(
-            "--server",
-            "a server writes a resolved thread's summary by itself; summarise on a data directory",
-        )
-        .into())
+    ) -> anyhow::Result<helm_core::runtime::summary::WrittenSummary>;
+
+    /// Whether a resolved thread's summary is written without being asked
+    /// (a server's runtime does it in the background), so resolving need
+    /// not ask for one.
+    fn summarizes_resolved_threads(&self) -> bool {
+        false
     }
 
     /// A channel's memory records, newest first.

@@ -102,6 +102,17 @@ impl Backend for Remote {
         Ok(self.client.verify_audit().await?)
     }
 
+    async fn summarize_thread(
+        &self,
+        id: ThreadId,
+    ) -> anyhow::Result<helm_core::runtime::summary::WrittenSummary> {
+        Ok(self.client.summarize_thread(id).await?)
+    }
+
+    fn summarizes_resolved_threads(&self) -> bool {
+        true
+    }
+
     async fn memory(&self, channel: &str, filter: MemoryFilter) -> anyhow::Result<Vec<MemoryItem>> {
         Ok(self.client.memory(channel, filter).await?)
     }

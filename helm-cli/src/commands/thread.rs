@@ -141,7 +141,9 @@ pub async fn run(ctx: &Ctx, cmd: ThreadCommand) -> Result<i32> {
             let thread = backend
                 .set_thread_status(id, ThreadStatus::Resolved)
                 .await?;
-            let summary = if no_summary {
+            // A server writes a resolved thread's summary by itself.
+            let by_server = !no_summary && backend.summarizes_resolved_threads();
+            let summary = if no_summary || by_server {
                 None
             } else {
                 Some(backend.summarize_thread(id).await)
@@ -150,6 +152,7 @@ pub async fn run(ctx: &Ctx, cmd: ThreadCommand) -> Result<i32> {
                 "thread": thread,
                 "summary": summary.as_ref().and_then(|s| s.as_ref().ok()),
                 "summary_error": summary.as_ref().and_then(|s| s.as_ref().err()).map(|e| e.to_string()),
+                "summary_by_server": by_server,
             });
             ctx.out.print(&value, || {
                 let mut out = format!("Thread {} resolved.", thread.id);
@@ -158,6 +161,10 @@ pub async fn run(ctx: &Ctx, cmd: ThreadCommand) -> Result<i32> {
                         out.push_str(&format!("\nSummary:\n{}", written.summary.render()))
                     }
                     Some(Err(e)) => out.push_str(&format!("\nNo summary was written: {e}")),
+                    None if by_server => out.push_str(&format!(
+                        "\nThe server writes its summary shortly; `1helm thread show {}` shows it.",
+                        thread.id
+                    )),
                     None => {}
                 }
                 out

@@ -230,7 +230,30 @@ async fn the_commands_work_through_a_server() -> anyhow::Result<()> {
         "{}",
         shown.stdout
     );
-    ok(&server.run(&["thread", "resolve", &id])?)?;
+    // A summary asked for through the server is written by its model…
+    mock.push(Behaviour::text(
+        r#"{"goal": "Write the plan", "work_done": "Wrote plan.md", "result": "The plan is in plan.md", "open_items": [], "decisions": ["The plan lives in plan.md"]}"#,
+    ));
+    let summarized = server.run(&["thread", "summarize", &id])?;
+    ok(&summarized)?;
+    assert!(
+        summarized
+            .stdout
+            .contains(&format!("Summary of thread {id}"))
+            && summarized.stdout.contains("The plan lives in plan.md"),
+        "{}",
+        summarized.stdout
+    );
+    // …and resolving leaves the summary to the server, saying so.
+    let resolved = server.run(&["thread", "resolve", &id])?;
+    ok(&resolved)?;
+    assert!(
+        resolved
+            .stdout
+            .contains("The server writes its summary shortly"),
+        "{}",
+        resolved.stdout
+    );
     ok(&server.run(&["thread", "reopen", &id])?)?;
     let activity = server.run(&["activity", "launch"])?;
     ok(&activity)?;
