@@ -332,3 +332,48 @@ async fn one_member_cannot_take_every_terminal() -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+/// Members together cannot fill one channel's terminals: the last is kept
+/// for the Captain and admins, so a member cannot shut the Captain out of
+/// a channel's computer.
+#[tokio::test]
+async fn members_leave_one_of_a_channels_terminals_to_the_captain() -> anyhow::Result<()> {
+    let f = Fixture::with_isolation(IsolationChoice::Process).await?;
+    let mira = f
+        .helm
+        .add_user(&f.captain, "mira", helm_core::model::Role::Member)
+        .await?;
+    f.helm.create_channel(&mira, "one", LAUNCH_PURPOSE).await?;
+    let one: ChannelRef = "one".parse()?;
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        held.push(
+            f.helm
+                .open_terminal(&mira, &one, TerminalSize::default())
+                .await?,
+        );
+    }
+    let refused = f
+        .helm
+        .open_terminal(&mira, &one, TerminalSize::default())
+        .await
+        .err();
+    let Some(refused) = refused else {
+        panic!("a member took a channel's last terminal");
+    };
+    assert_eq!(refused.kind(), ErrorKind::Refused);
+    assert!(
+        refused
+            .to_string()
+            .contains("kept for the Captain and admins"),
+        "{refused}"
+    );
+    let captains = f
+        .helm
+        .open_terminal(&f.captain, &one, TerminalSize::default())
+        .await?;
+    for t in held.iter().chain([&captains]) {
+        f.helm.close_terminal(&f.captain, t.id()).await?;
+    }
+    Ok(())
+}

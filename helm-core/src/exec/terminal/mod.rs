@@ -100,7 +100,8 @@ impl TerminalManager {
 
     /// Opens a terminal for `opener`, within the per-person limits: a
     /// member holds at most `per_person`, and members together leave
-    /// `admin_reserve` of the workspace's terminals to the Captain and admins.
+    /// `admin_reserve` of the workspace's terminals, and one of each
+    /// channel's, to the Captain and admins.
     pub async fn open_as(
         &self,
         executor: &LocalExecutor,
@@ -168,7 +169,7 @@ impl TerminalManager {
             ));
         }
         self.check_limits(channel)?;
-        self.check_person(opener)
+        self.check_person(opener, channel)
     }
 
     /// The limits checked again under the table's lock (another open may
@@ -186,7 +187,7 @@ impl TerminalManager {
                 .openers
                 .lock()
                 .map_err(|_| Error::Internal("the terminal table was poisoned".into()))?;
-            check_person(sessions, &openers, &self.limits, opener)?;
+            check_person(sessions, &openers, &self.limits, opener, channel)?;
             openers.insert(id, opener);
         }
         Ok(())
@@ -246,7 +247,7 @@ impl TerminalManager {
         check(&*self.lock()?, &self.limits, channel)
     }
 
-    fn check_person(&self, opener: Option<Opener>) -> Result<()> {
+    fn check_person(&self, opener: Option<Opener>, channel: Option<ChannelId>) -> Result<()> {
         let Some(opener) = opener else {
             return Ok(());
         };
@@ -255,7 +256,7 @@ impl TerminalManager {
             .openers
             .lock()
             .map_err(|_| Error::Internal("the terminal table was poisoned".into()))?;
-        check_person(&sessions, &openers, &self.limits, opener)
+        check_person(&sessions, &openers, &self.limits, opener, channel)
     }
 
     fn lock(&self) -> Result<std::sync::MutexGuard<'_, BTreeMap<u64, Arc<TerminalSession>>>> {
@@ -271,6 +272,7 @@ fn check_person(
     openers: &BTreeMap<u64, Opener>,
     limits: &TerminalLimits,
     opener: Opener,
+    channel: Option<ChannelId>,
 ) -> Result<()> {
     if opener.admin {
         return Ok(());
@@ -282,6 +284,21 @@ fn check_person(
         .iter()
         .filter(|(id, o)| running(o, id) && o.user == opener.user)
         .count();
+    let by_members_here = openers
+        .iter()
+        .filter(|(id, o)| {
+            running(o, id) && sessions.get(id).is_some_and(|s| s.channel() == channel)
+        })
+        .count();
+    // One of a channel's terminals is kept for the Captain and admins, or
+    // members could shut them out of that channel's computer.
+    if limits.per_channel > 1 && by_members_here >= limits.per_channel - 1 {
+        return Err(Error::Refused(format!(
+            "members already hold {by_members_here} of this channel's {} terminals (the last is \
+             kept for the Captain and admins); close one first",
+            limits.per_channel
+        )));
+    }
     if mine >= limits.per_person {
         return Err(Error::Refused(format!(
             "you already have {} open terminals, the most one person may hold; close one first",
