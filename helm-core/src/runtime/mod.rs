@@ -460,7 +460,7 @@ impl Runtime {
                         approval.id,
                         crate::model::ApprovalStatus::Expired,
                         None,
-                        Some("the turn that asked for it ended before a decision".into()),
+                        Some(crate::store::rules::APPROVAL_TURN_ENDED.into()),
                     )
                     .await?;
                 tracing::warn!(

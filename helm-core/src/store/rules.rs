@@ -103,6 +103,10 @@ pub(crate) fn call_added_outcome(id: EscalationId, turn: Option<TurnId>) -> Stri
     }
 }
 
+/// Why an approval is expired when the turn waiting for it has ended
+/// (approving it then would do nothing).
+pub(crate) const APPROVAL_TURN_ENDED: &str = "the turn that asked for it ended before a decision";
+
 /// The note a settled call posts.
 pub(crate) fn call_settled_note(status: EscalationStatus, outcome: &str) -> String {
     match status {

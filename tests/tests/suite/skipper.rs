@@ -925,3 +925,47 @@ async fn a_call_skipper_hands_to_the_captain_tells_her_as_a_mention_does() -> an
     }
     Ok(())
 }
+
+#[tokio::test]
+async fn an_approval_expires_when_a_shutdown_ends_the_turn_waiting_for_it() -> anyhow::Result<()> {
+    for on_postgres in [false, true] {
+        let t = if on_postgres {
+            TestHelm::on_postgres().await?
+        } else {
+            TestHelm::new().await?
+        };
+        let scripted = Arc::new(Scripted::new());
+        t.use_provider("scripted", scripted.clone()).await?;
+        t.helm.start_runtime().await?;
+        t.helm.create_channel(&t.captain, "launch", PURPOSE).await?;
+        let mira = t.member("mira").await?;
+        scripted.push(ScriptedReply::tool_calls(&[(
+            "host_command",
+            r#"{"command": "uptime"}"#,
+        )]));
+        let posted = t
+            .helm
+            .post_message(&mira, &"launch".parse()?, "@skipper how is the host?", None)
+            .await?;
+        let waiting = t
+            .poll("the approval to be asked for", || async {
+                let pending = t.helm.approvals(&t.captain, true).await?;
+                Ok(pending.into_iter().next())
+            })
+            .await?;
+        // Closing the workspace ends the waiting turn: nobody can act on
+        // the request any more, so it is not left open to be "approved".
+        t.helm.shutdown_runtime(false).await;
+        let turns = t.helm.thread_turns(posted.thread.id).await?;
+        assert!(turns.iter().all(|x| x.state.is_final()), "{turns:?}");
+        let pending = t.helm.approvals(&t.captain, true).await?;
+        assert!(pending.is_empty(), "on_postgres {on_postgres}: {pending:?}");
+        let after = t.helm.store().approval(waiting.id).await?;
+        assert_eq!(
+            after.status,
+            ApprovalStatus::Expired,
+            "on_postgres {on_postgres}"
+        );
+    }
+    Ok(())
+}

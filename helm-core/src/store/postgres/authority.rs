@@ -140,6 +140,29 @@ async fn request_approval(c: &impl Db, new: NewApproval) -> Result<Approval> {
     Ok(approval)
 }
 
+/// Expires the approvals still pending for `turn`, which has ended: an
+/// approval lives as long as the turn that waits for it.
+pub(super) async fn expire_approvals_of_turn(c: &impl Db, turn: TurnId) -> Result<()> {
+    let pending = c
+        .query(
+            "SELECT id FROM approvals WHERE turn_id = $1 AND status = 'pending' ORDER BY id",
+            &[&turn.get()],
+        )
+        .await
+        .map_err(failed("reading a turn's approvals"))?;
+    for row in pending {
+        decide_approval(
+            c,
+            row.get(0),
+            ApprovalStatus::Expired,
+            None,
+            Some(crate::store::rules::APPROVAL_TURN_ENDED),
+        )
+        .await?;
+    }
+    Ok(())
+}
+
 /// Decides a pending approval (approve, deny, or expire), with a visible
 /// note in its thread. One conditional update: decided once.
 async fn decide_approval(

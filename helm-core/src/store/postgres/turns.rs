@@ -625,6 +625,7 @@ pub(crate) async fn finish(
         },
     )
     .await?;
+    super::authority::expire_approvals_of_turn(c, turn.id).await?;
     // The thread's status follows its latest turn; a turn that ends after a
     // later one of its thread (which cannot happen in order) changes nothing.
     let thread = rows::thread(c, turn.thread_id).await?;

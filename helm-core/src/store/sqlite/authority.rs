@@ -257,6 +257,28 @@ pub(super) fn decide_approval(
     Ok(after)
 }
 
+/// Expires the approvals still pending for `turn`, which has ended: an
+/// approval lives as long as the turn that waits for it.
+pub(super) fn expire_approvals_of_turn(tx: &mut Tx<'_>, turn: crate::model::TurnId) -> Result<()> {
+    let pending: Vec<i64> = tx
+        .conn()
+        .prepare_cached(
+            "SELECT id FROM approvals WHERE turn_id = ?1 AND status = 'pending' ORDER BY id",
+        )?
+        .query_map([turn], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    for id in pending {
+        decide_approval(
+            tx,
+            id,
+            ApprovalStatus::Expired,
+            None,
+            Some(crate::store::rules::APPROVAL_TURN_ENDED),
+        )?;
+    }
+    Ok(())
+}
+
 /// Changes a channel's capability policy: the profile, the grant log, a
 /// note in the thread that asked (and in the channel, if elsewhere), the
 /// journal, the event and the audit log.

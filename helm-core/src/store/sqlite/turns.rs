@@ -548,6 +548,7 @@ pub(super) fn finish(tx: &mut Tx<'_>, id: TurnId, finish: TurnFinish) -> Result<
             ToolStatus::Cancelled
         },
     )?;
+    super::authority::expire_approvals_of_turn(tx, turn.id)?;
 
     // The thread's status follows its latest turn; a turn that ends after a
     // later one of its thread (which cannot happen in order) changes nothing.
