@@ -63,13 +63,18 @@ fn main() -> ExitCode {
     }
 }
 
-/// Logs go to stderr, quiet unless `HELM_LOG` (or `RUST_LOG`) asks for more.
+/// Logs go to stderr, quiet unless `HELM_LOG` (or `RUST_LOG`) asks for more:
+/// a command says what went wrong as its `error:` (or its JSON), so core's
+/// warnings (a provider retried, say) would only be noise in its output.
+/// Colour only on a terminal, never into a pipe or a file.
 fn init_logging() {
+    use std::io::IsTerminal;
     let filter = std::env::var("HELM_LOG")
         .or_else(|_| std::env::var("RUST_LOG"))
-        .unwrap_or_else(|_| "warn".to_string());
+        .unwrap_or_else(|_| "error".to_string());
     let _ = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+        .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr)
         .try_init();
 }

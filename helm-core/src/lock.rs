@@ -63,7 +63,8 @@ impl DataLock {
                     }
                     if std::time::Instant::now() >= deadline {
                         return Err(Error::Busy(format!(
-                            "a 1helm command is using {}; start the server when it has finished",
+                            "another program is using {} (a 1helm command or a script that opened it); \
+                             start the server when it has finished",
                             root.display()
                         )));
                     }

@@ -16,8 +16,10 @@ pub async fn run(ctx: &Ctx, args: ImportArgs) -> Result<i32> {
         std::io::Read::read_to_end(&mut std::io::stdin(), &mut text)?;
         Box::new(std::io::Cursor::new(text))
     } else {
-        let file = std::fs::File::open(&args.file)
-            .map_err(|e| helm_core::Error::io("opening the history file", &args.file, e))?;
+        let file = std::fs::File::open(&args.file).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => helm_core::Error::not_found("history file", &args.file),
+            _ => helm_core::Error::io("opening the history file", &args.file, e),
+        })?;
         Box::new(BufReader::new(file))
     };
     let json = ctx.out_is_json();

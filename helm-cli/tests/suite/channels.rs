@@ -223,6 +223,36 @@ fn errors_have_distinct_exit_codes_and_change_nothing() -> anyhow::Result<()> {
     let usage = cli.run(&["channel", "frobnicate"])?;
     assert_eq!(usage.code, USAGE);
 
+    // A history file that is not there is not found, not a fault of Helm's.
+    let missing = cli.run(&["import", "launch", "/nonexistent/history.jsonl"])?;
+    assert_eq!(missing.code, NOT_FOUND, "{}", missing.stderr);
+    assert!(
+        missing
+            .stderr
+            .contains("history file /nonexistent/history.jsonl not found"),
+        "{}",
+        missing.stderr
+    );
+
+    // A provider that does not answer: the command's own error, without
+    // core's retry warnings (or colour codes) mixed into its output.
+    let unreachable = cli.run(&[
+        "provider",
+        "add",
+        "nowhere",
+        "--kind",
+        "openai",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--model",
+        "m",
+    ])?;
+    assert!(
+        !unreachable.stderr.contains("WARN") && !unreachable.stderr.contains('\u{1b}'),
+        "{}",
+        unreachable.stderr
+    );
+
     assert_eq!(
         cli.run(&["channel", "list", "--all", "--json"])?.stdout,
         before
