@@ -19,7 +19,14 @@ use clap::Parser;
 use cli::Cli;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let mut cli = Cli::parse();
+    // An empty HELM_SERVER (or HELM_TOKEN), as `export HELM_SERVER=` leaves
+    // it, means none: work on the data directory.
+    for value in [&mut cli.global.server, &mut cli.global.token] {
+        if value.as_deref().is_some_and(|v| v.trim().is_empty()) {
+            *value = None;
+        }
+    }
     init_logging();
     let json = cli.global.json;
     let runtime = match tokio::runtime::Builder::new_multi_thread()

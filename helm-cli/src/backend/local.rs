@@ -42,22 +42,7 @@ impl Local {
         embedder: Option<EmbedderSetting>,
     ) -> anyhow::Result<Self> {
         let lock = DataLock::command(data)?;
-        let mut options = HelmOptions::new(data);
-        // Core resolves the data root's helm.toml and HELM_*; the flags
-        // given go over them.
-        let mut flags = ConfigLayer::new();
-        if let Some(isolation) = isolation {
-            flags.set_flag("computer.isolation", isolation)?;
-        }
-        if let Some(embedder) = embedder {
-            flags.set_flag("memory.embedder", embedder)?;
-        }
-        let config = helm_core::HelmConfig::resolve([
-            ConfigLayer::file_if_present(&data.join("helm.toml"))?,
-            ConfigLayer::process_env()?,
-            flags,
-        ])?;
-        config.apply(&mut options)?;
+        let mut options = resolved_options(data, isolation, embedder)?;
         options.load_local_embedder()?;
         let helm = Helm::open(options).await?;
         let actor = match as_user {
@@ -103,6 +88,31 @@ fn channel_ref(raw: &str) -> anyhow::Result<ChannelRef> {
 }
 
 struct LocalEvents(Follower);
+
+/// The options a command opens `data` with: core resolves the data root's
+/// helm.toml and HELM_*, and the flags given go over them. A bad setting
+/// is refused here, by every command alike (`init` included).
+pub fn resolved_options(
+    data: &std::path::Path,
+    isolation: Option<IsolationChoice>,
+    embedder: Option<EmbedderSetting>,
+) -> anyhow::Result<HelmOptions> {
+    let mut options = HelmOptions::new(data);
+    let mut flags = ConfigLayer::new();
+    if let Some(isolation) = isolation {
+        flags.set_flag("computer.isolation", isolation)?;
+    }
+    if let Some(embedder) = embedder {
+        flags.set_flag("memory.embedder", embedder)?;
+    }
+    let config = helm_core::HelmConfig::resolve([
+        ConfigLayer::file_if_present(&data.join("helm.toml"))?,
+        ConfigLayer::process_env()?,
+        flags,
+    ])?;
+    config.apply(&mut options)?;
+    Ok(options)
+}
 
 #[async_trait]
 impl EventSource for LocalEvents {

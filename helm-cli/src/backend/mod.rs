@@ -25,7 +25,7 @@ use helm_core::{MemoryNote, NewChannel, NewNote, PersonChange, PostedMessage};
 use helm_core::{ThreadFilter, ThreadList};
 
 pub use helm_client::{ChannelDetail, StatusView, ThreadView};
-pub use local::Local;
+pub use local::{Local, resolved_options};
 pub use remote::Remote;
 
 /// What a history import wrote, and how much of it was indexed for meaning.

@@ -1,7 +1,7 @@
 //! `1helm init`.
 
 use anyhow::Result;
-use helm_core::{Helm, HelmOptions, InitOptions};
+use helm_core::{Helm, InitOptions};
 use serde_json::json;
 
 use super::Ctx;
@@ -17,8 +17,13 @@ pub async fn run(ctx: &Ctx, args: InitArgs) -> Result<i32> {
         .into());
     }
     let _lock = helm_core::lock::DataLock::command(&ctx.global.data)?;
+    let options = crate::backend::resolved_options(
+        &ctx.global.data,
+        ctx.global.isolation,
+        ctx.global.embedder,
+    )?;
     let (helm, report) = Helm::init(
-        HelmOptions::new(&ctx.global.data),
+        options,
         InitOptions {
             workspace_name: args.workspace,
             captain_name: args.captain,

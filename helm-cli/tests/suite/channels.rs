@@ -253,6 +253,10 @@ fn errors_have_distinct_exit_codes_and_change_nothing() -> anyhow::Result<()> {
         unreachable.stderr
     );
 
+    // An empty HELM_SERVER, as `export HELM_SERVER=` leaves it, means none.
+    let emptied = cli.run_with_env(&["status"], &[("HELM_SERVER", ""), ("HELM_TOKEN", "")])?;
+    assert_eq!(emptied.code, 0, "{}", emptied.stderr);
+
     assert_eq!(
         cli.run(&["channel", "list", "--all", "--json"])?.stdout,
         before

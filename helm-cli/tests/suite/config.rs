@@ -125,3 +125,24 @@ fn a_channel_chooses_among_the_computers_the_config_names() -> anyhow::Result<()
     );
     Ok(())
 }
+
+#[test]
+fn init_refuses_a_bad_setting_as_every_command_does() -> anyhow::Result<()> {
+    let cli = Cli::empty()?;
+    let run = cli.run_with_env(&["init"], &[("HELM_MAX_TOKENS", "abc")])?;
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("HELM_MAX_TOKENS") && run.stderr.contains("is not a number"),
+        "{}",
+        run.stderr
+    );
+    // Nothing was made: init with the setting mended starts from scratch.
+    let mended = cli.run(&["init"])?;
+    assert_eq!(mended.code, 0, "{}", mended.stderr);
+    assert!(
+        mended.stdout.contains("Initialised workspace"),
+        "{}",
+        mended.stdout
+    );
+    Ok(())
+}
