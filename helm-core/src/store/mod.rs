@@ -22,6 +22,7 @@ mod postgres;
 pub mod prelude;
 pub(crate) mod rules;
 mod sqlite;
+mod stems;
 mod thread_search;
 mod types;
 

@@ -193,8 +193,9 @@ const AFTER: usize = 120;
 
 /// An excerpt of `text` around the first of `terms` found in it, with `…`
 /// where it was cut. The word index matches stems ("hiking" finds
-/// "hike"), so a term not found as written is looked for by its first
-/// letters; a text where neither is found is excerpted from its start.
+/// "hikes"), so a term not found as written is looked for as the index
+/// found it, by its stem, then by its first letters; a text where none is
+/// found is excerpted from its start.
 pub fn snippet(text: &str, terms: &[String]) -> String {
     let folded: Vec<char> = text
         .split_whitespace()
@@ -234,7 +235,7 @@ fn first_match(lower: &[char], terms: &[String]) -> Option<usize> {
         .iter()
         .filter_map(|t| find(&t.chars().collect::<Vec<_>>()))
         .min();
-    exact.or_else(|| {
+    exact.or_else(|| first_by_stem(lower, terms)).or_else(|| {
         terms
             .iter()
             .filter_map(|t| {
@@ -244,6 +245,31 @@ fn first_match(lower: &[char], terms: &[String]) -> Option<usize> {
             })
             .min()
     })
+}
+
+/// Where the first word of `lower` whose English stem is a term's starts.
+fn first_by_stem(lower: &[char], terms: &[String]) -> Option<usize> {
+    let stems: Vec<String> = terms
+        .iter()
+        .map(|t| super::stems::english(&t.to_lowercase()).into_owned())
+        .collect();
+    let mut at = 0;
+    while at < lower.len() {
+        if !lower[at].is_alphanumeric() {
+            at += 1;
+            continue;
+        }
+        let end = lower[at..]
+            .iter()
+            .position(|c| !c.is_alphanumeric())
+            .map_or(lower.len(), |n| at + n);
+        let word: String = lower[at..end].iter().collect();
+        if stems.iter().any(|s| *s == super::stems::english(&word)) {
+            return Some(at);
+        }
+        at = end;
+    }
+    None
 }
 
 #[cfg(test)]
@@ -264,6 +290,21 @@ mod tests {
         let s = snippet(&text, &terms(&["zebra"]));
         assert!(s.starts_with('…') && s.ends_with('…'), "{s}");
         assert!(s.contains("the zebra crossing"), "{s}");
+    }
+
+    #[test]
+    fn a_snippet_finds_a_word_by_its_stem_as_the_index_does() {
+        // The index found "runs" in "running" (both stem to "run"); the
+        // first letters "run" are also inside "brunch", far before it.
+        let text = format!(
+            "{}we had brunch {}then the dogs were running {}",
+            "x ".repeat(40),
+            "y ".repeat(80),
+            "z ".repeat(80)
+        );
+        let s = snippet(&text, &terms(&["runs"]));
+        assert!(s.contains("were running"), "{s}");
+        assert!(!s.contains("brunch"), "{s}");
     }
 
     #[test]

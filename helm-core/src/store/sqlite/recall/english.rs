@@ -22,11 +22,9 @@
 
 use std::borrow::Cow;
 use std::ffi::{CStr, c_char, c_int, c_void};
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::ptr;
 
 use rusqlite::{Connection, ffi};
-use rust_stemmers::{Algorithm, Stemmer};
 
 use super::fts5::{fts5_api, no_fts5};
 use crate::error::Result;
@@ -36,11 +34,6 @@ pub(super) const NAME: &CStr = c"helm_english";
 
 /// The tokenizer wrapped: its arguments, if any, are `unicode61`'s.
 const BASE: &CStr = c"unicode61";
-
-/// Tokens longer than this many bytes are indexed unstemmed, as FTS5's
-/// `porter` does with those over 64: no English word is that long, and a
-/// hash or a URL gains nothing from stemming.
-const MAX_STEMMED: usize = 64;
 
 /// Registers `helm_english` on a connection. Every connection that reads or
 /// writes the word index needs it: FTS5 looks the tokenizer up by name each
@@ -212,19 +205,14 @@ unsafe extern "C" fn stem_token(
     }
 }
 
-/// A token's Snowball English stem; the token itself when it is too long,
-/// not UTF-8, or the stemmer fails.
+/// A token's Snowball English stem ([`crate::store::stems::english`]);
+/// the token itself when it is not UTF-8.
 pub(super) fn stem(token: &[u8]) -> Cow<'_, [u8]> {
-    if token.len() > MAX_STEMMED {
-        return Cow::Borrowed(token);
-    }
     let Ok(word) = std::str::from_utf8(token) else {
         return Cow::Borrowed(token);
     };
-    let stemmer = Stemmer::create(Algorithm::English);
-    match catch_unwind(AssertUnwindSafe(|| stemmer.stem(word))) {
-        Ok(Cow::Borrowed(stem)) => Cow::Borrowed(stem.as_bytes()),
-        Ok(Cow::Owned(stem)) => Cow::Owned(stem.into_bytes()),
-        Err(_) => Cow::Borrowed(token),
+    match crate::store::stems::english(word) {
+        Cow::Borrowed(stem) => Cow::Borrowed(stem.as_bytes()),
+        Cow::Owned(stem) => Cow::Owned(stem.into_bytes()),
     }
 }
