@@ -328,11 +328,12 @@ test("several terminals, one per tab", async () => {
   const second = page.getByRole("button", { name: /Shell 2/ });
   await second.waitFor();
   assert.equal(await second.getAttribute("aria-pressed"), "true");
-  const shell = page.getByRole("region", { name: /Terminal \d+/ }).last();
+  const shell = page.getByRole("region", { name: /Terminal: Shell \d+/ }).last();
   await waitFor("a prompt in the second shell", async () => (await shell.innerText()).includes("$"));
   await page.keyboard.type("echo second-shell\n");
   await waitFor("its output", async () => (await shell.innerText()).includes("second-shell\n") || (await shell.innerText()).match(/second-shell\s*\n.*\$/s));
   await page.getByRole("button", { name: "Close shell 2" }).click();
+  await page.getByRole("dialog", { name: "Close Shell 2?" }).getByRole("button", { name: "Close the shell" }).click();
   await waitFor("one shell left", async () => (await page.getByRole("button", { name: /Shell \d/ }).count()) === 1);
   await noAxeProblems("Terminal with tabs");
 });

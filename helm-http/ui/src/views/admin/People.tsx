@@ -169,7 +169,7 @@ export function People() {
     <div class="stack-lg">
       <section class="settings-section">
         <h3>Invite someone</h3>
-        <form class="inline-form" onSubmit={invite}>
+        <form class="inline-form invite-form" onSubmit={invite}>
           <label class="sr-only" for="invite-role">
             Role
           </label>
@@ -213,12 +213,12 @@ export function People() {
           <tbody>
             {userList.value.map((u) => (
               <tr key={u.id} class={u.deactivated ? "person-deactivated" : undefined}>
-                <td>{u.display_name}</td>
-                <td>@{u.name}</td>
-                <td>
+                <td class="person-name">{u.display_name}</td>
+                <td class="person-mention">@{u.name}</td>
+                <td class="person-role">
                   <RoleCell user={u} />
                 </td>
-                <td>
+                <td class="person-status">
                   {u.deactivated ? (
                     <span class="pill pill-denied" title={`Deactivated ${new Date(u.deactivated).toLocaleString()}`}>
                       Deactivated
@@ -227,10 +227,10 @@ export function People() {
                     "Active"
                   )}
                 </td>
-                <td>
+                <td class="person-joined">
                   <Time at={u.created} />
                 </td>
-                <td>
+                <td class="person-actions">
                   {mayChangeAccess(u) && (
                     <button
                       type="button"

@@ -1,107 +1,227 @@
 // Terminals in the channel's computer (this module and xterm.js load only
 // when the view opens). Several tabs, each a shell in /workspace; a reload
 // reconnects to the same shells and the server replays their scrollback;
-// the terminal follows the size of its pane.
+// the terminal follows the size of its pane. Several people may use the
+// same shells: the list is read again every few seconds while the page is
+// shown (the server sends no event for terminals), so others' shells
+// appear; a shell closed under you stays on screen, ended, until you close
+// its tab; closing a running shell asks first. Escape then Tab leaves the
+// terminal for its tabs (xterm.js takes every other key).
 import { FitAddon } from "@xterm/addon-fit";
 import { Terminal as XTerm } from "@xterm/xterm";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, describeError } from "../../api/client";
-import type { Terminal as TerminalInfo } from "../../api/types";
+import { Dialog } from "../../components/Dialog";
 import { ErrorNote } from "../../components/Field";
 import { Icon } from "../../components/Icon";
 import { backoff } from "../../socket/events";
 import type { ChannelEntry } from "../../state/channels";
 import { toast } from "../../state/toasts";
+import { type Ending, type ShellTab, endTab, endingFrom, endingLine, endingNote, leaveKeys, mergeTabs, pickCurrent, shellLabel } from "./terminalTabs";
+
+/** How often the list of shells is read again while the page is shown. */
+const REFRESH_MS = 3000;
 
 export function Terminal({ entry }: { entry: ChannelEntry }) {
   const channel = entry.channel.name;
-  const [terminals, setTerminals] = useState<TerminalInfo[]>();
+  const [tabs, setTabsState] = useState<ShellTab[]>();
   const [current, setCurrent] = useState<number>();
   const [error, setError] = useState<string>();
+  const [confirming, setConfirming] = useState<ShellTab>();
+  // Which shell the person asked to type into (a click on its tab, or New
+  // terminal), counted so that asking again focuses it again.
+  const [focusWanted, setFocusWanted] = useState<{ id: number; n: number }>({ id: -1, n: 0 });
   const archived = entry.channel.status === "archived";
+  const tabsRef = useRef<ShellTab[] | undefined>(undefined);
+  const closedHere = useRef(new Set<number>()).current;
+  const toolbar = useRef<HTMLDivElement>(null);
 
-  /** The channel's running terminals; nothing (undefined) once `current` says the view moved on. */
-  const load = async (current: () => boolean = () => true) => {
+  /** Changes the tabs, and keeps the shown one while it is still a tab. */
+  const setTabs = (next: ShellTab[] | undefined) => {
+    tabsRef.current = next;
+    setTabsState(next);
+    setCurrent((c) => (next ? pickCurrent(c, next) : undefined));
+  };
+
+  /**
+   * The channel's running terminals merged into the tabs; nothing
+   * (undefined) once `current` says the view moved on. A `quiet` read (the
+   * refresh) says nothing when it fails: the offline banner does, and the
+   * next one tries again.
+   */
+  const load = async (current: () => boolean = () => true, quiet = false) => {
+    const asked = new Set((tabsRef.current ?? []).map((t) => t.info.id));
     try {
       const list = (await api.get("/api/channels/{channel}/terminals", { path: { channel } })).filter((t) => t.running);
       if (!current()) return undefined;
-      setTerminals(list);
-      setCurrent((c) => (c !== undefined && list.some((t) => t.id === c) ? c : list[0]?.id));
+      setTabs(mergeTabs(tabsRef.current, list, closedHere, asked));
       return list;
     } catch (e) {
       if (!current()) return undefined;
-      setError(describeError(e));
+      if (!quiet) setError(describeError(e));
       return [];
     }
   };
 
-  const open = async () => {
+  const select = (id: number) => {
+    setCurrent(id);
+    setFocusWanted((f) => ({ id, n: f.n + 1 }));
+  };
+
+  const open = async (asked: boolean) => {
     setError(undefined);
     try {
       const made = await api.post("/api/channels/{channel}/terminals", { path: { channel }, body: { rows: 24, cols: 100 } });
-      setTerminals((list) => [...(list ?? []), made]);
+      const known = tabsRef.current ?? [];
+      if (!known.some((t) => t.info.id === made.id)) setTabs([...known, { info: made }]);
       setCurrent(made.id);
+      if (asked) setFocusWanted((f) => ({ id: made.id, n: f.n + 1 }));
     } catch (e) {
       setError(describeError(e));
     }
   };
 
+  /** An ended shell's tab goes when its person is done with it. */
+  const dismiss = (id: number) => setTabs((tabsRef.current ?? []).filter((t) => t.info.id !== id));
+
   const close = async (id: number) => {
+    setConfirming(undefined);
+    closedHere.add(id);
     try {
       await api.delete("/api/terminals/{id}", { path: { id } });
+      // Closed on purpose, here: its tab goes with it.
+      dismiss(id);
     } catch (e) {
+      closedHere.delete(id);
       toast(describeError(e), "error");
     }
-    const list = await load();
-    if (list?.length === 0) setCurrent(undefined);
+    await load();
+  };
+
+  const ended = (id: number, exitCode: number | null | undefined) => {
+    if (!tabsRef.current) return;
+    setTabs(endTab(tabsRef.current, id, endingFrom(exitCode, closedHere.has(id))));
   };
 
   // Another channel's list, answered after a switch, would show its shells
   // here and open one there: only the shown channel's answer counts.
   useEffect(() => {
     let current = true;
-    setTerminals(undefined);
-    setCurrent(undefined);
-    void load(() => current).then((list) => {
-      if (current && list?.length === 0 && !archived) void open();
+    const live = () => current;
+    setTabs(undefined);
+    void load(live).then((list) => {
+      if (current && list?.length === 0 && !archived) void open(false);
     });
+    const refresh = () => {
+      if (document.visibilityState === "visible") void load(live, true);
+    };
+    const timer = setInterval(refresh, REFRESH_MS);
+    document.addEventListener("visibilitychange", refresh);
     return () => {
       current = false;
+      clearInterval(timer);
+      document.removeEventListener("visibilitychange", refresh);
     };
   }, [channel]);
 
+  /** Escape then Tab in a shell: the focus goes to its tab in the toolbar. */
+  const leave = () => {
+    const button = toolbar.current?.querySelector<HTMLButtonElement>(".terminal-tab.current .terminal-switch");
+    (button ?? toolbar.current?.querySelector<HTMLButtonElement>("button"))?.focus();
+  };
+
   return (
     <div class="terminals">
-      <div class="terminal-tabs" role="group" aria-label="Terminals">
-        {(terminals ?? []).map((t, i) => (
-          <div key={t.id} class={t.id === current ? "terminal-tab current" : "terminal-tab"}>
-            <button type="button" class="terminal-switch" aria-pressed={t.id === current} aria-controls={`terminal-${t.id}`} onClick={() => setCurrent(t.id)}>
-              <Icon name="terminal" size={14} /> Shell {i + 1}
-              <span class="muted small">{t.isolation}</span>
-            </button>
-            <button type="button" class="icon-button small" aria-label={`Close shell ${i + 1}`} onClick={() => void close(t.id)}>
-              <Icon name="close" size={12} />
-            </button>
-          </div>
-        ))}
-        <button type="button" class="btn btn-small btn-ghost" onClick={() => void open()} disabled={archived}>
+      <div class="terminal-tabs" role="group" aria-label="Terminals" ref={toolbar}>
+        {(tabs ?? []).map((t) => {
+          const label = shellLabel(t.info.id);
+          return (
+            <div key={t.info.id} class={`terminal-tab${t.info.id === current ? " current" : ""}${t.ended ? " ended" : ""}`}>
+              <button type="button" class="terminal-switch" aria-pressed={t.info.id === current} aria-controls={`terminal-${t.info.id}`} onClick={() => select(t.info.id)}>
+                <Icon name="terminal" size={14} /> {label}
+                <span class="muted small">{t.ended ? "ended" : t.info.isolation}</span>
+              </button>
+              <button
+                type="button"
+                class="icon-button small"
+                aria-label={t.ended ? `Remove the tab of ended ${label.toLowerCase()}` : `Close ${label.toLowerCase()}`}
+                onClick={() => (t.ended ? dismiss(t.info.id) : setConfirming(t))}
+              >
+                <Icon name="close" size={12} />
+              </button>
+            </div>
+          );
+        })}
+        <button type="button" class="btn btn-small btn-ghost" onClick={() => void open(true)} disabled={archived}>
           <Icon name="plus" size={14} /> New terminal
         </button>
+        <span class="terminal-hint muted small" id="terminal-keys">
+          <kbd>Esc</kbd> then <kbd>Tab</kbd> leaves the terminal
+        </span>
       </div>
       <ErrorNote error={error} />
       {archived && <p class="muted pad">This channel is archived, so its computer is off. Restore it to open a terminal.</p>}
-      {(terminals ?? []).map((t) => (
-        <TerminalPane key={t.id} id={t.id} visible={t.id === current} onEnded={() => void load()} />
+      {(tabs ?? []).map((t) => (
+        <TerminalPane
+          key={t.info.id}
+          id={t.info.id}
+          label={shellLabel(t.info.id)}
+          visible={t.info.id === current}
+          ending={t.ended}
+          focus={focusWanted.id === t.info.id ? focusWanted.n : 0}
+          describe={(code) => endingLine(endingFrom(code, closedHere.has(t.info.id)))}
+          onEnded={(code) => ended(t.info.id, code)}
+          onLeave={leave}
+        />
       ))}
-      {terminals?.length === 0 && !archived && <p class="muted pad">No terminal is open.</p>}
+      {tabs?.length === 0 && !archived && <p class="muted pad">No terminal is open.</p>}
+      {confirming && (
+        <Dialog title={`Close ${shellLabel(confirming.info.id)}?`} onClose={() => setConfirming(undefined)}>
+          <p>
+            Its shell and everything running in it stop, for everyone in #{channel} who has it open: someone else may be typing in it.
+          </p>
+          <div class="actions">
+            <button type="button" class="btn btn-ghost" onClick={() => setConfirming(undefined)} autoFocus>
+              Cancel
+            </button>
+            <button type="button" class="btn btn-danger" onClick={() => void close(confirming.info.id)}>
+              Close the shell
+            </button>
+          </div>
+        </Dialog>
+      )}
     </div>
   );
 }
 
-function TerminalPane({ id, visible, onEnded }: { id: number; visible: boolean; onEnded: () => void }) {
+/** One shell: its xterm.js screen, connected to the server while the shell runs, kept (with its scrollback) after it ends. */
+function TerminalPane({
+  id,
+  label,
+  visible,
+  ending,
+  focus,
+  describe,
+  onEnded,
+  onLeave,
+}: {
+  id: number;
+  label: string;
+  visible: boolean;
+  ending: Ending | undefined;
+  /** Asks for the focus each time it grows (0: never asked). */
+  focus: number;
+  /** The line written under the scrollback when the shell ends with this exit code. */
+  describe: (exitCode: number | null | undefined) => string;
+  onEnded: (exitCode: number | null | undefined) => void;
+  onLeave: () => void;
+}) {
   const host = useRef<HTMLDivElement>(null);
   const [state, setState] = useState<"connecting" | "live" | "reconnecting" | "ended">("connecting");
   const handle = useRef<{ fit: () => void; focus: () => void } | undefined>(undefined);
+  // The socket's handlers outlive a render: they call the latest props.
+  const props = useRef({ describe, onEnded, onLeave });
+  props.current = { describe, onEnded, onLeave };
 
   useEffect(() => {
     const el = host.current;
@@ -122,7 +242,17 @@ function TerminalPane({ id, visible, onEnded }: { id: number; visible: boolean; 
     const fit = new FitAddon();
     term.loadAddon(fit);
     term.open(el);
-    term.textarea?.setAttribute("aria-label", "Terminal input");
+    term.textarea?.setAttribute("aria-label", `${label} input`);
+    term.textarea?.setAttribute("aria-describedby", "terminal-keys");
+    // The way out: the Escape still reaches the shell, the Tab after it does not.
+    const leaves = leaveKeys();
+    term.attachCustomKeyEventHandler((e) => {
+      if (e.type !== "keydown") return true;
+      if (!leaves(e)) return true;
+      e.preventDefault();
+      props.current.onLeave();
+      return false;
+    });
     let socket: WebSocket | undefined;
     let attempt = 0;
     let ended = false;
@@ -146,12 +276,15 @@ function TerminalPane({ id, visible, onEnded }: { id: number; visible: boolean; 
       ws.onmessage = (m) => {
         if (typeof m.data === "string") {
           try {
-            const control = JSON.parse(m.data) as { type?: string; exit_code?: number };
+            const control = JSON.parse(m.data) as { type?: string; exit_code?: number | null };
             if (control.type === "closed") {
               ended = true;
               setState("ended");
-              term.write(`\r\n\x1b[2m[the shell ended${control.exit_code !== undefined ? ` with exit code ${control.exit_code}` : ""}]\x1b[0m\r\n`);
-              onEnded();
+              // Kept to be read, not typed into.
+              term.options.disableStdin = true;
+              term.options.cursorBlink = false;
+              term.write(`\r\n\x1b[3m[${props.current.describe(control.exit_code)}]\x1b[0m\r\n`);
+              props.current.onEnded(control.exit_code);
             }
           } catch {
             // Not a control message.
@@ -169,6 +302,7 @@ function TerminalPane({ id, visible, onEnded }: { id: number; visible: boolean; 
         if (socket !== ws || ended) return;
         if (close.code === 4001 || close.code === 4004) {
           setState("ended");
+          if (close.code === 4004) props.current.onEnded(null);
           return;
         }
         setState("reconnecting");
@@ -202,13 +336,21 @@ function TerminalPane({ id, visible, onEnded }: { id: number; visible: boolean; 
     };
   }, [id]);
 
+  // The focus moves in only when the person asked for this shell (not when
+  // the view opens: the keyboard would land in the shell unasked).
   useEffect(() => {
-    if (visible) requestAnimationFrame(() => handle.current?.focus());
-  }, [visible]);
+    if (visible && focus > 0) requestAnimationFrame(() => handle.current?.focus());
+  }, [focus]);
 
   return (
-    <div id={`terminal-${id}`} role="region" class={visible ? "terminal-pane" : "terminal-pane hidden"} aria-label={`Terminal ${id}`}>
-      {state !== "live" && <p class="terminal-state muted small">{state === "connecting" ? "Connecting…" : state === "reconnecting" ? "Reconnecting…" : "This shell has ended."}</p>}
+    <div id={`terminal-${id}`} role="region" class={visible ? "terminal-pane" : "terminal-pane hidden"} aria-label={`Terminal: ${label}`}>
+      {ending ? (
+        <p class="terminal-ended" role="status">
+          {endingNote(ending)}
+        </p>
+      ) : (
+        state !== "live" && <p class="terminal-state muted small">{state === "connecting" ? "Connecting…" : state === "reconnecting" ? "Reconnecting…" : "This shell has ended."}</p>
+      )}
       <div ref={host} class="terminal-host" />
     </div>
   );

@@ -241,10 +241,10 @@ export function ThreadPanel({
               Archive
             </button>
           )}
-          <button type="button" class="icon-button" aria-label="Close the thread" onClick={close}>
-            <Icon name="close" />
-          </button>
         </div>
+        <button type="button" class="icon-button thread-close" aria-label="Close the thread" onClick={close}>
+          <Icon name="close" />
+        </button>
       </header>
       {info?.summary && (
         <details class="thread-summary">

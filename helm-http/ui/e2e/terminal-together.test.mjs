@@ -1,0 +1,120 @@
+// The Terminal with two people, in a real browser: opening the view does
+// not take the keyboard, Escape then Tab leaves a shell for its tabs (said
+// in a hint and in the shortcut sheet); Bob's new shell appears in Ada's
+// tabs without a reload; closing a shell asks first; Ada's shell closed by
+// Bob stays on her screen with its scrollback and a note, she is not moved
+// into Bob's shell, and the tabs keep their names.
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { DESKTOP, PASSWORD, axeViolations, call, launchBrowser, openPage, quickStart, screenshot, startStack, waitFor } from "./harness.mjs";
+
+let stack;
+let browser;
+let ada;
+let bob;
+
+before(async () => {
+  stack = await startStack();
+  browser = await launchBrowser();
+  const started = await quickStart(stack, browser, DESKTOP, { provider: false });
+  await call(stack, "POST", "/api/channels", { token: started.token, body: { name: "ops", purpose: "Keeping the lights on." } });
+  await call(stack, "POST", "/api/users", { token: started.token, body: { name: "bob", password: PASSWORD } });
+  ada = await openPage(started.context, `${stack.url}/c/ops`);
+  const login = await call(stack, "POST", "/api/auth/login", { body: { name: "bob", password: PASSWORD } });
+  const [name, value] = login.response.headers.get("set-cookie").split(";")[0].split("=");
+  const bobContext = await browser.newContext({ viewport: DESKTOP });
+  await bobContext.addCookies([{ name, value, url: stack.url }]);
+  bob = await openPage(bobContext, `${stack.url}/c/ops`);
+});
+
+after(async () => {
+  for (const page of [ada, bob]) if (page) assert.deepEqual(page.consoleErrors(), [], "no console errors");
+  await browser?.close();
+  await stack?.stop();
+});
+
+/** What has the focus, in words. */
+const focused = (page) => page.evaluate(() => `${document.activeElement?.tagName.toLowerCase()} ${document.activeElement?.getAttribute("aria-label") ?? document.activeElement?.textContent?.trim()}`);
+const screenOf = (page, label) => page.getByRole("region", { name: `Terminal: ${label}` });
+
+let adaShell; // the name of Ada's first shell, "Shell N"
+
+test("opening the Terminal by keyboard leaves the focus outside the shell; Escape then Tab leaves a shell", async () => {
+  await ada.getByRole("heading", { name: "ops", exact: true }).waitFor();
+  await ada.getByRole("link", { name: "Terminal" }).focus();
+  await ada.keyboard.press("Enter");
+  const tab = ada.getByRole("button", { name: /^Shell \d+/ });
+  await tab.waitFor();
+  adaShell = (await tab.innerText()).match(/Shell \d+/)[0];
+  await waitFor("a prompt", async () => (await screenOf(ada, adaShell).innerText()).includes("$"));
+  assert.doesNotMatch(await focused(ada), /input/, "the shell did not take the keyboard unasked");
+  // Asking for the shell gives it the keyboard.
+  await tab.click();
+  await waitFor("the focus in the shell", async () => (await focused(ada)) === `textarea ${adaShell} input`);
+  await ada.keyboard.type("echo hello-from-ada\n");
+  await waitFor("the echo", async () => (await screenOf(ada, adaShell).innerText()).includes("hello-from-ada\n"));
+  // A Tab alone stays in the shell (completion); Escape then Tab leaves it.
+  await ada.keyboard.press("Tab");
+  assert.equal(await focused(ada), `textarea ${adaShell} input`);
+  await ada.keyboard.press("Escape");
+  await ada.keyboard.press("Tab");
+  assert.match(await focused(ada), new RegExp(`^button .*${adaShell}`), "Escape then Tab moves to the shell's tab");
+  await ada.getByText("leaves the terminal").waitFor();
+  // The way out is in the shortcut sheet too.
+  await ada.keyboard.press("?");
+  const sheet = ada.getByRole("dialog", { name: "Keyboard shortcuts" });
+  await sheet.getByText("Leave the terminal for its tabs").waitFor();
+  await ada.keyboard.press("Escape");
+  await sheet.waitFor({ state: "detached" });
+});
+
+test("Bob's new shell appears in Ada's tabs; his close of her shell asks, and leaves her shell on her screen, ended", async () => {
+  await bob.getByRole("link", { name: "Terminal" }).click();
+  await bob.getByRole("button", { name: new RegExp(`^${adaShell}`) }).waitFor();
+  await bob.getByRole("button", { name: "New terminal" }).click();
+  await waitFor("Bob's second tab", async () => (await bob.getByRole("button", { name: /^Shell \d+/ }).count()) === 2);
+  const bobShell = (await bob.locator(".terminal-tab.current .terminal-switch").innerText()).match(/Shell \d+/)[0];
+  assert.notEqual(bobShell, adaShell);
+  // No reload on Ada's side: the list follows.
+  await ada.getByRole("button", { name: new RegExp(`^${bobShell}`) }).waitFor();
+  assert.equal(await ada.getByRole("button", { name: new RegExp(`^${adaShell}`) }).getAttribute("aria-pressed"), "true", "Ada still looks at her shell");
+  await ada.getByRole("button", { name: new RegExp(`^${adaShell}`) }).click();
+  await waitFor("the focus in Ada's shell", async () => (await focused(ada)) === `textarea ${adaShell} input`);
+  // Ctrl+C first: the shell got the Escape above, and would read the next key as Meta+key.
+  await ada.keyboard.press("Control+c");
+  await ada.keyboard.type("echo still-ada\n");
+  await waitFor("Ada's echo", async () => (await screenOf(ada, adaShell).innerText()).includes("still-ada\n"));
+
+  // Bob closes Ada's shell: he is asked first; Cancel keeps it.
+  await bob.getByRole("button", { name: `Close ${adaShell.toLowerCase()}` }).click();
+  const ask = bob.getByRole("dialog", { name: `Close ${adaShell}?` });
+  await ask.getByText(/someone else may be typing in it/).waitFor();
+  await screenshot(bob, "terminal-close-asks");
+  await ask.getByRole("button", { name: "Cancel" }).click();
+  assert.equal((await call(stack, "GET", "/api/channels/ops/terminals", { token: undefined, cookie: await cookieOf(bob) })).json.length, 2);
+  await bob.getByRole("button", { name: `Close ${adaShell.toLowerCase()}` }).click();
+  await ask.getByRole("button", { name: "Close the shell" }).click();
+  // Bob closed it on purpose: its tab goes from his page.
+  await waitFor("Bob's one tab", async () => (await bob.getByRole("button", { name: /^Shell \d+/ }).count()) === 1);
+
+  // Ada keeps her scrollback, is told, and is not moved into Bob's shell.
+  const mine = screenOf(ada, adaShell);
+  await mine.getByText(/This shell was closed by someone else/).waitFor();
+  assert.match(await mine.innerText(), /still-ada/, "her scrollback stays");
+  assert.equal(await ada.getByRole("button", { name: new RegExp(`^${adaShell}`) }).getAttribute("aria-pressed"), "true");
+  await ada.getByRole("button", { name: new RegExp(`^${adaShell}.*ended`) }).waitFor();
+  assert.equal(await ada.getByRole("button", { name: new RegExp(`^${bobShell}`) }).getAttribute("aria-pressed"), "false");
+  assert.equal(await ada.getByRole("button", { name: `Close ${bobShell.toLowerCase()}` }).count(), 1, "Bob's shell keeps its name");
+  await screenshot(ada, "terminal-closed-under-ada");
+  assert.deepEqual(await axeViolations(ada), [], "axe-core on a Terminal with an ended shell");
+
+  // Her ended tab goes when she closes it (nothing to ask), and Bob's is shown.
+  await ada.getByRole("button", { name: `Remove the tab of ended ${adaShell.toLowerCase()}` }).click();
+  await waitFor("one tab left", async () => (await ada.getByRole("button", { name: /^Shell \d+/ }).count()) === 1);
+  assert.equal(await ada.getByRole("button", { name: new RegExp(`^${bobShell}`) }).getAttribute("aria-pressed"), "true");
+});
+
+async function cookieOf(page) {
+  const [c] = await page.context().cookies(stack.url);
+  return `${c.name}=${c.value}`;
+}

@@ -1,0 +1,78 @@
+// The Terminal view's tabs with several people at once: others' shells
+// appear, a shell closed under you stays with a note (and stays shown),
+// names do not shift, and Escape then Tab is the way out of the terminal.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import type { Terminal as TerminalInfo } from "../../api/types";
+import { endTab, endingFrom, endingNote, leaveKeys, mergeTabs, pickCurrent, shellLabel, type ShellTab } from "./terminalTabs";
+
+function shell(id: number): TerminalInfo {
+  return { id, channel_id: 2, isolation: "process", size: { rows: 24, cols: 100 }, started: "2026-01-01T00:00:00Z", running: true, exit_code: null };
+}
+const ids = (tabs: ShellTab[]) => tabs.map((t) => [t.info.id, t.ended?.kind ?? "running"]);
+
+test("a shell someone else opens appears; one they close stays, ended, and stays shown", () => {
+  const none = new Set<number>();
+  let tabs = mergeTabs(undefined, [shell(1)], none);
+  // Bob opens a shell: Ada's next read lists it after hers.
+  tabs = mergeTabs(tabs, [shell(1), shell(2)], none);
+  assert.deepEqual(ids(tabs), [[1, "running"], [2, "running"]]);
+  // Bob closes Ada's shell: it is kept, ended, and Ada still looks at it.
+  tabs = mergeTabs(tabs, [shell(2)], none);
+  assert.deepEqual(ids(tabs), [[1, "elsewhere"], [2, "running"]]);
+  assert.equal(pickCurrent(1, tabs), 1, "never moved into Bob's shell");
+  // A later read does not bring it back or forget it.
+  tabs = mergeTabs(tabs, [shell(2)], none);
+  assert.deepEqual(ids(tabs), [[1, "elsewhere"], [2, "running"]]);
+  // Her own close says so.
+  tabs = mergeTabs(tabs, [], new Set([2]));
+  assert.deepEqual(ids(tabs), [[1, "elsewhere"], [2, "here"]]);
+});
+
+test("a read asked for before a shell was opened here does not end it", () => {
+  const tabs = mergeTabs(undefined, [shell(1)], new Set());
+  // New terminal answered while a read of the list was on its way.
+  const opened = [...tabs, { info: shell(2) }];
+  assert.deepEqual(ids(mergeTabs(opened, [shell(1)], new Set(), new Set([1]))), [[1, "running"], [2, "running"]]);
+  // The next read, asked for after, tells.
+  assert.deepEqual(ids(mergeTabs(opened, [shell(1)], new Set(), new Set([1, 2]))), [[1, "running"], [2, "elsewhere"]]);
+});
+
+test("the socket's word replaces a guess: an exit code means the shell exited", () => {
+  let tabs = mergeTabs(mergeTabs(undefined, [shell(1)], new Set()), [], new Set());
+  tabs = endTab(tabs, 1, endingFrom(0, false));
+  assert.deepEqual(tabs[0]?.ended, { kind: "exited", code: 0 });
+  // A killed shell has no exit code: closed, by someone else unless by this page.
+  assert.deepEqual(endingFrom(null, false), { kind: "elsewhere" });
+  assert.deepEqual(endingFrom(null, true), { kind: "here" });
+  // Under bubblewrap a killed shell reports 128 + SIGKILL.
+  assert.deepEqual(endingFrom(137, false), { kind: "elsewhere" });
+  assert.deepEqual(endingFrom(1, false), { kind: "exited", code: 1 });
+  assert.match(endingNote({ kind: "elsewhere" }), /closed by someone else/);
+  assert.match(endingNote({ kind: "exited", code: 3 }), /exit code 3/);
+});
+
+test("names follow the shell, not its place in the list; the first running tab is shown when none was", () => {
+  assert.equal(shellLabel(3), "Shell 3");
+  // Node 1's terminal 5 is "Shell 5" too.
+  assert.equal(shellLabel(2 ** 32 + 5), "Shell 5");
+  const tabs = mergeTabs(mergeTabs(undefined, [shell(4), shell(7)], new Set()), [shell(7)], new Set());
+  assert.equal(pickCurrent(undefined, tabs), 7);
+  assert.equal(pickCurrent(9, tabs), 7, "a tab closed here falls back to a running one");
+  assert.equal(pickCurrent(undefined, []), undefined);
+});
+
+test("Escape then Tab leaves the terminal; a lone Escape, or Tab alone, stays the shell's", () => {
+  const key = (k: string, mods: Partial<{ ctrlKey: boolean; altKey: boolean; metaKey: boolean }> = {}) => ({ key: k, ctrlKey: false, altKey: false, metaKey: false, ...mods });
+  const leaves = leaveKeys();
+  assert.equal(leaves(key("Tab")), false);
+  assert.equal(leaves(key("Escape")), false);
+  assert.equal(leaves(key(":")), false);
+  assert.equal(leaves(key("Tab")), false, "Escape, a key, then Tab completes in the shell");
+  assert.equal(leaves(key("Escape")), false);
+  assert.equal(leaves(key("Shift")), false);
+  assert.equal(leaves(key("Tab")), true, "Escape then (Shift+)Tab leaves");
+  assert.equal(leaves(key("Tab")), false, "and only once");
+  assert.equal(leaves(key("Escape")), false);
+  assert.equal(leaves(key("Tab", { ctrlKey: true })), false);
+});

@@ -1,0 +1,135 @@
+// The Terminal view's tabs as a list that follows the server's while
+// keeping what the person was looking at: a shell that ends (closed by
+// someone else, or exited) stays as a tab with its scrollback until its
+// tab is closed, and tabs keep their names, so nobody is moved into
+// another person's shell by a renumbering. No browser needed: unit-tested.
+import type { Terminal as TerminalInfo } from "../../api/types";
+
+/** How a shell ended, as far as this page can tell. */
+export type Ending =
+  /** Closed from this page. */
+  | { kind: "here" }
+  /** Killed without this page asking: someone else closed it, or its computer stopped. */
+  | { kind: "elsewhere" }
+  /** Its shell exited by itself (`exit`), with this code. */
+  | { kind: "exited"; code: number };
+
+/** A tab: a terminal the server listed, and how it ended once it has. */
+export interface ShellTab {
+  info: TerminalInfo;
+  ended?: Ending;
+}
+
+/** Where a terminal id's node number starts (see helm-core's `terminal/mod.rs`). */
+const NODE_SPAN = 2 ** 32;
+
+/**
+ * A shell's name, the same for everyone and for its whole life: its number
+ * among the workspace's terminals (the id without its node part), not its
+ * place in the list, which changes as others open and close shells.
+ */
+export function shellLabel(id: number): string {
+  return `Shell ${id % NODE_SPAN}`;
+}
+
+/**
+ * The tabs after a fresh read of the running terminals: new ones are added
+ * at the end (in the order they were opened), listed ones are updated, and
+ * one that is no longer listed is kept, ended (`closedHere` says which
+ * this page closed). Tabs already ended stay as they are, and so do tabs
+ * added after the read was asked for (`asked`: the ids known then), which
+ * an answer sent before they were opened cannot list.
+ */
+export function mergeTabs(tabs: ShellTab[] | undefined, running: TerminalInfo[], closedHere: ReadonlySet<number>, asked?: ReadonlySet<number>): ShellTab[] {
+  const listed = new Map(running.map((t) => [t.id, t]));
+  const kept = (tabs ?? []).map((tab): ShellTab => {
+    if (tab.ended) return tab;
+    const info = listed.get(tab.info.id);
+    if (info) return { info };
+    if (asked && !asked.has(tab.info.id)) return tab;
+    return { info: tab.info, ended: closedHere.has(tab.info.id) ? { kind: "here" } : { kind: "elsewhere" } };
+  });
+  const known = new Set(kept.map((t) => t.info.id));
+  const added = running
+    .filter((t) => !known.has(t.id))
+    .sort((a, b) => a.id - b.id)
+    .map((info) => ({ info }));
+  return [...kept, ...added];
+}
+
+/** The tabs once the shell of `id` told its viewer it ended (with `exitCode`, when it exited by itself). */
+export function endTab(tabs: ShellTab[], id: number, ending: Ending): ShellTab[] {
+  return tabs.map((t) => {
+    if (t.info.id !== id) return t;
+    // The socket knows better than a read of the list: an exit code
+    // replaces a guess of "closed elsewhere".
+    if (t.ended && !(t.ended.kind === "elsewhere" && ending.kind === "exited")) return t;
+    return { ...t, ended: ending };
+  });
+}
+
+/** The exit codes of a shell killed by SIGHUP, SIGKILL or SIGTERM under a wrapper. */
+const KILLED = [129, 137, 143];
+
+/** How an ended shell's viewer learns it ended: "closed" with the exit code the server sent. */
+export function endingFrom(exitCode: number | null | undefined, closedHere: boolean): Ending {
+  if (closedHere) return { kind: "here" };
+  // A shell killed by a signal has no exit code, or, inside bubblewrap
+  // (which reports its child's death), 128 + the signal (HUP, KILL, TERM):
+  // closed, not exited.
+  if (exitCode === null || exitCode === undefined || KILLED.includes(exitCode)) return { kind: "elsewhere" };
+  return { kind: "exited", code: exitCode };
+}
+
+/** The line an ended shell shows under its scrollback. */
+export function endingNote(ending: Ending): string {
+  switch (ending.kind) {
+    case "here":
+      return "This shell was closed (by you).";
+    case "elsewhere":
+      return "This shell was closed by someone else, or its computer stopped. What it showed stays here until you close its tab.";
+    case "exited":
+      return `This shell ended (exit code ${ending.code}). What it showed stays here until you close its tab.`;
+  }
+}
+
+/** The short line written into an ended shell's screen, under its scrollback. */
+export function endingLine(ending: Ending): string {
+  switch (ending.kind) {
+    case "here":
+      return "this shell was closed (by you)";
+    case "elsewhere":
+      return "this shell was closed by someone else, or its computer stopped";
+    case "exited":
+      return `the shell ended with exit code ${ending.code}`;
+  }
+}
+
+/**
+ * The tab to show: the one shown so far while it is still a tab (even
+ * ended: the person is never moved into another shell by someone else's
+ * close); else the first running one; else any.
+ */
+export function pickCurrent(current: number | undefined, tabs: ShellTab[]): number | undefined {
+  if (current !== undefined && tabs.some((t) => t.info.id === current)) return current;
+  return (tabs.find((t) => !t.ended) ?? tabs[0])?.info.id;
+}
+
+/**
+ * The way out of the terminal by keyboard, which otherwise takes every key:
+ * Escape, then Tab. The Escape still goes to the shell (vi needs it); only
+ * the Tab right after it is taken. Feed it each keydown; it answers
+ * whether that key leaves the terminal.
+ */
+export function leaveKeys(): (key: { key: string; ctrlKey: boolean; altKey: boolean; metaKey: boolean }) => boolean {
+  let afterEscape = false;
+  return (e) => {
+    if (e.key === "Tab" && afterEscape && !e.ctrlKey && !e.altKey && !e.metaKey) {
+      afterEscape = false;
+      return true;
+    }
+    // Shift alone (as in Shift+Tab) keeps the Escape pending.
+    if (e.key !== "Shift") afterEscape = e.key === "Escape";
+    return false;
+  };
+}
