@@ -1,6 +1,6 @@
 //! The endpoints, one method each, answering helm-core's types.
 
-use helm_core::exec::{CommandResult, FileBytes, FileEntry, FileText};
+use helm_core::exec::{CommandResult, FileBytes, FileEntry, FileText, RUN_AND_WAIT_MAX_TIMEOUT};
 use helm_core::memory::import::ImportReport;
 use helm_core::memory::recall::{RecallHit, RecallQuery};
 use helm_core::model::{
@@ -686,7 +686,8 @@ impl Client {
     }
 
     /// Runs a command in a channel's computer and waits for it to end (or
-    /// its timeout, in seconds, to kill it).
+    /// its timeout, in seconds, to kill it). A timeout the server would
+    /// refuse is refused here first, so the error names no request field.
     pub async fn exec(
         &self,
         channel: &str,
@@ -694,6 +695,19 @@ impl Client {
         cwd: Option<&str>,
         timeout_secs: Option<f64>,
     ) -> Result<CommandResult> {
+        let max = RUN_AND_WAIT_MAX_TIMEOUT.as_secs();
+        if let Some(secs) = timeout_secs
+            && !(secs.is_finite() && secs > 0.0 && secs <= max as f64)
+        {
+            return Err(helm_core::Error::invalid(
+                "timeout",
+                format!(
+                    "{secs} seconds is out of range: a server waits more than 0 and at most {max} \
+                     seconds for a command"
+                ),
+            )
+            .into());
+        }
         self.post(
             &format!("/api/channels/{}/exec", channel_path(channel)?),
             json!({"command": command, "cwd": cwd, "timeout_secs": timeout_secs}),

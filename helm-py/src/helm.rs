@@ -593,19 +593,28 @@ fn provider_config(
         name,
         kind: kind.parse::<ProviderKind>()?,
         base_url,
-        api_key: api_key_env.map(ApiKeyRef::Env),
+        // Parsed as the CLI and the server parse it: a variable's name, or
+        // `file:`/`stored:` references; anything else is invalid input.
+        api_key: api_key_env
+            .map(|key| key.parse::<ApiKeyRef>())
+            .transpose()?,
         default_model,
         extra_headers: Default::default(),
     })
 }
 
+/// Registers a Python provider; `asyncio` when `AsyncHelm` registers it,
+/// so its `async` methods run on the loop running now (a blocking `Helm`'s
+/// caller waits with its thread, so they run on the package's own loop).
 fn register(
     backend: &SharedBackend,
     py: Python<'_>,
     name: String,
     provider: Py<PyAny>,
+    asyncio: bool,
 ) -> PyResult<()> {
-    let provider = PyProvider::new(py, name.clone(), provider)?;
+    let locals = asyncio.then(|| crate::runtime::running_loop(py)).flatten();
+    let provider = PyProvider::new(py, name.clone(), provider, locals)?;
     backend
         .register_provider(&name, Arc::new(provider))
         .map_err(crate::errors::to_py)
@@ -623,7 +632,9 @@ impl Providers {
     /// `Conflict` unless `replace=True`): `kind` is `openai`
     /// (any OpenAI-compatible server: OpenAI, Ollama, vLLM, llama.cpp,
     /// OpenRouter, LiteLLM) or `anthropic`. The key is named, never given:
-    /// `api_key_env` is the environment variable that holds it.
+    /// `api_key_env` is the environment variable that holds it (`env:VAR`
+    /// or `VAR`), or `file:/path` for a file holding it, or `stored:NAME`
+    /// for a key Helm keeps; anything else raises `InvalidInput`.
     #[pyo3(signature = (name, *, base_url, kind="openai", api_key_env=None, default_model=None, make_default=false, replace=false))]
     #[allow(clippy::too_many_arguments)]
     fn add(
@@ -665,9 +676,10 @@ impl Providers {
     /// with `stream(request)` (yielding `str` text and `ModelToolCall`s) or
     /// `complete(request)` (returning `str` or a `ModelResponse`), plain or
     /// `async`. Then `channel.set_model(name)` routes a channel's turns to
-    /// it. Embedded workspaces only.
+    /// it. Async methods run on a loop of the package's own. Embedded
+    /// workspaces only.
     fn register(&self, py: Python<'_>, name: String, provider: Py<PyAny>) -> PyResult<()> {
-        register(&self.backend, py, name, provider)
+        register(&self.backend, py, name, provider, false)
     }
 }
 
@@ -722,6 +734,6 @@ impl AsyncProviders {
     /// `Providers.register`). Async methods run on the event loop that is
     /// running when this is called.
     fn register(&self, py: Python<'_>, name: String, provider: Py<PyAny>) -> PyResult<()> {
-        register(&self.backend, py, name, provider)
+        register(&self.backend, py, name, provider, true)
     }
 }

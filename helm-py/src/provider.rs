@@ -5,7 +5,8 @@
 //! The object is called on one of the runtime's blocking threads, holding
 //! the GIL only while Python runs. A plain method runs there; an `async`
 //! one (a coroutine, or an async generator for `stream`) runs on the event
-//! loop that was running when the provider was registered. `stream` yields
+//! loop that was running when it was registered through `AsyncHelm`, or on
+//! the package's own loop when registered through a blocking `Helm`. `stream` yields
 //! `str` pieces of text and `ModelToolCall`s; `complete` returns a `str` or
 //! a `ModelResponse`. A Python exception fails the turn with a
 //! `ProviderError` that names it.
@@ -23,8 +24,6 @@ use pyo3::prelude::*;
 use pyo3::types::PyString;
 use pyo3_async_runtimes::TaskLocals;
 use tokio::sync::mpsc;
-
-use crate::runtime::runtime;
 
 /// A tool call a Python provider makes (yielded by `stream`, or listed in
 /// a `ModelResponse`).
@@ -183,14 +182,20 @@ fn json_value<'py, T: serde::Serialize>(py: Python<'py>, value: &T) -> PyResult<
 pub struct PyProvider {
     name: String,
     object: Arc<Py<PyAny>>,
-    /// The loop its `async` methods run on, if one was running at
-    /// registration.
+    /// The loop its `async` methods run on: the one running when it was
+    /// registered through `AsyncHelm`; `None` for the package's own.
     locals: Option<Arc<TaskLocals>>,
 }
 
 impl PyProvider {
-    /// Wraps `object`, checking it has `stream` or `complete`.
-    pub fn new(py: Python<'_>, name: String, object: Py<PyAny>) -> PyResult<Self> {
+    /// Wraps `object`, checking it has `stream` or `complete`; its `async`
+    /// methods run on the loop in `locals` (the package's own without one).
+    pub fn new(
+        py: Python<'_>,
+        name: String,
+        object: Py<PyAny>,
+        locals: Option<Arc<TaskLocals>>,
+    ) -> PyResult<Self> {
         let bound = object.bind(py);
         if !(bound.hasattr("stream")? || bound.hasattr("complete")?) {
             return Err(crate::errors::to_py(crate::errors::failure(
@@ -201,10 +206,6 @@ impl PyProvider {
                 ),
             )));
         }
-        let locals = TaskLocals::with_running_loop(py)
-            .and_then(|l| l.copy_context(py))
-            .ok()
-            .map(Arc::new);
         Ok(PyProvider {
             name,
             object: Arc::new(object),
@@ -295,18 +296,10 @@ impl Call {
         self.send(StreamEvent::Finish { reason });
     }
 
-    /// Awaits a Python awaitable on the registered loop, with the GIL
+    /// Awaits a Python awaitable on the provider's loop, with the GIL
     /// released while it runs.
     fn wait(&self, py: Python<'_>, awaitable: Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        let Some(locals) = &self.locals else {
-            return Err(pyo3::exceptions::PyRuntimeError::new_err(
-                "this provider's method is async, but no asyncio loop was running when it was \
-                 registered; register it from async code (AsyncHelm) or make the method plain",
-            ));
-        };
-        let fut = pyo3_async_runtimes::into_future_with_locals(locals, awaitable)?;
-        let handle = runtime().handle().clone();
-        py.detach(move || handle.block_on(fut))
+        crate::runtime::await_python(py, self.locals.as_deref(), awaitable)
     }
 
     fn run(&mut self, py: Python<'_>, request: ChatRequest) -> Result<()> {

@@ -94,6 +94,38 @@ where
     pyo3_async_runtimes::generic::future_into_py::<Counted, F, T>(py, fut)
 }
 
+/// The asyncio loop running now, to remember when an `async def` tool or
+/// provider method is given to an asyncio class; `None` outside a loop.
+pub fn running_loop(py: Python<'_>) -> Option<std::sync::Arc<TaskLocals>> {
+    TaskLocals::with_running_loop(py)
+        .and_then(|l| l.copy_context(py))
+        .ok()
+        .map(std::sync::Arc::new)
+}
+
+/// Awaits a Python awaitable from one of the runtime's blocking threads (a
+/// tool's or a provider's call), with the GIL released while it runs: on
+/// the loop in `locals` (the one running when it was given to an asyncio
+/// class), or else on the package's own loop (`onehelm._loop`), since a
+/// blocking `Helm`'s caller runs none that is free while it waits.
+pub fn await_python(
+    py: Python<'_>,
+    locals: Option<&TaskLocals>,
+    awaitable: Bound<'_, PyAny>,
+) -> PyResult<Py<PyAny>> {
+    match locals {
+        Some(locals) => {
+            let fut = pyo3_async_runtimes::into_future_with_locals(locals, awaitable)?;
+            let handle = runtime().handle().clone();
+            py.detach(move || handle.block_on(fut))
+        }
+        None => Ok(py
+            .import("onehelm._loop")?
+            .call_method1("run", (awaitable,))?
+            .unbind()),
+    }
+}
+
 tokio::task_local! {
     /// The asyncio loop (and context) a Rust future was started from.
     static LOCALS: TaskLocals;

@@ -5,8 +5,9 @@
 //! call as a tool action, and calls the function here, in this process.
 //!
 //! The function runs on one of the runtime's blocking threads holding the
-//! GIL; an `async def` runs on the event loop that was running when it was
-//! registered. What it returns goes to the model: a `str` as it is, `None`
+//! GIL; an `async def` given to an `AsyncChannel` runs on the event loop
+//! that was running when it was registered, one given to a blocking
+//! `Channel` on the package's own loop. What it returns goes to the model: a `str` as it is, `None`
 //! as `ok`, anything else as JSON. An exception is a tool error the model
 //! reads (`error: ValueError: ...`); the turn goes on.
 
@@ -21,7 +22,7 @@ use pyo3_async_runtimes::TaskLocals;
 use serde_json::Value;
 
 use crate::errors::{failure, to_py};
-use crate::runtime::runtime;
+use crate::runtime::await_python;
 
 /// How a Python tool's calls are approved, from `approval="..."`.
 pub fn approval_class(raw: &str) -> PyResult<ApprovalClass> {
@@ -49,7 +50,8 @@ pub struct PyTool {
 
 impl PyTool {
     /// The tool for `function`: `name`, `description` and `schema` default
-    /// to what its signature, docstring and type hints say.
+    /// to what its signature, docstring and type hints say. An `async def`
+    /// runs on the loop in `locals`, or on the package's own without one.
     pub fn new(
         py: Python<'_>,
         function: Py<PyAny>,
@@ -57,6 +59,7 @@ impl PyTool {
         description: Option<String>,
         schema: Option<&Bound<'_, PyAny>>,
         approval: ApprovalClass,
+        locals: Option<Arc<TaskLocals>>,
     ) -> PyResult<Self> {
         let bound = function.bind(py);
         if !bound.is_callable() {
@@ -100,10 +103,6 @@ impl PyTool {
             approval,
         )
         .map_err(|e| to_py(e.into()))?;
-        let locals = TaskLocals::with_running_loop(py)
-            .and_then(|l| l.copy_context(py))
-            .ok()
-            .map(Arc::new);
         Ok(PyTool {
             spec,
             function: Arc::new(function),
@@ -129,15 +128,7 @@ fn call_python(
     let kwargs = kwargs.cast::<PyDict>()?;
     let mut result = function.bind(py).call((), Some(kwargs))?;
     if result.hasattr("__await__")? {
-        let Some(locals) = locals else {
-            return Err(pyo3::exceptions::PyRuntimeError::new_err(
-                "this tool is async, but no asyncio loop was running when it was registered; \
-                 register it from async code or make it a plain function",
-            ));
-        };
-        let fut = pyo3_async_runtimes::into_future_with_locals(locals, result)?;
-        let handle = runtime().handle().clone();
-        result = py.detach(move || handle.block_on(fut))?.into_bound(py);
+        result = await_python(py, locals, result)?.into_bound(py);
     }
     if result.is_none() {
         Ok("ok".to_string())

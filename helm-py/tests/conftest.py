@@ -42,7 +42,8 @@ class Script:
 
 
 class AsyncScript(Script):
-    """The same, with an async generator (run on the registering loop)."""
+    """The same, with an async generator (run on the registering loop under
+    AsyncHelm, on the package's own under a blocking Helm)."""
 
     async def stream(self, request: onehelm.ModelRequest) -> Any:  # type: ignore[override]
         for item in Script.stream(self, request):

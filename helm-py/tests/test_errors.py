@@ -141,3 +141,40 @@ def test_a_provider_name_taken_is_a_conflict_unless_replaced(data: Path) -> None
         assert [p.base_url for p in helm.providers.list()] == ["http://127.0.0.1:9/v1"]
         helm.providers.add("local", base_url="http://127.0.0.1:10/v1", replace=True)
         assert [p.base_url for p in helm.providers.list()] == ["http://127.0.0.1:10/v1"]
+
+
+def test_a_key_reference_reads_back_and_a_bad_one_is_refused(data: Path) -> None:
+    with onehelm.Helm.open(data) as helm:
+        # The forms the CLI and the server take: a variable, a file, a stored key.
+        helm.providers.add("vault", base_url="http://127.0.0.1:9/v1", api_key_env="file:/run/secrets/key")
+        helm.providers.add("plain", base_url="http://127.0.0.1:9/v1", api_key_env="env:OPENAI_API_KEY")
+        for bad in ["MY KEY", "file:relative/key", "stored:../escape", "1ABC", ""]:
+            with pytest.raises(onehelm.InvalidInput) as raised:
+                helm.providers.add("bad", base_url="http://127.0.0.1:9/v1", api_key_env=bad)
+            assert raised.value.code == "invalid"
+            assert "API key reference" in str(raised.value), raised.value
+        listed = {p.name: (p.api_key_env, p.api_key_ref) for p in helm.providers.list()}
+        assert listed == {
+            "plain": ("OPENAI_API_KEY", "env:OPENAI_API_KEY"),
+            "vault": (None, "file:/run/secrets/key"),
+        }
+    # What was stored reads back after reopening, too.
+    with onehelm.Helm.open(data) as helm:
+        assert sorted(p.name for p in helm.providers.list()) == ["plain", "vault"]
+
+
+def test_a_run_timeout_out_of_range_is_said_in_pythons_words(server_factory: Any, data: Path) -> None:
+    server = server_factory()
+    remote = onehelm.Helm.connect(server.url, server.token).create_channel("launch", "Plans the launch.")
+    with pytest.raises(onehelm.InvalidInput) as too_long:
+        remote.run("true", timeout=99999)
+    message = str(too_long.value)
+    assert "timeout" in message and "3600" in message, message
+    assert "timeout_secs" not in message and "--" not in message, message
+    # Below the bound the two paths already agree, word for word.
+    with pytest.raises(onehelm.InvalidInput) as remote_negative:
+        remote.run("true", timeout=-1)
+    with onehelm.Helm.open(data) as helm:
+        with pytest.raises(onehelm.InvalidInput) as embedded_negative:
+            helm.channel("main").run("true", timeout=-1)
+    assert str(remote_negative.value) == str(embedded_negative.value)

@@ -78,6 +78,54 @@ async def test_a_provider_calls_an_async_python_tool(data: Path) -> None:
         assert forecast["parameters"]["properties"]["unit"] == {"enum": ["c", "f"], "default": "c"}
 
 
+def test_async_tools_and_providers_on_a_blocking_helm_run_on_the_packages_loop(data: Path) -> None:
+    # As docs/python.md's example does: an `async def` tool (and an async
+    # provider) given to the blocking Helm, with no loop running anywhere.
+    weather_step = [onehelm.ModelToolCall("forecast", {"city": "Oslo"})]
+    script = AsyncScript(weather_step, priced, weather_step, priced)
+    ran_on: list[tuple[asyncio.AbstractEventLoop, threading.Thread]] = []
+    with onehelm.Helm.open(data) as helm:
+        helm.providers.register("py", script)
+        shop = helm.create_channel("shop", "A shop.")
+        shop.set_model("py")
+
+        @shop.tool(name="forecast", approval="none")
+        async def weather(city: str) -> dict[str, Any]:
+            """Tomorrow's weather for a city."""
+            ran_on.append((asyncio.get_running_loop(), threading.current_thread()))
+            await asyncio.sleep(0)
+            return {"city": city, "t": 3}
+
+        for _ in range(2):
+            reply = shop.ask("Weather in Oslo?")
+            assert reply.text == 'The price is {"city": "Oslo", "t": 3}.'
+            assert [(a.tool, a.status) for a in reply.actions] == [("forecast", "ok")]
+    # One loop, kept between calls (what a tool opened stays usable), off
+    # the caller's thread.
+    assert len(ran_on) == 2 and ran_on[0] == ran_on[1]
+    assert ran_on[0][1] is not threading.main_thread()
+
+
+def test_an_async_tool_on_a_blocking_helm_runs_while_a_loop_waits_for_it(data: Path) -> None:
+    # A notebook runs a loop, and the blocking Helm's ask() holds its thread:
+    # the tool may not be sent to that loop, or the turn would never end.
+    async def notebook_cell() -> str:
+        with onehelm.Helm.open(data) as helm:
+            helm.providers.register("py", Script([onehelm.ModelToolCall("forecast", {"city": "Oslo"})], priced))
+            shop = helm.create_channel("shop", "A shop.")
+            shop.set_model("py")
+
+            @shop.tool(name="forecast", approval="none")
+            async def weather(city: str) -> str:
+                """Tomorrow's weather for a city."""
+                await asyncio.sleep(0)
+                return f"mild in {city}"
+
+            return shop.ask("Weather in Oslo?").text
+
+    assert asyncio.run(notebook_cell()) == "The price is mild in Oslo."
+
+
 def test_a_failing_tool_is_a_tool_error_and_the_turn_goes_on(data: Path) -> None:
     script = Script([onehelm.ModelToolCall("explode", {})], lambda r: r.messages[-1]["content"])
     with onehelm.Helm.open(data) as helm:

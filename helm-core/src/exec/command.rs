@@ -15,6 +15,15 @@ pub const DEFAULT_OUTPUT_LIMIT: usize = 64 * 1024;
 /// How long a command may run when a spec does not say.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 
+/// How long a command a person runs and waits for (the server's `exec`,
+/// Python's `run`) may take when they do not say.
+pub const RUN_AND_WAIT_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// The longest time limit a command run through a server may be given: the
+/// request waits for it to end. The server refuses more, and its client
+/// checks first, so a frontend's user hears it in no other frontend's words.
+pub const RUN_AND_WAIT_MAX_TIMEOUT: Duration = Duration::from_secs(3600);
+
 /// A shell command to run in a computer: `bash -lc COMMAND` (or `sh -c`
 /// where there is no bash), starting in the workspace.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -72,7 +72,10 @@ mod sandbox;
 mod stdio;
 mod terminal;
 
-pub use command::{CommandPoll, CommandResult, CommandSpec, DEFAULT_OUTPUT_LIMIT, DEFAULT_TIMEOUT};
+pub use command::{
+    CommandPoll, CommandResult, CommandSpec, DEFAULT_OUTPUT_LIMIT, DEFAULT_TIMEOUT,
+    RUN_AND_WAIT_MAX_TIMEOUT, RUN_AND_WAIT_TIMEOUT,
+};
 pub use computer::{
     AGENT_ROOT, Computer, ComputerOptions, DEFAULT_SANDBOX_UID_BASE, Isolation, IsolationChoice,
     ResourceLimits, SandboxUser, TerminalLimits,

@@ -226,6 +226,21 @@ impl ProviderConfig {
                 ),
             ));
         }
+        // The store keeps the key reference as text and parses it back on
+        // every read, so a reference built by hand (not parsed) that does
+        // not survive that trip would make the whole registry unreadable.
+        if let Some(key) = &self.api_key {
+            let text = key.to_string();
+            if text.parse::<ApiKeyRef>().ok().as_ref() != Some(key) {
+                return Err(Error::invalid(
+                    "API key reference",
+                    format!(
+                        "{text:?} is not one: give an environment variable name such as \
+                         OPENAI_API_KEY, file: and an absolute path, or stored: and a provider name"
+                    ),
+                ));
+            }
+        }
         for (name, value) in &self.extra_headers {
             let bad = |c: char| c.is_control() || c == ':' || c.is_whitespace();
             if name.is_empty() || name.chars().any(bad) || value.chars().any(char::is_control) {

@@ -127,3 +127,48 @@ fn helm_tests_dirs(f: &Fixture) -> Vec<String> {
     names.sort();
     names
 }
+
+/// An embedder builds an `ApiKeyRef` by hand: one whose text form would not
+/// parse back (the store keeps it as text) is refused before it is stored,
+/// so the registry stays readable; one that does survive the trip is kept.
+#[tokio::test]
+async fn a_key_reference_that_would_not_read_back_is_refused() -> anyhow::Result<()> {
+    use helm_core::provider::{ApiKeyRef, ProviderConfig, ProviderKind};
+    let f = Fixture::new().await?;
+    let config = |name: &str, key: ApiKeyRef| ProviderConfig {
+        name: name.to_string(),
+        kind: ProviderKind::OpenAi,
+        base_url: "http://127.0.0.1:9/v1".to_string(),
+        api_key: Some(key),
+        default_model: None,
+        extra_headers: Default::default(),
+    };
+    let refused = [
+        ApiKeyRef::Env("file:/run/secrets/key".into()),
+        ApiKeyRef::Env("MY KEY".into()),
+        ApiKeyRef::Env(String::new()),
+        ApiKeyRef::File("relative/key".into()),
+        ApiKeyRef::Stored("../escape".into()),
+    ];
+    for key in refused {
+        let shown = key.to_string();
+        let Err(err) = f
+            .helm
+            .add_provider(&f.captain, config("bad", key), false)
+            .await
+        else {
+            panic!("{shown:?} accepted");
+        };
+        assert_eq!(err.kind(), ErrorKind::Invalid, "{shown:?}: {err}");
+        assert!(err.to_string().contains("API key reference"), "{err}");
+    }
+    assert!(f.helm.providers().await?.is_empty());
+    let kept = ApiKeyRef::File("/run/secrets/key".into());
+    f.helm
+        .add_provider(&f.captain, config("good", kept.clone()), false)
+        .await?;
+    let listed = f.helm.providers().await?;
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].api_key, Some(kept));
+    Ok(())
+}

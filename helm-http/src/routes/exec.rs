@@ -10,7 +10,7 @@ use std::time::Duration;
 use super::described::{Api, handlers};
 use axum::Json;
 use axum::extract::State;
-use helm_core::exec::CommandSpec;
+use helm_core::exec::{CommandSpec, RUN_AND_WAIT_MAX_TIMEOUT, RUN_AND_WAIT_TIMEOUT};
 
 use super::{WriteErrors, channel_ref};
 use crate::api::{CommandResult, ExecRequest};
@@ -19,10 +19,6 @@ use crate::error::{ApiError, ApiResult};
 use crate::extract::{Body, PathParams};
 use crate::state::AppState;
 
-/// A command's time limit unless the request names one.
-const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
-/// The longest time limit a request may ask for.
-const MAX_TIMEOUT: Duration = Duration::from_secs(3600);
 /// Output kept per stream (its tail).
 const OUTPUT_LIMIT: usize = 256 * 1024;
 
@@ -32,13 +28,15 @@ pub fn routes() -> Api {
 
 fn timeout(asked: Option<f64>) -> ApiResult<Duration> {
     match asked {
-        None => Ok(DEFAULT_TIMEOUT),
-        Some(secs) if secs.is_finite() && secs > 0.0 && secs <= MAX_TIMEOUT.as_secs_f64() => {
+        None => Ok(RUN_AND_WAIT_TIMEOUT),
+        Some(secs)
+            if secs.is_finite() && secs > 0.0 && secs <= RUN_AND_WAIT_MAX_TIMEOUT.as_secs_f64() =>
+        {
             Ok(Duration::from_secs_f64(secs))
         }
         Some(secs) => Err(ApiError::invalid(format!(
             "timeout_secs {secs} is out of range: give more than 0 and at most {}",
-            MAX_TIMEOUT.as_secs()
+            RUN_AND_WAIT_MAX_TIMEOUT.as_secs()
         ))),
     }
 }

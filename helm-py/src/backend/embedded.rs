@@ -45,8 +45,6 @@ fn refuse_deactivated(actor: &User) -> Result<()> {
 /// The largest file `files.read` returns whole (a larger one is refused
 /// rather than cut, so a script never mistakes a prefix for the file).
 pub const MAX_READ: usize = 64 * 1024 * 1024;
-/// How long `channel.run` lets a command run unless told otherwise.
-pub const DEFAULT_RUN_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// How to open a data directory.
 #[derive(Debug, Clone)]
@@ -456,7 +454,7 @@ impl Backend for Embedded {
     async fn run(&self, channel: &str, request: RunRequest) -> Result<CommandResult> {
         let timeout = match request.timeout_secs {
             Some(secs) => Duration::from_secs_f64(secs),
-            None => DEFAULT_RUN_TIMEOUT,
+            None => helm_core::exec::RUN_AND_WAIT_TIMEOUT,
         };
         let mut spec = CommandSpec::new(request.command).timeout(Some(timeout));
         if let Some(cwd) = request.cwd {

@@ -501,7 +501,8 @@ impl Channel {
     /// hints unless given. `approval` is `"policy"` (the channel's approval
     /// rule for `tool_call`: a member's call waits for the Captain unless a
     /// rule says otherwise), `"always"` or `"none"`. The function runs in
-    /// this process and is returned unchanged. Embedded workspaces only.
+    /// this process and is returned unchanged; an `async def` runs on a
+    /// loop of the package's own. Embedded workspaces only.
     #[pyo3(signature = (function=None, *, name=None, description=None, schema=None, approval="policy"))]
     fn tool(
         &self,
@@ -517,6 +518,7 @@ impl Channel {
             description,
             schema,
             approval: approval.to_string(),
+            asyncio: false,
         };
         tool_decorator(py, self.core.clone(), function, options)
     }
@@ -665,6 +667,7 @@ impl AsyncChannel {
             description,
             schema,
             approval: approval.to_string(),
+            asyncio: true,
         };
         tool_decorator(py, self.core.clone(), function, options)
     }

@@ -26,6 +26,12 @@ pub(super) fn tool_decorator(
                 options.description.clone(),
                 options.schema.as_ref().map(|s| s.bind(py)),
                 approval,
+                // A blocking channel's caller waits with its thread, so a
+                // loop running there could not run the tool.
+                options
+                    .asyncio
+                    .then(|| crate::runtime::running_loop(py))
+                    .flatten(),
             )?;
             let key = core.key.clone();
             let backend = core.backend.clone();
@@ -45,6 +51,7 @@ pub(super) fn tool_decorator(
                     description: options.description.clone(),
                     schema: options.schema.as_ref().map(|s| s.clone_ref(py)),
                     approval: options.approval.clone(),
+                    asyncio: options.asyncio,
                 };
                 tool_decorator(py, core.clone(), Some(function), options)
             };
@@ -63,6 +70,9 @@ pub(super) struct ToolOptions {
     pub(super) description: Option<String>,
     pub(super) schema: Option<Py<PyAny>>,
     pub(super) approval: String,
+    /// Whether an `AsyncChannel` registers it: its `async def` then runs
+    /// on the loop running now, not on the package's own.
+    pub(super) asyncio: bool,
 }
 
 pub(super) fn remove_tool(py: Python<'_>, core: &Arc<ChannelCore>, name: String) -> PyResult<()> {
