@@ -160,13 +160,14 @@ def test_ask_returns_at_an_approval_and_close_does_not_wait_for_one(data: Path) 
         with pytest.raises(onehelm.Unavailable) as raised:
             call()
         assert raised.value.code == "closed"
-    # The stopped turn never goes on by itself: its request can no longer be
-    # given, and says to ask again.
+    # The stopped turn never goes on by itself: its request expired with it
+    # (nobody is left waiting for it), so it can no longer be given.
     with onehelm.Helm.open(data) as reopened:
-        pending = reopened.approvals()
-        assert [a.id for a in pending] == again.waiting_for
+        assert reopened.approvals() == []
+        expired = [a for a in reopened.approvals(pending=False) if a.id in again.waiting_for]
+        assert [a.status for a in expired] == ["expired"], expired
         with pytest.raises(onehelm.Conflict):
-            reopened.approve(pending[0].id)
+            reopened.approve(again.waiting_for[0])
 
 
 async def test_a_tool_call_is_denied_from_code_async(data: Path) -> None:
