@@ -9,7 +9,7 @@ import { heldAnswers, heldFetch, tick } from "./heldFetch";
 // The router (which channels.ts follows renames with) reads the address at load.
 const address = new URL("http://helm.test/c/launch");
 Object.assign(globalThis, { location: address, history: { pushState() {}, replaceState() {} }, window: { addEventListener() {} } });
-const { applyChannelEvent, channelByName, loadChannel } = await import("./channels");
+const { applyChannelEvent, channelByName, goneChannel, loadChannel, loadChannels } = await import("./channels");
 
 function channel(status: "active" | "archived"): Channel {
   return { id: 7, name: "launch", purpose: "Ship it", kind: "agent", status, visibility: "public", created_by: 1, created: "2026-01-01T00:00:00Z" } as Channel;
@@ -71,6 +71,38 @@ test("a person removed from a private channel and added back sees it again, even
     applyChannelEvent(added, 1);
     await held.release();
     assert.equal(channelByName("vault")?.channel.name, "vault", "the check that predates the addition does not remove it");
+  } finally {
+    held.restore();
+  }
+});
+
+test("a list that no longer has a channel takes it away, saying why; one deleted says so too", async () => {
+  const list = (ids: number[]) =>
+    ids.map((id) => ({ channel: { ...channel("active"), id, name: `c${id}`, visibility: "private" }, agent: { ...agent, id: id * 10 }, profile: { purpose: "" } }));
+  const held = heldFetch(list([21, 22, 23]), list([21, 23]), list([21, 22, 23]));
+  try {
+    const first = loadChannels();
+    await held.release();
+    await first;
+    assert.equal(channelByName("c22")?.channel.id, 22);
+
+    // One's role changed: the list read again no longer has #c22.
+    const second = loadChannels();
+    await held.release();
+    await second;
+    assert.equal(channelByName("c22"), undefined, "gone from the list");
+    assert.deepEqual(goneChannel("c22"), { id: 22, name: "c22", reason: "hidden" });
+    assert.equal(goneChannel("c21"), undefined);
+
+    // The role given back: it is there again, and no longer gone.
+    const third = loadChannels();
+    await held.release();
+    await third;
+    assert.equal(channelByName("c22")?.channel.id, 22);
+    assert.equal(goneChannel("c22"), undefined);
+
+    applyChannelEvent({ type: "channel.deleted", seq: 9, at: "2026-01-01T00:00:09Z", id: 23 } as unknown as LiveEvent, 1);
+    assert.equal(goneChannel("C23")?.reason, "deleted");
   } finally {
     held.restore();
   }

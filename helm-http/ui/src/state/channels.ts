@@ -14,6 +14,25 @@ export interface ChannelEntry {
 }
 
 export const channels = signal<ReadonlyMap<number, ChannelEntry>>(new Map());
+
+/**
+ * Why a channel this person had is gone from their list: they were removed
+ * from it (a private channel), left it themselves, it was deleted, or a
+ * read of the list no longer has it (their role changed, say).
+ */
+export type GoneReason = "removed" | "left" | "deleted" | "hidden";
+
+/** A channel gone from this person's list, and why (the channel view says so). */
+export interface GoneChannel {
+  id: number;
+  name: string;
+  reason: GoneReason;
+}
+
+/** The channels gone while this page was open, by id. */
+export const gone = signal<ReadonlyMap<number, GoneChannel>>(new Map());
+/** Private channels this person is leaving from this tab: their removal is theirs. */
+const leaving = new Set<number>();
 /** Ids deleted while a list was loading, so a stale list cannot bring them back. */
 const deleted = new Set<number>();
 /** Counts the channel and agent events heard, and when each channel last had one:
@@ -39,20 +58,47 @@ function putRead(entries: ChannelEntry[], since: number): void {
 
 function put(entries: ChannelEntry[]): void {
   const next = new Map(channels.value);
+  const back = new Map(gone.value);
   for (const entry of entries) {
     if (deleted.has(entry.channel.id)) continue;
+    back.delete(entry.channel.id);
     const old = next.get(entry.channel.id);
     next.set(entry.channel.id, { ...old, ...entry, profile: entry.profile ?? old?.profile });
   }
   channels.value = next;
+  if (back.size !== gone.value.size) gone.value = back;
 }
 
-function remove(id: number): void {
-  deleted.add(id);
-  if (!channels.value.has(id)) return;
+function remove(id: number, reason: GoneReason): void {
+  // A list that no longer has it is the newest word: a later one may have it again (a role given back).
+  if (reason !== "hidden") deleted.add(id);
+  leaving.delete(id);
+  const old = channels.value.get(id);
+  if (!old) return;
   const next = new Map(channels.value);
   next.delete(id);
   channels.value = next;
+  gone.value = new Map(gone.value).set(id, { id, name: old.channel.name, reason });
+}
+
+/**
+ * The channel `name` (or id) if it went from this person's list while the
+ * page was open, with why; undefined for one never had (or back again).
+ */
+export function goneChannel(name: string): GoneChannel | undefined {
+  const wanted = name.replace(/^#/, "").toLowerCase();
+  for (const g of gone.value.values()) if (g.name.toLowerCase() === wanted || String(g.id) === wanted) return g;
+  return undefined;
+}
+
+/**
+ * This person is about to leave the private channel `id` from this tab: its
+ * removal, when the event comes, is said as theirs ("You left"). `false`
+ * takes it back (the request failed).
+ */
+export function markLeaving(id: number, on = true): void {
+  if (on) leaving.add(id);
+  else leaving.delete(id);
 }
 
 function patchChannel(channel: Channel): void {
@@ -94,10 +140,20 @@ export function channelById(id: number | null | undefined): ChannelEntry | undef
 /** The home channel's agent: Skipper. */
 export const skipper = computed(() => sidebar.value.home?.agent);
 
+/**
+ * Reads the whole list. A channel known here that the list no longer has,
+ * and that no event told of meanwhile, is gone for this person (their role
+ * changed, or an event was missed): it leaves the sidebar, and a view open
+ * on it says so.
+ */
 export async function loadChannels(): Promise<void> {
   const since = heard;
   const list = await api.get("/api/channels", { query: { all: true } });
-  batch(() => putRead(list.map((r) => ({ channel: r.channel, agent: r.agent, profile: r.profile })), since));
+  batch(() => {
+    const listed = new Set(list.map((r) => r.channel.id));
+    for (const id of [...channels.value.keys()]) if (!listed.has(id) && (heardAt.get(id) ?? 0) <= since) remove(id, "hidden");
+    putRead(list.map((r) => ({ channel: r.channel, agent: r.agent, profile: r.profile })), since);
+  });
 }
 
 /** Fetches one channel (after being added to it, or to refresh its profile). */
@@ -130,7 +186,7 @@ export function applyChannelEvent(event: LiveEvent, me: number | undefined): voi
       break;
     }
     case "channel.deleted":
-      remove(event.id);
+      remove(event.id, "deleted");
       break;
     case "agent.status":
       patchAgent(event.agent_id, { status: event.status });
@@ -151,7 +207,7 @@ export function applyChannelEvent(event: LiveEvent, me: number | undefined): voi
       if (event.user_id === me && id !== undefined && channels.value.get(id)?.channel.visibility === "private") {
         const since = heard;
         api.get("/api/channels/{channel}", { path: { channel: String(id) } }).catch((e: unknown) => {
-          if (e instanceof ApiError && e.status === 404 && (heardAt.get(id) ?? 0) <= since) remove(id);
+          if (e instanceof ApiError && e.status === 404 && (heardAt.get(id) ?? 0) <= since) remove(id, leaving.has(id) ? "left" : "removed");
         });
       }
       break;

@@ -8,13 +8,15 @@ import type { LiveEvent } from "../api/events";
 import type { User } from "../api/types";
 import { createEventStream, type EventStream, type StreamState } from "../socket/events";
 import { applyActivityEvent, loadApprovals, loadEscalations } from "./activity";
-import { applyChannelEvent, channelById, loadChannels } from "./channels";
+import { applyChannelEvent, channelById, channelByName, loadChannels } from "./channels";
+import { applyMemberEvent } from "./members";
 import { applyMemoryEvent } from "./memory";
 import { applyMessageEvent } from "./messages";
 import { channelPath, messagePath, navigate, route } from "./router";
+import { panelThread, seesConversation } from "./seeing";
 import { applyThreadEvent } from "./threads";
 import { toast } from "./toasts";
-import { applyUnreadEvent, loadUnread, markRead } from "./unread";
+import { applyUnreadEvent, loadUnread, markRead, unreadOnlyIn } from "./unread";
 import { applyUserEvent, loadUsers, userById } from "./users";
 import { applyWorkspaceEvent } from "./workspace";
 
@@ -33,18 +35,20 @@ export const signedOutReason = signal<string | undefined>(undefined);
 export const isAdmin = computed(() => me.value?.role === "captain" || me.value?.role === "admin");
 
 /**
- * Whether the person is looking at `channel` right now: any of its views
- * (Files, Cowork's agent panel and the rest show the work as it happens),
- * not only its chat.
+ * Whether the person sees the conversation a message of `thread` in
+ * `channel` belongs to: that channel's chat is shown (or Cowork's agent
+ * panel on that thread). Its other views do not show it, so a mention
+ * there still tells them, and the channel is not marked read.
  */
-function looking(channel: number): boolean {
+function looking(channel: number, thread?: number | null): boolean {
   const r = route.value;
-  if (document.visibilityState !== "visible" || r.name !== "channel") return false;
-  return channelById(channel)?.channel.name === r.channel;
+  const inChannel = r.name === "channel" && channelByName(r.channel)?.channel.id === channel;
+  return seesConversation(r, inChannel, thread, document.visibilityState === "visible", panelThread.value);
 }
 
 /** Every event, to every reducer. */
 export function applyEvent(event: LiveEvent): void {
+  let roleChanged = false;
   batch(() => {
     const user = me.value?.id;
     applyThreadEvent(event);
@@ -52,17 +56,28 @@ export function applyEvent(event: LiveEvent): void {
     applyChannelEvent(event, user);
     applyActivityEvent(event);
     applyMemoryEvent(event);
+    applyMemberEvent(event);
     applyUnreadEvent(event, user, looking);
     applyUserEvent(event);
     if (event.type === "workspace.updated") workspaceName.value = event.workspace.name;
     // One's own role changed: what the UI offers follows at once.
-    if (event.type === "user.updated" && event.user.id === me.value?.id) me.value = event.user;
+    if (event.type === "user.updated" && event.user.id === me.value?.id) {
+      roleChanged = me.value?.role !== event.user.role;
+      me.value = event.user;
+    }
   });
+  // And the channels one sees: a private one may be gone (or newly there).
+  if (roleChanged) void loadChannels().catch(() => undefined);
   // Outside the batch: listeners only start timers.
   applyWorkspaceEvent(event, me.value?.id);
   // A message in the channel being looked at is read (on the server too, so
   // a reload does not count it); the chat also marks read as it shows them.
-  if (event.type === "message.created" && looking(event.message.channel_id)) markRead(event.message.channel_id, event.message.id);
+  if (event.type === "message.created" && looking(event.message.channel_id, event.message.thread_id)) {
+    const { channel_id: channel, thread_id: thread } = event.message;
+    // Cowork's panel shows one thread: the marker moves only when that passes over nothing unread elsewhere.
+    const chat = route.value.name === "channel" && route.value.view === "chat";
+    if (chat || (thread !== null && thread !== undefined && unreadOnlyIn(channel, thread))) markRead(channel, event.message.id);
+  }
   if (event.type === "mention.created" && event.user_id === me.value?.id) notifyMention(event);
 }
 
@@ -78,7 +93,7 @@ function notifyMention(event: Extract<LiveEvent, { type: "mention.created" }>): 
   const text = `${who} mentioned you in #${channel}`;
   // The thread, at the message that named them.
   const href = message.thread_id ? messagePath(channel, message.thread_id, message.id) : channelPath(channel);
-  if (looking(message.channel_id)) return;
+  if (looking(message.channel_id, message.thread_id)) return;
   toast(text, "mention", href);
   if ("Notification" in window && Notification.permission === "granted" && document.visibilityState !== "visible") {
     const n = new Notification(text, { body: message.content.slice(0, 140), tag: `mention-${message.id}` });

@@ -1,10 +1,12 @@
 // The unread counts and the messages that arrive while they are read: a
-// list that may predate a message must not lose it.
+// list that may predate a message must not lose it. And which threads made
+// a count: seeing one thread (Cowork's agent panel) marks the channel read
+// only when nothing else is unread.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { LiveEvent } from "../api/events";
 import { heldFetch } from "./heldFetch";
-import { applyUnreadEvent, loadUnread, unread } from "./unread";
+import { applyUnreadEvent, loadUnread, unread, unreadOnlyIn } from "./unread";
 
 test("a message that arrives while the counts are read is counted", async () => {
   // The first answer predates the message; the second has it.
@@ -20,4 +22,20 @@ test("a message that arrives while the counts are read is counted", async () => 
   } finally {
     held.restore();
   }
+});
+
+const message = (id: number, thread: number) =>
+  ({ type: "message.created", seq: id, at: "2026-01-01T00:00:00Z", message: { id, channel_id: 14, thread_id: thread, author: { kind: "agent", agent_id: 9 } } }) as unknown as LiveEvent;
+const away = () => false;
+
+test("a channel's unread count is known to be one thread's, until another's counts too", () => {
+  assert.equal(unreadOnlyIn(14, 5), true, "nothing unread");
+  applyUnreadEvent(message(10, 5), 1, away);
+  applyUnreadEvent(message(11, 5), 1, away);
+  assert.equal(unreadOnlyIn(14, 5), true);
+  assert.equal(unreadOnlyIn(14, 6), false);
+  applyUnreadEvent(message(12, 6), 1, away);
+  assert.equal(unreadOnlyIn(14, 5), false, "thread 6 is unread too");
+  applyUnreadEvent({ type: "channel.read", seq: 13, at: "2026-01-01T00:00:00Z", channel_id: 14, user_id: 1, message_id: 12 } as unknown as LiveEvent, 1, away);
+  assert.equal(unreadOnlyIn(14, 6), true, "read: nothing unread");
 });

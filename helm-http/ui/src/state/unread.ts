@@ -16,8 +16,34 @@ export const unread = signal<ReadonlyMap<number, Unread>>(new Map());
 /** Bumped at every change of a count (an event, a look), so a read can tell it was overtaken. */
 let heard = 0;
 
+/**
+ * The threads whose messages made each channel's count, while that is known
+ * (counted here since the channel was last read; a count read from the
+ * server names none, so `unknown` stands for it).
+ */
+const counted = new Map<number, Set<number | "unknown">>();
+
+function count(channel: number, thread: number | null | undefined): void {
+  const threads = counted.get(channel) ?? new Set();
+  threads.add(thread ?? "unknown");
+  counted.set(channel, threads);
+}
+
+/**
+ * Whether all that is unread in `channel` is in `thread`: then seeing that
+ * one thread (Cowork's agent panel) may mark the channel read without
+ * passing over anything else.
+ */
+export function unreadOnlyIn(channel: number, thread: number): boolean {
+  const now = unread.value.get(channel);
+  if (!now || now.unread + now.mentions === 0) return true;
+  const threads = counted.get(channel);
+  return threads !== undefined && threads.size === 1 && threads.has(thread);
+}
+
 function set(channel: number, value: Unread): void {
   heard += 1;
+  if (value.unread + value.mentions === 0) counted.delete(channel);
   const next = new Map(unread.value);
   next.set(channel, value);
   unread.value = next;
@@ -34,6 +60,8 @@ export async function loadUnread(): Promise<void> {
     const list = await api.get("/api/unread");
     if (heard === since || reads === 3) {
       unread.value = new Map(list.map((u) => [u.channel_id, { unread: u.unread, mentions: u.mentions, lastRead: u.last_read ?? undefined }]));
+      counted.clear();
+      for (const u of list) if (u.unread + u.mentions > 0) count(u.channel_id, undefined);
       return;
     }
   }
@@ -65,24 +93,45 @@ export function markRead(channel: number, message: number | undefined): void {
 }
 
 /**
- * The reducer. `looking(channel)` says whether the person is reading that
- * channel right now (then nothing counts up). `me` is their user id.
+ * Reads still waiting when the page goes (a reload, a link out) are sent at
+ * once, kept alive past it: a reply seen just before must not come back unread.
  */
-export function applyUnreadEvent(event: LiveEvent, me: number | undefined, looking: (channel: number) => boolean): void {
+function flushReads(): void {
+  for (const [channel, { message, timer }] of pending) {
+    clearTimeout(timer);
+    void fetch(`/api/channels/${channel}/read`, {
+      method: "PUT",
+      keepalive: true,
+      credentials: "same-origin",
+      headers: { "content-type": "application/json", accept: "application/json" },
+      body: JSON.stringify({ message_id: message }),
+    }).catch(() => undefined);
+  }
+  pending.clear();
+}
+if (typeof window !== "undefined" && typeof window.addEventListener === "function") window.addEventListener("pagehide", flushReads);
+
+/**
+ * The reducer. `looking(channel, thread)` says whether the person sees that
+ * conversation right now (then nothing counts up). `me` is their user id.
+ */
+export function applyUnreadEvent(event: LiveEvent, me: number | undefined, looking: (channel: number, thread?: number | null) => boolean): void {
   switch (event.type) {
     case "message.created": {
       const m = event.message;
       const mine = m.author.kind === "human" && m.author.user_id === me;
-      if (mine || looking(m.channel_id)) return;
+      if (mine || looking(m.channel_id, m.thread_id)) return;
       const current = unread.value.get(m.channel_id) ?? { unread: 0, mentions: 0 };
       set(m.channel_id, { ...current, unread: current.unread + 1 });
+      count(m.channel_id, m.thread_id);
       break;
     }
     case "mention.created": {
       const channel = event.message.channel_id;
-      if (event.user_id !== me || looking(channel)) return;
+      if (event.user_id !== me || looking(channel, event.message.thread_id)) return;
       const current = unread.value.get(channel) ?? { unread: 0, mentions: 0 };
       set(channel, { ...current, mentions: current.mentions + 1 });
+      count(channel, event.message.thread_id);
       break;
     }
     case "channel.read": {

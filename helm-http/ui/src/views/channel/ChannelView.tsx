@@ -9,7 +9,7 @@ import type { ChannelDetail } from "../../api/types";
 import { Icon, type IconName } from "../../components/Icon";
 import { StatusDot, statusWord } from "../../components/StatusDot";
 import { isAdmin } from "../../state/session";
-import { channelByName, loadChannel, type ChannelEntry } from "../../state/channels";
+import { channelByName, goneChannel, loadChannel, type ChannelEntry, type GoneChannel } from "../../state/channels";
 import { composerInsert } from "../../state/composer";
 import { CHANNEL_VIEWS, channelPath, navigate, route, type ChannelViewName } from "../../state/router";
 import { toast } from "../../state/toasts";
@@ -24,7 +24,6 @@ import { Settings } from "./Settings";
 import { MANAGERS, useManages } from "./manages";
 import { Threads } from "./Threads";
 import { HostComputerNote, offHostComputer } from "./hostComputer";
-import { useChannelRead } from "./useChannelRead";
 
 // The terminal (xterm.js) is loaded only when opened.
 const Terminal = lazy(() => import("./Terminal").then((m) => ({ default: m.Terminal })));
@@ -49,16 +48,15 @@ export function ChannelView() {
   const entry = channelByName(r.channel);
   const [detail, setDetail] = useState<ChannelDetail>();
   const [missing, setMissing] = useState<string>();
-  const detailAsked = useRef(false);
+  // Gone from this person's list while the page was open: said, not fetched.
+  const lost = entry ? undefined : goneChannel(r.channel);
 
   useEffect(() => {
     let live = true;
     setDetail(undefined);
     // A channel looked for before (one that does not exist) says nothing of this one.
     setMissing(undefined);
-    // Gone (deleted, or no longer visible): nothing to fetch.
-    if (!entry && detailAsked.current) return;
-    detailAsked.current = true;
+    if (lost) return;
     api
       .get("/api/channels/{channel}", { path: { channel: r.channel } })
       .then((d) => {
@@ -70,13 +68,13 @@ export function ChannelView() {
     return () => {
       live = false;
     };
-  }, [r.channel, entry?.channel.status, entry?.profile?.purpose]);
+  }, [r.channel, entry?.channel.status, entry?.profile?.purpose, lost?.reason]);
 
   useEffect(() => {
     document.title = `#${r.channel} · Helm`;
   }, [r.channel]);
-  useChannelRead(entry, r.view);
 
+  if (!entry && lost) return <Gone lost={lost} />;
   if (!entry) {
     return (
       <div class="empty-page">
@@ -237,6 +235,42 @@ function ArchivedNote({ entry }: { entry: ChannelEntry }) {
           Restore
         </button>
       )}
+    </div>
+  );
+}
+
+/** What happened to a channel gone from this person's list, as a reload would say it, and the way on. */
+export function goneWords(lost: GoneChannel): { title: string; detail: string } {
+  const name = `#${lost.name}`;
+  switch (lost.reason) {
+    case "removed":
+      return { title: `You were removed from ${name}`, detail: "It is a private channel: only its members, the Captain and admins see it. A member who manages it can add you back." };
+    case "left":
+      return { title: `You left ${name}`, detail: "It is a private channel: only its members, the Captain and admins see it. A member who manages it can add you back." };
+    case "deleted":
+      return { title: `${name} was deleted`, detail: "Its threads, files and memory are gone with it." };
+    case "hidden":
+      return { title: `${name} is no longer visible to you`, detail: "Your role changed, and this private channel is for its members, the Captain and admins. A member who manages it can add you." };
+  }
+}
+
+function Gone({ lost }: { lost: GoneChannel }) {
+  const link = useRef<HTMLAnchorElement>(null);
+  // The focus was in the channel (its composer, its terminal) and went with it: it comes here,
+  // so typing goes on somewhere rather than into the page's shortcuts.
+  useEffect(() => {
+    const at = document.activeElement;
+    if (!at || at === document.body || !at.isConnected) link.current?.focus();
+  }, [lost.id]);
+  const words = goneWords(lost);
+  return (
+    <div class="empty-page" role="status">
+      <DrawerButton />
+      <h1>{words.title}</h1>
+      <p class="muted">{words.detail}</p>
+      <a class="btn" href={channelPath("main")} ref={link}>
+        Go to #main
+      </a>
     </div>
   );
 }

@@ -10,7 +10,7 @@ import { ErrorNote, Field, patternMessage } from "../../components/Field";
 import { Icon } from "../../components/Icon";
 import { useLatest } from "../../lib/latest";
 import { CHANNEL_NAME_PATTERN, CHANNEL_NAME_RULE } from "../../lib/names";
-import { loadChannel, type ChannelEntry } from "../../state/channels";
+import { loadChannel, markLeaving, type ChannelEntry } from "../../state/channels";
 import { composerInsert } from "../../state/composer";
 import { channelPath, navigate } from "../../state/router";
 import { isAdmin, me } from "../../state/session";
@@ -53,7 +53,7 @@ export function Settings({ entry, detail, onChanged }: { entry: ChannelEntry; de
       <PurposeSection entry={entry} detail={detail} manages={manages} onSaved={reload} />
       <ModelSection channel={channel.name} detail={detail} manages={manages} onSaved={reload} />
       <CapabilitySection entry={entry} detail={detail} />
-      {channel.visibility === "private" && <MembersSection channel={channel.name} members={members} manages={manages} onChanged={setMembers} />}
+      {channel.visibility === "private" && <MembersSection channel={channel.name} channelId={channel.id} members={members} manages={manages} onChanged={setMembers} />}
       {!isHome && <LifecycleSection entry={entry} manages={manages} />}
     </div>
   );
@@ -310,9 +310,23 @@ function CapabilitySection({ entry, detail }: { entry: ChannelEntry; detail?: Ch
   );
 }
 
-function MembersSection({ channel, members, manages, onChanged }: { channel: string; members?: Member[]; manages: boolean; onChanged: (m: Member[]) => void }) {
+function MembersSection({
+  channel,
+  channelId,
+  members,
+  manages,
+  onChanged,
+}: {
+  channel: string;
+  channelId: number;
+  members?: Member[];
+  manages: boolean;
+  onChanged: (m: Member[]) => void;
+}) {
   const [adding, setAdding] = useState("");
   const [error, setError] = useState<string>();
+  // Leaving a private channel one cannot come back to alone is asked first.
+  const [confirmLeave, setConfirmLeave] = useState<Member>();
   const inChannel = new Set((members ?? []).map((m) => m.user.id));
   // Two quick changes read the list twice: only the later read is shown.
   const latest = useLatest();
@@ -333,12 +347,22 @@ function MembersSection({ channel, members, manages, onChanged }: { channel: str
     }
   };
   const remove = async (member: Member) => {
+    const self = member.user.id === me.value?.id;
+    // The Captain and admins still see the channel after leaving: their list is read again.
+    const staysVisible = isAdmin.value;
+    if (self && !staysVisible) markLeaving(channelId);
     try {
       await api.delete("/api/channels/{channel}/members/{user_id}", { path: { channel, user_id: member.user.id } });
-      await refresh();
+      // Gone for them: the channel view says so when the event comes (see state/channels.ts).
+      if (!self || staysVisible) await refresh();
     } catch (err) {
+      if (self) markLeaving(channelId, false);
       toast(describeError(err), "error");
     }
+  };
+  const leaveOrRemove = (member: Member) => {
+    if (member.user.id === me.value?.id && !isAdmin.value) setConfirmLeave(member);
+    else void remove(member);
   };
   return (
     <section class="settings-section">
@@ -352,7 +376,7 @@ function MembersSection({ channel, members, manages, onChanged }: { channel: str
             </span>
             <span class="tag">{m.role}</span>
             {(manages || m.user.id === me.value?.id) && (
-              <button type="button" class="btn btn-small btn-ghost" onClick={() => void remove(m)}>
+              <button type="button" class="btn btn-small btn-ghost" onClick={() => leaveOrRemove(m)}>
                 {m.user.id === me.value?.id ? "Leave" : "Remove"}
               </button>
             )}
@@ -377,6 +401,26 @@ function MembersSection({ channel, members, manages, onChanged }: { channel: str
         </form>
       )}
       <ErrorNote error={error} />
+      {confirmLeave && (
+        <Dialog title={`Leave #${channel}?`} onClose={() => setConfirmLeave(undefined)} description="It is private: once you leave, you no longer see it, and only a member who manages it, the Captain or an admin can add you back.">
+          <div class="actions">
+            <button type="button" class="btn btn-ghost" onClick={() => setConfirmLeave(undefined)} autoFocus>
+              Stay
+            </button>
+            <button
+              type="button"
+              class="btn btn-danger"
+              onClick={() => {
+                const member = confirmLeave;
+                setConfirmLeave(undefined);
+                void remove(member);
+              }}
+            >
+              Leave #{channel}
+            </button>
+          </div>
+        </Dialog>
+      )}
     </section>
   );
 }

@@ -6,6 +6,7 @@
 // (the server's rule, lib/wake.ts). A message that fails to send stays in
 // the box, with the reason (and, when no model can answer, what to do).
 import { computed } from "@preact/signals";
+import type { ComponentChildren } from "preact";
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { api, describeError } from "../../api/client";
 import type { Message } from "../../api/types";
@@ -17,6 +18,8 @@ import { me } from "../../state/session";
 import { channelPath, navigate } from "../../state/router";
 import { putThread, putTurn } from "../../state/threads";
 import { userList } from "../../state/users";
+import { members, loadMembers } from "../../state/members";
+import { seesChannel, unseenMentions, unseenWords } from "../../lib/audience";
 import { composerInsert } from "../../state/composer";
 import { replyWakes, type Wake } from "../../lib/wake";
 import { MANAGERS, useManages } from "../channel/manages";
@@ -37,6 +40,7 @@ export function Composer({
   onUploadRequest,
   prepare,
   onStarted,
+  closed,
 }: {
   entry: ChannelEntry;
   /** The thread to reply in; a new thread without it. */
@@ -52,6 +56,12 @@ export function Composer({
   prepare?: (text: string) => string;
   /** A new thread was started: called instead of opening it in the chat. */
   onStarted?: (thread: number) => void;
+  /**
+   * Shown in place of the box while nothing can be sent (an archived
+   * thread). The box stays mounted behind it, so a draft typed before
+   * comes back when it opens again.
+   */
+  closed?: ComponentChildren;
 }) {
   const [text, setText] = useState("");
   const [error, setError] = useState<unknown>();
@@ -69,6 +79,11 @@ export function Composer({
   const facts = useThreadFacts(thread, agent.id).value;
   const wake = thread === undefined ? undefined : replyWakes(ask ? `@${agent.handle} ${text}` : text, facts, agent.id, agent.handle, me.value?.id);
   const hint = wake && wakeWords(wake, agent.handle);
+  const isPrivate = entry.channel.visibility === "private";
+  useEffect(() => {
+    if (isPrivate) loadMembers(entry.channel.id);
+  }, [entry.channel.id, isPrivate]);
+  const memberIds = isPrivate ? members.value.get(entry.channel.id) : undefined;
 
   // Text another control asked to add (Ask Skipper, dropped files).
   const insert = composerInsert.value;
@@ -90,10 +105,14 @@ export function Composer({
     list.push({ handle: agent.handle, detail: isHome ? "Skipper, the operator" : `${agent.display_name}, this channel's agent` });
     const sk = skipper.value;
     if (!isHome && sk) list.push({ handle: sk.handle, detail: "Skipper, the workspace operator" });
-    // A deactivated person reads nothing any more: not offered to mention.
-    for (const u of userList.value) if (!u.deactivated) list.push({ handle: u.name, detail: u.display_name });
+    // Only people the message can reach: a deactivated person reads nothing
+    // any more, and a private channel is seen by its members, the Captain and admins.
+    for (const u of userList.value) if (seesChannel(u, entry.channel, memberIds)) list.push({ handle: u.name, detail: u.display_name });
     return list;
-  }, [agent.handle, isHome, userList.value, skipper.value]);
+  }, [agent.handle, isHome, userList.value, skipper.value, entry.channel, memberIds]);
+  // Someone named who will not be told (not in this private channel): said before sending.
+  const unseen = unseenWords(unseenMentions(text, userList.value, entry.channel, memberIds), entry.channel.name);
+  const unseenId = `unseen-${thread ?? (prepare ? "panel" : "new")}`;
 
   const matches = mention ? candidates.filter((c) => c.handle.toLowerCase().startsWith(mention.query.toLowerCase())).slice(0, 6) : [];
 
@@ -190,6 +209,14 @@ export function Composer({
   };
 
   if (archived) return <ArchivedComposer entry={entry} />;
+  if (closed) {
+    return (
+      <div class="composer-closed muted" role="status">
+        {closed}
+        {text.trim() && <span> Your draft is kept until then.</span>}
+      </div>
+    );
+  }
 
   return (
     <div class="composer">
@@ -223,7 +250,7 @@ export function Composer({
           placeholder={placeholder}
           aria-label={placeholder}
           aria-controls={matches.length > 0 ? listId : undefined}
-          aria-describedby={hint ? hintId : undefined}
+          aria-describedby={[unseen ? unseenId : "", hint ? hintId : ""].join(" ").trim() || undefined}
           onInput={(e) => {
             setText(e.currentTarget.value);
             readMention(e.currentTarget);
@@ -266,6 +293,11 @@ export function Composer({
           </button>
         </div>
       </div>
+      {unseen && (
+        <p class="composer-hint warn" id={unseenId}>
+          {unseen}
+        </p>
+      )}
       {hint && (
         <p class={wake === "unanswered" || wake === "others" ? "composer-hint quiet" : "composer-hint"} id={hintId}>
           {hint}

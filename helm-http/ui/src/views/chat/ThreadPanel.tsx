@@ -152,15 +152,27 @@ export function ThreadPanel({
     return placed;
   }, [log.ids, calls]);
 
-  const close = () => navigate(channelPath(channel.name));
+  const close = () => {
+    navigate(channelPath(channel.name));
+    // The focus was in the panel, which is gone: it goes back to where the
+    // thread was opened from, its link in the feed (or the feed's box when
+    // that row is not drawn), not to the page.
+    requestAnimationFrame(() => {
+      const at = document.activeElement;
+      if (at && at !== document.body && at.isConnected) return;
+      const link = document.querySelector<HTMLElement>(`.feed a.thread-link[href="${channelPath(channel.name, "chat", thread)}"]`);
+      (link ?? document.querySelector<HTMLElement>(".feed-pane .composer textarea"))?.focus();
+    });
+  };
 
   useEffect(() => {
     const esc = (e: KeyboardEvent) => {
-      if (e.key === "Escape" && !document.querySelector("dialog[open], .palette, .quick-note")) close();
+      // An Escape something took (the @ list closing) is not for the thread.
+      if (e.key === "Escape" && !e.defaultPrevented && !document.querySelector("dialog[open], .palette, .quick-note")) close();
     };
     window.addEventListener("keydown", esc);
     return () => window.removeEventListener("keydown", esc);
-  }, [channel.name]);
+  }, [channel.name, thread]);
 
   const changeStatus = async (status: "open" | "resolved") => {
     setBusy(true);
@@ -273,7 +285,33 @@ export function ThreadPanel({
         </>
       )}
       {renaming && info && <RenameThreadDialog thread={info} onClose={() => setRenaming(false)} />}
-      {writable && <Composer key={`reply-${thread}`} entry={entry} thread={thread} placeholder="Reply in this thread" askByDefault={false} onUploadRequest={onUpload} />}
+      {writable && (
+        <Composer
+          key={`reply-${thread}`}
+          entry={entry}
+          thread={thread}
+          placeholder="Reply in this thread"
+          askByDefault={false}
+          onUploadRequest={onUpload}
+          closed={
+            info.status === "archived" ? (
+              <>
+                <span>This thread is archived, so nobody replies here.</span>{" "}
+                {changeable ? (
+                  <>
+                    <button type="button" class="link-like" disabled={busy} onClick={() => changeStatus("open")}>
+                      Unarchive it to reply
+                    </button>
+                    .
+                  </>
+                ) : (
+                  <span>Once the channel is restored, it can be unarchived.</span>
+                )}
+              </>
+            ) : undefined
+          }
+        />
+      )}
     </aside>
   );
 }

@@ -16,6 +16,8 @@ import { loadThreadActions } from "../../state/activity";
 import type { ChannelEntry } from "../../state/channels";
 import { loadOlderMessages, loadThreadMessages, messageSignal, threadLog } from "../../state/messages";
 import { channelPath } from "../../state/router";
+import { panelThread } from "../../state/seeing";
+import { markRead, unread, unreadOnlyIn } from "../../state/unread";
 import { liveTurnsOf, loadThread, stopThread, threadSignal } from "../../state/threads";
 import { toast } from "../../state/toasts";
 import { Composer } from "../chat/Composer";
@@ -118,6 +120,22 @@ function PanelThread({ entry, thread, onMissing }: { entry: ChannelEntry; thread
     // The tool cards in its replies (as the chat's thread panel loads them).
     loadThreadActions(entry.channel.name, thread).catch(() => undefined);
   }, [thread, attempt]);
+  // Its messages are seen here: they do not count as unread, nor notify (state/seeing.ts).
+  useEffect(() => {
+    panelThread.value = thread;
+    return () => {
+      if (panelThread.peek() === thread) panelThread.value = undefined;
+    };
+  }, [thread]);
+  // A reply that came before the panel showed the thread (the agent answers
+  // as the first message is posted) was counted: shown now, it is read,
+  // when nothing else in the channel is unread.
+  const newest = threadLog(thread).value.ids.at(-1);
+  const behind = unread.value.get(entry.channel.id);
+  useEffect(() => {
+    if (newest === undefined || !behind || behind.unread + behind.mentions === 0) return;
+    if (document.visibilityState === "visible" && unreadOnlyIn(entry.channel.id, thread)) markRead(entry.channel.id, newest);
+  }, [newest, behind, thread]);
   useRetryOnReconnect(error !== undefined, () => setAttempt((a) => a + 1));
 
   const info = threadSignal(thread)?.value;
