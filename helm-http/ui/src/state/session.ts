@@ -6,6 +6,7 @@ import { batch, computed, effect, signal } from "@preact/signals";
 import { ApiError, api, onUnauthenticated } from "../api/client";
 import type { LiveEvent } from "../api/events";
 import type { User } from "../api/types";
+import { mentionNotice } from "../lib/mention";
 import { createEventStream, type EventStream, type StreamState } from "../socket/events";
 import { applyActivityEvent, loadApprovals, loadEscalations } from "./activity";
 import { applyChannelEvent, channelById, channelByName, loadChannels } from "./channels";
@@ -90,7 +91,7 @@ function notifyMention(event: Extract<LiveEvent, { type: "mention.created" }>): 
       : message.author.kind === "agent"
         ? `@${message.author.handle}`
         : "Helm";
-  const text = `${who} mentioned you in #${channel}`;
+  const text = mentionNotice(message, who, channel);
   // The thread, at the message that named them.
   const href = message.thread_id ? messagePath(channel, message.thread_id, message.id) : channelPath(channel);
   if (looking(message.channel_id, message.thread_id)) return;
