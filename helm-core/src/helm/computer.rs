@@ -521,7 +521,8 @@ impl Helm {
     /// Closes a terminal `actor` may use: its shell and everything started
     /// in it end.
     pub async fn close_terminal(&self, actor: &User, id: u64) -> Result<()> {
-        self.terminal(actor, id).await?;
+        // Its other viewers are told who ended it.
+        self.terminal(actor, id).await?.closing_by(actor.id);
         self.terminals().close(id).await
     }
 

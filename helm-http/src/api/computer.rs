@@ -201,6 +201,8 @@ pub struct Terminal {
     pub running: bool,
     /// The shell's exit code, once it has ended.
     pub exit_code: Option<i32>,
+    /// The id of the person who opened it, when a person did.
+    pub opened_by: Option<i64>,
 }
 
 impl From<x::TerminalInfo> for Terminal {
@@ -216,6 +218,7 @@ impl From<x::TerminalInfo> for Terminal {
             started: t.started,
             running: t.running,
             exit_code: t.exit_code,
+            opened_by: t.opened_by.map(|u| u.0),
         }
     }
 }

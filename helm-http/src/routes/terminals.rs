@@ -7,8 +7,9 @@
 //! Binary frames carry bytes both ways; a text frame
 //! `{"type":"resize","rows":R,"cols":C}` resizes. A viewer first gets the
 //! scrollback, then live output; several viewers may watch one terminal.
-//! When the shell ends the server sends `{"type":"closed","exit_code":N}`
-//! and closes the socket. A viewer that falls behind is closed with 4008 and
+//! When the shell ends the server sends
+//! `{"type":"closed","exit_code":N,"closed_by":USER_ID}` (`closed_by` null
+//! unless a person closed it) and closes the socket. A viewer that falls behind is closed with 4008 and
 //! reconnects (the scrollback brings it up to date); 4001 when the
 //! credential or the access goes (re-checked every 30 s, and at once when
 //! the viewer's account changes: a deactivated person's terminals close
@@ -279,7 +280,7 @@ pub async fn pump(
     }
     if !subscription.running {
         let exit = session.info().exit_code;
-        closed(&mut socket, exit).await;
+        closed(&mut socket, exit, session.closed_by()).await;
         return;
     }
     let mut heartbeat = tokio::time::interval(HEARTBEAT);
@@ -310,11 +311,11 @@ pub async fn pump(
                     }
                 }
                 Ok(TerminalEvent::Closed { exit_code }) => {
-                    closed(&mut socket, exit_code).await;
+                    closed(&mut socket, exit_code, session.closed_by()).await;
                     return;
                 }
                 Err(RecvError::Closed) => {
-                    closed(&mut socket, session.info().exit_code).await;
+                    closed(&mut socket, session.info().exit_code, session.closed_by()).await;
                     return;
                 }
                 Err(RecvError::Lagged(_)) => break (CLOSE_BEHIND, "fell behind; reconnect"),
@@ -351,9 +352,11 @@ pub async fn pump(
         .await;
 }
 
-/// Tells the viewer the shell ended, and closes.
-async fn closed(socket: &mut WebSocket, exit_code: Option<i32>) {
-    let notice = json!({"type": "closed", "exit_code": exit_code}).to_string();
+/// Tells the viewer the shell ended (and who closed it, when a person
+/// did), and closes.
+async fn closed(socket: &mut WebSocket, exit_code: Option<i32>, by: Option<UserId>) {
+    let notice =
+        json!({"type": "closed", "exit_code": exit_code, "closed_by": by.map(|u| u.0)}).to_string();
     let _ = socket.send(Message::Text(notice.into())).await;
     let _ = socket
         .send(Message::Close(Some(CloseFrame {

@@ -262,6 +262,8 @@ async fn a_terminal_over_its_websocket_is_confined_shared_and_leaves_nothing_beh
     let id = opened["id"].as_u64().unwrap_or_default();
     assert_eq!(opened["isolation"], "bubblewrap", "{opened}");
     assert_eq!(opened["size"]["cols"], 100);
+    let captain = served.api.state.helm.captain().await?.id.0;
+    assert_eq!(opened["opened_by"], captain, "{opened}");
     let listed: Value = http
         .get(served.url("/api/channels/alpha/terminals"))
         .bearer_auth(&token)
@@ -270,6 +272,7 @@ async fn a_terminal_over_its_websocket_is_confined_shared_and_leaves_nothing_beh
         .json()
         .await?;
     assert_eq!(listed[0]["id"], id);
+    assert_eq!(listed[0]["opened_by"], captain, "{listed}");
     let other: Value = http
         .get(served.url("/api/channels/beta/terminals"))
         .bearer_auth(&token)
@@ -350,6 +353,11 @@ async fn a_terminal_over_its_websocket_is_confined_shared_and_leaves_nothing_beh
     for socket in [&mut first, &mut second] {
         let notice = read_until(socket, "\"closed\"").await?;
         assert!(notice.contains("exit_code"), "{notice}");
+        // Who closed it, so a viewer it ended under can be told.
+        assert!(
+            notice.contains(&format!("\"closed_by\":{captain}")),
+            "{notice}"
+        );
     }
     assert!(
         !std::path::Path::new(&format!("/proc/{pid}")).exists()

@@ -89,6 +89,7 @@ test("Bob's new shell appears in Ada's tabs; his close of her shell asks, and le
   await bob.getByRole("button", { name: `Close ${adaShell.toLowerCase()}` }).click();
   const ask = bob.getByRole("dialog", { name: `Close ${adaShell}?` });
   await ask.getByText(/someone else may be typing in it/).waitFor();
+  await ask.getByText(/^Opened by Ada Lovelace\./).waitFor();
   await screenshot(bob, "terminal-close-asks");
   await ask.getByRole("button", { name: "Cancel" }).click();
   assert.equal((await call(stack, "GET", "/api/channels/ops/terminals", { token: undefined, cookie: await cookieOf(bob) })).json.length, 2);
@@ -99,7 +100,8 @@ test("Bob's new shell appears in Ada's tabs; his close of her shell asks, and le
 
   // Ada keeps her scrollback, is told, and is not moved into Bob's shell.
   const mine = screenOf(ada, adaShell);
-  await mine.getByText(/This shell was closed by someone else/).waitFor();
+  // The server names who closed it.
+  await mine.getByText(/This shell was closed by bob\./).waitFor();
   assert.match(await mine.innerText(), /still-ada/, "her scrollback stays");
   assert.equal(await ada.getByRole("button", { name: new RegExp(`^${adaShell}`) }).getAttribute("aria-pressed"), "true");
   await ada.getByRole("button", { name: new RegExp(`^${adaShell}.*ended`) }).waitFor();

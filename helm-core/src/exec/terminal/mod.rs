@@ -123,6 +123,9 @@ impl TerminalManager {
             self.limits.scrollback_bytes,
             executor.ledger(),
         )?;
+        if let Some(opener) = opener {
+            session.opened_by(opener.user);
+        }
         sessions.insert(id, session.clone());
         Ok(session)
     }
@@ -149,6 +152,9 @@ impl TerminalManager {
         if let Err(e) = self.admit(&sessions, id, computer.channel, opener) {
             session.kill_now();
             return Err(e);
+        }
+        if let Some(opener) = opener {
+            session.opened_by(opener.user);
         }
         sessions.insert(id, session.clone());
         Ok(session)

@@ -4,7 +4,7 @@
 
 use std::io::{Read, Write};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use jiff::Timestamp;
@@ -20,7 +20,7 @@ use crate::exec::process_tree::{
     clear_session, kill_tree, kill_tree_settled, wait_exited_keep_zombie,
 };
 use crate::exec::sandbox::Launch;
-use crate::model::ChannelId;
+use crate::model::{ChannelId, UserId};
 
 /// Live events buffered per viewer; a viewer further behind gets `Lagged`
 /// and should subscribe again (the scrollback brings it back up to date).
@@ -61,6 +61,9 @@ pub struct TerminalInfo {
     pub running: bool,
     /// The shell's exit code, once it has ended.
     pub exit_code: Option<i32>,
+    /// The person who opened it, when a person did.
+    #[serde(default)]
+    pub opened_by: Option<UserId>,
 }
 
 /// What a viewer receives.
@@ -164,6 +167,11 @@ pub struct TerminalSession {
     scrollback: Arc<Mutex<OutputTail>>,
     events: broadcast::Sender<TerminalEvent>,
     state: watch::Receiver<State>,
+    /// The person who opened it, when a person did.
+    opened_by: OnceLock<UserId>,
+    /// The person who closed it, when a person did: a viewer whose shell
+    /// ends under them is told who ended it.
+    closed_by: OnceLock<UserId>,
 }
 
 impl std::fmt::Debug for TerminalSession {
@@ -254,6 +262,8 @@ impl TerminalSession {
             scrollback,
             events,
             state: state_rx,
+            opened_by: OnceLock::new(),
+            closed_by: OnceLock::new(),
         }))
     }
 
@@ -289,6 +299,8 @@ impl TerminalSession {
             scrollback: scrollback.clone(),
             events: events.clone(),
             state: state_rx,
+            opened_by: OnceLock::new(),
+            closed_by: OnceLock::new(),
         });
         let feed = Feed {
             scrollback,
@@ -330,7 +342,24 @@ impl TerminalSession {
             started: self.started,
             running: state.running,
             exit_code: state.exit_code,
+            opened_by: self.opened_by.get().copied(),
         }
+    }
+
+    /// Records who opened it (once; later calls change nothing).
+    pub(crate) fn opened_by(&self, user: UserId) {
+        let _ = self.opened_by.set(user);
+    }
+
+    /// Records who is closing it, before it is closed (the first one
+    /// counts), so its viewers can be told.
+    pub fn closing_by(&self, user: UserId) {
+        let _ = self.closed_by.set(user);
+    }
+
+    /// Who closed it, when a person did.
+    pub fn closed_by(&self) -> Option<UserId> {
+        self.closed_by.get().copied()
     }
 
     /// Sends keystrokes (or any bytes) to the shell.

@@ -11,12 +11,15 @@ import { FitAddon } from "@xterm/addon-fit";
 import { Terminal as XTerm } from "@xterm/xterm";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, describeError } from "../../api/client";
+import type { Terminal as TerminalInfo } from "../../api/types";
 import { Dialog } from "../../components/Dialog";
 import { ErrorNote } from "../../components/Field";
 import { Icon } from "../../components/Icon";
 import { backoff } from "../../socket/events";
 import type { ChannelEntry } from "../../state/channels";
+import { me } from "../../state/session";
 import { toast } from "../../state/toasts";
+import { userById } from "../../state/users";
 import { type Ending, type ShellTab, endTab, endingFrom, endingLine, endingNote, leaveKeys, mergeTabs, pickCurrent, shellLabel } from "./terminalTabs";
 
 /** How often the list of shells is read again while the page is shown. */
@@ -98,9 +101,9 @@ export function Terminal({ entry }: { entry: ChannelEntry }) {
     await load();
   };
 
-  const ended = (id: number, exitCode: number | null | undefined) => {
+  const ended = (id: number, exitCode: number | null | undefined, closedBy?: string) => {
     if (!tabsRef.current) return;
-    setTabs(endTab(tabsRef.current, id, endingFrom(exitCode, closedHere.has(id))));
+    setTabs(endTab(tabsRef.current, id, endingFrom(exitCode, closedHere.has(id), closedBy)));
   };
 
   // Another channel's list, answered after a switch, would show its shells
@@ -137,7 +140,14 @@ export function Terminal({ entry }: { entry: ChannelEntry }) {
           const label = shellLabel(t.info.id);
           return (
             <div key={t.info.id} class={`terminal-tab${t.info.id === current ? " current" : ""}${t.ended ? " ended" : ""}`}>
-              <button type="button" class="terminal-switch" aria-pressed={t.info.id === current} aria-controls={`terminal-${t.info.id}`} onClick={() => select(t.info.id)}>
+              <button
+                type="button"
+                class="terminal-switch"
+                aria-pressed={t.info.id === current}
+                aria-controls={`terminal-${t.info.id}`}
+                title={t.info.opened_by != null ? `Opened by ${personName(t.info.opened_by)}` : undefined}
+                onClick={() => select(t.info.id)}
+              >
                 <Icon name="terminal" size={14} /> {label}
                 <span class="muted small">{t.ended ? "ended" : t.info.isolation}</span>
               </button>
@@ -169,8 +179,8 @@ export function Terminal({ entry }: { entry: ChannelEntry }) {
           visible={t.info.id === current}
           ending={t.ended}
           focus={focusWanted.id === t.info.id ? focusWanted.n : 0}
-          describe={(code) => endingLine(endingFrom(code, closedHere.has(t.info.id)))}
-          onEnded={(code) => ended(t.info.id, code)}
+          describe={(code, by) => endingLine(endingFrom(code, closedHere.has(t.info.id), by))}
+          onEnded={(code, by) => ended(t.info.id, code, by)}
           onLeave={leave}
         />
       ))}
@@ -178,7 +188,7 @@ export function Terminal({ entry }: { entry: ChannelEntry }) {
       {confirming && (
         <Dialog title={`Close ${shellLabel(confirming.info.id)}?`} onClose={() => setConfirming(undefined)}>
           <p>
-            Its shell and everything running in it stop, for everyone in #{channel} who has it open: someone else may be typing in it.
+            {openedBy(confirming.info)}Its shell and everything running in it stop, for everyone in #{channel} who has it open: someone else may be typing in it.
           </p>
           <div class="actions">
             <button type="button" class="btn btn-ghost" onClick={() => setConfirming(undefined)} autoFocus>
@@ -212,8 +222,8 @@ function TerminalPane({
   /** Asks for the focus each time it grows (0: never asked). */
   focus: number;
   /** The line written under the scrollback when the shell ends with this exit code. */
-  describe: (exitCode: number | null | undefined) => string;
-  onEnded: (exitCode: number | null | undefined) => void;
+  describe: (exitCode: number | null | undefined, closedBy?: string) => string;
+  onEnded: (exitCode: number | null | undefined, closedBy?: string) => void;
   onLeave: () => void;
 }) {
   const host = useRef<HTMLDivElement>(null);
@@ -276,15 +286,16 @@ function TerminalPane({
       ws.onmessage = (m) => {
         if (typeof m.data === "string") {
           try {
-            const control = JSON.parse(m.data) as { type?: string; exit_code?: number | null };
+            const control = JSON.parse(m.data) as { type?: string; exit_code?: number | null; closed_by?: number | null };
             if (control.type === "closed") {
+              const by = personName(control.closed_by);
               ended = true;
               setState("ended");
               // Kept to be read, not typed into.
               term.options.disableStdin = true;
               term.options.cursorBlink = false;
-              term.write(`\r\n\x1b[3m[${props.current.describe(control.exit_code)}]\x1b[0m\r\n`);
-              props.current.onEnded(control.exit_code);
+              term.write(`\r\n\x1b[3m[${props.current.describe(control.exit_code, by)}]\x1b[0m\r\n`);
+              props.current.onEnded(control.exit_code, by);
             }
           } catch {
             // Not a control message.
@@ -354,4 +365,18 @@ function TerminalPane({
       <div ref={host} class="terminal-host" />
     </div>
   );
+}
+
+/** A person's shown name by id; undefined for none (a shell no person closed). */
+function personName(id: number | null | undefined): string | undefined {
+  if (id === null || id === undefined) return undefined;
+  const user = userById(id);
+  return user ? user.display_name || user.name : "someone";
+}
+
+/** "Opened by Bob. " for the close dialog, when another person opened it. */
+function openedBy(info: TerminalInfo): string {
+  const id = info.opened_by;
+  if (id === null || id === undefined || id === me.value?.id) return "";
+  return `Opened by ${personName(id)}. `;
 }

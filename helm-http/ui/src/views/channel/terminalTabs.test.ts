@@ -49,6 +49,14 @@ test("the socket's word replaces a guess: an exit code means the shell exited", 
   assert.deepEqual(endingFrom(137, false), { kind: "elsewhere" });
   assert.deepEqual(endingFrom(1, false), { kind: "exited", code: 1 });
   assert.match(endingNote({ kind: "elsewhere" }), /closed by someone else/);
+  // The server names the person who closed it; that beats a guess too.
+  assert.deepEqual(endingFrom(null, false, "Bob"), { kind: "closedBy", name: "Bob" });
+  assert.deepEqual(endingFrom(null, true, "Bob"), { kind: "here" }, "closed from this page");
+  let guessed = mergeTabs(mergeTabs(undefined, [shell(2)], new Set()), [], new Set());
+  assert.deepEqual(guessed[0]?.ended, { kind: "elsewhere" });
+  guessed = endTab(guessed, 2, endingFrom(null, false, "Bob"));
+  assert.deepEqual(guessed[0]?.ended, { kind: "closedBy", name: "Bob" });
+  assert.match(endingNote({ kind: "closedBy", name: "Bob" }), /^This shell was closed by Bob\./);
   assert.match(endingNote({ kind: "exited", code: 3 }), /exit code 3/);
 });
 

@@ -11,6 +11,8 @@ export type Ending =
   | { kind: "here" }
   /** Killed without this page asking: someone else closed it, or its computer stopped. */
   | { kind: "elsewhere" }
+  /** Closed by this person (the server names who closed it). */
+  | { kind: "closedBy"; name: string }
   /** Its shell exited by itself (`exit`), with this code. */
   | { kind: "exited"; code: number };
 
@@ -63,7 +65,7 @@ export function endTab(tabs: ShellTab[], id: number, ending: Ending): ShellTab[]
     if (t.info.id !== id) return t;
     // The socket knows better than a read of the list: an exit code
     // replaces a guess of "closed elsewhere".
-    if (t.ended && !(t.ended.kind === "elsewhere" && ending.kind === "exited")) return t;
+    if (t.ended && !(t.ended.kind === "elsewhere" && ending.kind !== "here")) return t;
     return { ...t, ended: ending };
   });
 }
@@ -71,9 +73,13 @@ export function endTab(tabs: ShellTab[], id: number, ending: Ending): ShellTab[]
 /** The exit codes of a shell killed by SIGHUP, SIGKILL or SIGTERM under a wrapper. */
 const KILLED = [129, 137, 143];
 
-/** How an ended shell's viewer learns it ended: "closed" with the exit code the server sent. */
-export function endingFrom(exitCode: number | null | undefined, closedHere: boolean): Ending {
+/**
+ * How an ended shell's viewer learns it ended: "closed" with the exit code
+ * the server sent, and who closed it (`closedBy`, a name) when a person did.
+ */
+export function endingFrom(exitCode: number | null | undefined, closedHere: boolean, closedBy?: string): Ending {
   if (closedHere) return { kind: "here" };
+  if (closedBy) return { kind: "closedBy", name: closedBy };
   // A shell killed by a signal has no exit code, or, inside bubblewrap
   // (which reports its child's death), 128 + the signal (HUP, KILL, TERM):
   // closed, not exited.
@@ -88,6 +94,8 @@ export function endingNote(ending: Ending): string {
       return "This shell was closed (by you).";
     case "elsewhere":
       return "This shell was closed by someone else, or its computer stopped. What it showed stays here until you close its tab.";
+    case "closedBy":
+      return `This shell was closed by ${ending.name}. What it showed stays here until you close its tab.`;
     case "exited":
       return `This shell ended (exit code ${ending.code}). What it showed stays here until you close its tab.`;
   }
@@ -100,6 +108,8 @@ export function endingLine(ending: Ending): string {
       return "this shell was closed (by you)";
     case "elsewhere":
       return "this shell was closed by someone else, or its computer stopped";
+    case "closedBy":
+      return `this shell was closed by ${ending.name}`;
     case "exited":
       return `the shell ended with exit code ${ending.code}`;
   }
