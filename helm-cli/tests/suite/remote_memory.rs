@@ -3,7 +3,6 @@
 //! server's access rules for private channels.
 
 use assert_cmd::Command;
-use helm_core::model::Role;
 use serde_json::Value;
 
 use super::kit::{Cli, Run, path_str};
@@ -425,18 +424,8 @@ async fn a_member_token_cannot_recall_or_list_a_private_channels_memory() -> any
         "The launch is public.",
     ])?)?;
 
-    let captain = server.helm.captain().await?;
-    let mira = server.helm.add_user(&captain, "mira", Role::Member).await?;
-    let token = server
-        .helm
-        .create_api_token(&mira, "cli", None)
-        .await?
-        .secret;
-    let as_mira = |args: &[&str]| -> anyhow::Result<Run> {
-        let mut all = vec!["--server", &server.url, "--token", &token];
-        all.extend_from_slice(args);
-        super::kit::bare(&all)
-    };
+    let token = server.member_token("mira").await?;
+    let as_mira = |args: &[&str]| server.run_as(&token, args);
 
     for args in [
         vec!["recall", "ops", "vault code"],

@@ -71,9 +71,28 @@ impl Server {
 
     /// Runs `1helm --server URL --token T ARGS…`.
     pub(super) fn run(&self, args: &[&str]) -> anyhow::Result<Run> {
-        let mut all = vec!["--server", &self.url, "--token", &self.token];
+        self.run_as(&self.token, args)
+    }
+
+    /// Runs `1helm --server URL --token TOKEN ARGS…`, as that token's person.
+    pub(super) fn run_as(&self, token: &str, args: &[&str]) -> anyhow::Result<Run> {
+        let mut all = vec!["--server", &self.url, "--token", token];
         all.extend_from_slice(args);
         bare(&all)
+    }
+
+    /// Adds a member named `name`, and returns an API token of theirs.
+    pub(super) async fn member_token(&self, name: &str) -> anyhow::Result<String> {
+        let captain = self.helm.captain().await?;
+        let member = self
+            .helm
+            .add_user(&captain, name, helm_core::model::Role::Member)
+            .await?;
+        Ok(self
+            .helm
+            .create_api_token(&member, "cli", None)
+            .await?
+            .secret)
     }
 
     pub(super) async fn stop(mut self) {
@@ -463,21 +482,8 @@ async fn a_members_say_stops_at_an_approval_only_the_captain_can_give() -> anyho
         "--default",
     ])?)?;
     ok(&server.run(&["channel", "create", "launch", "--purpose", "The launch."])?)?;
-    let captain = server.helm.captain().await?;
-    let mira = server
-        .helm
-        .add_user(&captain, "mira", helm_core::model::Role::Member)
-        .await?;
-    let token = server
-        .helm
-        .create_api_token(&mira, "cli", None)
-        .await?
-        .secret;
-    let as_mira = |args: &[&str]| -> anyhow::Result<Run> {
-        let mut all = vec!["--server", &server.url, "--token", &token];
-        all.extend_from_slice(args);
-        bare(&all)
-    };
+    let token = server.member_token("mira").await?;
+    let as_mira = |args: &[&str]| server.run_as(&token, args);
 
     // Skipper's host command needs the Captain's approval: mira's say
     // stops following, says who can approve it and how, and exits 5.
@@ -486,6 +492,7 @@ async fn a_members_say_stops_at_an_approval_only_the_captain_can_give() -> anyho
     mock.push(Behaviour::text("The host is fine."));
     let said = as_mira(&["say", "launch", "@skipper is the host healthy?"])?;
     assert_eq!(said.code, 5, "{}{}", said.stdout, said.stderr);
+    let captain = server.helm.captain().await?;
     let pending = server.helm.approvals(&captain, true).await?;
     let [approval] = pending.as_slice() else {
         anyhow::bail!("one approval waits: {pending:?}");
@@ -547,21 +554,8 @@ async fn a_members_say_stops_at_an_approval_only_the_captain_can_give() -> anyho
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_members_status_through_a_server_leaves_out_what_only_admins_see() -> anyhow::Result<()> {
     let server = Server::start().await?;
-    let captain = server.helm.captain().await?;
-    let mira = server
-        .helm
-        .add_user(&captain, "mira", helm_core::model::Role::Member)
-        .await?;
-    let token = server
-        .helm
-        .create_api_token(&mira, "cli", None)
-        .await?
-        .secret;
-    let as_mira = |args: &[&str]| -> anyhow::Result<Run> {
-        let mut all = vec!["--server", &server.url, "--token", &token];
-        all.extend_from_slice(args);
-        bare(&all)
-    };
+    let token = server.member_token("mira").await?;
+    let as_mira = |args: &[&str]| server.run_as(&token, args);
     let status = as_mira(&["status"])?;
     ok(&status)?;
     assert!(

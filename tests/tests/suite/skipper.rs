@@ -30,6 +30,21 @@ async fn setup(
     Ok((t, scripted))
 }
 
+/// A workspace on SQLite or PostgreSQL with the scripted model and
+/// `#launch`, its runtime started.
+async fn launch_on(on_postgres: bool) -> anyhow::Result<(TestHelm, Arc<Scripted>)> {
+    let t = if on_postgres {
+        TestHelm::on_postgres().await?
+    } else {
+        TestHelm::new().await?
+    };
+    let scripted = Arc::new(Scripted::new());
+    t.use_provider("scripted", scripted.clone()).await?;
+    t.helm.start_runtime().await?;
+    t.helm.create_channel(&t.captain, "launch", PURPOSE).await?;
+    Ok((t, scripted))
+}
+
 async fn wait_thread_idle(
     t: &TestHelm,
     thread: helm_core::model::ThreadId,
@@ -882,15 +897,7 @@ async fn skipper_setting_the_same_model_again_announces_nothing() -> anyhow::Res
 #[tokio::test]
 async fn a_call_skipper_hands_to_the_captain_tells_her_as_a_mention_does() -> anyhow::Result<()> {
     for on_postgres in [false, true] {
-        let t = if on_postgres {
-            TestHelm::on_postgres().await?
-        } else {
-            TestHelm::new().await?
-        };
-        let scripted = Arc::new(Scripted::new());
-        t.use_provider("scripted", scripted.clone()).await?;
-        t.helm.start_runtime().await?;
-        t.helm.create_channel(&t.captain, "launch", PURPOSE).await?;
+        let (t, scripted) = launch_on(on_postgres).await?;
         let bob = t.helm.add_user(&t.captain, "bob", Role::Member).await?;
         scripted.push(ScriptedReply::tool_calls(&[(
             "hand_to_captain",
@@ -929,15 +936,7 @@ async fn a_call_skipper_hands_to_the_captain_tells_her_as_a_mention_does() -> an
 #[tokio::test]
 async fn an_approval_expires_when_a_shutdown_ends_the_turn_waiting_for_it() -> anyhow::Result<()> {
     for on_postgres in [false, true] {
-        let t = if on_postgres {
-            TestHelm::on_postgres().await?
-        } else {
-            TestHelm::new().await?
-        };
-        let scripted = Arc::new(Scripted::new());
-        t.use_provider("scripted", scripted.clone()).await?;
-        t.helm.start_runtime().await?;
-        t.helm.create_channel(&t.captain, "launch", PURPOSE).await?;
+        let (t, scripted) = launch_on(on_postgres).await?;
         let mira = t.member("mira").await?;
         scripted.push(ScriptedReply::tool_calls(&[(
             "host_command",
