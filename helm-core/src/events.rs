@@ -110,6 +110,10 @@ pub enum EventBody {
         user_id: UserId,
         /// Their name.
         name: String,
+        /// Who removed them: themselves when they left; none when Helm did
+        /// (or in events written before this was recorded).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        by: Option<UserId>,
     },
     /// A message was posted (an agent's reply starts out `streaming`).
     #[serde(rename = "message.created")]

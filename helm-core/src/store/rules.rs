@@ -103,6 +103,29 @@ pub(crate) fn call_added_outcome(id: EscalationId, turn: Option<TurnId>) -> Stri
     }
 }
 
+/// The journal's words for `person` leaving `channel` (or being removed
+/// from it by someone else, `by`).
+pub(crate) fn member_removed_entry(
+    person: &str,
+    channel: &str,
+    by: &Actor,
+    by_self: bool,
+) -> String {
+    if by_self {
+        format!("{person} left {channel}")
+    } else {
+        format!("{person} was removed from {channel} by {by}")
+    }
+}
+
+/// The person an actor is, if a person.
+pub(crate) fn acting_person(actor: &Actor) -> Option<crate::model::UserId> {
+    match actor {
+        Actor::User { id, .. } => Some(*id),
+        _ => None,
+    }
+}
+
 /// Why an approval is expired when the turn waiting for it has ended
 /// (approving it then would do nothing).
 pub(crate) const APPROVAL_TURN_ENDED: &str = "the turn that asked for it ended before a decision";

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use helm_core::model::{ChannelRef, MemberRole, Role, Visibility};
+use helm_core::model::{ChannelRef, MemberRole, Role, UserId, Visibility};
 use helm_core::store::ChannelFilter;
 use helm_core::{AccountRequest, ErrorKind, NewChannel};
 
@@ -131,10 +131,35 @@ async fn private_channels_and_their_events_reach_members_only() -> anyhow::Resul
     let captain_sees = f.helm.audience(&captain).await?;
     assert!(log.iter().filter(of_vault).all(|e| captain_sees.may_see(e)));
 
-    // Mira leaves; the channel closes to her.
+    // Nol, added by the Captain, is removed by her; Mira leaves. Each
+    // removal says who did it, so a page can tell "you left" from "you
+    // were removed".
+    f.helm
+        .add_channel_member(&captain, &vault_ref, nol.id, MemberRole::Member)
+        .await?;
+    f.helm
+        .remove_channel_member(&captain, &vault_ref, nol.id)
+        .await?;
     f.helm
         .remove_channel_member(&mira, &vault_ref, mira.id)
         .await?;
     assert!(f.helm.visible_channel(&mira, &vault_ref).await.is_err());
+    let removals: Vec<(UserId, Option<UserId>)> = f
+        .helm
+        .store()
+        .events_after(0, 1000)
+        .await?
+        .into_iter()
+        .filter_map(|e| match e.body {
+            helm_core::events::EventBody::ChannelMemberRemoved { user_id, by, .. } => {
+                Some((user_id, by))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        removals,
+        [(nol.id, Some(captain.id)), (mira.id, Some(mira.id))]
+    );
     Ok(())
 }

@@ -99,8 +99,12 @@ const EVENT_TYPES: &[EventType] = &[
     ),
     (
         "channel.member_removed",
-        "A person stopped being a member of the channel.",
-        &[("user_id", Field::Integer), ("name", Field::Text)],
+        "A person stopped being a member of the channel; `by`: who removed them (themselves when they left; absent when Helm did).",
+        &[
+            ("user_id", Field::Integer),
+            ("name", Field::Text),
+            ("by", Field::Optional(&Field::Integer)),
+        ],
     ),
     (
         "message.created",

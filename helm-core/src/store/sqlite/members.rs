@@ -13,6 +13,7 @@ use crate::model::{
     Actor, ChannelId, ChannelKind, ChannelName, ChannelRef, Member, MemberRole, Message, MessageId,
     ThreadId, TurnState, UserId,
 };
+use crate::store::rules;
 use crate::store::types::{ChannelRecord, ChannelUpdate};
 
 pub(super) fn list(conn: &Connection, channel: ChannelId) -> Result<Vec<Member>> {
@@ -95,19 +96,26 @@ pub(super) fn remove(
     if removed == 0 {
         return Err(Error::not_found("member", &person.name));
     }
+    let by = rules::acting_person(actor);
     record_journal(
         tx.conn(),
         Some(channel),
         Some(record.channel.name.as_str()),
         actor,
         "channel.member_removed",
-        &format!("{} left {}", person.name, record.channel.name),
+        &rules::member_removed_entry(
+            &person.name,
+            record.channel.name.as_str(),
+            actor,
+            by == Some(person.id),
+        ),
     )?;
     tx.emit(
         Some(channel),
         EventBody::ChannelMemberRemoved {
             user_id: person.id,
             name: person.name,
+            by,
         },
     )?;
     Ok(())

@@ -76,6 +76,27 @@ test("a person removed from a private channel and added back sees it again, even
   }
 });
 
+test("the server's word says whether a person left a private channel or was removed from it", async () => {
+  for (const [by, reason] of [[1, "left"], [2, "removed"]] as const) {
+    const id = 60 + by;
+    const vault = { ...channel("active"), id, name: `vault${by}`, visibility: "private" } as Channel;
+    const detail = { channel: vault, agent: { ...agent, id: 90 }, profile: { purpose: "Ship it" } };
+    const gone = { code: "not_found", message: `channel vault${by} not found` };
+    const removed = { type: "channel.member_removed", seq: 4, at: "2026-01-01T00:00:04Z", channel_id: id, user_id: 1, by } as unknown as LiveEvent;
+    const held = heldAnswers([[200, detail], [404, gone]]);
+    try {
+      const known = loadChannel(`vault${by}`);
+      await held.release();
+      await known;
+      applyChannelEvent(removed, 1);
+      await held.release();
+      assert.equal(goneChannel(`vault${by}`)?.reason, reason, `by ${by}`);
+    } finally {
+      held.restore();
+    }
+  }
+});
+
 test("a list that no longer has a channel takes it away, saying why; one deleted says so too", async () => {
   const list = (ids: number[]) =>
     ids.map((id) => ({ channel: { ...channel("active"), id, name: `c${id}`, visibility: "private" }, agent: { ...agent, id: id * 10 }, profile: { purpose: "" } }));

@@ -207,7 +207,11 @@ export function applyChannelEvent(event: LiveEvent, me: number | undefined): voi
       if (event.user_id === me && id !== undefined && channels.value.get(id)?.channel.visibility === "private") {
         const since = heard;
         api.get("/api/channels/{channel}", { path: { channel: String(id) } }).catch((e: unknown) => {
-          if (e instanceof ApiError && e.status === 404 && (heardAt.get(id) ?? 0) <= since) remove(id, leaving.has(id) ? "left" : "removed");
+          // The server says who removed them (`by`: themselves when they
+          // left, in any tab); an older server does not, so this tab's own
+          // Leave is the next best sign.
+          const left = event.by !== undefined ? event.by === me : leaving.has(id);
+          if (e instanceof ApiError && e.status === 404 && (heardAt.get(id) ?? 0) <= since) remove(id, left ? "left" : "removed");
         });
       }
       break;

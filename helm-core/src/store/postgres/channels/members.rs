@@ -7,6 +7,7 @@ use crate::error::{Error, Result};
 use crate::events::EventBody;
 use crate::model::{Actor, ChannelId, ChannelRef, Member, MemberRole, User, UserId};
 use crate::store::postgres::prepared::Db;
+use crate::store::rules;
 
 async fn user(c: &impl Db, id: UserId) -> Result<User> {
     let row = c
@@ -120,13 +121,19 @@ pub(crate) async fn remove(
     if removed == 0 {
         return Err(Error::not_found("member", &person.name));
     }
+    let by = rules::acting_person(actor);
     record_journal(
         c,
         Some(channel),
         Some(record.channel.name.as_str()),
         actor,
         "channel.member_removed",
-        &format!("{} left {}", person.name, record.channel.name),
+        &rules::member_removed_entry(
+            &person.name,
+            record.channel.name.as_str(),
+            actor,
+            by == Some(person.id),
+        ),
     )
     .await?;
     events::append(
@@ -135,6 +142,7 @@ pub(crate) async fn remove(
         EventBody::ChannelMemberRemoved {
             user_id: person.id,
             name: person.name,
+            by,
         },
     )
     .await?;
