@@ -364,6 +364,12 @@ pub enum ProviderCommand {
     },
     /// List providers (without secrets).
     List,
+    /// Ask a provider now what it serves: its models, or why it does not
+    /// answer (exit 8).
+    Check {
+        /// The provider's name.
+        name: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -600,6 +600,24 @@ impl Client {
         self.get("/api/providers").await
     }
 
+    /// What a registered provider serves, asked of it now (502 when it does
+    /// not answer).
+    pub async fn provider_models(&self, name: &str) -> Result<helm_core::ProviderModels> {
+        // A provider's name is letters, digits, `-`, `_` and `.`; anything
+        // else is escaped so it stays one path segment (and is not found).
+        let segment: String = name
+            .bytes()
+            .map(|b| {
+                if b.is_ascii_alphanumeric() || b"-_.".contains(&b) {
+                    (b as char).to_string()
+                } else {
+                    format!("%{b:02X}")
+                }
+            })
+            .collect();
+        self.get(&format!("/api/providers/{segment}/models")).await
+    }
+
     /// Adds a person.
     pub async fn add_user(&self, name: &str, role: Role, password: Option<String>) -> Result<User> {
         self.post(

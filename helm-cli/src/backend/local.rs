@@ -516,6 +516,10 @@ impl Backend for Local {
         Ok(self.helm.providers().await?)
     }
 
+    async fn provider_models(&self, name: &str) -> anyhow::Result<helm_core::ProviderModels> {
+        Ok(self.helm.provider_models(name).await?)
+    }
+
     async fn add_user(
         &self,
         name: &str,

@@ -243,6 +243,8 @@ pub trait Backend: Send + Sync {
     ) -> anyhow::Result<ProviderConfig>;
     /// The provider registry.
     async fn providers(&self) -> anyhow::Result<Vec<ProviderConfig>>;
+    /// What a registered provider serves, asked of it now.
+    async fn provider_models(&self, name: &str) -> anyhow::Result<helm_core::ProviderModels>;
     /// Adds a person.
     async fn add_user(
         &self,

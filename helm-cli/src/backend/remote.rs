@@ -281,6 +281,10 @@ impl Backend for Remote {
         Ok(self.client.providers().await?)
     }
 
+    async fn provider_models(&self, name: &str) -> anyhow::Result<helm_core::ProviderModels> {
+        Ok(self.client.provider_models(name).await?)
+    }
+
     async fn add_user(
         &self,
         name: &str,

@@ -55,6 +55,38 @@ pub async fn run(ctx: &Ctx, cmd: ProviderCommand) -> Result<i32> {
                 if default {
                     text.push_str(".\nIt is now the workspace's default model.");
                 }
+                text.push_str(&format!(
+                    "\nCheck that it answers: 1helm provider check {}",
+                    config.name
+                ));
+                text
+            })?;
+        }
+        ProviderCommand::Check { name } => {
+            let served = backend.provider_models(&name).await?;
+            ctx.out.print(&served, || {
+                if !served.listed {
+                    return format!(
+                        "{} answers, and keeps no list of models: a model is taken by the name \
+                         given.",
+                        served.provider
+                    );
+                }
+                let ids: Vec<&str> = served.models.iter().map(|m| m.id.as_str()).collect();
+                let mut text = format!(
+                    "{} answers and serves {} model{}: {}",
+                    served.provider,
+                    ids.len(),
+                    if ids.len() == 1 { "" } else { "s" },
+                    ids.join(", ")
+                );
+                match (&served.default_model, served.default_served) {
+                    (Some(model), Some(false)) => text.push_str(&format!(
+                        "\nIts default model {model} is not among them: choose one it serves."
+                    )),
+                    (Some(model), _) => text.push_str(&format!("\nIts default model: {model}.")),
+                    (None, _) => {}
+                }
                 text
             })?;
         }

@@ -252,6 +252,18 @@ fn errors_have_distinct_exit_codes_and_change_nothing() -> anyhow::Result<()> {
         "{}",
         unreachable.stderr
     );
+    assert!(
+        unreachable
+            .stdout
+            .contains("Check that it answers: 1helm provider check nowhere"),
+        "{}",
+        unreachable.stdout
+    );
+    // Checking it says it does not answer, as an upstream failure.
+    let checked = cli.run(&["provider", "check", "nowhere"])?;
+    assert_eq!(checked.code, 8, "{}{}", checked.stdout, checked.stderr);
+    assert!(checked.stderr.contains("nowhere"), "{}", checked.stderr);
+    assert_eq!(cli.run(&["provider", "check", "ghost"])?.code, NOT_FOUND);
 
     // An empty HELM_SERVER, as `export HELM_SERVER=` leaves it, means none.
     let emptied = cli.run_with_env(&["status"], &[("HELM_SERVER", ""), ("HELM_TOKEN", "")])?;

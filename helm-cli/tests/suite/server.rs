@@ -174,6 +174,16 @@ async fn the_commands_work_through_a_server() -> anyhow::Result<()> {
         refused.stderr
     );
     ok(&server.run(&[&again[..], &["--replace"]].concat())?)?;
+    // Without the key variable the mock is reachable: it says what it serves.
+    let checked = server.run(&["provider", "check", "mock"])?;
+    ok(&checked)?;
+    assert!(
+        checked
+            .stdout
+            .contains("mock answers and serves 1 model: mock-model"),
+        "{}",
+        checked.stdout
+    );
 
     let created = server.run(&[
         "channel",
