@@ -179,3 +179,38 @@ test("no console errors", () => {
   assert.deepEqual(ada.consoleErrors(), []);
   assert.deepEqual(nol.consoleErrors(), []);
 });
+
+test("a summary's decisions can be kept as decision records, each once", async () => {
+  // A thread whose agent answered once, then summarised (as resolving does).
+  await stack.mock.push({ text: "Noted: the beta opens on March 3rd." });
+  const posted = await call(stack, "POST", "/api/channels/launch/messages", { token, body: { text: "@launch-agent when does the beta open?" } });
+  const id = posted.json.thread.id;
+  await waitFor("the agent's answer", async () => JSON.stringify((await call(stack, "GET", `/api/threads/${id}/messages`, { token })).json).includes("opens on March 3rd"));
+  await stack.mock.push({
+    text: JSON.stringify({ goal: "Date the beta", work_done: "Agreed a date", result: "The beta is dated", open_items: ["Book the venue"], decisions: ["The beta opens on March 3rd", "Invites go out a week before"] }),
+  });
+  const written = await call(stack, "POST", `/api/threads/${id}/summary`, { token });
+  assert.equal(written.response.status, 201, JSON.stringify(written.json));
+
+  await ada.goto(`${stack.url}/c/launch/t/${id}`);
+  const panel = ada.getByRole("complementary", { name: /Thread: when does the beta open/ });
+  await panel.locator("summary", { hasText: "Summary" }).click();
+  await panel.getByText("Goal: Date the beta").waitFor();
+  const keep = panel.getByRole("button", { name: "Record as a decision: The beta opens on March 3rd" });
+  await keep.click();
+  await panel.getByText("recorded").waitFor();
+  assert.equal(await keep.count(), 0, "kept once: its button is gone");
+  await panel.getByRole("button", { name: "Record as a decision: Invites go out a week before" }).waitFor();
+  await screenshot(ada, "63-summary-decisions-desktop");
+
+  const records = (await call(stack, "GET", "/api/channels/launch/memory?kind=decision", { token })).json;
+  const kept = records.filter((r) => r.content === "The beta opens on March 3rd");
+  assert.equal(kept.length, 1, JSON.stringify(records));
+  assert.equal(kept[0].thread_id, id, "sourced to its thread");
+  // Nol, a member, sees the decision recorded too.
+  await nol.goto(`${stack.url}/c/launch/t/${id}`);
+  const nols = nol.getByRole("complementary", { name: /Thread: when does the beta open/ });
+  await nols.locator("summary", { hasText: "Summary" }).click();
+  await nols.getByText("recorded").waitFor();
+  assert.deepEqual(await axeViolations(ada), [], "axe-core on a thread with its summary open");
+});

@@ -50,8 +50,9 @@ export async function loadMemory(channel: number, channelName: string): Promise<
   }
 }
 
-export async function addMemory(channelName: string, kind: Exclude<MemoryKind, "summary">, content: string): Promise<MemoryItem> {
-  const item = await api.post("/api/channels/{channel}/memory", { path: { channel: channelName }, body: { kind, content } });
+/** Adds a record by hand (of `thread`, when given). */
+export async function addMemory(channelName: string, kind: Exclude<MemoryKind, "summary">, content: string, thread?: number): Promise<MemoryItem> {
+  const item = await api.post("/api/channels/{channel}/memory", { path: { channel: channelName }, body: { kind, content, thread_id: thread } });
   put(item);
   return item;
 }

@@ -24,6 +24,7 @@ import { toast } from "../../state/toasts";
 import { Composer } from "./Composer";
 import { MessageItem } from "./MessageItem";
 import { RenameThreadDialog } from "./RenameThread";
+import { ThreadSummary } from "./ThreadSummary";
 
 type Row = { kind: "message"; id: number; at: number } | { kind: "escalation"; escalation: Escalation; at: number };
 
@@ -258,12 +259,7 @@ export function ThreadPanel({
           <Icon name="close" />
         </button>
       </header>
-      {info?.summary && (
-        <details class="thread-summary">
-          <summary>Summary</summary>
-          <p>{info.summary}</p>
-        </details>
-      )}
+      {info?.summary && <ThreadSummary summary={info.summary} channelId={channel.id} channelName={channel.name} thread={thread} writable={writable} />}
       {found === "missing" ? (
         <Missing thread={thread} channel={channel.name} />
       ) : (
