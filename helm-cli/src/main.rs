@@ -46,6 +46,9 @@ fn main() -> ExitCode {
     };
     match runtime.block_on(commands::run(cli)) {
         Ok(code) => ExitCode::from(code as u8),
+        // The reader went away (`1helm … | head`): what it wanted was
+        // written, so the command ends quietly, as Unix tools do.
+        Err(err) if closed_output(&err) => ExitCode::SUCCESS,
         Err(err) => {
             if let Some(remote) = err.downcast_ref::<helm_client::Error>() {
                 fail(
@@ -68,6 +71,15 @@ fn main() -> ExitCode {
             }
         }
     }
+}
+
+/// Whether `err` is a write to an output whose reader has gone.
+fn closed_output(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// Logs go to stderr, quiet unless `HELM_LOG` (or `RUST_LOG`) asks for more:
@@ -101,4 +113,18 @@ fn fail(json: bool, code: &str, message: &str, hint: Option<String>, exit_code: 
         }
     };
     ExitCode::from(exit_code as u8)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::closed_output;
+
+    #[test]
+    fn a_closed_output_is_told_from_other_failures() {
+        let pipe = std::io::Error::from(std::io::ErrorKind::BrokenPipe);
+        assert!(closed_output(&anyhow::Error::new(pipe).context("printing")));
+        let other = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        assert!(!closed_output(&anyhow::Error::new(other)));
+        assert!(!closed_output(&anyhow::anyhow!("Broken pipe")));
+    }
 }

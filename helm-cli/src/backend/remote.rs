@@ -316,7 +316,7 @@ impl Backend for Remote {
     ) -> anyhow::Result<Imported> {
         let mut body = Vec::new();
         std::io::Read::read_to_end(&mut history, &mut body)
-            .map_err(|e| helm_core::Error::io("reading the history", "the history file", e))?;
+            .map_err(|e| helm_core::Error::invalid("history", format!("it cannot be read: {e}")))?;
         let started = std::time::Instant::now();
         let report = self.client.import_history(channel, body).await?;
         Ok(Imported {

@@ -16,6 +16,13 @@ pub async fn run(ctx: &Ctx, args: ImportArgs) -> Result<i32> {
         std::io::Read::read_to_end(&mut std::io::stdin(), &mut text)?;
         Box::new(std::io::Cursor::new(text))
     } else {
+        if std::path::Path::new(&args.file).is_dir() {
+            return Err(helm_core::Error::invalid(
+                "history file",
+                format!("{} is a directory; name a JSON Lines file", args.file),
+            )
+            .into());
+        }
         let file = std::fs::File::open(&args.file).map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => helm_core::Error::not_found("history file", &args.file),
             _ => helm_core::Error::io("opening the history file", &args.file, e),

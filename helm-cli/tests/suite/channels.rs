@@ -234,6 +234,15 @@ fn errors_have_distinct_exit_codes_and_change_nothing() -> anyhow::Result<()> {
         missing.stderr
     );
 
+    // A directory is no history (reading one used to spin for ever).
+    let directory = cli.run(&["import", "launch", "/tmp"])?;
+    assert_eq!(directory.code, USAGE, "{}", directory.stderr);
+    assert!(
+        directory.stderr.contains("/tmp is a directory"),
+        "{}",
+        directory.stderr
+    );
+
     // A provider that does not answer: the command's own error, without
     // core's retry warnings (or colour codes) mixed into its output.
     let unreachable = cli.run(&[

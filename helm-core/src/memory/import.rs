@@ -265,9 +265,18 @@ pub fn parse_history(reader: impl BufRead) -> Result<ImportPlan> {
         let number = index + 1;
         let line = match line {
             Ok(line) => line,
-            Err(e) => {
+            // Not text here (invalid UTF-8): a problem of this line; read on.
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
                 report(number, format!("cannot be read ({e})"), &mut problems);
                 continue;
+            }
+            // The reader itself failed (a directory, a device): the same
+            // error would come back for every line, so stop here.
+            Err(e) => {
+                return Err(Error::invalid(
+                    "history",
+                    format!("it cannot be read at line {number}: {e}; give a JSON Lines file"),
+                ));
             }
         };
         if line.trim().is_empty() {
@@ -423,6 +432,34 @@ pub fn parse_history(reader: impl BufRead) -> Result<ImportPlan> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A reader whose every read fails, as a directory's does (it stops
+    /// after 1,000 reads, so a parser that reads on cannot hang the test).
+    struct Failing(usize);
+
+    impl std::io::Read for Failing {
+        fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+            self.0 += 1;
+            if self.0 > 1000 {
+                return Ok(0);
+            }
+            Err(std::io::Error::other("Is a directory"))
+        }
+    }
+
+    #[test]
+    fn a_history_that_cannot_be_read_stops_at_once() {
+        let err = parse_history(std::io::BufReader::new(Failing(0))).err();
+        let Some(err) = err else {
+            panic!("an unreadable history parsed");
+        };
+        assert_eq!(err.kind(), crate::ErrorKind::Invalid);
+        assert!(
+            err.to_string()
+                .contains("cannot be read at line 1: Is a directory"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn a_good_history_parses_in_any_order() -> Result<()> {

@@ -81,7 +81,7 @@ test("a thread archived under someone's reply box closes it, keeps the draft, an
   await box.fill("The hall on Main Street");
   await call(stack, "PUT", `/api/threads/${id}/status`, { token, body: { status: "archived" } });
   await panel.getByText("This thread is archived, so nobody replies here.").waitFor();
-  await panel.getByText("Your draft is kept until then.").waitFor();
+  await panel.getByText("Your draft is kept on this page until then.").waitFor();
   assert.equal(await box.count(), 0, "no reply box in an archived thread");
   await screenshot(bob, "together-02-thread-archived-under-reply");
   await panel.getByRole("button", { name: "Unarchive it to reply" }).click();

@@ -254,16 +254,20 @@ function TerminalPane({
     term.open(el);
     term.textarea?.setAttribute("aria-label", `${label} input`);
     term.textarea?.setAttribute("aria-describedby", "terminal-keys");
-    // The way out: the Escape still reaches the shell, the Tab after it does not.
-    const leaves = leaveKeys();
+    let socket: WebSocket | undefined;
+    // An Escape is held back a moment: sent on unless a Tab follows (the
+    // way out), so leaving never leaves a stray Escape in the shell.
+    const leaves = leaveKeys(() => {
+      if (socket?.readyState === WebSocket.OPEN) socket.send(encoder.encode("\x1b"));
+    });
     term.attachCustomKeyEventHandler((e) => {
       if (e.type !== "keydown") return true;
-      if (!leaves(e)) return true;
+      const verdict = leaves(e);
+      if (verdict === "shell") return true;
       e.preventDefault();
-      props.current.onLeave();
+      if (verdict === "leave") props.current.onLeave();
       return false;
     });
-    let socket: WebSocket | undefined;
     let attempt = 0;
     let ended = false;
     let retry: ReturnType<typeof setTimeout> | undefined;

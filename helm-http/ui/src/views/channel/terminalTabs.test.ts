@@ -70,17 +70,39 @@ test("names follow the shell, not its place in the list; the first running tab i
   assert.equal(pickCurrent(undefined, []), undefined);
 });
 
-test("Escape then Tab leaves the terminal; a lone Escape, or Tab alone, stays the shell's", () => {
+test("Escape then Tab leaves the terminal, and that Escape never reaches the shell; a lone Escape does", () => {
   const key = (k: string, mods: Partial<{ ctrlKey: boolean; altKey: boolean; metaKey: boolean }> = {}) => ({ key: k, ctrlKey: false, altKey: false, metaKey: false, ...mods });
-  const leaves = leaveKeys();
-  assert.equal(leaves(key("Tab")), false);
-  assert.equal(leaves(key("Escape")), false);
-  assert.equal(leaves(key(":")), false);
-  assert.equal(leaves(key("Tab")), false, "Escape, a key, then Tab completes in the shell");
-  assert.equal(leaves(key("Escape")), false);
-  assert.equal(leaves(key("Shift")), false);
-  assert.equal(leaves(key("Tab")), true, "Escape then (Shift+)Tab leaves");
-  assert.equal(leaves(key("Tab")), false, "and only once");
-  assert.equal(leaves(key("Escape")), false);
-  assert.equal(leaves(key("Tab", { ctrlKey: true })), false);
+  let sent = 0;
+  let pending: (() => void) | undefined;
+  const timers = {
+    set: (fn: () => void) => {
+      pending = fn;
+      return 1;
+    },
+    clear: () => {
+      pending = undefined;
+    },
+  };
+  const leaves = leaveKeys(() => sent++, 300, timers);
+  assert.equal(leaves(key("Tab")), "shell", "Tab alone completes in the shell");
+  assert.equal(leaves(key("Escape")), "held");
+  assert.equal(leaves(key("Tab")), "leave");
+  assert.equal(sent, 0, "the Escape before the Tab is dropped");
+  assert.equal(leaves(key("Tab")), "shell", "and only once");
+  // A lone Escape reaches the shell when the moment passes (vi's Escape)…
+  assert.equal(leaves(key("Escape")), "held");
+  pending?.();
+  assert.equal(sent, 1);
+  assert.equal(leaves(key("Tab")), "shell", "a Tab after that is the shell's");
+  // …or at once, before the next key, when another key follows.
+  assert.equal(leaves(key("Escape")), "held");
+  assert.equal(leaves(key(":")), "shell");
+  assert.equal(sent, 2, "sent before the ':'");
+  // Shift (as in Shift+Tab) keeps it held; Ctrl+Tab is the shell's.
+  assert.equal(leaves(key("Escape")), "held");
+  assert.equal(leaves(key("Shift")), "shell");
+  assert.equal(leaves(key("Tab")), "leave");
+  assert.equal(leaves(key("Escape")), "held");
+  assert.equal(leaves(key("Tab", { ctrlKey: true })), "shell");
+  assert.equal(sent, 3);
 });

@@ -125,21 +125,50 @@ export function pickCurrent(current: number | undefined, tabs: ShellTab[]): numb
   return (tabs.find((t) => !t.ended) ?? tabs[0])?.info.id;
 }
 
+/** What the terminal does with a key: give it to the shell, hold it back, or leave. */
+export type KeyVerdict = "shell" | "held" | "leave";
+
+/** How long an Escape is held back, waiting to see whether a Tab follows. */
+export const ESCAPE_WAIT_MS = 300;
+
+type Key = { key: string; ctrlKey: boolean; altKey: boolean; metaKey: boolean };
+
+/** The page's timers, called as functions (a browser refuses `setTimeout` called as another object's method). */
+const BROWSER_TIMERS = {
+  set: (fn: () => void, ms: number): unknown => setTimeout(fn, ms),
+  clear: (handle: unknown): void => clearTimeout(handle as ReturnType<typeof setTimeout>),
+};
+
 /**
  * The way out of the terminal by keyboard, which otherwise takes every key:
- * Escape, then Tab. The Escape still goes to the shell (vi needs it); only
- * the Tab right after it is taken. Feed it each keydown; it answers
- * whether that key leaves the terminal.
+ * Escape, then Tab. An Escape is held back for a moment: a Tab right after
+ * it leaves, and the Escape never reaches the shell (sent, it would make
+ * the shell read the next key, typed later by anyone, as Meta+key); any
+ * other key, or the moment passing, sends it on (`release`) before that
+ * key, so vi gets its Escape. Feed it each keydown.
  */
-export function leaveKeys(): (key: { key: string; ctrlKey: boolean; altKey: boolean; metaKey: boolean }) => boolean {
-  let afterEscape = false;
+export function leaveKeys(release: () => void, wait = ESCAPE_WAIT_MS, timers: { set: (fn: () => void, ms: number) => unknown; clear: (handle: unknown) => void } = BROWSER_TIMERS): (key: Key) => KeyVerdict {
+  let held: unknown;
+  const letGo = () => {
+    if (held === undefined) return;
+    timers.clear(held);
+    held = undefined;
+    release();
+  };
   return (e) => {
-    if (e.key === "Tab" && afterEscape && !e.ctrlKey && !e.altKey && !e.metaKey) {
-      afterEscape = false;
-      return true;
+    const plain = !e.ctrlKey && !e.altKey && !e.metaKey;
+    if (held !== undefined && e.key === "Tab" && plain) {
+      timers.clear(held);
+      held = undefined;
+      return "leave";
     }
-    // Shift alone (as in Shift+Tab) keeps the Escape pending.
-    if (e.key !== "Shift") afterEscape = e.key === "Escape";
-    return false;
+    // Shift alone (as in Shift+Tab) keeps the Escape held.
+    if (e.key === "Shift") return "shell";
+    letGo();
+    if (e.key === "Escape" && plain) {
+      held = timers.set(letGo, wait);
+      return "held";
+    }
+    return "shell";
   };
 }

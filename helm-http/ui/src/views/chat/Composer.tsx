@@ -213,7 +213,7 @@ export function Composer({
     return (
       <div class="composer-closed muted" role="status">
         {closed}
-        {text.trim() && <span> Your draft is kept until then.</span>}
+        {text.trim() && <span> Your draft is kept on this page until then.</span>}
       </div>
     );
   }

@@ -13,7 +13,7 @@ const SHORTCUTS: [string, string][] = [
   ["↑ ↓ then Enter", "Pick a mention or a palette result"],
   ["Escape", "Close a dialog, the palette, the quick note or a thread"],
   ["Ctrl S or ⌘ S", "Save the file open in Cowork"],
-  ["Escape then Tab", "Leave the terminal for its tabs (the shell still gets the Escape)"],
+  ["Escape then Tab", "Leave the terminal for its tabs (a lone Escape still reaches the shell)"],
   ["→ ← Space", "Next and previous slide while presenting"],
 ];
 
