@@ -297,6 +297,30 @@ pub enum EventBody {
         /// Their name.
         by: String,
     },
+    /// A person opened a terminal in the channel's computer: other
+    /// people's terminal views list it at once.
+    #[serde(rename = "terminal.opened")]
+    TerminalOpened {
+        /// The terminal's id.
+        terminal_id: u64,
+        /// Who opened it.
+        user_id: UserId,
+        /// Their name.
+        by: String,
+    },
+    /// A terminal of the channel ended: closed by a person, or its shell
+    /// exited (or was ended with the channel's computer).
+    #[serde(rename = "terminal.closed")]
+    TerminalClosed {
+        /// The terminal's id.
+        terminal_id: u64,
+        /// The shell's exit code (`None` when a signal ended it).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        exit_code: Option<i32>,
+        /// Who closed it, when a person did.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        closed_by: Option<UserId>,
+    },
 }
 
 /// What a [`EventBody::FileChanged`] did to its path.
@@ -371,6 +395,8 @@ impl EventBody {
             EventBody::ChannelRead { .. } => "channel.read",
             EventBody::MentionCreated { .. } => "mention.created",
             EventBody::FileChanged { .. } => "file.changed",
+            EventBody::TerminalOpened { .. } => "terminal.opened",
+            EventBody::TerminalClosed { .. } => "terminal.closed",
         }
     }
 }

@@ -2,8 +2,14 @@
 //! command running, which starts background jobs, a new session and a
 //! double fork; afterwards no process of that channel's uid may be left.
 //! And the data root, right after `init`: closed to other users.
+//!
+//! Channel uids are the same for every Helm on the machine (channel 2 is
+//! uid base + 2 everywhere), so a process counts only when it also works in
+//! this test's data directory: another Helm's shell running beside the
+//! suite is not this test's leftover.
 
 use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -14,8 +20,9 @@ fn channel_uid(id: u32) -> u32 {
     helm_core::exec::DEFAULT_SANDBOX_UID_BASE + id
 }
 
-/// Processes running (not zombies) as `uid`.
-fn processes_of(uid: u32) -> Vec<String> {
+/// Processes running (not zombies) as `uid` with their working directory
+/// under `data`.
+fn processes_of(uid: u32, data: &Path) -> Vec<String> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
@@ -33,7 +40,9 @@ fn processes_of(uid: u32) -> Vec<String> {
             .find_map(|l| l.strip_prefix("Uid:"))
             .and_then(|l| l.split_whitespace().next())
             .and_then(|u| u.parse::<u32>().ok());
-        if !zombie && owner == Some(uid) {
+        let here =
+            std::fs::read_link(entry.path().join("cwd")).is_ok_and(|cwd| cwd.starts_with(data));
+        if !zombie && owner == Some(uid) && here {
             let cmd = std::fs::read_to_string(entry.path().join("cmdline")).unwrap_or_default();
             found.push(format!("{name}: {}", cmd.replace('\0', " ")));
         }
@@ -58,6 +67,7 @@ fn a_killed_exec_leaves_no_process_of_the_channel_behind() -> anyhow::Result<()>
         return Ok(());
     }
     let cli = Cli::init()?;
+    let data = std::fs::canonicalize(cli.data())?;
     let mut id = 1;
     for signal in ["KILL", "TERM", "HUP", "INT"] {
         let name = format!("life-{}", signal.to_lowercase());
@@ -85,7 +95,7 @@ fn a_killed_exec_leaves_no_process_of_the_channel_behind() -> anyhow::Result<()>
             .stderr(Stdio::null())
             .spawn()?;
         wait_until("the command's four sleeps", || {
-            processes_of(uid)
+            processes_of(uid, &data)
                 .iter()
                 .filter(|p| p.contains("sleep 30"))
                 .count()
@@ -97,9 +107,9 @@ fn a_killed_exec_leaves_no_process_of_the_channel_behind() -> anyhow::Result<()>
         let status = exec.wait()?;
         assert!(!status.success(), "1helm exec ended by {signal}: {status}");
         wait_until(&format!("no process of uid {uid} after {signal}"), || {
-            processes_of(uid).is_empty()
+            processes_of(uid, &data).is_empty()
         })
-        .map_err(|e| anyhow::anyhow!("{e}: {:?}", processes_of(uid)))?;
+        .map_err(|e| anyhow::anyhow!("{e}: {:?}", processes_of(uid, &data)))?;
     }
     Ok(())
 }

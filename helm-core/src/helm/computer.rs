@@ -443,7 +443,9 @@ impl Helm {
         )))
     }
 
-    /// Opens a terminal in `channel`'s computer on behalf of `actor`.
+    /// Opens a terminal in `channel`'s computer on behalf of `actor`; the
+    /// channel is told when it opens and when it ends (`terminal.opened`,
+    /// `terminal.closed`).
     pub async fn open_terminal(
         &self,
         actor: &User,
@@ -453,7 +455,8 @@ impl Helm {
         let record = self.computer_channel(actor, channel).await?;
         refuse_archived(&record, "open terminals")?;
         let computer = self.computer_of(&record).await?;
-        self.inner
+        let session = self
+            .inner
             .computer
             .terminals
             .open(
@@ -464,7 +467,10 @@ impl Helm {
                     admin: actor.role.is_admin(),
                 }),
             )
-            .await
+            .await?;
+        super::announced_terminals::announce(&self.inner.store, record.channel.id, actor, &session)
+            .await;
+        Ok(session)
     }
 
     /// The open terminals: list, attach, close.

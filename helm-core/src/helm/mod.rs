@@ -7,6 +7,7 @@
 
 mod access;
 mod announced_files;
+mod announced_terminals;
 mod artifacts;
 mod auth;
 mod authority;

@@ -250,6 +250,26 @@ const EVENT_TYPES: &[EventType] = &[
             ("by", Field::Text),
         ],
     ),
+    (
+        "terminal.opened",
+        "A person opened a terminal in the channel's computer; `user_id` and `by` name them.",
+        &[
+            ("terminal_id", Field::Integer),
+            ("user_id", Field::Integer),
+            ("by", Field::Text),
+        ],
+    ),
+    (
+        "terminal.closed",
+        "A terminal of the channel ended: `closed_by` is the person who closed it, absent \
+         when its shell exited or the channel's computer stopped; `exit_code` is absent when \
+         a signal ended it.",
+        &[
+            ("terminal_id", Field::Integer),
+            ("exit_code", Field::Optional(&Field::Integer)),
+            ("closed_by", Field::Optional(&Field::Integer)),
+        ],
+    ),
 ];
 
 fn integer() -> ObjectBuilder {

@@ -373,3 +373,72 @@ async fn a_terminal_over_its_websocket_is_confined_shared_and_leaves_nothing_beh
     assert_eq!(gone.status(), StatusCode::NOT_FOUND);
     served.stop().await
 }
+
+/// Waits (20 s at most, a guard against hangs) until the log holds a
+/// `kind` event for terminal `id`, and returns it.
+async fn terminal_event(api: &Api, token: &str, kind: &str, id: u64) -> anyhow::Result<Value> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let events = super::kit::events_of(api, token, kind).await?;
+        if let Some(event) = events.into_iter().find(|e| e["terminal_id"] == id) {
+            return Ok(event);
+        }
+        anyhow::ensure!(
+            tokio::time::Instant::now() < deadline,
+            "no {kind} for terminal {id}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn terminals_opening_and_ending_are_told_to_the_channel() -> anyhow::Result<()> {
+    let served = Served::start(Api::new().await?).await?;
+    let token = served.api.setup().await?;
+    let http = client()?;
+    http.post(served.url("/api/channels"))
+        .bearer_auth(&token)
+        .json(&json!({"name": "alpha", "purpose": "Work"}))
+        .send()
+        .await?;
+    let captain = served.api.state.helm.captain().await?;
+    let open = || async {
+        let opened: Value = http
+            .post(served.url("/api/channels/alpha/terminals"))
+            .bearer_auth(&token)
+            .json(&json!({"rows": 24, "cols": 80}))
+            .send()
+            .await?
+            .json()
+            .await?;
+        anyhow::Ok(opened["id"].as_u64().unwrap_or_default())
+    };
+
+    // Closed by a person: the event names them.
+    let closed_here = open().await?;
+    let opened = terminal_event(&served.api, &token, "terminal.opened", closed_here).await?;
+    assert_eq!(opened["user_id"], captain.id.0, "{opened}");
+    assert_eq!(opened["by"], captain.display_name, "{opened}");
+    assert!(opened["channel_id"].is_i64(), "{opened}");
+    http.delete(served.url(&format!("/api/terminals/{closed_here}")))
+        .bearer_auth(&token)
+        .send()
+        .await?;
+    let closed = terminal_event(&served.api, &token, "terminal.closed", closed_here).await?;
+    assert_eq!(closed["closed_by"], captain.id.0, "{closed}");
+
+    // A shell that exits by itself: its exit code, and nobody closed it.
+    let exited = open().await?;
+    let mut socket = events_ws(
+        &served.ws_url(&format!("/api/terminals/{exited}/ws")),
+        &token,
+    )
+    .await?;
+    socket
+        .send(Message::Binary(b"exit 3\n".to_vec().into()))
+        .await?;
+    let closed = terminal_event(&served.api, &token, "terminal.closed", exited).await?;
+    assert_eq!(closed["exit_code"], 3, "{closed}");
+    assert!(closed.get("closed_by").is_none(), "{closed}");
+    served.stop().await
+}

@@ -197,6 +197,21 @@ impl Api {
     }
 }
 
+/// The event log's items of `kind` the holder of `token` may see.
+pub async fn events_of(api: &Api, token: &str, kind: &str) -> anyhow::Result<Vec<Value>> {
+    let page = api
+        .get("/api/events/log?after=0&limit=1000", Auth::Bearer(token))
+        .await?;
+    anyhow::ensure!(page.status == StatusCode::OK, "{page:?}");
+    Ok(page.body["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|e| e["type"] == kind)
+        .cloned()
+        .collect())
+}
+
 /// A workspace served on a real loopback port by `helm_http::serve`.
 pub struct Served {
     pub api: Api,

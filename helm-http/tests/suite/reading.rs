@@ -8,24 +8,9 @@
 use axum::http::{Method, StatusCode};
 use serde_json::{Value, json};
 
-use super::kit::{Api, Auth};
+use super::kit::{Api, Auth, events_of};
 
 const PURPOSE: &str = "This channel owns planning and coordinating the product launch.";
-
-/// The caller's events of `kind` in the log.
-async fn events_of(api: &Api, token: &str, kind: &str) -> anyhow::Result<Vec<Value>> {
-    let log = api
-        .get("/api/events/log?after=0&limit=1000", Auth::Bearer(token))
-        .await?;
-    anyhow::ensure!(log.status == StatusCode::OK, "log: {log:?}");
-    Ok(log.body["items"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|e| e["type"] == kind)
-        .cloned()
-        .collect())
-}
 
 fn unread_in(list: &Value, channel: i64) -> (i64, i64) {
     list.as_array()

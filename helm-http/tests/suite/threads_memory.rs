@@ -6,22 +6,7 @@
 use axum::http::{Method, StatusCode};
 use serde_json::{Value, json};
 
-use super::kit::{Api, Auth, Reply};
-
-/// The event log's items of `kind` the holder of `token` may see.
-async fn events_of(api: &Api, token: &str, kind: &str) -> anyhow::Result<Vec<Value>> {
-    let page = api
-        .get("/api/events/log?limit=1000", Auth::Bearer(token))
-        .await?;
-    anyhow::ensure!(page.status == StatusCode::OK, "{page:?}");
-    Ok(page.body["items"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|e| e["type"] == kind)
-        .cloned()
-        .collect())
-}
+use super::kit::{Api, Auth, Reply, events_of};
 
 /// Edits memory record `id` as the holder of `auth`.
 async fn edit(api: &Api, auth: Auth<'_>, id: i64, content: &str) -> anyhow::Result<Reply> {

@@ -362,6 +362,16 @@ impl TerminalSession {
         self.closed_by.get().copied()
     }
 
+    /// Waits until its shell has ended, however it ended, and returns its
+    /// exit code (`None` when a signal ended it).
+    pub async fn ended(&self) -> Option<i32> {
+        let mut state = self.state.clone();
+        // An error means the session's feed is gone, which is an end too.
+        let _ = state.wait_for(|s| !s.running).await;
+        let exit_code = state.borrow().exit_code;
+        exit_code
+    }
+
     /// Sends keystrokes (or any bytes) to the shell.
     pub async fn write(&self, bytes: &[u8]) -> Result<()> {
         if !self.is_running() {

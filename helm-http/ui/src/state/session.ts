@@ -16,6 +16,7 @@ import { applyMessageEvent } from "./messages";
 import { channelPath, messagePath, navigate, route } from "./router";
 import { panelThread, seesConversation } from "./seeing";
 import { applyThreadEvent } from "./threads";
+import { applyTerminalEvent } from "./terminals";
 import { toast } from "./toasts";
 import { applyUnreadEvent, loadUnread, markRead, unreadOnlyIn } from "./unread";
 import { applyUserEvent, loadUsers, userById } from "./users";
@@ -71,6 +72,7 @@ export function applyEvent(event: LiveEvent): void {
   if (roleChanged) void loadChannels().catch(() => undefined);
   // Outside the batch: listeners only start timers.
   applyWorkspaceEvent(event, me.value?.id);
+  applyTerminalEvent(event);
   // A message in the channel being looked at is read (on the server too, so
   // a reload does not count it); the chat also marks read as it shows them.
   if (event.type === "message.created" && looking(event.message.channel_id, event.message.thread_id)) {

@@ -2,10 +2,11 @@
 // when the view opens). Several tabs, each a shell in /workspace; a reload
 // reconnects to the same shells and the server replays their scrollback;
 // the terminal follows the size of its pane. Several people may use the
-// same shells: the list is read again every few seconds while the page is
-// shown (the server sends no event for terminals), so others' shells
-// appear; a shell closed under you stays on screen, ended, until you close
-// its tab; closing a running shell asks first. Escape then Tab leaves the
+// same shells: the channel's `terminal.opened`/`terminal.closed` events
+// have the list read again, so others' shells appear and go at once (and
+// after the page was hidden, or the events socket came back); a shell
+// closed under you stays on screen, ended, with who closed it, until you
+// close its tab; closing a running shell asks first. Escape then Tab leaves the
 // terminal for its tabs (xterm.js takes every other key).
 import { FitAddon } from "@xterm/addon-fit";
 import { Terminal as XTerm } from "@xterm/xterm";
@@ -17,13 +18,12 @@ import { ErrorNote } from "../../components/Field";
 import { Icon } from "../../components/Icon";
 import { backoff } from "../../socket/events";
 import type { ChannelEntry } from "../../state/channels";
+import { useRetryOnReconnect } from "../../lib/reconnect";
 import { me } from "../../state/session";
+import { onTerminalEvent } from "../../state/terminals";
 import { toast } from "../../state/toasts";
 import { userById } from "../../state/users";
 import { type Ending, type ShellTab, endTab, endingFrom, endingLine, endingNote, leaveKeys, mergeTabs, pickCurrent, shellLabel } from "./terminalTabs";
-
-/** How often the list of shells is read again while the page is shown. */
-const REFRESH_MS = 3000;
 
 export function Terminal({ entry }: { entry: ChannelEntry }) {
   const channel = entry.channel.name;
@@ -118,14 +118,22 @@ export function Terminal({ entry }: { entry: ChannelEntry }) {
     const refresh = () => {
       if (document.visibilityState === "visible") void load(live, true);
     };
-    const timer = setInterval(refresh, REFRESH_MS);
+    const stop = onTerminalEvent(entry.channel.id, (event) => {
+      // Who closed it is known now, before its socket says so.
+      if (event.type === "terminal.closed" && tabsRef.current?.some((t) => t.info.id === event.terminal_id && !t.ended)) {
+        ended(event.terminal_id, event.exit_code, event.closed_by != null ? personName(event.closed_by) : undefined);
+      }
+      void load(live, true);
+    });
     document.addEventListener("visibilitychange", refresh);
     return () => {
       current = false;
-      clearInterval(timer);
+      stop();
       document.removeEventListener("visibilitychange", refresh);
     };
   }, [channel]);
+  // Events missed while the socket was down: read the list again.
+  useRetryOnReconnect(true, () => void load(() => true, true));
 
   /** Escape then Tab in a shell: the focus goes to its tab in the toolbar. */
   const leave = () => {
