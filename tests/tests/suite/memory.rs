@@ -1121,3 +1121,51 @@ async fn vectors_stored_by_another_node_reach_a_channel_it_holds_in_memory() -> 
     assert_eq!(other.vector_cache().map(|c| c.channels), Some(1));
     Ok(())
 }
+
+#[tokio::test]
+async fn a_decision_kept_by_two_people_at_once_is_kept_once() -> anyhow::Result<()> {
+    for (store, t) in [
+        ("SQLite", TestHelm::new().await?),
+        ("PostgreSQL", TestHelm::on_postgres().await?),
+    ] {
+        t.helm.create_channel(&t.captain, "launch", PURPOSE).await?;
+        let launch: ChannelRef = "launch".parse()?;
+        let bob = t.member("bob").await?;
+        let decision = "Ship on the 14th, after the audit.";
+        let kept = note(MemoryKind::Decision, decision);
+        // At once: the Captain and Bob click "Record as a decision".
+        let (first, second) = tokio::join!(
+            t.helm.remember(&t.captain, &launch, kept.clone()),
+            t.helm.remember(&bob, &launch, kept.clone()),
+        );
+        let (first, second) = (first?, second?);
+        assert_eq!(first.id, second.id, "one record on {store}");
+        // And again later: still the same record.
+        let again = t.helm.remember(&bob, &launch, kept.clone()).await?;
+        assert_eq!(again.id, first.id, "on {store}");
+        let decisions = |t: &TestHelm| {
+            let launch = launch.clone();
+            let helm = t.helm.clone();
+            async move {
+                let filter = MemoryFilter {
+                    kind: Some(MemoryKind::Decision),
+                    ..Default::default()
+                };
+                helm.memory_list(&launch, filter).await
+            }
+        };
+        assert_eq!(decisions(&t).await?.len(), 1, "on {store}");
+        // The same words as something else (a fact), or once the decision
+        // is forgotten, are a record of their own.
+        let fact = t
+            .helm
+            .remember(&bob, &launch, note(MemoryKind::Fact, decision))
+            .await?;
+        assert_ne!(fact.id, first.id, "on {store}");
+        t.helm.forget_memory(&t.captain, first.id).await?;
+        let anew = t.helm.remember(&bob, &launch, kept).await?;
+        assert_ne!(anew.id, first.id, "on {store}");
+        assert_eq!(decisions(&t).await?.len(), 1, "on {store}");
+    }
+    Ok(())
+}

@@ -45,6 +45,26 @@ pub(super) fn get(conn: &Connection, id: MemoryId) -> Result<MemoryItem> {
     .ok_or_else(|| Error::not_found("memory", id))
 }
 
+/// The current record that says what `new` says in the same place.
+fn same_current(conn: &Connection, new: &NewMemory) -> Result<Option<MemoryId>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT id FROM memory_items WHERE channel_id = ?1 AND thread_id IS ?2 \
+             AND kind = ?3 AND scope = ?4 AND content = ?5 AND status = 'current' LIMIT 1",
+        )?
+        .query_row(
+            params![
+                new.channel_id,
+                new.thread_id,
+                new.kind.as_str(),
+                new.scope.as_str(),
+                new.content
+            ],
+            |r| r.get(0),
+        )
+        .optional()?)
+}
+
 /// Inserts a record without events (imports write many at once).
 pub(super) fn insert_row(conn: &Connection, new: &NewMemory) -> Result<MemoryId> {
     conn.prepare_cached(
@@ -69,7 +89,13 @@ pub(super) fn insert_row(conn: &Connection, new: &NewMemory) -> Result<MemoryId>
     Ok(MemoryId(conn.last_insert_rowid()))
 }
 
+/// Adds a record, with its event; a current record that says the same in
+/// the same place (channel, thread, kind, scope, words) is returned
+/// instead, so two people keeping one decision at once keep it once.
 pub(super) fn insert(tx: &mut Tx<'_>, new: NewMemory) -> Result<MemoryItem> {
+    if let Some(same) = same_current(tx.conn(), &new)? {
+        return get(tx.conn(), same);
+    }
     let id = insert_row(tx.conn(), &new)?;
     let item = get(tx.conn(), id)?;
     super::recall::index_memory(tx.conn(), &item)?;

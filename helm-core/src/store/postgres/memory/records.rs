@@ -95,8 +95,42 @@ pub(crate) async fn insert_row(c: &impl Db, new: &NewMemory) -> Result<MemoryId>
     Ok(id)
 }
 
-/// Adds a record, with its event.
+/// The advisory lock (with the channel's id) that adding a record holds
+/// ("memo" in ASCII): two nodes adding the same record at once take turns,
+/// so the second finds the first's.
+const ADD_LOCK: i32 = 0x6d65_6d6f;
+
+/// Adds a record, with its event; a current record that says the same in
+/// the same place (channel, thread, kind, scope, words) is returned
+/// instead, so two people keeping one decision at once keep it once.
 pub(crate) async fn insert(tx: &impl Db, new: NewMemory) -> Result<MemoryItem> {
+    // Channel ids past i32 share a lock with another channel: they only
+    // take turns needlessly.
+    let channel_key = new.channel_id.get() as i32;
+    tx.execute(
+        "SELECT pg_advisory_xact_lock($1, $2)",
+        &[&ADD_LOCK, &channel_key],
+    )
+    .await
+    .map_err(failed("locking a channel's memory"))?;
+    let same = tx
+        .query_opt(
+            "SELECT id FROM memory_items WHERE channel_id = $1 \
+             AND thread_id IS NOT DISTINCT FROM $2 AND kind = $3 AND scope = $4 \
+             AND content = $5 AND status = 'current' LIMIT 1",
+            &[
+                &new.channel_id.get(),
+                &new.thread_id.map(ThreadId::get),
+                &new.kind.as_str(),
+                &new.scope.as_str(),
+                &new.content,
+            ],
+        )
+        .await
+        .map_err(failed("reading a channel's memory"))?;
+    if let Some(row) = same {
+        return get(tx, MemoryId(row.get(0))).await;
+    }
     let id = insert_row(tx, &new).await?;
     let item = get(tx, id).await?;
     append(
