@@ -243,4 +243,11 @@ pub struct Escalation {
     pub outcome: Option<String>,
     /// When it was raised.
     pub created: Timestamp,
+    /// For a call handed to the Captain: who answered it (the Captain or
+    /// an admin, by writing in its thread), once someone has.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answered_by: Option<String>,
+    /// When it was answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answered_at: Option<Timestamp>,
 }

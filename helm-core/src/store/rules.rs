@@ -130,6 +130,12 @@ pub(crate) fn acting_person(actor: &Actor) -> Option<crate::model::UserId> {
 /// (approving it then would do nothing).
 pub(crate) const APPROVAL_TURN_ENDED: &str = "the turn that asked for it ended before a decision";
 
+/// The audit log's outcome when the Captain (or an admin) answers a call
+/// Skipper handed to her, by writing in its thread.
+pub(crate) fn call_answered_outcome(id: crate::model::EscalationId, by: &str) -> String {
+    format!("escalation {id} answered by {by} in its thread")
+}
+
 /// The note a settled call posts.
 pub(crate) fn call_settled_note(status: EscalationStatus, outcome: &str) -> String {
     match status {

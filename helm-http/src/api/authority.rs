@@ -82,6 +82,13 @@ pub struct Escalation {
     pub outcome: Option<String>,
     /// When it was raised.
     pub created: Timestamp,
+    /// For a call handed to the Captain: who answered it by writing in its
+    /// thread (the Captain or an admin); absent while it waits for them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answered_by: Option<String>,
+    /// When it was answered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answered_at: Option<Timestamp>,
 }
 
 impl From<m::Escalation> for Escalation {
@@ -97,6 +104,8 @@ impl From<m::Escalation> for Escalation {
             resolved_by: e.resolved_by,
             outcome: e.outcome,
             created: e.created,
+            answered_by: e.answered_by,
+            answered_at: e.answered_at,
         }
     }
 }

@@ -321,6 +321,42 @@ test("Skipper is called into a thread, answers there, and hands back", async () 
   await page.getByRole("button", { name: "Close the thread" }).click();
 });
 
+test("a question Skipper hands to the Captain waits in her inbox until she answers it in its thread", async () => {
+  await stack.mock.push(
+    { tool_calls: [{ name: "hand_to_captain", arguments: { question: "May we spend 40 euros a month on analytics?" } }] },
+    { text: "I have asked the Captain." },
+  );
+  await page.getByRole("link", { name: "Chat" }).click();
+  const composer = page.getByLabel("Start a thread in #notes");
+  await composer.fill("@skipper can we buy the analytics service?");
+  await composer.press("Enter");
+  const thread = page.getByRole("complementary", { name: /Thread: .*can we buy the analytics/ });
+  await thread.getByText("Skipper handed this to the Captain").waitFor();
+  await page.getByRole("button", { name: "Close the thread" }).click();
+  // The inbox counts it and shows the question, with the way to answer.
+  const inbox = page.getByRole("link", { name: /Approvals/ });
+  await inbox.getByLabel("1 waiting").waitFor();
+  await inbox.click();
+  const questions = page.getByRole("region", { name: /Questions for the Captain/ });
+  await questions.getByText("May we spend 40 euros a month on analytics?").waitFor();
+  await screenshot(page, "21b-question-for-the-captain");
+  await noAxeProblems("the inbox with a question");
+  await questions.getByRole("link", { name: "Answer in the thread" }).click();
+  await stack.mock.fallback({ text: "Noted: analytics is approved." });
+  const reply = page.getByLabel("Reply in this thread");
+  await reply.fill("Yes, 40 euros a month is fine.");
+  await reply.press("Enter");
+  await thread.getByText("answered by ada").waitFor();
+  await page.getByRole("button", { name: "Close the thread" }).click();
+  // Answered: it leaves the count and the questions, and is kept below.
+  await waitFor("the inbox count to go", async () => (await inbox.getByLabel(/waiting/).count()) === 0);
+  await inbox.click();
+  await page.getByRole("heading", { name: "Questions for the Captain (0)" }).waitFor();
+  await page.getByText("Answered by ada").waitFor();
+  await page.goto(`${stack.url}/c/notes`);
+  await page.getByRole("heading", { name: "notes", exact: true }).waitFor();
+});
+
 test("several terminals, one per tab", async () => {
   await page.getByRole("link", { name: "Terminal" }).click();
   await page.getByRole("button", { name: /Shell 1/ }).waitFor();

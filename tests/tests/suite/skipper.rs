@@ -934,6 +934,76 @@ async fn a_call_skipper_hands_to_the_captain_tells_her_as_a_mention_does() -> an
 }
 
 #[tokio::test]
+async fn a_call_handed_to_the_captain_is_answered_when_she_writes_in_its_thread()
+-> anyhow::Result<()> {
+    for on_postgres in [false, true] {
+        let (t, scripted) = launch_on(on_postgres).await?;
+        let bob = t.helm.add_user(&t.captain, "bob", Role::Member).await?;
+        scripted.push(ScriptedReply::tool_calls(&[(
+            "hand_to_captain",
+            r#"{"question": "May we spend 40 euros a month on analytics?"}"#,
+        )]));
+        scripted.reply_text("I have asked the Captain.");
+        let launch: helm_core::model::ChannelRef = "launch".parse()?;
+        let posted = t
+            .helm
+            .post_message(&bob, &launch, "@skipper can we buy analytics?", None)
+            .await?;
+        wait_thread_idle(&t, posted.thread.id).await?;
+        let waiting = |t: &TestHelm| {
+            let helm = t.helm.clone();
+            let captain = t.captain.clone();
+            async move {
+                let all = helm.escalations(&captain, false).await?;
+                anyhow::Ok(
+                    all.into_iter()
+                        .filter(|e| {
+                            e.status == EscalationStatus::HandedToCaptain && e.answered_by.is_none()
+                        })
+                        .count(),
+                )
+            }
+        };
+        assert_eq!(waiting(&t).await?, 1, "on_postgres {on_postgres}");
+        // Bob writing again answers nothing: the question is the Captain's.
+        scripted.reply_text("Noted.");
+        t.helm
+            .post_message(&bob, &launch, "Any news?", Some(posted.thread.id))
+            .await?;
+        wait_thread_idle(&t, posted.thread.id).await?;
+        assert_eq!(waiting(&t).await?, 1, "on_postgres {on_postgres}");
+        // The Captain's reply in the thread answers it.
+        scripted.reply_text("Understood.");
+        t.helm
+            .post_message(
+                &t.captain,
+                &launch,
+                "Yes, 40 euros a month is fine.",
+                Some(posted.thread.id),
+            )
+            .await?;
+        wait_thread_idle(&t, posted.thread.id).await?;
+        assert_eq!(waiting(&t).await?, 0, "on_postgres {on_postgres}");
+        let all = t.helm.escalations(&t.captain, false).await?;
+        let Some(answered) = all.iter().find(|e| e.thread_id == posted.thread.id) else {
+            panic!("no call in the thread: {all:?}");
+        };
+        assert_eq!(
+            answered.answered_by.as_deref(),
+            Some(t.captain.name.as_str()),
+            "on_postgres {on_postgres}"
+        );
+        assert!(answered.answered_at.is_some(), "on_postgres {on_postgres}");
+        let audit = t.helm.audit_log(&t.captain, Some(&launch), 50).await?;
+        assert!(
+            audit.iter().any(|a| a.action == "escalation.answered"),
+            "on_postgres {on_postgres}: {audit:?}"
+        );
+    }
+    Ok(())
+}
+
+#[tokio::test]
 async fn an_approval_expires_when_a_shutdown_ends_the_turn_waiting_for_it() -> anyhow::Result<()> {
     for on_postgres in [false, true] {
         let (t, scripted) = launch_on(on_postgres).await?;

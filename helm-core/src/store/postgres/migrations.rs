@@ -27,6 +27,7 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (15, include_str!("migrations/015_memory_forgotten_by.sql")),
     (16, include_str!("migrations/016_deactivated_people.sql")),
     (17, include_str!("migrations/017_tool_output.sql")),
+    (18, include_str!("migrations/018_answered_calls.sql")),
 ];
 
 /// The advisory lock key migrations hold ("helm" in ASCII).

@@ -9,20 +9,20 @@ use super::Tx;
 use super::audit::{self, AuditInput};
 use super::authority::{note, skipper, user_name};
 use super::channels;
-use super::codec::{ms, now, parsed, ts};
+use super::codec::{ms, now, opt_ts, parsed, ts};
 use super::threads;
 use super::turns::{self, Chain};
 use crate::error::{Error, Result};
 use crate::events::EventBody;
 use crate::model::{
-    AgentKind, ChannelRef, Escalation, EscalationId, EscalationStatus, Turn, UserId,
+    AgentKind, ChannelRef, Escalation, EscalationId, EscalationStatus, Thread, Turn, User, UserId,
 };
 use crate::store::types::{Escalated, NewEscalation, Resume};
 
 /// An escalation with its thread's channel (`e` joined to `t`).
 const ESCALATION_SELECT: &str = "SELECT e.id, e.thread_id, t.channel_id, e.from_agent_id, \
-    e.from_user_id, e.reason, e.status, e.resolved_by, e.outcome, e.created \
-    FROM escalations e JOIN threads t ON t.id = e.thread_id";
+    e.from_user_id, e.reason, e.status, e.resolved_by, e.outcome, e.created, \
+    e.answered_by, e.answered_at FROM escalations e JOIN threads t ON t.id = e.thread_id";
 
 fn escalation_from_row(r: &Row<'_>) -> rusqlite::Result<Escalation> {
     Ok(Escalation {
@@ -36,6 +36,8 @@ fn escalation_from_row(r: &Row<'_>) -> rusqlite::Result<Escalation> {
         resolved_by: r.get(7)?,
         outcome: r.get(8)?,
         created: ts(r, 9)?,
+        answered_by: r.get(10)?,
+        answered_at: opt_ts(r, 11)?,
     })
 }
 
@@ -261,4 +263,45 @@ pub(super) fn settle_escalation(
         },
     )?;
     Ok((after, resumed))
+}
+
+/// The calls Skipper handed to the Captain in `thread` that nobody has
+/// answered yet are answered by `by` (the Captain or an admin, who just
+/// wrote there): each is marked, told as a change, and written to the
+/// audit log, in the writing's transaction.
+pub(super) fn answer_handed(tx: &mut Tx<'_>, thread: &Thread, by: &User) -> Result<()> {
+    let waiting: Vec<EscalationId> = tx
+        .conn()
+        .prepare_cached(
+            "SELECT id FROM escalations WHERE thread_id = ?1 \
+             AND status = 'handed_to_captain' AND answered_by IS NULL",
+        )?
+        .query_map([thread.id], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    for id in waiting {
+        tx.conn().execute(
+            "UPDATE escalations SET answered_by = ?2, answered_at = ?3 WHERE id = ?1",
+            params![id, by.name, ms(now())],
+        )?;
+        let answered = escalation(tx.conn(), id)?;
+        tx.emit(
+            Some(thread.channel_id),
+            EventBody::EscalationChanged {
+                escalation: answered.clone(),
+            },
+        )?;
+        audit::append(
+            tx.conn(),
+            AuditInput {
+                channel_id: Some(thread.channel_id),
+                thread_id: Some(thread.id),
+                agent: None,
+                asker: Some(&by.name),
+                action: "escalation.answered",
+                input_summary: &answered.reason,
+                outcome: &rules::call_answered_outcome(id, &by.name),
+            },
+        )?;
+    }
+    Ok(())
 }

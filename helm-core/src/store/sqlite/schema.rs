@@ -67,6 +67,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "english_stems",
         include_str!("migrations/023_english_stems.sql"),
     ),
+    (
+        "answered_calls",
+        include_str!("migrations/024_answered_calls.sql"),
+    ),
 ];
 
 /// Work a migration needs beyond its SQL, run after it in its transaction.

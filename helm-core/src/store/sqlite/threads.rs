@@ -318,6 +318,9 @@ pub(super) fn post(tx: &mut Tx<'_>, post: NewPost) -> Result<Posted> {
         )?;
         thread
     } else {
+        if post.author.role.is_admin() {
+            super::escalations::answer_handed(tx, &thread, &post.author)?;
+        }
         resume(tx, &thread)?
     };
     super::recall::index_message(tx.conn(), &message)?;

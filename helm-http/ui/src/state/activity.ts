@@ -1,7 +1,7 @@
 // The tool journal and the authority records shown beside the work: tool
 // actions (by turn, for the cards in a reply; by channel, for Activity),
 // approvals and calls for Skipper. Filled by pages and events.
-import { batch, signal, type Signal } from "@preact/signals";
+import { batch, computed, signal, type Signal } from "@preact/signals";
 import { api } from "../api/client";
 import type { LiveEvent } from "../api/events";
 import type { Approval, Escalation, ToolAction } from "../api/types";
@@ -133,14 +133,26 @@ export function putApproval(approval: Approval): void {
   approvals.value = next;
 }
 
-/** As for approvals: a call for Skipper that was answered never opens again from a stale copy. */
+/**
+ * As for approvals: a call for Skipper that was settled never opens again
+ * from a stale copy, nor does a question the Captain answered.
+ */
 export function putEscalation(escalation: Escalation): void {
   const known = escalations.value.get(escalation.id);
   if (known && known.status !== "open" && escalation.status === "open") return;
+  if (known?.answered_by && !escalation.answered_by) return;
   const next = new Map(escalations.value);
   next.set(escalation.id, escalation);
   escalations.value = next;
 }
+
+/** Whether a call waits for the Captain: Skipper handed it to her and nobody answered it in its thread yet. */
+export function waitsForCaptain(e: Escalation): boolean {
+  return e.status === "handed_to_captain" && !e.answered_by;
+}
+
+/** The questions Skipper handed to the Captain that wait for an answer, newest first. */
+export const questionsForCaptain = computed(() => [...escalations.value.values()].filter(waitsForCaptain).sort((a, b) => b.id - a.id));
 
 export async function loadApprovals(all = true): Promise<void> {
   const list = await api.get("/api/approvals", { query: { all } });

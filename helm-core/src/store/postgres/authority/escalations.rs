@@ -14,7 +14,7 @@ use tokio_postgres::Row;
 
 use super::super::channels::record;
 use super::super::codec::ms;
-use super::super::codec::{now, parsed, ts};
+use super::super::codec::{now, opt_ts, parsed, ts};
 use super::super::threads::reading::mention;
 use super::super::threads::rows;
 use super::super::turns::{self, Chain};
@@ -24,15 +24,15 @@ use crate::audit::AuditFields;
 use crate::error::{Error, Result};
 use crate::events::EventBody;
 use crate::model::{
-    AgentId, AgentKind, ChannelId, ChannelRef, Escalation, EscalationId, EscalationStatus,
-    ThreadId, Turn, UserId,
+    AgentId, AgentKind, ChannelId, ChannelRef, Escalation, EscalationId, EscalationStatus, Thread,
+    ThreadId, Turn, User, UserId,
 };
 use crate::store::types::{Escalated, NewEscalation, Resume};
 
 /// An escalation with its thread's channel (`e` joined to `t`).
 const SELECT: &str = "SELECT e.id, e.thread_id, t.channel_id, e.from_agent_id, \
-    e.from_user_id, e.reason, e.status, e.resolved_by, e.outcome, e.created \
-    FROM escalations e JOIN threads t ON t.id = e.thread_id";
+    e.from_user_id, e.reason, e.status, e.resolved_by, e.outcome, e.created, \
+    e.answered_by, e.answered_at FROM escalations e JOIN threads t ON t.id = e.thread_id";
 
 fn escalation_at(row: &Row) -> Result<Escalation> {
     Ok(Escalation {
@@ -46,6 +46,8 @@ fn escalation_at(row: &Row) -> Result<Escalation> {
         resolved_by: row.get(7),
         outcome: row.get(8),
         created: ts(row, 9)?,
+        answered_by: row.get(10),
+        answered_at: opt_ts(row, 11)?,
     })
 }
 
@@ -318,4 +320,45 @@ pub(super) async fn settle(
     )
     .await?;
     Ok((after, resumed))
+}
+
+/// The calls Skipper handed to the Captain in `thread` that nobody has
+/// answered yet are answered by `by` (the Captain or an admin, who just
+/// wrote there): each is marked, told as a change, and written to the
+/// audit log, in the writing's transaction (which holds the thread's row).
+pub(crate) async fn answer_handed(c: &impl Db, thread: &Thread, by: &User) -> Result<()> {
+    let answered = c
+        .query(
+            "UPDATE escalations SET answered_by = $2, answered_at = $3 WHERE thread_id = $1 \
+             AND status = 'handed_to_captain' AND answered_by IS NULL RETURNING id",
+            &[&thread.id.get(), &by.name, &now().as_millisecond()],
+        )
+        .await
+        .map_err(failed("answering a call for the Captain"))?;
+    for row in answered {
+        let id = EscalationId(row.get(0));
+        let answered = escalation(c, id).await?;
+        events::append(
+            c,
+            Some(thread.channel_id),
+            EventBody::EscalationChanged {
+                escalation: answered.clone(),
+            },
+        )
+        .await?;
+        audit::append(
+            c,
+            AuditFields {
+                channel_id: Some(thread.channel_id),
+                thread_id: Some(thread.id),
+                agent: None,
+                asker: Some(&by.name),
+                action: "escalation.answered",
+                input_summary: &answered.reason,
+                outcome: &rules::call_answered_outcome(id, &by.name),
+            },
+        )
+        .await?;
+    }
+    Ok(())
 }

@@ -148,6 +148,9 @@ pub(super) async fn post(tx: &impl Db, post: NewPost) -> Result<Posted> {
         .await?;
         opened
     } else {
+        if post.author.role.is_admin() {
+            escalations::answer_handed(tx, &thread_row, &post.author).await?;
+        }
         resume(tx, &thread_row).await?
     };
     super::super::memory::index_message(tx, &message).await?;

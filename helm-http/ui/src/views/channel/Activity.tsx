@@ -77,6 +77,7 @@ function Row({ entry, channel }: { entry: ActivityEntry; channel: string }) {
           <p>
             <Icon name="skipper" size={15} /> <strong>Skipper</strong> {e.status === "open" ? "was called in" : e.status === "handed_to_captain" ? "handed it to the Captain" : "handed back"}: {e.reason}
             {e.outcome && <span class="muted"> — {e.outcome}</span>}
+            {e.answered_by && <span class="muted"> (answered by {e.answered_by})</span>}
           </p>
         </div>
       );

@@ -332,6 +332,7 @@ function SkipperCall({ escalation }: { escalation: Escalation }) {
       <Icon name="skipper" size={16} />
       <div>
         <strong>{open ? "Skipper was called in" : escalation.status === "handed_to_captain" ? "Skipper handed this to the Captain" : "Skipper handed back"}</strong>
+        {escalation.answered_by && <span class="muted"> · answered by {escalation.answered_by}</span>}
         <span class="muted"> · {escalation.reason}</span>
         {escalation.outcome && <p class="small">{escalation.outcome}</p>}
       </div>

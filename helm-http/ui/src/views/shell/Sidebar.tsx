@@ -6,14 +6,15 @@ import { useState } from "preact/hooks";
 import { Avatar } from "../../components/Avatar";
 import { Icon } from "../../components/Icon";
 import { StatusDot } from "../../components/StatusDot";
-import { approvals } from "../../state/activity";
+import { approvals, questionsForCaptain } from "../../state/activity";
 import { sidebar, type ChannelEntry } from "../../state/channels";
 import { channelPath, route } from "../../state/router";
 import { isAdmin, me, signOut, workspaceName } from "../../state/session";
 import { unread } from "../../state/unread";
 import { overlay } from "./Shell";
 
-const pendingApprovals = computed(() => [...approvals.value.values()].filter((a) => a.status === "pending").length);
+/** What waits for the Captain and admins: approvals to decide, and questions Skipper handed to the Captain. */
+const waitingForYou = computed(() => [...approvals.value.values()].filter((a) => a.status === "pending").length + questionsForCaptain.value.length);
 
 function ChannelLink({ entry }: { entry: ChannelEntry }) {
   const r = route.value;
@@ -119,14 +120,14 @@ export function Sidebar() {
                 ] as const
               ).map(([section, icon, label]) => {
                 const current = r.name === "admin" && r.section === section;
-                const badge = section === "approvals" ? pendingApprovals.value : 0;
+                const badge = section === "approvals" ? waitingForYou.value : 0;
                 return (
                   <li key={section}>
                     <a href={`/admin/${section}`} class={current ? "channel-link current" : "channel-link"} aria-current={current ? "page" : undefined}>
                       <Icon name={icon === "sparkle" ? "activity" : icon} size={15} class="channel-glyph" />
                       <span class="channel-name">{label}</span>
                       {badge > 0 && (
-                        <span class="badge badge-mention" aria-label={`${badge} pending`}>
+                        <span class="badge badge-mention" aria-label={`${badge} waiting`}>
                           {badge}
                         </span>
                       )}
