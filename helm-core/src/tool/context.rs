@@ -113,16 +113,6 @@ impl<'a> ToolContext<'a> {
         self.audience
     }
 
-    /// What the person the turn runs for may see (public channels when no
-    /// person asked): for Skipper's explicit, approved cross-channel reads,
-    /// which act for that person.
-    pub(crate) async fn person_audience(&self) -> Result<Audience> {
-        match self.person {
-            Some(user) => Audience::of_person(self.services.rt.store.as_ref(), user).await,
-            None => Ok(self.audience.clone()),
-        }
-    }
-
     /// The channel the turn runs in, with its resident agent and policy.
     pub fn channel(&self) -> &ChannelRecord {
         self.channel

@@ -202,3 +202,70 @@ async fn a_private_channels_shared_memory_never_reaches_an_agent_working_for_an_
     assert!(tool_result.contains(SECRET), "{tool_result}");
     Ok(())
 }
+
+/// The last tool result in a turn's requests.
+fn last_tool_result(requests: &[ChatRequest]) -> String {
+    requests
+        .iter()
+        .rev()
+        .flat_map(|r| r.messages.iter().rev())
+        .find_map(|m| match m {
+            ChatMessage::Tool { content, .. } => Some(content.clone()),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn skipper_reads_a_private_channel_only_into_a_thread_all_its_readers_may_see()
+-> anyhow::Result<()> {
+    let t = TestHelm::new().await?;
+    let scripted = t.scripted().await?;
+    let mira = t.member("mira").await?;
+    t.member("tom").await?;
+    private_channel(&t, "priv", &[&mira]).await?;
+    private_channel(&t, "duo", &[&mira]).await?;
+    t.helm
+        .remember(
+            &mira,
+            &"priv".parse()?,
+            MemoryNote {
+                kind: MemoryKind::Fact,
+                content: format!("The acquisition code name is {SECRET}."),
+                thread: None,
+                scope: MemoryScope::Channel,
+            },
+        )
+        .await?;
+    // The Captain, in #main (which tom reads too), asks Skipper to read
+    // #priv, and to list the channels: neither copies #priv into #main.
+    for (tool, args) in [
+        ("read_channel", r#"{"channel": "priv"}"#),
+        ("list_channels", "{}"),
+        ("list_files", r#"{"channel": "priv"}"#),
+    ] {
+        scripted.push(ScriptedReply::tool_calls(&[(tool, args)]));
+        scripted.reply_text("Done.");
+        let requests = ask(&t, &scripted, &t.captain, "main", "@skipper look at #priv").await?;
+        let result = last_tool_result(&requests);
+        assert!(!result.contains(SECRET), "{tool} leaked: {result}");
+        assert!(!result.contains("Private work"), "{tool} leaked: {result}");
+        if tool != "list_channels" {
+            assert!(
+                result.contains("call @skipper in a thread of #priv"),
+                "{tool}: {result}"
+            );
+        }
+    }
+    // In #duo, whose readers (mira, the Captain) all may see #priv, the
+    // same read works (asked by the Captain, so no approval waits).
+    scripted.push(ScriptedReply::tool_calls(&[(
+        "read_channel",
+        r#"{"channel": "priv"}"#,
+    )]));
+    scripted.reply_text("Done.");
+    let requests = ask(&t, &scripted, &t.captain, "duo", "@skipper read #priv").await?;
+    let result = last_tool_result(&requests);
+    assert!(result.contains(SECRET), "{result}");
+    Ok(())
+}

@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::target;
+use super::target_to_act;
 use crate::error::Result;
 use crate::model::{ApprovalAction, ChannelKind, CredentialGrant, ReadOnlyMount};
 use crate::store::CapabilityChange;
@@ -93,7 +93,7 @@ fn is_env_name(v: &str) -> bool {
 }
 
 async fn grant(cx: &ToolContext<'_>, args: GrantArgs) -> Result<ToolOutput> {
-    let record = target(cx, Some(&args.channel)).await?;
+    let record = target_to_act(cx, Some(&args.channel)).await?;
     if record.channel.kind == ChannelKind::Home {
         return Ok(ToolOutput::denied(
             "#main is Skipper's own home; it has no capability policy",
@@ -174,7 +174,7 @@ async fn grant(cx: &ToolContext<'_>, args: GrantArgs) -> Result<ToolOutput> {
 }
 
 async fn revoke(cx: &ToolContext<'_>, args: RevokeArgs) -> Result<ToolOutput> {
-    let record = target(cx, Some(&args.channel)).await?;
+    let record = target_to_act(cx, Some(&args.channel)).await?;
     if record.channel.kind == ChannelKind::Home {
         return Ok(ToolOutput::denied(
             "#main is Skipper's own home; it has no capability policy",

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::target;
+use super::{target, target_to_act};
 use crate::error::Result;
 use crate::memory::recall::RecallQuery;
 use crate::model::{ApprovalAction, ModelChoice};
@@ -54,7 +54,8 @@ pub(super) fn tools() -> Vec<Arc<dyn Tool>> {
     vec![
         Arc::new(TypedTool::new(
             "list_channels",
-            "The workspace's channels the person asking may see.",
+            "The workspace's channels the person asking, and everyone who reads this thread, may \
+             see.",
             ApprovalClass::None,
             list_channels,
         )),
@@ -81,7 +82,15 @@ pub(super) fn tools() -> Vec<Arc<dyn Tool>> {
 }
 
 async fn list_channels(cx: &ToolContext<'_>, _args: NoArgs) -> Result<ToolOutput> {
-    let visible = cx.authority().visible_channels(cx.person(), true).await?;
+    // The list lands in this thread: only channels every reader of it may
+    // see (and the asker too), as Skipper's prompt lists them.
+    let visible: Vec<_> = cx
+        .authority()
+        .visible_channels(cx.person(), true)
+        .await?
+        .into_iter()
+        .filter(|r| cx.audience().sees_channel(r.channel.id))
+        .collect();
     let lines: Vec<String> = visible
         .iter()
         .map(|r| {
@@ -141,9 +150,9 @@ async fn read_channel(cx: &ToolContext<'_>, args: ReadChannelArgs) -> Result<Too
         out.push_str(&format!("\nRecalled for {q:?}:\n"));
         let mut query = RecallQuery::new(q);
         query.limit = 8;
-        // An explicit read acts for the asker: records other channels share
-        // with the workspace come only from channels the asker may see.
-        let audience = cx.person_audience().await?;
+        // Records other channels share with the workspace come only from
+        // channels the asker and every reader of this thread may see.
+        let audience = cx.audience().clone();
         for hit in cx
             .rt()
             .recall
@@ -184,7 +193,7 @@ async fn create_channel(cx: &ToolContext<'_>, args: CreateArgs) -> Result<ToolOu
 }
 
 async fn set_model_policy(cx: &ToolContext<'_>, args: ModelArgs) -> Result<ToolOutput> {
-    let record = target(cx, Some(&args.channel)).await?;
+    let record = target_to_act(cx, Some(&args.channel)).await?;
     let Some(person) = cx.person() else {
         return Ok(ToolOutput::denied(
             "only a person can change a channel's model",

@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::target;
+use super::{target, target_to_act};
 use crate::error::Result;
 use crate::exec::Files;
 use crate::model::{ApprovalAction, ChannelKind, ToolStatus};
@@ -191,7 +191,7 @@ async fn read_in_channel(cx: &ToolContext<'_>, args: ReadArgs) -> Result<ToolOut
 }
 
 async fn write_in_channel(cx: &ToolContext<'_>, args: WriteArgs) -> Result<ToolOutput> {
-    let record = target(cx, args.channel.as_deref()).await?;
+    let record = target_to_act(cx, args.channel.as_deref()).await?;
     match files_for(cx, &record, "write_file", &args.path).await? {
         Ok(files) => {
             write_file(
@@ -217,7 +217,7 @@ async fn list_in_channel(cx: &ToolContext<'_>, args: ListArgs) -> Result<ToolOut
 }
 
 async fn install_package(cx: &ToolContext<'_>, args: PackageArgs) -> Result<ToolOutput> {
-    let record = target(cx, Some(&args.channel)).await?;
+    let record = target_to_act(cx, Some(&args.channel)).await?;
     let package = args.package.trim();
     let safe = !package.is_empty()
         && package

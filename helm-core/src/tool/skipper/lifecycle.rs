@@ -14,7 +14,7 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::target;
+use super::target_to_act;
 use crate::error::Result;
 use crate::model::{Approval, ApprovalAction, ChannelName, ChannelStatus, User};
 use crate::store::ChannelRecord;
@@ -64,7 +64,7 @@ async fn lifecycle_target(
     name: &str,
     verb: &str,
 ) -> Result<std::result::Result<(ChannelRecord, User), ToolOutput>> {
-    let record = target(cx, Some(name)).await?;
+    let record = target_to_act(cx, Some(name)).await?;
     if record.channel.id == cx.channel_id() {
         return Ok(Err(ToolOutput::denied(format!(
             "this call is in {}; {verb} it from here would end this very turn. Ask for it from \

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::target;
+use super::target_to_act;
 use crate::error::Result;
 use crate::mcp::{McpApproval, McpServer, McpSetting, McpTransport};
 use crate::model::ApprovalAction;
@@ -78,7 +78,7 @@ pub(super) fn tools() -> Vec<Arc<dyn Tool>> {
 }
 
 async fn add(cx: &ToolContext<'_>, args: AddArgs) -> Result<ToolOutput> {
-    let record = target(cx, Some(&args.channel)).await?;
+    let record = target_to_act(cx, Some(&args.channel)).await?;
     let transport = match (args.command, args.url) {
         (Some(command), None) => McpTransport::Stdio {
             command,
@@ -133,7 +133,7 @@ async fn add(cx: &ToolContext<'_>, args: AddArgs) -> Result<ToolOutput> {
 }
 
 async fn remove(cx: &ToolContext<'_>, args: RemoveArgs) -> Result<ToolOutput> {
-    let record = target(cx, Some(&args.channel)).await?;
+    let record = target_to_act(cx, Some(&args.channel)).await?;
     crate::helm::remove_mcp_server(
         cx.rt(),
         &record,
