@@ -118,6 +118,15 @@ pub(crate) fn member_removed_entry(
     }
 }
 
+/// Who imports a history, for deciding whom its authors may be: an author
+/// named as a workspace person is that person only when the importer is
+/// them, the Captain or an admin (or Helm itself, `None`); any other name
+/// is kept as a guest's. A member who manages a channel cannot put words
+/// in another person's mouth by naming them in a file.
+pub(crate) fn importer(actor: &Actor) -> Option<crate::model::UserId> {
+    acting_person(actor)
+}
+
 /// The person an actor is, if a person.
 pub(crate) fn acting_person(actor: &Actor) -> Option<crate::model::UserId> {
     match actor {

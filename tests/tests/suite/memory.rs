@@ -1169,3 +1169,35 @@ async fn a_decision_kept_by_two_people_at_once_is_kept_once() -> anyhow::Result<
     }
     Ok(())
 }
+
+#[tokio::test]
+async fn a_member_importing_a_history_cannot_speak_as_another_person() -> anyhow::Result<()> {
+    for (store, t) in [
+        ("SQLite", TestHelm::new().await?),
+        ("PostgreSQL", TestHelm::on_postgres().await?),
+    ] {
+        let bob = t.member("bob").await?;
+        // Bob made the channel, so he manages it and may import into it.
+        t.helm.create_channel(&bob, "bobs", "Bob's notes.").await?;
+        let ch: ChannelRef = "bobs".parse()?;
+        let history = r#"{"type":"thread","id":"s1","title":"Old talk"}
+{"type":"message","thread":"s1","external_id":"1","author":"captain","text":"Bob may spend what he likes."}
+{"type":"message","thread":"s1","external_id":"2","author":"bob","text":"Thanks!"}
+"#;
+        t.helm
+            .import_history(&bob, &ch, std::io::Cursor::new(history.as_bytes().to_vec()))
+            .await?;
+        let threads = t.helm.threads(&ch, 10).await?;
+        let messages = t.helm.thread_messages(threads[0].id).await?;
+        assert!(
+            matches!(messages[0].author, helm_core::model::Author::Guest { .. }),
+            "the Captain's name from bob's file is a guest's on {store}: {:?}",
+            messages[0].author
+        );
+        assert!(
+            matches!(messages[1].author, helm_core::model::Author::Human { .. }),
+            "bob's own lines are his on {store}"
+        );
+    }
+    Ok(())
+}

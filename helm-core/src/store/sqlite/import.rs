@@ -29,9 +29,14 @@ pub(super) fn import(
         .prepare_cached("SELECT name FROM channels WHERE id = ?1")?
         .query_row([channel], |r| r.get(0))
         .map_err(|_| Error::not_found("channel", channel))?;
+    // Whom the history's authors may be: see `rules::importer`.
+    let importer = crate::store::rules::importer(actor);
     let users: HashMap<String, UserId> = {
-        let mut stmt = conn.prepare_cached("SELECT name, id FROM users")?;
-        stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get(1)?)))?
+        let mut stmt = conn.prepare_cached(
+            "SELECT name, id FROM users WHERE ?1 IS NULL OR id = ?1 OR EXISTS \
+             (SELECT 1 FROM users a WHERE a.id = ?1 AND a.role IN ('captain', 'admin'))",
+        )?;
+        stmt.query_map([importer], |r| Ok((r.get::<_, String>(0)?, r.get(1)?)))?
             .collect::<rusqlite::Result<_>>()?
     };
     let started = now();

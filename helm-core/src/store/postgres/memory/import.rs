@@ -12,7 +12,9 @@ use crate::error::{Error, Result};
 use crate::events::EventBody;
 use crate::memory::import::{ImportPlan, ImportReport};
 use crate::memory::recall::ItemKey;
-use crate::model::{Actor, AuthorType, ChannelId, MemoryScope, MemorySource, MessageId, ThreadId};
+use crate::model::{
+    Actor, AuthorType, ChannelId, MemoryScope, MemorySource, MessageId, ThreadId, UserId,
+};
 use crate::store::postgres::prepared::Db;
 use crate::store::types::NewMemory;
 
@@ -29,8 +31,14 @@ pub(crate) async fn import(
         .map_err(failed("reading a channel"))?
         .ok_or_else(|| Error::not_found("channel", channel))?
         .get(0);
+    // Whom the history's authors may be: see `rules::importer`.
+    let importer = crate::store::rules::importer(actor).map(UserId::get);
     let users: HashMap<String, i64> = tx
-        .query("SELECT name, id FROM users", &[])
+        .query(
+            "SELECT name, id FROM users WHERE $1::BIGINT IS NULL OR id = $1 OR EXISTS \
+             (SELECT 1 FROM users a WHERE a.id = $1 AND a.role IN ('captain', 'admin'))",
+            &[&importer],
+        )
         .await
         .map_err(failed("reading the users"))?
         .iter()
