@@ -219,8 +219,21 @@ impl Helm {
 
     /// Sets a password. People set their own; the Captain and admins may set
     /// one for an account that has none yet (people added from the command
-    /// line), never replace someone else's.
+    /// line), never replace someone else's. The account's sessions end.
     pub async fn set_password(&self, actor: &User, user: UserId, new_password: &str) -> Result<()> {
+        self.set_password_keeping(actor, user, new_password, None)
+            .await
+    }
+
+    /// [`Helm::set_password`], keeping session `keep` (the one the change
+    /// was made from) while the account's others end.
+    pub(super) async fn set_password_keeping(
+        &self,
+        actor: &User,
+        user: UserId,
+        new_password: &str,
+        keep: Option<i64>,
+    ) -> Result<()> {
         let target = self.inner.store.user(user).await?;
         if actor.id != target.id {
             let has_one = matches!(
@@ -237,7 +250,10 @@ impl Helm {
         }
         password::validate(new_password)?;
         let hash = hash_blocking(new_password.to_string()).await?;
-        self.inner.store.set_password_hash(user, Some(hash)).await
+        self.inner
+            .store
+            .set_password_hash(user, Some(hash), keep)
+            .await
     }
 
     /// Makes an API token for `actor`, acting as them until `expires`.

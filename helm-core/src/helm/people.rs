@@ -140,22 +140,40 @@ impl Helm {
     }
 
     /// Changes `actor`'s own password, given their current one (so a
-    /// session left open on someone else's screen cannot lock its owner
-    /// out).
+    /// session or token left on someone else's screen cannot take the
+    /// account); an account with no password yet is given its first
+    /// without one. Their other sessions end; `keep` is the session the
+    /// change was made from, if it was made from one.
     pub async fn change_own_password(
         &self,
         actor: &User,
-        current: &str,
+        current: Option<&str>,
         new_password: &str,
+        keep: Option<i64>,
     ) -> Result<()> {
         let stored = match self.inner.store.user_credentials(&actor.name).await? {
-            Some((user, Some(hash))) if user.id == actor.id => hash,
-            _ => {
+            Some((user, stored)) if user.id == actor.id => stored,
+            _ => return Err(Error::not_found("user", actor.id)),
+        };
+        let (stored, current) = match (stored, current) {
+            (None, None) => {
+                return self
+                    .set_password_keeping(actor, actor.id, new_password, keep)
+                    .await;
+            }
+            (None, Some(_)) => {
                 return Err(Error::invalid(
                     "current password",
                     "this account has no password yet",
                 ));
             }
+            (Some(_), None) => {
+                return Err(Error::invalid(
+                    "current password",
+                    "give the password you sign in with to change it",
+                ));
+            }
+            (Some(stored), Some(current)) => (stored, current),
         };
         password::validate(new_password)?;
         let current = current.to_string();
@@ -168,6 +186,7 @@ impl Helm {
                 "it does not match; type the password you sign in with",
             ));
         }
-        self.set_password(actor, actor.id, new_password).await
+        self.set_password_keeping(actor, actor.id, new_password, keep)
+            .await
     }
 }

@@ -49,8 +49,8 @@ pub struct PasswordRequest {
 pub struct OwnPasswordRequest {
     /// The new password: at least 10 characters, at most 1024 bytes.
     pub password: String,
-    /// The current password. When given, it must match (`422` otherwise);
-    /// the web UI always asks for it.
+    /// The current password: required (and must match, `422` otherwise)
+    /// unless the account has no password yet.
     #[serde(default)]
     pub current_password: Option<String>,
 }

@@ -205,9 +205,10 @@ async fn session_state(caller: Result<Caller, ApiError>) -> ApiResult<Json<Sessi
     }
 }
 
-/// Sets the caller's own password. With `current_password` (as the web UI
-/// sends), the current one must match: `422` otherwise, and each attempt
-/// counts against the address like a sign-in.
+/// Sets the caller's own password. `current_password` must match the one
+/// the account signs in with (`422` otherwise, and each attempt counts
+/// against the address like a sign-in); only an account with no password
+/// yet is given its first without it. The account's other sessions end.
 #[utoipa::path(put, path = "/api/auth/password", tag = "auth",
     request_body = OwnPasswordRequest,
     responses((status = 204, description = "Password set"), WriteErrors))]
@@ -217,23 +218,24 @@ async fn set_password(
     caller: Caller,
     Body(request): Body<OwnPasswordRequest>,
 ) -> ApiResult<StatusCode> {
-    match &request.current_password {
-        Some(current) => {
-            state
-                .limiter
-                .attempt_from(&ip)
-                .map_err(ApiError::rate_limited)?;
-            state
-                .helm
-                .change_own_password(&caller.user, current, &request.password)
-                .await?;
-        }
-        None => {
-            state
-                .helm
-                .set_password(&caller.user, caller.user.id, &request.password)
-                .await?;
-        }
+    if request.current_password.is_some() {
+        state
+            .limiter
+            .attempt_from(&ip)
+            .map_err(ApiError::rate_limited)?;
     }
+    let keep = match caller.via {
+        Credential::Session(id) => Some(id),
+        Credential::Token(_) => None,
+    };
+    state
+        .helm
+        .change_own_password(
+            &caller.user,
+            request.current_password.as_deref(),
+            &request.password,
+            keep,
+        )
+        .await?;
     Ok(StatusCode::NO_CONTENT)
 }

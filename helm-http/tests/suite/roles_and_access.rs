@@ -274,8 +274,28 @@ async fn changing_ones_own_password_needs_the_current_one() -> anyhow::Result<()
         "{short:?}"
     );
     anyhow::ensure!(message(&short).contains("10 characters"), "{short:?}");
+    // Without the current password, a token (or a session left open) cannot
+    // take the account.
+    let bare = put(json!({"password": "a brand new secret"})).await?;
+    anyhow::ensure!(bare.status == StatusCode::UNPROCESSABLE_ENTITY, "{bare:?}");
+    anyhow::ensure!(
+        message(&bare).contains("give the password you sign in with"),
+        "{bare:?}"
+    );
+    // A browser session bob left open elsewhere ends with the change.
+    let elsewhere = login(&api, "bob", PASSWORD).await?;
+    let cookie = elsewhere
+        .session()
+        .ok_or_else(|| anyhow::anyhow!("no cookie"))?;
+    let before = api.get("/api/auth/me", Auth::Cookie(&cookie)).await?;
+    anyhow::ensure!(before.status == StatusCode::OK, "{before:?}");
     let done = put(json!({"current_password": PASSWORD, "password": "a brand new secret"})).await?;
     anyhow::ensure!(done.status == StatusCode::NO_CONTENT, "{done:?}");
+    let after = api.get("/api/auth/me", Auth::Cookie(&cookie)).await?;
+    anyhow::ensure!(after.status == StatusCode::UNAUTHORIZED, "{after:?}");
+    // The token it was changed with still works.
+    let me = api.get("/api/auth/me", Auth::Bearer(&bob)).await?;
+    anyhow::ensure!(me.status == StatusCode::OK, "{me:?}");
     let old = login(&api, "bob", PASSWORD).await?;
     anyhow::ensure!(old.status == StatusCode::UNAUTHORIZED, "{old:?}");
     let new = login(&api, "bob", "a brand new secret").await?;

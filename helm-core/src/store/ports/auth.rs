@@ -25,8 +25,15 @@ pub trait AuthStore: Send + Sync + 'static {
     /// A user and their password hash (if they have one), by name.
     async fn user_credentials(&self, name: &str) -> Result<Option<(User, Option<String>)>>;
 
-    /// Sets or clears a user's password hash.
-    async fn set_password_hash(&self, user: UserId, hash: Option<String>) -> Result<()>;
+    /// Sets or clears a user's password hash, and ends their sessions but
+    /// `keep` (the one the change was made from, if any), in one
+    /// transaction: whoever held the old password is signed out.
+    async fn set_password_hash(
+        &self,
+        user: UserId,
+        hash: Option<String>,
+        keep: Option<i64>,
+    ) -> Result<()>;
 
     /// Changes a person's role and/or whether they are active, in one
     /// transaction with a journal entry for each change made (none when

@@ -255,9 +255,18 @@ impl AuthStore for PostgresStore {
         Ok(after)
     }
 
-    async fn set_password_hash(&self, user: UserId, hash: Option<String>) -> Result<()> {
-        let client = self.client().await?;
-        let changed = client
+    async fn set_password_hash(
+        &self,
+        user: UserId,
+        hash: Option<String>,
+        keep: Option<i64>,
+    ) -> Result<()> {
+        let mut client = self.client().await?;
+        let tx = client
+            .transaction()
+            .await
+            .map_err(failed("setting a password"))?;
+        let changed = tx
             .execute(
                 "UPDATE users SET password_hash = $2 WHERE id = $1",
                 &[&user.get(), &hash],
@@ -267,7 +276,13 @@ impl AuthStore for PostgresStore {
         if changed == 0 {
             return Err(Error::not_found("user", user));
         }
-        Ok(())
+        tx.execute(
+            "DELETE FROM sessions WHERE user_id = $1 AND id IS DISTINCT FROM $2",
+            &[&user.get(), &keep],
+        )
+        .await
+        .map_err(failed("ending sessions"))?;
+        tx.commit().await.map_err(failed("setting a password"))
     }
 
     async fn insert_session(

@@ -77,6 +77,13 @@ pub(super) fn set_password_hash(conn: &Connection, user: UserId, hash: Option<&s
     Ok(())
 }
 
+/// Ends `user`'s sessions but `keep`.
+pub(super) fn end_sessions_but(conn: &Connection, user: UserId, keep: Option<i64>) -> Result<()> {
+    conn.prepare_cached("DELETE FROM sessions WHERE user_id = ?1 AND id IS NOT ?2")?
+        .execute(params![user, keep])?;
+    Ok(())
+}
+
 pub(super) fn update_user(tx: &mut Tx<'_>, id: UserId, change: &UserChange) -> Result<User> {
     let conn = tx.conn();
     let before = workspace::user(conn, id)?;

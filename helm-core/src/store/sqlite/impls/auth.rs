@@ -28,9 +28,17 @@ impl AuthStore for SqliteStore {
         self.read(move |c| auth::user_credentials(c, &name)).await
     }
 
-    async fn set_password_hash(&self, user: UserId, hash: Option<String>) -> Result<()> {
-        self.write(move |tx| auth::set_password_hash(tx.conn(), user, hash.as_deref()))
-            .await
+    async fn set_password_hash(
+        &self,
+        user: UserId,
+        hash: Option<String>,
+        keep: Option<i64>,
+    ) -> Result<()> {
+        self.write(move |tx| {
+            auth::set_password_hash(tx.conn(), user, hash.as_deref())?;
+            auth::end_sessions_but(tx.conn(), user, keep)
+        })
+        .await
     }
 
     async fn update_user(&self, user: UserId, change: UserChange) -> Result<User> {
