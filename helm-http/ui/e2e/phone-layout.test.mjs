@@ -1,7 +1,8 @@
 // A phone (390×844) in a real browser: the open thread's header keeps its
 // title readable, its meta as a line under it and every button on the
 // screen, idle and while a reply streams; the People page shows each
-// person as a card whose role choice and Deactivate are whole.
+// person as a card whose role choice and Deactivate are whole; the menu
+// button tells of mentions and unread messages in the closed channel list.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { PASSWORD, PHONE, axeViolations, call, launchBrowser, openPage, quickStart, screenshot, startStack, waitFor } from "./harness.mjs";
@@ -103,4 +104,50 @@ test("a phone: the People page shows every person's controls whole", async () =>
   }
   for (const b of m.buttons) assert.ok(b.onScreen && b.reached, `${b.label} is whole on the screen (${b.left}..${b.right})`);
   assert.deepEqual(await axeViolations(page), [], "axe-core on a phone's People page");
+});
+
+test("a phone: the menu button tells of a mention, then of unread messages, in the closed channel list, until they are read", async () => {
+  // Bob (from the People test) writes in #launch while Ada reads #main.
+  const login = await call(stack, "POST", "/api/auth/login", { body: { name: "bob", password: PASSWORD } });
+  const cookie = login.response.headers.get("set-cookie").split(";")[0];
+  // The agent may answer Bob: the mock has words for it.
+  await stack.mock.fallback({ text: "Noted." });
+  await page.goto(`${stack.url}/c/main`);
+  await page.getByRole("heading", { name: "main", exact: true }).waitFor();
+  const menu = page.getByRole("main").getByRole("button", { name: /^Open the channel list/ });
+  await waitFor("nothing unread", async () => (await menu.getAttribute("aria-label")) === "Open the channel list");
+
+  await call(stack, "POST", "/api/channels/launch/messages", { cookie, body: { text: "@ada the budget is ready for your sign-off" } });
+  await waitFor("the mention on the menu button", async () => (await menu.getAttribute("aria-label")) === "Open the channel list, 1 mention");
+  // The notice drops over the top of the screen, and goes: the button still says it.
+  const notice = page.locator(".toast", { hasText: "mentioned you in #launch" });
+  await notice.getByRole("button", { name: "Dismiss" }).click();
+  await notice.waitFor({ state: "detached" });
+  const badge = menu.locator(".drawer-badge");
+  assert.equal(await badge.innerText(), "1", "one channel mentions her");
+  const seen = await badge.evaluate((el) => {
+    const r = el.getBoundingClientRect();
+    const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+    return r.width > 0 && r.left >= 0 && r.right <= innerWidth && r.top >= 0 && (el === hit || el.contains(hit)) ? true : { box: [r.left, r.top, r.right, r.bottom], hit: hit?.outerHTML.slice(0, 120) };
+  });
+  await screenshot(page, "phone-menu-mention");
+  assert.equal(seen, true, `the badge is on the screen, not under anything: ${JSON.stringify(seen)}`);
+  assert.deepEqual(await axeViolations(page), [], "axe-core on a phone with a mention");
+
+  // Read: the badge goes. A plain message then is a dot, said as unread.
+  await menu.click();
+  await page.getByRole("navigation", { name: "Workspace" }).getByRole("link", { name: /launch/ }).click();
+  await page.getByRole("heading", { name: "launch", exact: true }).waitFor();
+  await waitFor("the mention read", async () => (await menu.getAttribute("aria-label")) === "Open the channel list");
+  assert.equal(await menu.locator(".drawer-badge, .drawer-dot").count(), 0);
+  await page.goto(`${stack.url}/c/main`);
+  await page.getByRole("heading", { name: "main", exact: true }).waitFor();
+  await call(stack, "POST", "/api/channels/launch/messages", { cookie, body: { text: "and the venue is booked" } });
+  await waitFor("the unread dot", async () => (await menu.getAttribute("aria-label")) === "Open the channel list, unread messages");
+  await menu.locator(".drawer-dot").waitFor();
+  await screenshot(page, "phone-menu-unread");
+  await menu.click();
+  await page.getByRole("navigation", { name: "Workspace" }).getByRole("link", { name: /launch/ }).click();
+  await page.getByRole("heading", { name: "launch", exact: true }).waitFor();
+  await waitFor("all read", async () => (await menu.getAttribute("aria-label")) === "Open the channel list");
 });

@@ -3,10 +3,12 @@
 // in a hint and in the shortcut sheet); Bob's new shell appears in Ada's
 // tabs without a reload; closing a shell asks first; Ada's shell closed by
 // Bob stays on her screen with its scrollback and a note, she is not moved
-// into Bob's shell, and the tabs keep their names.
+// into Bob's shell, and the tabs keep their names. At the limit of shells
+// the tabs stay one line, and New terminal, refused, is held back with the
+// server's reason beside it until a shell closes.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { DESKTOP, PASSWORD, axeViolations, call, launchBrowser, openPage, quickStart, screenshot, startStack, waitFor } from "./harness.mjs";
+import { DESKTOP, PASSWORD, PHONE, axeViolations, call, launchBrowser, openPage, quickStart, screenshot, startStack, waitFor } from "./harness.mjs";
 
 let stack;
 let browser;
@@ -114,6 +116,99 @@ test("Bob's new shell appears in Ada's tabs; his close of her shell asks, and le
   await ada.getByRole("button", { name: `Remove the tab of ended ${adaShell.toLowerCase()}` }).click();
   await waitFor("one tab left", async () => (await ada.getByRole("button", { name: /^Shell \d+/ }).count()) === 1);
   assert.equal(await ada.getByRole("button", { name: new RegExp(`^${bobShell}`) }).getAttribute("aria-pressed"), "true");
+});
+
+const tabsOf = (page) => page.getByRole("button", { name: /^Shell \d+/ });
+const newTerminal = (page) => page.getByRole("button", { name: "New terminal" });
+
+/** The tab strip as laid out: each tab's height against one line of its text, and whether New terminal and its reason are on the screen. */
+function measureStrip(page) {
+  return page.evaluate(() => {
+    const whole = (el) => {
+      const r = el.getBoundingClientRect();
+      const hit = document.elementFromPoint(Math.min(r.left + r.width / 2, innerWidth - 1), r.top + r.height / 2);
+      return r.width > 0 && r.left >= 0 && r.right <= innerWidth && (el === hit || el.contains(hit));
+    };
+    return {
+      tabs: [...document.querySelectorAll(".terminal-switch")].map((el) => ({
+        text: el.innerText,
+        height: Math.round(el.getBoundingClientRect().height),
+        // One line of the tab's text, with its padding; a wrapped label is two.
+        oneLine: Math.round(2 * parseFloat(getComputedStyle(el).fontSize) + 8),
+      })),
+      button: whole([...document.querySelectorAll(".terminals button")].find((b) => b.textContent.trim() === "New terminal")),
+      reason: (() => {
+        const el = document.getElementById("terminal-refused");
+        return el && el.textContent ? whole(el) : false;
+      })(),
+      overflow: document.documentElement.scrollWidth - innerWidth,
+    };
+  });
+}
+
+function assertOneLine(strip, when) {
+  for (const t of strip.tabs) assert.ok(t.height < t.oneLine, `${when}: the tab ${JSON.stringify(t.text)} is one line (${t.height} px, a line is under ${t.oneLine})`);
+  assert.ok(strip.overflow <= 0, `${when}: the page does not scroll sideways (${strip.overflow} px)`);
+}
+
+test("at the limit the tabs stay one line; a refused New terminal is held back with the server's reason until a shell closes", async () => {
+  // Refusals on purpose: the server answers 409 to a shell over the limit.
+  for (const page of [ada, bob]) page.allowErrors(/409 \(Conflict\)/);
+  await waitFor("one tab each", async () => (await tabsOf(ada).count()) === 1 && (await tabsOf(bob).count()) === 1);
+  // Bob, a member, opens shells until the server refuses him one: members
+  // leave the channel's last shell to the Captain and admins.
+  let opened = 1;
+  for (;;) {
+    await newTerminal(bob).click();
+    const refused = bob.locator("#terminal-refused", { hasText: /close one first/ });
+    await waitFor("a new tab or the refusal", async () => (await tabsOf(bob).count()) > opened || (await refused.count()) === 1);
+    if ((await refused.count()) === 1) break;
+    opened += 1;
+    assert.ok(opened < 10, "the server refuses at some limit");
+  }
+  assert.match(await bob.locator("#terminal-refused").innerText(), /^Members already hold \d+ of this channel's \d+ terminals \(the last is kept for the Captain and admins\); close one first\.$/, "the server's reason, as a sentence");
+  assert.equal(await newTerminal(bob).getAttribute("aria-disabled"), "true", "held back after its refusal");
+  assert.equal(await focused(bob), "button New terminal", "the refused button keeps the focus");
+  assert.equal(await newTerminal(bob).getAttribute("aria-describedby"), "terminal-refused", "its reason describes it");
+  assert.ok(await newTerminal(bob).isDisabled(), "disabled to assistive technology and to a click");
+  // Held back: another click asks nothing of the server.
+  await newTerminal(bob).click({ force: true });
+  assert.equal((await call(stack, "GET", "/api/channels/ops/terminals", { cookie: await cookieOf(bob) })).json.filter((t) => t.running).length, opened);
+  await screenshot(bob, "terminal-member-refused");
+
+  // Ada, the Captain, may open the last one; the next is refused to her too.
+  await waitFor("Bob's shells in Ada's tabs", async () => (await tabsOf(ada).count()) === opened);
+  await newTerminal(ada).click();
+  await waitFor("Ada's new tab", async () => (await tabsOf(ada).count()) === opened + 1);
+  await newTerminal(ada).click();
+  await ada.locator("#terminal-refused", { hasText: /close one first/ }).waitFor();
+  assert.equal(await newTerminal(ada).getAttribute("aria-disabled"), "true");
+  const desktop = await measureStrip(ada);
+  await screenshot(ada, "terminal-at-limit-desktop");
+  assertOneLine(desktop, "desktop");
+  assert.ok(desktop.button && desktop.reason, "New terminal and its reason are on the screen");
+  assert.equal(desktop.tabs.length, opened + 1);
+  // A phone's width: the tabs scroll sideways, the button and its reason stay on the screen.
+  await ada.setViewportSize(PHONE);
+  // The sidebar slides away as a closed drawer.
+  await waitFor("the phone layout", async () => ada.evaluate(() => innerWidth === 390 && document.querySelector(".sidebar").getBoundingClientRect().right <= 0));
+  const phone = await measureStrip(ada);
+  await screenshot(ada, "terminal-at-limit-phone");
+  assertOneLine(phone, "phone");
+  assert.ok(phone.button && phone.reason, `New terminal and its reason are on a phone's screen: ${JSON.stringify(phone)}`);
+  assert.deepEqual(await axeViolations(ada), [], "axe-core on a Terminal at its limit");
+  await ada.setViewportSize(DESKTOP);
+
+  // Bob closes one of his shells: his button is offered again at once, and
+  // Ada's once her list shows the change.
+  const bobCurrent = (await bob.locator(".terminal-tab.current .terminal-switch").innerText()).match(/Shell \d+/)[0];
+  await bob.getByRole("button", { name: `Close ${bobCurrent.toLowerCase()}` }).click();
+  await bob.getByRole("dialog", { name: `Close ${bobCurrent}?` }).getByRole("button", { name: "Close the shell" }).click();
+  await waitFor("Bob's button offered again", async () => (await newTerminal(bob).getAttribute("aria-disabled")) === null);
+  assert.equal(await bob.locator("#terminal-refused").innerText(), "", "the reason goes with it");
+  await waitFor("Ada's button offered again", async () => (await newTerminal(ada).getAttribute("aria-disabled")) === null);
+  await newTerminal(ada).click();
+  await waitFor("Ada's shell in the freed place", async () => (await ada.getByRole("button", { name: /^Shell \d+/ }).count()) === opened + 2);
 });
 
 async function cookieOf(page) {

@@ -1,5 +1,5 @@
 // Everyday work in a channel, in a real browser: mentions offered as you
-// type, files uploaded (by button and by drop), edited, renamed and
+// type (not the person typing), files uploaded (by button and by drop), edited, renamed and
 // deleted, threads resolved and reopened, memory edited and forgotten, a
 // queued turn and Stop, a mention notifying the person named, several
 // terminals, a failed reply (said once, in words) retried, the reply box
@@ -21,6 +21,8 @@ before(async () => {
   const started = await quickStart(stack, browser);
   token = started.token;
   await call(stack, "POST", "/api/channels", { token, body: { name: "notes", purpose: "Notes, drafts and the odd question." } });
+  // Someone else to mention: the person typing is not offered.
+  await call(stack, "POST", "/api/users", { token, body: { name: "grace", password: PASSWORD } });
   page = await openPage(started.context, `${stack.url}/c/notes`);
   await page.getByRole("heading", { name: "notes", exact: true }).waitFor();
 });
@@ -41,7 +43,8 @@ test("typing @ offers the channel's agent, Skipper and people", async () => {
   const list = page.getByRole("listbox", { name: "People and agents to mention" });
   await list.getByRole("option", { name: /@notes-agent/ }).waitFor();
   await list.getByRole("option", { name: /@skipper/ }).waitFor();
-  await list.getByRole("option", { name: /@ada/ }).waitFor();
+  await list.getByRole("option", { name: /@grace/ }).waitFor();
+  assert.equal(await list.getByRole("option", { name: /@ada/ }).count(), 0, "Ada is not offered to mention herself");
   await composer.pressSequentially("sk");
   assert.equal(await list.getByRole("option").count(), 1, "the list narrows as you type");
   await composer.press("Enter");

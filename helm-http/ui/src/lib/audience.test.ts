@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { Channel, User } from "../api/types";
-import { mentionedNames, seesChannel, unseenMentions, unseenWords } from "./audience";
+import { mentionablePeople, mentionedNames, seesChannel, unseenMentions, unseenWords } from "./audience";
 
 const person = (id: number, name: string, role: "captain" | "admin" | "member", deactivated?: string) => ({ id, name, display_name: name, role, deactivated }) as unknown as User;
 const ada = person(1, "ada", "captain");
@@ -34,4 +34,12 @@ test("a typed @name of someone outside the private channel is said, once, by nam
   // A public channel reaches everyone; unread members flag nobody.
   assert.deepEqual(unseenMentions("@bob", everyone, launch, undefined), []);
   assert.deepEqual(unseenMentions("@bob", everyone, secret, undefined), []);
+});
+
+test("the @ list leaves out the person typing, and keeps everyone else the message reaches", () => {
+  const members = new Set([4]);
+  assert.deepEqual(mentionablePeople(everyone, launch, undefined, 2).map((u) => u.name), ["ada", "cleo", "dan"], "bob types in a public channel");
+  assert.deepEqual(mentionablePeople(everyone, secret, members, 1).map((u) => u.name), ["cleo", "dan"], "the Captain types in a private one");
+  // Not signed in yet (no id): nobody is left out for it.
+  assert.deepEqual(mentionablePeople(everyone, launch, undefined, undefined).map((u) => u.name), ["ada", "bob", "cleo", "dan"]);
 });

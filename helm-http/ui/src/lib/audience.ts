@@ -1,7 +1,7 @@
 // Who a message in a channel can reach: everyone in a public channel; in a
 // private one, its members, the Captain and admins (the server's rule for
-// who sees it). The composer offers only them to mention, and says when a
-// typed @name is someone the message will not reach.
+// who sees it). The composer offers only them to mention (less the person
+// typing), and says when a typed @name is someone the message will not reach.
 import type { Channel, User } from "../api/types";
 
 /** Whether `user` sees `channel`, given its members' ids (undefined until they are read). */
@@ -10,6 +10,15 @@ export function seesChannel(user: User, channel: Channel, members: ReadonlySet<n
   if (channel.visibility !== "private") return true;
   if (user.role === "captain" || user.role === "admin") return true;
   return members?.has(user.id) ?? false;
+}
+
+/**
+ * The people the composer offers after @ in `channel`: those the message
+ * reaches, less the person typing (`me`), whom a mention of themselves
+ * would tell nothing.
+ */
+export function mentionablePeople(users: readonly User[], channel: Channel, members: ReadonlySet<number> | undefined, me: number | undefined): User[] {
+  return users.filter((u) => u.id !== me && seesChannel(u, channel, members));
 }
 
 const MENTION = /(^|[\s(])@([a-z0-9._-]+)/gi;

@@ -49,6 +49,42 @@ function set(channel: number, value: Unread): void {
   unread.value = next;
 }
 
+/** What is unread across the channels, for a control that stands for them all (the phone's drawer button). */
+export interface UnreadSummary {
+  /** Mentions of the person, in all. */
+  mentions: number;
+  /** Channels with at least one mention of the person. */
+  mentionChannels: number;
+  /** Channels with anything unread (mentions or not). */
+  unreadChannels: number;
+}
+
+/**
+ * Sums the counts of the channels `listed` says the person has (a count
+ * left from a channel gone from their list tells them of nothing they can open).
+ */
+export function summarizeUnread(counts: ReadonlyMap<number, Unread>, listed: (channel: number) => boolean): UnreadSummary {
+  const summary = { mentions: 0, mentionChannels: 0, unreadChannels: 0 };
+  for (const [channel, c] of counts) {
+    if (!listed(channel)) continue;
+    if (c.mentions > 0) {
+      summary.mentions += c.mentions;
+      summary.mentionChannels += 1;
+    }
+    if (c.unread + c.mentions > 0) summary.unreadChannels += 1;
+  }
+  return summary;
+}
+
+/** The summary in words, for the drawer button's name: "1 mention", "3 mentions in 2 channels", "unread messages"; nothing when all is read. */
+export function unreadWords(s: UnreadSummary): string | undefined {
+  if (s.mentions > 0) {
+    const mentions = `${s.mentions} mention${s.mentions === 1 ? "" : "s"}`;
+    return s.mentionChannels > 1 ? `${mentions} in ${s.mentionChannels} channels` : mentions;
+  }
+  return s.unreadChannels > 0 ? "unread messages" : undefined;
+}
+
 /**
  * Loads every channel's counts. A count that moved while the list was read
  * may be in the answer or not (the counts carry no version), so the list

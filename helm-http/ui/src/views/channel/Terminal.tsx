@@ -7,15 +7,18 @@
 // after the page was hidden, or the events socket came back); a shell
 // closed under you stays on screen, ended, with who closed it, until you
 // close its tab; closing a running shell asks first. Escape then Tab leaves the
-// terminal for its tabs (xterm.js takes every other key).
+// terminal for its tabs (xterm.js takes every other key). The tabs stay
+// one line, scrolling sideways; a shell the server refuses (a limit) holds
+// New terminal back with the reason beside it until the shells change.
 import { FitAddon } from "@xterm/addon-fit";
 import { Terminal as XTerm } from "@xterm/xterm";
 import { useEffect, useRef, useState } from "preact/hooks";
-import { api, describeError } from "../../api/client";
+import { ApiError, api, describeError } from "../../api/client";
 import type { Terminal as TerminalInfo } from "../../api/types";
 import { Dialog } from "../../components/Dialog";
 import { ErrorNote } from "../../components/Field";
 import { Icon } from "../../components/Icon";
+import { sentenceStart } from "../../lib/format";
 import { backoff } from "../../socket/events";
 import type { ChannelEntry } from "../../state/channels";
 import { useRetryOnReconnect } from "../../lib/reconnect";
@@ -23,7 +26,7 @@ import { me } from "../../state/session";
 import { onTerminalEvent } from "../../state/terminals";
 import { toast } from "../../state/toasts";
 import { userById } from "../../state/users";
-import { type Ending, type ShellTab, endTab, endingFrom, endingLine, endingNote, leaveKeys, mergeTabs, pickCurrent, shellLabel } from "./terminalTabs";
+import { type Ending, type Refusal, type ShellTab, endTab, endingFrom, endingLine, endingNote, leaveKeys, mergeTabs, pickCurrent, refusalReason, refuse, shellLabel } from "./terminalTabs";
 
 export function Terminal({ entry }: { entry: ChannelEntry }) {
   const channel = entry.channel.name;
@@ -31,6 +34,10 @@ export function Terminal({ entry }: { entry: ChannelEntry }) {
   const [current, setCurrent] = useState<number>();
   const [error, setError] = useState<string>();
   const [confirming, setConfirming] = useState<ShellTab>();
+  // The server's last refusal of a new shell; it holds the button back only
+  // while the shells are those it was given over (see `refusalReason`).
+  const [refusal, setRefusal] = useState<Refusal>();
+  const refused = refusalReason(refusal, tabs);
   // Which shell the person asked to type into (a click on its tab, or New
   // terminal), counted so that asking again focuses it again.
   const [focusWanted, setFocusWanted] = useState<{ id: number; n: number }>({ id: -1, n: 0 });
@@ -73,6 +80,7 @@ export function Terminal({ entry }: { entry: ChannelEntry }) {
 
   const open = async (asked: boolean) => {
     setError(undefined);
+    setRefusal(undefined);
     try {
       const made = await api.post("/api/channels/{channel}/terminals", { path: { channel }, body: { rows: 24, cols: 100 } });
       const known = tabsRef.current ?? [];
@@ -80,7 +88,9 @@ export function Terminal({ entry }: { entry: ChannelEntry }) {
       setCurrent(made.id);
       if (asked) setFocusWanted((f) => ({ id: made.id, n: f.n + 1 }));
     } catch (e) {
-      setError(describeError(e));
+      // A limit (409): said beside the button, which waits for a change.
+      if (e instanceof ApiError && e.status === 409) setRefusal(refuse(asSentence(describeError(e)), tabsRef.current));
+      else setError(describeError(e));
     }
   };
 
@@ -135,6 +145,11 @@ export function Terminal({ entry }: { entry: ChannelEntry }) {
   // Events missed while the socket was down: read the list again.
   useRetryOnReconnect(true, () => void load(() => true, true));
 
+  // The shown tab is scrolled into the strip (a new one lands at its end).
+  useEffect(() => {
+    toolbar.current?.querySelector(".terminal-tab.current")?.scrollIntoView({ block: "nearest", inline: "nearest" });
+  }, [current]);
+
   /** Escape then Tab in a shell: the focus goes to its tab in the toolbar. */
   const leave = () => {
     const button = toolbar.current?.querySelector<HTMLButtonElement>(".terminal-tab.current .terminal-switch");
@@ -144,35 +159,51 @@ export function Terminal({ entry }: { entry: ChannelEntry }) {
   return (
     <div class="terminals">
       <div class="terminal-tabs" role="group" aria-label="Terminals" ref={toolbar}>
-        {(tabs ?? []).map((t) => {
-          const label = shellLabel(t.info.id);
-          return (
-            <div key={t.info.id} class={`terminal-tab${t.info.id === current ? " current" : ""}${t.ended ? " ended" : ""}`}>
-              <button
-                type="button"
-                class="terminal-switch"
-                aria-pressed={t.info.id === current}
-                aria-controls={`terminal-${t.info.id}`}
-                title={t.info.opened_by != null ? `Opened by ${personName(t.info.opened_by)}` : undefined}
-                onClick={() => select(t.info.id)}
-              >
-                <Icon name="terminal" size={14} /> {label}
-                <span class="muted small">{t.ended ? "ended" : t.info.isolation}</span>
-              </button>
-              <button
-                type="button"
-                class="icon-button small"
-                aria-label={t.ended ? `Remove the tab of ended ${label.toLowerCase()}` : `Close ${label.toLowerCase()}`}
-                onClick={() => (t.ended ? dismiss(t.info.id) : setConfirming(t))}
-              >
-                <Icon name="close" size={12} />
-              </button>
-            </div>
-          );
-        })}
-        <button type="button" class="btn btn-small btn-ghost" onClick={() => void open(true)} disabled={archived}>
+        <div class="terminal-tab-list">
+          {(tabs ?? []).map((t) => {
+            const label = shellLabel(t.info.id);
+            return (
+              <div key={t.info.id} class={`terminal-tab${t.info.id === current ? " current" : ""}${t.ended ? " ended" : ""}`}>
+                <button
+                  type="button"
+                  class="terminal-switch"
+                  aria-pressed={t.info.id === current}
+                  aria-controls={`terminal-${t.info.id}`}
+                  title={t.info.opened_by != null ? `Opened by ${personName(t.info.opened_by)}` : undefined}
+                  onClick={() => select(t.info.id)}
+                >
+                  <Icon name="terminal" size={14} /> {label}
+                  <span class="muted small">{t.ended ? "ended" : t.info.isolation}</span>
+                </button>
+                <button
+                  type="button"
+                  class="icon-button small"
+                  aria-label={t.ended ? `Remove the tab of ended ${label.toLowerCase()}` : `Close ${label.toLowerCase()}`}
+                  onClick={() => (t.ended ? dismiss(t.info.id) : setConfirming(t))}
+                >
+                  <Icon name="close" size={12} />
+                </button>
+              </div>
+            );
+          })}
+        </div>
+        {/* Held back by aria-disabled, not disabled: the button keeps the
+            focus after its refused click, and still tells its reason. */}
+        <button
+          type="button"
+          class={refused ? "btn btn-small btn-ghost terminal-new disabled" : "btn btn-small btn-ghost terminal-new"}
+          onClick={() => {
+            if (!refused) void open(true);
+          }}
+          disabled={archived}
+          aria-disabled={refused ? true : undefined}
+          aria-describedby={refused ? "terminal-refused" : undefined}
+        >
           <Icon name="plus" size={14} /> New terminal
         </button>
+        <span class="terminal-refused small" id="terminal-refused" role="status">
+          {refused}
+        </span>
         <span class="terminal-hint muted small" id="terminal-keys">
           <kbd>Esc</kbd> then <kbd>Tab</kbd> leaves the terminal
         </span>
@@ -391,4 +422,10 @@ function openedBy(info: TerminalInfo): string {
   const id = info.opened_by;
   if (id === null || id === undefined || id === me.value?.id) return "";
   return `Opened by ${personName(id)}. `;
+}
+
+/** The server's words as a sentence of the page: a capital first, a full stop last. */
+function asSentence(words: string): string {
+  const text = sentenceStart(words.trim());
+  return /[.!?]$/.test(text) ? text : `${text}.`;
 }

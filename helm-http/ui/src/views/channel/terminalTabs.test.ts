@@ -1,10 +1,11 @@
 // The Terminal view's tabs with several people at once: others' shells
 // appear, a shell closed under you stays with a note (and stays shown),
-// names do not shift, and Escape then Tab is the way out of the terminal.
+// names do not shift, and Escape then Tab is the way out of the terminal;
+// a refused New terminal stays refused until the shells change.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { Terminal as TerminalInfo } from "../../api/types";
-import { endTab, endingFrom, endingNote, leaveKeys, mergeTabs, pickCurrent, shellLabel, type ShellTab } from "./terminalTabs";
+import { endTab, endingFrom, endingNote, leaveKeys, mergeTabs, pickCurrent, refusalReason, refuse, shellLabel, type ShellTab } from "./terminalTabs";
 
 function shell(id: number): TerminalInfo {
   return { id, channel_id: 2, isolation: "process", size: { rows: 24, cols: 100 }, started: "2026-01-01T00:00:00Z", running: true, exit_code: null };
@@ -105,4 +106,23 @@ test("Escape then Tab leaves the terminal, and that Escape never reaches the she
   assert.equal(leaves(key("Escape")), "held");
   assert.equal(leaves(key("Tab", { ctrlKey: true })), "shell");
   assert.equal(sent, 3);
+});
+
+test("a refused new shell holds New terminal back until the running shells change", () => {
+  const none = new Set<number>();
+  const reason = "this channel already has 4 open terminals, the limit; close one first";
+  let tabs = mergeTabs(undefined, [shell(1), shell(2), shell(3), shell(4)], none);
+  const refusal = refuse(reason, tabs);
+  assert.equal(refusalReason(refusal, tabs), reason);
+  // A read that lists the same shells (in another order) changes nothing.
+  tabs = mergeTabs(tabs, [shell(4), shell(3), shell(2), shell(1)], none);
+  assert.equal(refusalReason(refusal, tabs), reason);
+  // Someone closes one: it stays as an ended tab, and a new shell may fit.
+  const closed = mergeTabs(tabs, [shell(1), shell(2), shell(4)], none);
+  assert.equal(refusalReason(refusal, closed), undefined);
+  // Or its socket says it ended before the next read.
+  assert.equal(refusalReason(refusal, endTab(tabs, 3, { kind: "exited", code: 0 })), undefined);
+  // Someone else opened one meanwhile: the list changed, so the button is offered again.
+  assert.equal(refusalReason(refusal, mergeTabs(tabs, [shell(1), shell(2), shell(3), shell(4), shell(5)], none)), undefined);
+  assert.equal(refusalReason(undefined, tabs), undefined, "nothing refused");
 });

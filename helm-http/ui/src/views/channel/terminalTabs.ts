@@ -125,6 +125,37 @@ export function pickCurrent(current: number | undefined, tabs: ShellTab[]): numb
   return (tabs.find((t) => !t.ended) ?? tabs[0])?.info.id;
 }
 
+/**
+ * The server's refusal of another shell (the channel, the workspace or the
+ * person is at a limit), with the running shells it was given over. The
+ * server does not say a limit ahead, so the refusal is all the page knows:
+ * it stands, New terminal held back with its reason, until those shells
+ * change (one closed, ended, or opened by someone else).
+ */
+export interface Refusal {
+  reason: string;
+  running: string;
+}
+
+/** The running shells of `tabs`, as a key to compare (the order of the tabs aside). */
+function runningKey(tabs: readonly ShellTab[] | undefined): string {
+  return (tabs ?? [])
+    .filter((t) => !t.ended)
+    .map((t) => t.info.id)
+    .sort((a, b) => a - b)
+    .join(",");
+}
+
+/** A refusal of another shell, given `reason`, over the shells of `tabs`. */
+export function refuse(reason: string, tabs: readonly ShellTab[] | undefined): Refusal {
+  return { reason, running: runningKey(tabs) };
+}
+
+/** The reason New terminal is held back now: the refusal's, while the running shells are still those it was given over. */
+export function refusalReason(refusal: Refusal | undefined, tabs: readonly ShellTab[] | undefined): string | undefined {
+  return refusal && refusal.running === runningKey(tabs) ? refusal.reason : undefined;
+}
+
 /** What the terminal does with a key: give it to the shell, hold it back, or leave. */
 export type KeyVerdict = "shell" | "held" | "leave";
 

@@ -19,7 +19,7 @@ import { channelPath, navigate } from "../../state/router";
 import { putThread, putTurn } from "../../state/threads";
 import { userList } from "../../state/users";
 import { members, loadMembers } from "../../state/members";
-import { seesChannel, unseenMentions, unseenWords } from "../../lib/audience";
+import { mentionablePeople, unseenMentions, unseenWords } from "../../lib/audience";
 import { composerInsert } from "../../state/composer";
 import { replyWakes, type Wake } from "../../lib/wake";
 import { MANAGERS, useManages } from "../channel/manages";
@@ -105,11 +105,12 @@ export function Composer({
     list.push({ handle: agent.handle, detail: isHome ? "Skipper, the operator" : `${agent.display_name}, this channel's agent` });
     const sk = skipper.value;
     if (!isHome && sk) list.push({ handle: sk.handle, detail: "Skipper, the workspace operator" });
-    // Only people the message can reach: a deactivated person reads nothing
-    // any more, and a private channel is seen by its members, the Captain and admins.
-    for (const u of userList.value) if (seesChannel(u, entry.channel, memberIds)) list.push({ handle: u.name, detail: u.display_name });
+    // Only people the message can reach (a deactivated person reads nothing
+    // any more, and a private channel is seen by its members, the Captain
+    // and admins), and not the person typing.
+    for (const u of mentionablePeople(userList.value, entry.channel, memberIds, me.value?.id)) list.push({ handle: u.name, detail: u.display_name });
     return list;
-  }, [agent.handle, isHome, userList.value, skipper.value, entry.channel, memberIds]);
+  }, [agent.handle, isHome, userList.value, skipper.value, entry.channel, memberIds, me.value?.id]);
   // Someone named who will not be told (not in this private channel): said before sending.
   const unseen = unseenWords(unseenMentions(text, userList.value, entry.channel, memberIds), entry.channel.name);
   const unseenId = `unseen-${thread ?? (prepare ? "panel" : "new")}`;

@@ -1,11 +1,13 @@
 // The signed-in workspace: the channel sidebar beside the current view,
 // plus what floats over everything (the offline banner, notices, the
 // command palette, the shortcut sheet, the create-channel dialog, Quick Note).
-import { signal } from "@preact/signals";
+import { computed, signal } from "@preact/signals";
 import { useEffect } from "preact/hooks";
 import { Icon } from "../../components/Icon";
+import { channels } from "../../state/channels";
 import { channelPath, navigate, route } from "../../state/router";
 import { me } from "../../state/session";
+import { summarizeUnread, unread, unreadWords } from "../../state/unread";
 import { AccountView } from "../account/Account";
 import { AdminView } from "../admin/AdminView";
 import { ChannelView } from "../channel/ChannelView";
@@ -128,11 +130,29 @@ function closeDrawer() {
   drawerOpen.value = false;
 }
 
-/** The button that opens the sidebar drawer on narrow screens. */
+/** What is unread in the channels of the sidebar, which on a phone is a closed drawer. */
+const drawerUnread = computed(() => summarizeUnread(unread.value, (id) => channels.value.has(id)));
+
+/**
+ * The button that opens the sidebar drawer on narrow screens. The drawer is
+ * closed there, so the button carries what its channel list would show: how
+ * many channels mention the person, or a dot for anything else unread
+ * (a mention's notice fades; this stays until it is read).
+ */
 export function DrawerButton() {
+  const summary = drawerUnread.value;
+  const words = unreadWords(summary);
+  const label = words ? `Open the channel list, ${words}` : "Open the channel list";
   return (
-    <button type="button" class="icon-button drawer-button" aria-label="Open the channel list" aria-expanded={drawerOpen.value} onClick={() => (drawerOpen.value = true)}>
+    <button type="button" class="icon-button drawer-button" aria-label={label} title={label} aria-expanded={drawerOpen.value} onClick={() => (drawerOpen.value = true)}>
       <Icon name="menu" />
+      {summary.mentionChannels > 0 ? (
+        <span class="badge badge-mention drawer-badge" aria-hidden="true">
+          {summary.mentionChannels > 99 ? "99+" : summary.mentionChannels}
+        </span>
+      ) : summary.unreadChannels > 0 ? (
+        <span class="drawer-dot" aria-hidden="true" />
+      ) : null}
     </button>
   );
 }
