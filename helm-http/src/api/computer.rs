@@ -203,6 +203,10 @@ pub struct Terminal {
     pub exit_code: Option<i32>,
     /// The id of the person who opened it, when a person did.
     pub opened_by: Option<i64>,
+    /// Its number among its channel's terminals since the server started
+    /// (1, 2, …, never reused while it runs): what people call it, "Shell
+    /// 2". Ids are unique across restarts but large.
+    pub number: Option<u32>,
 }
 
 impl From<x::TerminalInfo> for Terminal {
@@ -219,6 +223,7 @@ impl From<x::TerminalInfo> for Terminal {
             running: t.running,
             exit_code: t.exit_code,
             opened_by: t.opened_by.map(|u| u.0),
+            number: t.number,
         }
     }
 }

@@ -277,6 +277,17 @@ pub struct ChannelListQuery {
     pub all: bool,
 }
 
+/// `?channel=`: the channel a terminal's viewer expects it in.
+#[derive(Debug, Clone, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct TerminalSocketQuery {
+    /// The channel's id the viewer expects the terminal in: a terminal of
+    /// another channel is `404` (a page left open across a restart asks
+    /// for an id, and is never attached to another channel's shell).
+    #[serde(default)]
+    pub channel: Option<i64>,
+}
+
 /// `?confirm=`: the channel's name again.
 #[derive(Debug, Clone, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]

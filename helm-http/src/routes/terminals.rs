@@ -41,10 +41,10 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
 use super::{ReadErrors, WriteErrors, channel_ref, created};
-use crate::api::{OpenTerminalRequest, Terminal};
+use crate::api::{OpenTerminalRequest, Terminal, TerminalSocketQuery};
 use crate::caller::Caller;
 use crate::error::{ApiError, ApiResult};
-use crate::extract::{Body, PathParams};
+use crate::extract::{Body, PathParams, QueryParams};
 use crate::forward;
 use crate::state::AppState;
 
@@ -134,23 +134,33 @@ async fn close_terminal(
 /// Watches and types into a terminal (WebSocket; see the module docs and
 /// docs/http.md). A plain GET answers 400.
 #[utoipa::path(get, path = "/api/terminals/{id}/ws", tag = "terminals",
-    params(("id" = u64, Path, description = "The terminal's id")),
+    params(("id" = u64, Path, description = "The terminal's id"), TerminalSocketQuery),
     responses((status = 101, description = "Switching to the terminal's WebSocket"), ReadErrors))]
 async fn terminal_socket(
     State(state): State<AppState>,
     caller: Caller,
     headers: HeaderMap,
     PathParams(id): PathParams<u64>,
+    QueryParams(query): QueryParams<TerminalSocketQuery>,
     upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> ApiResult<Response> {
     let elsewhere = state.helm.terminal_elsewhere(id).await?;
     if let Some(node) = forward::target(&headers, elsewhere)? {
-        let path = format!("/api/terminals/{id}/ws");
+        let path = match query.channel {
+            Some(channel) => format!("/api/terminals/{id}/ws?channel={channel}"),
+            None => format!("/api/terminals/{id}/ws"),
+        };
         let upgrade = upgrade.ok();
         return forward::socket(&state, &node, &caller, &path, upgrade, MAX_INPUT_FRAME).await;
     }
     // Who may see the terminal first, so that an unknown one is 404 either way.
     let session = state.helm.terminal(&caller.user, id).await?;
+    if query
+        .channel
+        .is_some_and(|c| session.channel().map(|s| s.0) != Some(c))
+    {
+        return Err(helm_core::Error::not_found("terminal", id).into());
+    }
     let upgrade = upgrade.map_err(|e| {
         ApiError::new(
             StatusCode::BAD_REQUEST,

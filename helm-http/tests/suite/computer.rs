@@ -264,6 +264,8 @@ async fn a_terminal_over_its_websocket_is_confined_shared_and_leaves_nothing_beh
     assert_eq!(opened["size"]["cols"], 100);
     let captain = served.api.state.helm.captain().await?.id.0;
     assert_eq!(opened["opened_by"], captain, "{opened}");
+    // People call it by its number in the channel, from 1.
+    assert_eq!(opened["number"], 1, "{opened}");
     let listed: Value = http
         .get(served.url("/api/channels/alpha/terminals"))
         .bearer_auth(&token)
@@ -416,6 +418,38 @@ async fn terminals_opening_and_ending_are_told_to_the_channel() -> anyhow::Resul
 
     // Closed by a person: the event names them.
     let closed_here = open().await?;
+    // A viewer that expects the terminal in another channel (a page left
+    // open across a restart, asking for an id) is not attached to it.
+    let alpha = served
+        .api
+        .state
+        .helm
+        .channel(&"alpha".parse()?)
+        .await?
+        .channel
+        .id
+        .0;
+    let socket_url = |channel: i64| {
+        served.url(&format!(
+            "/api/terminals/{closed_here}/ws?channel={channel}"
+        ))
+    };
+    let elsewhere = http
+        .get(socket_url(alpha + 1000))
+        .bearer_auth(&token)
+        .send()
+        .await?;
+    assert_eq!(elsewhere.status(), StatusCode::NOT_FOUND);
+    let here = http
+        .get(socket_url(alpha))
+        .bearer_auth(&token)
+        .send()
+        .await?;
+    assert_eq!(
+        here.status(),
+        StatusCode::BAD_REQUEST,
+        "found, but not a WebSocket"
+    );
     let opened = terminal_event(&served.api, &token, "terminal.opened", closed_here).await?;
     assert_eq!(opened["user_id"], captain.id.0, "{opened}");
     assert_eq!(opened["by"], captain.display_name, "{opened}");

@@ -43,12 +43,27 @@ pub fn terminal_node(id: u64) -> u32 {
     u32::try_from(id >> NODE_SHIFT).unwrap_or(u32::MAX)
 }
 
+/// Where this run's ids start within a node's 32 bits: the start time in
+/// seconds (20 bits, wrapping every 12 days), times 4096. A page left open
+/// across a restart asks for the id its terminal had; were ids counted from
+/// 1 again, that id would be a new shell of another channel. A run would
+/// reach the ids of one started a second later only after 4,096 terminals.
+fn first_id_of_run() -> u64 {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    ((secs & 0xF_FFFF) << 12) + 1
+}
+
 /// The open terminals of a workspace.
 pub struct TerminalManager {
     limits: TerminalLimits,
     sessions: Mutex<BTreeMap<u64, Arc<TerminalSession>>>,
     /// Who opened each terminal, for the per-person limits.
     openers: Mutex<BTreeMap<u64, Opener>>,
+    /// The last number given in each channel (see [`TerminalInfo::number`]).
+    numbers: Mutex<BTreeMap<Option<ChannelId>, u32>>,
     next_id: AtomicU64,
 }
 
@@ -84,7 +99,8 @@ impl TerminalManager {
             limits,
             sessions: Mutex::new(BTreeMap::new()),
             openers: Mutex::new(BTreeMap::new()),
-            next_id: AtomicU64::new((u64::from(node) << NODE_SHIFT) + 1),
+            numbers: Mutex::new(BTreeMap::new()),
+            next_id: AtomicU64::new((u64::from(node) << NODE_SHIFT) + first_id_of_run()),
         }
     }
 
@@ -123,10 +139,7 @@ impl TerminalManager {
             self.limits.scrollback_bytes,
             executor.ledger(),
         )?;
-        if let Some(opener) = opener {
-            session.opened_by(opener.user);
-        }
-        sessions.insert(id, session.clone());
+        self.enlist(&mut sessions, session.clone(), opener);
         Ok(session)
     }
 
@@ -153,11 +166,26 @@ impl TerminalManager {
             session.kill_now();
             return Err(e);
         }
+        self.enlist(&mut sessions, session.clone(), opener);
+        Ok(session)
+    }
+
+    /// Keeps an admitted terminal: who opened it, its number in its channel.
+    fn enlist(
+        &self,
+        sessions: &mut BTreeMap<u64, Arc<TerminalSession>>,
+        session: Arc<TerminalSession>,
+        opener: Option<Opener>,
+    ) {
         if let Some(opener) = opener {
             session.opened_by(opener.user);
         }
-        sessions.insert(id, session.clone());
-        Ok(session)
+        if let Ok(mut numbers) = self.numbers.lock() {
+            let last = numbers.entry(session.channel()).or_insert(0);
+            *last += 1;
+            session.numbered(*last);
+        }
+        sessions.insert(session.id(), session);
     }
 
     /// What an open checks before it makes anything: the size, and the

@@ -64,6 +64,11 @@ pub struct TerminalInfo {
     /// The person who opened it, when a person did.
     #[serde(default)]
     pub opened_by: Option<UserId>,
+    /// Its number among its channel's terminals since the server started
+    /// (1, 2, …; never reused while the server runs): what people call it,
+    /// "Shell 2". Ids are for machines, and unique across restarts.
+    #[serde(default)]
+    pub number: Option<u32>,
 }
 
 /// What a viewer receives.
@@ -169,6 +174,8 @@ pub struct TerminalSession {
     state: watch::Receiver<State>,
     /// The person who opened it, when a person did.
     opened_by: OnceLock<UserId>,
+    /// Its number in its channel (see [`TerminalInfo::number`]).
+    number: OnceLock<u32>,
     /// The person who closed it, when a person did: a viewer whose shell
     /// ends under them is told who ended it.
     closed_by: OnceLock<UserId>,
@@ -263,6 +270,7 @@ impl TerminalSession {
             events,
             state: state_rx,
             opened_by: OnceLock::new(),
+            number: OnceLock::new(),
             closed_by: OnceLock::new(),
         }))
     }
@@ -300,6 +308,7 @@ impl TerminalSession {
             events: events.clone(),
             state: state_rx,
             opened_by: OnceLock::new(),
+            number: OnceLock::new(),
             closed_by: OnceLock::new(),
         });
         let feed = Feed {
@@ -343,12 +352,18 @@ impl TerminalSession {
             running: state.running,
             exit_code: state.exit_code,
             opened_by: self.opened_by.get().copied(),
+            number: self.number.get().copied(),
         }
     }
 
     /// Records who opened it (once; later calls change nothing).
     pub(crate) fn opened_by(&self, user: UserId) {
         let _ = self.opened_by.set(user);
+    }
+
+    /// Records its number in its channel (once).
+    pub(crate) fn numbered(&self, number: u32) {
+        let _ = self.number.set(number);
     }
 
     /// Records who is closing it, before it is closed (the first one

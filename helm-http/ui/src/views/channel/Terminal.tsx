@@ -161,7 +161,7 @@ export function Terminal({ entry }: { entry: ChannelEntry }) {
       <div class="terminal-tabs" role="group" aria-label="Terminals" ref={toolbar}>
         <div class="terminal-tab-list">
           {(tabs ?? []).map((t) => {
-            const label = shellLabel(t.info.id);
+            const label = shellLabel(t.info);
             return (
               <div key={t.info.id} class={`terminal-tab${t.info.id === current ? " current" : ""}${t.ended ? " ended" : ""}`}>
                 <button
@@ -214,7 +214,8 @@ export function Terminal({ entry }: { entry: ChannelEntry }) {
         <TerminalPane
           key={t.info.id}
           id={t.info.id}
-          label={shellLabel(t.info.id)}
+          channelId={entry.channel.id}
+          label={shellLabel(t.info)}
           visible={t.info.id === current}
           ending={t.ended}
           focus={focusWanted.id === t.info.id ? focusWanted.n : 0}
@@ -225,7 +226,7 @@ export function Terminal({ entry }: { entry: ChannelEntry }) {
       ))}
       {tabs?.length === 0 && !archived && <p class="muted pad">No terminal is open.</p>}
       {confirming && (
-        <Dialog title={`Close ${shellLabel(confirming.info.id)}?`} onClose={() => setConfirming(undefined)}>
+        <Dialog title={`Close ${shellLabel(confirming.info)}?`} onClose={() => setConfirming(undefined)}>
           <p>
             {openedBy(confirming.info)}Its shell and everything running in it stop, for everyone in #{channel} who has it open: someone else may be typing in it.
           </p>
@@ -253,8 +254,11 @@ function TerminalPane({
   describe,
   onEnded,
   onLeave,
+  channelId,
 }: {
   id: number;
+  /** The channel the shell belongs to: the server attaches this pane to nothing else. */
+  channelId: number;
   label: string;
   visible: boolean;
   ending: Ending | undefined;
@@ -267,7 +271,7 @@ function TerminalPane({
 }) {
   const host = useRef<HTMLDivElement>(null);
   const [state, setState] = useState<"connecting" | "live" | "reconnecting" | "ended">("connecting");
-  const handle = useRef<{ fit: () => void; focus: () => void } | undefined>(undefined);
+  const handle = useRef<{ fit: () => void; focus: () => void; stop: () => void } | undefined>(undefined);
   // The socket's handlers outlive a render: they call the latest props.
   const props = useRef({ describe, onEnded, onLeave });
   props.current = { describe, onEnded, onLeave };
@@ -317,7 +321,8 @@ function TerminalPane({
     };
     const connect = () => {
       const scheme = location.protocol === "https:" ? "wss:" : "ws:";
-      const ws = new WebSocket(`${scheme}//${location.host}/api/terminals/${id}/ws`);
+      // The channel too: after a restart this id may be another channel's shell.
+      const ws = new WebSocket(`${scheme}//${location.host}/api/terminals/${id}/ws?channel=${channelId}`);
       ws.binaryType = "arraybuffer";
       socket = ws;
       let first = true;
@@ -377,7 +382,19 @@ function TerminalPane({
       }
     });
     observer.observe(el);
-    handle.current = { fit: () => fit.fit(), focus: () => term.focus() };
+    handle.current = {
+      fit: () => fit.fit(),
+      focus: () => term.focus(),
+      // Ended as the list or an event says: no more reconnecting, no typing.
+      stop: () => {
+        ended = true;
+        if (retry) clearTimeout(retry);
+        socket?.close();
+        term.options.disableStdin = true;
+        term.options.cursorBlink = false;
+        setState("ended");
+      },
+    };
     connect();
     return () => {
       ended = true;
@@ -389,6 +406,10 @@ function TerminalPane({
       term.dispose();
     };
   }, [id]);
+
+  useEffect(() => {
+    if (ending) handle.current?.stop();
+  }, [ending]);
 
   // The focus moves in only when the person asked for this shell (not when
   // the view opens: the keyboard would land in the shell unasked).

@@ -62,9 +62,10 @@ test("the socket's word replaces a guess: an exit code means the shell exited", 
 });
 
 test("names follow the shell, not its place in the list; the first running tab is shown when none was", () => {
-  assert.equal(shellLabel(3), "Shell 3");
+  assert.equal(shellLabel({ id: 3 }), "Shell 3");
+  assert.equal(shellLabel({ id: 1_234_567_890_123, number: 2 }), "Shell 2", "the channel's number, not the id");
   // Node 1's terminal 5 is "Shell 5" too.
-  assert.equal(shellLabel(2 ** 32 + 5), "Shell 5");
+  assert.equal(shellLabel({ id: 2 ** 32 + 5 }), "Shell 5");
   const tabs = mergeTabs(mergeTabs(undefined, [shell(4), shell(7)], new Set()), [shell(7)], new Set());
   assert.equal(pickCurrent(undefined, tabs), 7);
   assert.equal(pickCurrent(9, tabs), 7, "a tab closed here falls back to a running one");

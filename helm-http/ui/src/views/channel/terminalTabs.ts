@@ -27,11 +27,12 @@ const NODE_SPAN = 2 ** 32;
 
 /**
  * A shell's name, the same for everyone and for its whole life: its number
- * among the workspace's terminals (the id without its node part), not its
- * place in the list, which changes as others open and close shells.
+ * among its channel's terminals, as the server gives it (from a server
+ * without numbers, the id without its node part), not its place in the
+ * list, which changes as others open and close shells.
  */
-export function shellLabel(id: number): string {
-  return `Shell ${id % NODE_SPAN}`;
+export function shellLabel(info: { id: number; number?: number | null }): string {
+  return `Shell ${info.number ?? info.id % NODE_SPAN}`;
 }
 
 /**
