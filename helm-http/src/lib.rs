@@ -87,6 +87,10 @@ pub fn router(state: AppState) -> Router {
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
         .layer(middleware::from_fn_with_state(
             state.clone(),
+            declared_size_guard,
+        ))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
             metrics::track,
         ))
         .layer(middleware::from_fn_with_state(state.clone(), host_guard))
@@ -119,6 +123,10 @@ pub fn computer_router(state: AppState, channel: &str) -> Router {
         .route("/healthz", get(healthz))
         .fallback_service(served)
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            declared_size_guard,
+        ))
         .with_state(state)
 }
 
@@ -142,6 +150,32 @@ async fn host_guard(
         next.run(request).await
     } else {
         ApiError::bad_host(&host, &state.trusted_origins).into_response()
+    }
+}
+
+/// Refuses at once a request whose declared `Content-Length` is over the
+/// body limit: the limit itself applies as the body is read, so without
+/// this a request declaring far more than it sends would hold its
+/// connection until the body timeout, to be told it was malformed.
+async fn declared_size_guard(
+    State(state): State<AppState>,
+    request: axum::http::Request<axum::body::Body>,
+    next: middleware::Next,
+) -> axum::response::Response {
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    let limit = u64::try_from(state.config.max_body_bytes).unwrap_or(u64::MAX);
+    match declared {
+        Some(size) if size > limit => ApiError::new(
+            axum::http::StatusCode::PAYLOAD_TOO_LARGE,
+            "payload_too_large",
+            format!("the request body is larger than this server accepts ({limit} bytes)"),
+        )
+        .into_response(),
+        _ => next.run(request).await,
     }
 }
 

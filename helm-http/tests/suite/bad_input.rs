@@ -467,3 +467,27 @@ async fn file_routes_refuse_bad_input_with_clear_client_errors() -> anyhow::Resu
     assert!(!api.t.data_dir().join("channels/escape.txt").exists());
     Ok(())
 }
+
+/// A request declaring a body far over the limit is refused at once, on a
+/// real connection, before any of the body is read (it never comes here).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_declared_body_over_the_limit_is_refused_before_it_is_sent() -> anyhow::Result<()> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let served = super::kit::Served::start(Api::new().await?).await?;
+    let token = served.api.setup().await?;
+    let mut stream = tokio::net::TcpStream::connect(served.addr).await?;
+    let head = format!(
+        "POST /api/channels/main/messages HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {token}\r\n\
+         Content-Type: application/json\r\nContent-Length: 99999999999\r\n\r\n{{}}",
+        served.addr
+    );
+    stream.write_all(head.as_bytes()).await?;
+    let mut answer = vec![0u8; 4096];
+    // A guard against hangs (the body timeout is longer), not a measure.
+    let read = tokio::time::timeout(std::time::Duration::from_secs(20), stream.read(&mut answer))
+        .await??;
+    let answer = String::from_utf8_lossy(&answer[..read]).to_string();
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert!(answer.contains("payload_too_large"), "{answer}");
+    served.stop().await
+}
