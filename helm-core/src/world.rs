@@ -256,7 +256,9 @@ impl ChannelWorld {
         self.root.join("workspace")
     }
 
-    /// Uploads and imported assets.
+    /// Reserved, and empty: uploads go to the workspace's `uploads/`,
+    /// where the agent sees them. Made with the world so that older and
+    /// newer worlds have one shape.
     pub fn files(&self) -> PathBuf {
         self.root.join("files")
     }
@@ -266,7 +268,7 @@ impl ChannelWorld {
         self.root.join("state")
     }
 
-    /// Exports of the channel's memory.
+    /// Reserved, and empty: the channel's memory lives in the store.
     pub fn memory(&self) -> PathBuf {
         self.root.join("memory")
     }
