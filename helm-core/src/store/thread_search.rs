@@ -77,17 +77,25 @@ pub async fn search_threads(
         return Ok(Vec::new());
     }
     let mut found: HashMap<ThreadId, Ranked> = HashMap::new();
-    let titled = store
-        .thread_page(
-            channel,
-            ThreadPage {
-                before: None,
-                archived,
-                titled: terms.clone(),
-                limit: DEPTH,
-            },
-        )
-        .await?;
+    // Each word's newest titles apart: asked for all the words at once, a
+    // common one ("session" in fifty "Weekly sync session N") would fill
+    // the page and leave out the older thread whose title has every word.
+    let mut titled: Vec<Thread> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for term in &terms {
+        let page = store
+            .thread_page(
+                channel,
+                ThreadPage {
+                    before: None,
+                    archived,
+                    titled: vec![term.clone()],
+                    limit: DEPTH,
+                },
+            )
+            .await?;
+        titled.extend(page.into_iter().filter(|t| seen.insert(t.id)));
+    }
     for thread in titled {
         let title_words = count_words(&thread.title, &terms);
         let (matched_in, snippet) = if title_words > 0 {

@@ -71,6 +71,7 @@ macro_rules! store_conformance {
             thread_pages_neither_repeat_nor_skip,
             threads_are_read_by_id_in_the_order_asked,
             threads_are_found_by_title_and_message_text,
+            a_title_with_every_word_outranks_many_newer_with_one,
         );
     };
     (@cases $factory:path; $($case:ident),+ $(,)?) => {

@@ -199,3 +199,35 @@ pub async fn threads_are_found_by_title_and_message_text(s: &Subject) -> anyhow:
     );
     Ok(())
 }
+
+/// A title with every word of the search is found, and first, however many
+/// newer titles share one common word of it.
+pub async fn a_title_with_every_word_outranks_many_newer_with_one(
+    s: &Subject,
+) -> anyhow::Result<()> {
+    let f = Fixture::new(s.store.as_ref()).await?;
+    let research = f.channel("research").await?;
+    let budget = f
+        .post(&research, None, "Quarterly budget session", false)
+        .await?
+        .thread
+        .id;
+    for i in 0..110 {
+        f.post(&research, None, &format!("Weekly sync session {i}"), false)
+            .await?;
+    }
+    let hits = search_threads(
+        f.store,
+        research.channel.id,
+        "quarterly budget session",
+        None,
+        10,
+    )
+    .await?;
+    ensure!(
+        hits.first().map(|h| h.thread.id) == Some(budget),
+        "the thread titled with every word first: {:?}",
+        hits.iter().map(|h| &h.thread.title).collect::<Vec<_>>()
+    );
+    Ok(())
+}
