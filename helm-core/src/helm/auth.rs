@@ -59,6 +59,42 @@ fn display_name(given: Option<&str>, name: &str) -> Result<String> {
     Ok(display.to_string())
 }
 
+impl Helm {
+    /// Refuses a display name that would pass for someone else: Skipper,
+    /// Helm, a resident agent, the Captain, or another person (by their
+    /// login or display name), whatever the case and with or without `@`.
+    /// A name shown in the feed is how people tell who spoke.
+    async fn check_display_name_is_free(&self, name: &str, display: &str) -> Result<()> {
+        let wanted = display.trim().trim_start_matches('@').to_lowercase();
+        let taken_by = |who: &str| {
+            Err(Error::invalid(
+                "display name",
+                format!("{display:?} would pass for {who}; choose a name of your own"),
+            ))
+        };
+        match wanted.as_str() {
+            "skipper" => return taken_by("Skipper"),
+            "helm" => return taken_by("Helm"),
+            "captain" | "the captain" => return taken_by("the Captain"),
+            w if w.ends_with("-agent") => {
+                return taken_by("a resident agent");
+            }
+            _ => {}
+        }
+        for user in self.inner.store.list_users().await? {
+            if user.name == name {
+                continue;
+            }
+            if user.name.to_lowercase() == wanted
+                || user.display_name.trim().to_lowercase() == wanted
+            {
+                return taken_by(&format!("{} ({})", user.display_name, user.name));
+            }
+        }
+        Ok(())
+    }
+}
+
 async fn hash_blocking(password: String) -> Result<String> {
     tokio::task::spawn_blocking(move || password::hash(&password))
         .await
@@ -407,6 +443,8 @@ impl Helm {
             ));
         }
         let (name, display_name, password_hash) = request.prepare().await?;
+        self.check_display_name_is_free(&name, &display_name)
+            .await?;
         let user = self
             .inner
             .store

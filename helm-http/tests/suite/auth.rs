@@ -449,3 +449,68 @@ async fn a_token_lasts_one_to_3650_days_and_other_lifetimes_are_refused() -> any
     );
     Ok(())
 }
+
+#[tokio::test]
+async fn nobody_joins_under_a_name_that_passes_for_someone_else() -> anyhow::Result<()> {
+    let api = Api::new().await?;
+    let ada = api.setup().await?;
+    let captain = api.get("/api/auth/me", Auth::Bearer(&ada)).await?;
+    let captain_display = captain.body["user"]["display_name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    for (name, display) in [
+        ("bob", "Skipper".to_string()),
+        ("bob", "@skipper".to_string()),
+        ("bob", "launch-agent".to_string()),
+        ("bob", "The Captain".to_string()),
+        ("bob", captain_display.to_uppercase()),
+        ("bob", "ADA".to_string()),
+    ] {
+        let invite = api
+            .post(
+                "/api/invites",
+                Auth::Bearer(&ada),
+                json!({"role": "member"}),
+            )
+            .await?;
+        let accepted = api
+            .post(
+                "/api/invites/accept",
+                Auth::None,
+                json!({"code": invite.body["code"], "name": name, "display_name": display,
+                    "password": PASSWORD}),
+            )
+            .await?;
+        assert_eq!(
+            accepted.status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{display}: {accepted:?}"
+        );
+        assert!(
+            accepted.body["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("would pass for"),
+            "{accepted:?}"
+        );
+    }
+    // A name of one's own is fine.
+    let invite = api
+        .post(
+            "/api/invites",
+            Auth::Bearer(&ada),
+            json!({"role": "member"}),
+        )
+        .await?;
+    let accepted = api
+        .post(
+            "/api/invites/accept",
+            Auth::None,
+            json!({"code": invite.body["code"], "name": "bob", "display_name": "Bob Builder",
+                "password": PASSWORD}),
+        )
+        .await?;
+    assert_eq!(accepted.status, StatusCode::CREATED, "{accepted:?}");
+    Ok(())
+}
