@@ -71,6 +71,14 @@ impl Helm {
     ) -> Result<ProviderConfig> {
         may_manage_providers(actor)?;
         config.validate()?;
+        if crate::provider::has_userinfo(&config.base_url) {
+            return Err(Error::invalid(
+                "base URL",
+                "it holds a user name and password, which everyone in the workspace would \
+                 see with the provider: give the credential as the provider's API key or an \
+                 extra header instead",
+            ));
+        }
         if make_default && config.default_model.is_none() {
             return Err(Error::invalid(
                 "default model",

@@ -142,11 +142,77 @@ pub(crate) fn extra_headers<'a>(
 
 /// Joins a base URL and a path, tolerating a trailing slash on the base.
 pub(crate) fn join_url(base: &str, path: &str) -> String {
-    format!(
+    // A query (`?api-version=…`) stays at the end, after the joined path.
+    let (base, query) = match base.trim().split_once('?') {
+        Some((base, query)) => (base, Some(query)),
+        None => (base.trim(), None),
+    };
+    let joined = format!(
         "{}/{}",
-        base.trim().trim_end_matches('/'),
+        base.trim_end_matches('/'),
         path.trim_start_matches('/')
-    )
+    );
+    match query {
+        Some(query) => format!("{joined}?{query}"),
+        None => joined,
+    }
+}
+
+/// Whether `url` carries a `user:password@` part.
+pub(crate) fn has_userinfo(url: &str) -> bool {
+    url.split_once("://").is_some_and(|(_, after)| {
+        let authority = after.split(['/', '?', '#']).next().unwrap_or_default();
+        authority.contains('@')
+    })
+}
+
+/// Words in a query parameter's name that say its value is a credential.
+const SECRET_PARAMS: [&str; 7] = [
+    "key",
+    "token",
+    "secret",
+    "sig",
+    "pass",
+    "auth",
+    "credential",
+];
+
+/// A provider URL as people may see it (listings, error messages): without
+/// a `user:password@` part, and with the values of query parameters named
+/// like credentials (`api-key`, `token`, `sig`, …) replaced by `<redacted>`.
+pub fn shown_url(url: &str) -> String {
+    let (rest, query) = match url.split_once('?') {
+        Some((rest, query)) => (rest, Some(query)),
+        None => (url, None),
+    };
+    let rest = match rest.split_once("://") {
+        Some((scheme, after)) => {
+            let authority_end = after.find('/').unwrap_or(after.len());
+            let (authority, path) = after.split_at(authority_end);
+            let host = authority
+                .rsplit_once('@')
+                .map_or(authority, |(_, host)| host);
+            format!("{scheme}://{host}{path}")
+        }
+        None => rest.to_string(),
+    };
+    let Some(query) = query else {
+        return rest;
+    };
+    let shown: Vec<String> = query
+        .split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((name, _))
+                if SECRET_PARAMS
+                    .iter()
+                    .any(|w| name.to_ascii_lowercase().contains(w)) =>
+            {
+                format!("{name}=<redacted>")
+            }
+            _ => pair.to_string(),
+        })
+        .collect();
+    format!("{rest}?{}", shown.join("&"))
 }
 
 /// Sends requests to one provider.
@@ -224,7 +290,10 @@ impl HttpTransport {
             serde_json::from_slice(&body).map_err(|e| {
                 WireError::new(
                     ProviderFailure::MalformedStream,
-                    format!("the response from {} is not JSON: {e}", request.url),
+                    format!(
+                        "the response from {} is not JSON: {e}",
+                        shown_url(&request.url)
+                    ),
                 )
             })
         })
@@ -316,7 +385,11 @@ impl HttpTransport {
             Err(_) => {
                 return Err(WireError::new(
                     ProviderFailure::Timeout,
-                    format!("no response from {url} within {}", seconds(limit)),
+                    format!(
+                        "no response from {} within {}",
+                        shown_url(url),
+                        seconds(limit)
+                    ),
                 ));
             }
         };
@@ -375,6 +448,7 @@ pub(crate) fn tls_config() -> Result<rustls::ClientConfig> {
 
 /// What a failed exchange (no HTTP status) amounts to.
 fn network_failure(url: &str, error: &reqwest::Error) -> WireError {
+    let url = &shown_url(url);
     let cause = root_cause(error);
     if is_tls_failure(error) {
         // A refused certificate or protocol will be refused again.
@@ -429,6 +503,7 @@ pub(crate) fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
 
 /// What an HTTP error status amounts to, with the provider's own message.
 fn status_failure(url: &str, status: StatusCode, headers: &HeaderMap, body: &str) -> WireError {
+    let url = &shown_url(url);
     let (failure, hint) = match status.as_u16() {
         401 | 403 => (
             ProviderFailure::Unauthorized,
@@ -570,5 +645,31 @@ mod tests {
         assert_eq!(seconds(Duration::from_secs(90)), "90 s");
         assert_eq!(seconds(Duration::from_millis(200)), "0.2 s");
         assert_eq!(seconds(Duration::from_secs(1)), "1 s");
+    }
+
+    #[test]
+    fn a_query_stays_after_the_joined_path() {
+        assert_eq!(
+            join_url("https://x.example/v1?api-version=2024-06-01", "models"),
+            "https://x.example/v1/models?api-version=2024-06-01"
+        );
+        assert_eq!(
+            join_url("https://x.example/v1/", "/models"),
+            "https://x.example/v1/models"
+        );
+    }
+
+    #[test]
+    fn credentials_in_a_url_are_not_shown() {
+        assert_eq!(
+            shown_url("http://svc:PASS@10.0.0.1:8080/v1?api-key=SECRET&api-version=1"),
+            "http://10.0.0.1:8080/v1?api-key=<redacted>&api-version=1"
+        );
+        assert_eq!(
+            shown_url("https://api.openai.com/v1"),
+            "https://api.openai.com/v1"
+        );
+        assert!(has_userinfo("http://svc:PASS@host/v1"));
+        assert!(!has_userinfo("https://host/v1/@team"));
     }
 }

@@ -35,8 +35,9 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, ProviderFailure, Result};
 
 pub use anthropic::Anthropic;
-pub use http::HttpOptions;
 pub(crate) use http::build_http_client;
+pub(crate) use http::has_userinfo;
+pub use http::{HttpOptions, shown_url};
 pub use openai::OpenAiCompatible;
 pub use registry::{ApiKeyRef, Listed, ProviderConfig, ProviderKind, ProviderRegistry, TrialKey};
 #[cfg(feature = "test-support")]

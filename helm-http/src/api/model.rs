@@ -478,7 +478,9 @@ impl From<helm_core::provider::ProviderConfig> for Provider {
         Provider {
             name: p.name,
             kind: p.kind.as_str().to_string(),
-            base_url: p.base_url,
+            // Credentials in a query are not shown back (a user name and
+            // password are refused at registration).
+            base_url: helm_core::provider::shown_url(&p.base_url),
             api_key: p.api_key.map(|k| k.to_string()),
             default_model: p.default_model,
             extra_headers: p

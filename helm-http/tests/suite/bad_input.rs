@@ -491,3 +491,42 @@ async fn a_declared_body_over_the_limit_is_refused_before_it_is_sent() -> anyhow
     assert!(answer.contains("payload_too_large"), "{answer}");
     served.stop().await
 }
+
+/// A provider's URL is shown to everyone: one with a user name and
+/// password is refused, and credentials in its query are not shown back.
+#[tokio::test]
+async fn a_providers_url_never_shows_a_credential() -> anyhow::Result<()> {
+    let api = Api::new().await?;
+    let ada = api.setup().await?;
+    let (_, bob) = api.join(&ada, "bob", "member").await?;
+    let with_password = api
+        .post(
+            "/api/providers",
+            Auth::Bearer(&ada),
+            json!({"name": "svc", "kind": "openai",
+                   "base_url": "http://svcuser:URLPASSWORD@127.0.0.1:9/v1"}),
+        )
+        .await?;
+    assert_eq!(with_password.status, 422, "{with_password:?}");
+    assert!(
+        with_password.body["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("API key or an extra header"),
+        "{with_password:?}"
+    );
+    let with_query = api
+        .post(
+            "/api/providers",
+            Auth::Bearer(&ada),
+            json!({"name": "azure", "kind": "openai",
+                   "base_url": "http://127.0.0.1:9/v1?api-key=QUERYSECRET&api-version=1"}),
+        )
+        .await?;
+    assert_eq!(with_query.status, 201, "{with_query:?}");
+    let listed = api.get("/api/providers", Auth::Bearer(&bob)).await?;
+    let text = listed.body.to_string();
+    assert!(!text.contains("QUERYSECRET"), "{text}");
+    assert!(text.contains("api-version=1"), "{text}");
+    Ok(())
+}
