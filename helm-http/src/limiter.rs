@@ -1,6 +1,10 @@
 //! Rate limits for signing in: token buckets keyed by client address (every
 //! attempt counts) and by account (failures count), so neither one address
 //! guessing many accounts nor many addresses guessing one account gets far.
+//! An account's failures count per address first: wrong passwords from one
+//! address lock that address out of the account, not its owner elsewhere;
+//! the account as a whole locks only after [`ACCOUNT_SPREAD`] times as many
+//! failures from many addresses.
 //! Also applied, by address, to the other endpoints that hash a password
 //! (setup, accepting an invitation), which are costly on purpose.
 //!
@@ -19,6 +23,10 @@ use crate::config::RateLimit;
 
 /// Above this many tracked keys, full buckets are forgotten.
 const MAX_KEYS: usize = 10_000;
+
+/// How many times the per-address rule an account takes, from all
+/// addresses together, before it locks for everyone.
+pub const ACCOUNT_SPREAD: u32 = 10;
 
 #[derive(Debug, Clone, Copy)]
 struct Bucket {
@@ -54,14 +62,29 @@ impl LoginLimiter {
         self.buckets.lock().map(|b| b.len()).unwrap_or(0)
     }
 
-    /// Whether `account` may try now; `Err(seconds)` when it must wait.
-    pub fn account_allowed(&self, account: &str) -> Result<(), u64> {
-        self.take(&format!("account:{account}"), self.per_account, false)
+    /// Whether `account` may be tried from `ip` now; `Err(seconds)` when it
+    /// must wait.
+    pub fn account_allowed(&self, account: &str, ip: &str) -> Result<(), u64> {
+        self.take(&self.account_from(account, ip), self.per_account, false)?;
+        self.take(&format!("account:{account}"), self.spread(), false)
     }
 
-    /// Counts a failed sign-in for `account`.
-    pub fn account_failed(&self, account: &str) {
-        let _ = self.take(&format!("account:{account}"), self.per_account, true);
+    /// Counts a failed sign-in for `account` from `ip`.
+    pub fn account_failed(&self, account: &str, ip: &str) {
+        let _ = self.take(&self.account_from(account, ip), self.per_account, true);
+        let _ = self.take(&format!("account:{account}"), self.spread(), true);
+    }
+
+    fn account_from(&self, account: &str, ip: &str) -> String {
+        format!("account:{account}@{}", address_key(ip))
+    }
+
+    /// The per-account rule for all addresses together.
+    fn spread(&self) -> RateLimit {
+        RateLimit {
+            burst: self.per_account.burst.saturating_mul(ACCOUNT_SPREAD),
+            per_minute: self.per_account.per_minute.saturating_mul(ACCOUNT_SPREAD),
+        }
     }
 
     fn take(&self, key: &str, rule: RateLimit, consume: bool) -> Result<(), u64> {
@@ -138,10 +161,30 @@ mod tests {
         let wait = limiter.attempt_from("1.2.3.4");
         assert!(matches!(wait, Err(s) if (1..=60).contains(&s)), "{wait:?}");
         assert!(limiter.attempt_from("5.6.7.8").is_ok());
-        assert!(limiter.account_allowed("mira").is_ok());
-        limiter.account_failed("mira");
-        assert!(limiter.account_allowed("mira").is_err());
-        assert!(limiter.account_allowed("tom").is_ok());
+        assert!(limiter.account_allowed("mira", "1.2.3.4").is_ok());
+        limiter.account_failed("mira", "1.2.3.4");
+        assert!(limiter.account_allowed("mira", "1.2.3.4").is_err());
+        assert!(limiter.account_allowed("tom", "1.2.3.4").is_ok());
+    }
+
+    #[test]
+    fn wrong_passwords_from_one_address_do_not_lock_the_owner_out_elsewhere() {
+        let rule = RateLimit {
+            burst: 5,
+            per_minute: 1,
+        };
+        let limiter = LoginLimiter::new(rule, rule);
+        for _ in 0..5 {
+            limiter.account_failed("ada", "127.0.0.9");
+        }
+        assert!(limiter.account_allowed("ada", "127.0.0.9").is_err());
+        assert!(limiter.account_allowed("ada", "127.0.0.10").is_ok());
+        // Many addresses together still lock the account, at ten times
+        // the failures.
+        for n in 0..45 {
+            limiter.account_failed("ada", &format!("10.0.{}.{}", n / 5, n % 5));
+        }
+        assert!(limiter.account_allowed("ada", "127.0.0.10").is_err());
     }
 
     #[test]

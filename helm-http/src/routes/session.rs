@@ -143,7 +143,7 @@ async fn login(
         .map_err(ApiError::rate_limited)?;
     state
         .limiter
-        .account_allowed(&request.name)
+        .account_allowed(&request.name, &ip)
         .map_err(ApiError::rate_limited)?;
     match state
         .helm
@@ -153,7 +153,7 @@ async fn login(
         Ok((user, session)) => session_response(&state, user, session, StatusCode::OK),
         Err(e) => {
             if matches!(e, helm_core::Error::Unauthenticated(_)) {
-                state.limiter.account_failed(&request.name);
+                state.limiter.account_failed(&request.name, &ip);
                 tracing::warn!(ip = %ip, "failed sign-in");
             }
             Err(e.into())
