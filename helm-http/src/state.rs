@@ -38,6 +38,10 @@ pub struct AppState {
     pub ui: Arc<UiAssets>,
     /// The client for requests passed on to other nodes, made at the first.
     pub node_http: Arc<tokio::sync::OnceCell<reqwest::Client>>,
+    /// Bumped when a credential ends on this node (sign-out, a revoked API
+    /// token or Open Terminal key, a new password): live sockets re-check
+    /// their credential at once instead of at their next heartbeat.
+    pub credentials: Arc<tokio::sync::watch::Sender<u64>>,
 }
 
 impl AppState {
@@ -72,7 +76,13 @@ impl AppState {
             shutdown: CancellationToken::new(),
             idempotency: Arc::default(),
             node_http: Arc::default(),
+            credentials: Arc::new(tokio::sync::watch::channel(0).0),
         }
+    }
+
+    /// Tells live sockets that a credential ended (see `credentials`).
+    pub fn credential_ended(&self) {
+        self.credentials.send_modify(|n| *n = n.wrapping_add(1));
     }
 
     /// The same state for a server that listens on `addr`: without a public

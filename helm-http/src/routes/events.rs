@@ -168,6 +168,11 @@ impl Drop for Live {
 
 impl Stream {
     async fn run(mut self, socket: WebSocket, head: u64, after: u64) {
+        // A sign-out or a revoked token on this node is checked at once:
+        // followed from before the hello, so the client cannot end its
+        // credential unheard after seeing it.
+        let mut credentials = self.state.credentials.subscribe();
+        credentials.mark_unchanged();
         self.state.metrics.ws_opened();
         let _live = Live(self.state.metrics.clone());
         let (frames, queue) = mpsc::channel::<(u64, Message)>(self.state.config.ws_buffer.max(1));
@@ -196,6 +201,11 @@ impl Stream {
             tokio::select! {
                 _ = self.state.shutdown.cancelled() => {
                     ended = Some(Control::Close(close_code::AWAY, "the server is shutting down"));
+                }
+                Ok(()) = credentials.changed() => {
+                    if self.state.helm.authenticate(&self.caller.secret).await.is_err() {
+                        ended = Some(Control::Close(CLOSE_SIGNED_OUT, "signed out"));
+                    }
                 }
                 message = incoming.next() => match message {
                     // Clients have nothing to say; pongs and pings are

@@ -550,7 +550,7 @@ async fn terminal_socket(mut socket: WebSocket, state: AppState, channel: Channe
         })
     };
     // The key acts as its maker: their deactivation closes it at once.
-    let viewer = Viewer::new(user.id, recheck, events);
+    let viewer = Viewer::new(user.id, recheck, events, &state);
     pump(socket, session, state.shutdown.clone(), viewer, true).await;
     // As the protocol has it, a terminal opened through it ends with its
     // socket.

@@ -93,6 +93,8 @@ async fn rotate_key(
         .helm
         .issue_ot_key(&caller.user, &channel_ref(&channel)?, true)
         .await?;
+    // The old key's sockets end now.
+    state.credential_ended();
     Ok(created(issued(&state, key)))
 }
 
@@ -107,5 +109,6 @@ async fn revoke_key(
 ) -> ApiResult<StatusCode> {
     let channel: ChannelRef = channel_ref(&channel)?;
     state.helm.revoke_ot_key(&caller.user, &channel).await?;
+    state.credential_ended();
     Ok(StatusCode::NO_CONTENT)
 }

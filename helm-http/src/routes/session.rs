@@ -167,6 +167,7 @@ async fn login(
 async fn logout(State(state): State<AppState>, caller: Caller) -> ApiResult<Response> {
     if matches!(caller.via, Credential::Session(_)) {
         state.helm.logout(&caller.secret).await?;
+        state.credential_ended();
     }
     Ok((
         StatusCode::NO_CONTENT,
@@ -237,5 +238,7 @@ async fn set_password(
             keep,
         )
         .await?;
+    // The account's other sessions just ended.
+    state.credential_ended();
     Ok(StatusCode::NO_CONTENT)
 }

@@ -180,7 +180,7 @@ async fn terminal_socket(
         })
     };
     // Subscribed before the upgrade, so a deactivation made meanwhile is heard.
-    let viewer = Viewer::new(user, recheck, state.helm.subscribe());
+    let viewer = Viewer::new(user, recheck, state.helm.subscribe(), &state);
     let shutdown = state.shutdown.clone();
     Ok(upgrade
         .max_message_size(MAX_INPUT_FRAME)
@@ -213,6 +213,8 @@ pub struct Viewer {
     user: UserId,
     recheck: Recheck,
     events: broadcast::Receiver<Arc<Event>>,
+    /// Bumped when a credential ends on this node (`AppState::credentials`).
+    credentials: tokio::sync::watch::Receiver<u64>,
 }
 
 /// What the event feed says about a viewer's account.
@@ -226,31 +228,60 @@ enum AccountChange {
 
 impl Viewer {
     /// `user` watches, may go on while `recheck` says so, and is followed
-    /// on `events` (from `Helm::subscribe`).
-    pub fn new(user: UserId, recheck: Recheck, events: broadcast::Receiver<Arc<Event>>) -> Self {
+    /// on `events` (from `Helm::subscribe`) and on `state`'s ended
+    /// credentials.
+    pub fn new(
+        user: UserId,
+        recheck: Recheck,
+        events: broadcast::Receiver<Arc<Event>>,
+        state: &AppState,
+    ) -> Self {
+        let mut credentials = state.credentials.subscribe();
+        credentials.mark_unchanged();
         Viewer {
             user,
             recheck,
             events,
+            credentials,
         }
     }
 
-    /// The next change to the viewer's account. Cancel-safe (a broadcast
-    /// receive is), so it sits in the pump's `select!`.
+    /// The next change that may end the viewer's access: their account
+    /// changed, they left a channel or one changed, or a credential ended.
+    /// Cancel-safe (a broadcast receive and a watch's change are), so it
+    /// sits in the pump's `select!`.
     async fn account_change(&mut self) -> AccountChange {
         loop {
-            match self.events.recv().await {
-                Ok(event) => {
-                    if let EventBody::UserUpdated { user } = &event.body
-                        && user.id == self.user
-                    {
+            let event = tokio::select! {
+                event = self.events.recv() => event,
+                changed = self.credentials.changed() => {
+                    if changed.is_ok() {
+                        return AccountChange::Changed;
+                    }
+                    // No sender (the server is stopping): the heartbeat checks.
+                    std::future::pending::<()>().await;
+                    continue;
+                }
+            };
+            match event {
+                Ok(event) => match &event.body {
+                    EventBody::UserUpdated { user } if user.id == self.user => {
                         return if user.is_active() {
                             AccountChange::Changed
                         } else {
                             AccountChange::Deactivated
                         };
                     }
-                }
+                    // Removed from a channel, or a channel made private,
+                    // archived or deleted: the terminal's may be among them.
+                    EventBody::ChannelMemberRemoved { user_id, .. } if *user_id == self.user => {
+                        return AccountChange::Changed;
+                    }
+                    EventBody::ChannelUpdated { .. }
+                    | EventBody::ChannelArchived { .. }
+                    | EventBody::ChannelDeleted { .. } => return AccountChange::Changed,
+                    _ => {}
+                },
                 Err(RecvError::Lagged(_)) => return AccountChange::Changed,
                 // No feed (the server is stopping): the heartbeat still checks.
                 Err(RecvError::Closed) => std::future::pending::<()>().await,

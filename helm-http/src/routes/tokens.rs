@@ -75,7 +75,7 @@ async fn revoke_token(
     caller: Caller,
     PathParams(id): PathParams<i64>,
 ) -> ApiResult<Json<ApiToken>> {
-    Ok(Json(
-        state.helm.revoke_api_token(&caller.user, id).await?.into(),
-    ))
+    let revoked = state.helm.revoke_api_token(&caller.user, id).await?;
+    state.credential_ended();
+    Ok(Json(revoked.into()))
 }

@@ -442,3 +442,109 @@ async fn a_deactivated_persons_terminals_close_at_once() -> anyhow::Result<()> {
     anyhow::ensure!(close_code(&mut open_terminal).await? == 4001);
     served.stop().await
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sockets_close_at_once_when_their_access_or_credential_ends() -> anyhow::Result<()> {
+    use futures_util::SinkExt;
+    use tokio_tungstenite::tungstenite::Message;
+    let api = Api::new().await?;
+    let ada = api.setup().await?;
+    let (bob_id, bob) = api.join(&ada, "bob", "member").await?;
+    let served = Served::start(api).await?;
+    let http = client()?;
+    let post = |path: &str, token: &str, body: Value| {
+        http.post(served.url(path))
+            .bearer_auth(token)
+            .json(&body)
+            .send()
+    };
+    post(
+        "/api/channels",
+        &ada,
+        json!({"name": "vault", "purpose": "Private work", "visibility": "private"}),
+    )
+    .await?;
+    post(
+        "/api/channels/vault/members",
+        &ada,
+        json!({"user_id": bob_id}),
+    )
+    .await?;
+
+    // Removed from a private channel: his terminal there closes now.
+    let opened: Value = post("/api/channels/vault/terminals", &bob, json!({}))
+        .await?
+        .json()
+        .await?;
+    let id = opened["id"].as_u64().unwrap_or_default();
+    let mut terminal = events_ws(&served.ws_url(&format!("/api/terminals/{id}/ws")), &bob).await?;
+    terminal
+        .send(Message::Binary(b"echo READY-$((6*7))\n".to_vec().into()))
+        .await?;
+    super::computer::read_until(&mut terminal, "READY-42").await?;
+    let removed = http
+        .delete(served.url(&format!("/api/channels/vault/members/{bob_id}")))
+        .bearer_auth(&ada)
+        .send()
+        .await?;
+    anyhow::ensure!(removed.status().is_success(), "{removed:?}");
+    anyhow::ensure!(close_code(&mut terminal).await? == 4001);
+
+    // An Open Terminal key revoked: its socket closes now.
+    post(
+        "/api/channels",
+        &bob,
+        json!({"name": "bench", "purpose": "Bob's bench"}),
+    )
+    .await?;
+    let key: Value = post("/api/channels/bench/ot-key", &bob, json!({}))
+        .await?
+        .json()
+        .await?;
+    let key = key["secret"].as_str().unwrap_or_default().to_string();
+    let ot: Value = http
+        .post(served.url("/api/channels/bench/ot/api/terminals"))
+        .bearer_auth(&key)
+        .send()
+        .await?
+        .json()
+        .await?;
+    let tid = ot["id"].as_str().unwrap_or_default();
+    let url = served.ws_url(&format!("/api/channels/bench/ot/api/terminals/{tid}"));
+    let (mut open_terminal, _) = tokio_tungstenite::connect_async(url.as_str()).await?;
+    open_terminal
+        .send(Message::Text(
+            json!({"type": "auth", "token": key}).to_string().into(),
+        ))
+        .await?;
+    open_terminal
+        .send(Message::Text(
+            json!({"type": "input", "data": "echo OT-$((6*7))\n"})
+                .to_string()
+                .into(),
+        ))
+        .await?;
+    super::computer::read_until(&mut open_terminal, "OT-42").await?;
+    http.delete(served.url("/api/channels/bench/ot-key"))
+        .bearer_auth(&bob)
+        .send()
+        .await?;
+    anyhow::ensure!(close_code(&mut open_terminal).await? == 4001);
+
+    // A revoked API token: the event stream it opened closes now.
+    let minted: Value = post("/api/tokens", &bob, json!({"name": "laptop"}))
+        .await?
+        .json()
+        .await?;
+    let laptop = minted["secret"].as_str().unwrap_or_default().to_string();
+    let laptop_id = minted["token"]["id"].as_i64().unwrap_or_default();
+    let mut events = events_ws(&served.ws_url("/api/events"), &laptop).await?;
+    let hello = next_json(&mut events).await?;
+    anyhow::ensure!(hello["type"] == "stream.hello", "{hello}");
+    http.delete(served.url(&format!("/api/tokens/{laptop_id}")))
+        .bearer_auth(&bob)
+        .send()
+        .await?;
+    anyhow::ensure!(close_code(&mut events).await? == 4001);
+    served.stop().await
+}
