@@ -103,6 +103,24 @@ impl Helm {
                 config.name
             )));
         }
+        // A stored key named without a key given now must be there already
+        // (kept for this or another provider), or every turn would fail.
+        if api_key.is_none()
+            && let Some(crate::provider::ApiKeyRef::Stored(name)) = &config.api_key
+            && !self
+                .inner
+                .providers
+                .stored_key_path(name)
+                .is_some_and(|path| path.is_file())
+        {
+            return Err(Error::invalid(
+                "API key reference",
+                format!(
+                    "stored:{name} names no stored key: give the key itself (it is then kept \
+                     as stored:{name}), or name an environment variable or a file"
+                ),
+            ));
+        }
         // The model check uses the new key (if one is given) through a trial
         // reference, so a refused registration leaves no key behind.
         let trial = api_key

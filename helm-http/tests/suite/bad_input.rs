@@ -524,6 +524,23 @@ async fn a_providers_url_never_shows_a_credential() -> anyhow::Result<()> {
         )
         .await?;
     assert_eq!(with_query.status, 201, "{with_query:?}");
+    // A stored key that was never given is refused, not kept to fail later.
+    let ghost = api
+        .post(
+            "/api/providers",
+            Auth::Bearer(&ada),
+            json!({"name": "ghost", "kind": "openai", "base_url": "http://127.0.0.1:9/v1",
+                   "api_key_env": "stored:ghost"}),
+        )
+        .await?;
+    assert_eq!(ghost.status, 422, "{ghost:?}");
+    assert!(
+        ghost.body["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("names no stored key"),
+        "{ghost:?}"
+    );
     let listed = api.get("/api/providers", Auth::Bearer(&bob)).await?;
     let text = listed.body.to_string();
     assert!(!text.contains("QUERYSECRET"), "{text}");
