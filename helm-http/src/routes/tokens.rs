@@ -13,6 +13,7 @@ use crate::caller::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{Body, PathParams};
 use crate::state::AppState;
+use helm_core::auth::Credential;
 
 pub fn routes() -> Api {
     Api::new()
@@ -55,6 +56,29 @@ async fn create_token(
                 ),
             ));
         }
+    };
+    // A token made with a token lives no longer than the one it was made
+    // with: a short-lived token must not mint one that never expires.
+    let expires = match caller.via {
+        Credential::Token(parent) => {
+            let tokens = state.helm.api_tokens(&caller.user).await?;
+            let left = tokens
+                .iter()
+                .find(|t| t.id == parent)
+                .and_then(|t| t.expires)
+                .map(|at| {
+                    // Whole seconds, one short: the new token's clock
+                    // starts a moment after this one reads it.
+                    let secs = at.as_second() - jiff::Timestamp::now().as_second() - 1;
+                    Duration::from_secs(u64::try_from(secs.max(1)).unwrap_or(1))
+                });
+            match (expires, left) {
+                (Some(asked), Some(left)) => Some(asked.min(left)),
+                (None, left) => left,
+                (asked, None) => asked,
+            }
+        }
+        Credential::Session(_) => expires,
     };
     let issued = state
         .helm

@@ -514,3 +514,37 @@ async fn nobody_joins_under_a_name_that_passes_for_someone_else() -> anyhow::Res
     assert_eq!(accepted.status, StatusCode::CREATED, "{accepted:?}");
     Ok(())
 }
+
+#[tokio::test]
+async fn a_token_made_with_a_token_lives_no_longer_than_it() -> anyhow::Result<()> {
+    let api = Api::new().await?;
+    let ada = api.setup().await?;
+    let short = api
+        .post(
+            "/api/tokens",
+            Auth::Bearer(&ada),
+            json!({"name": "one day", "expires_in_days": 1}),
+        )
+        .await?;
+    assert_eq!(short.status, StatusCode::CREATED, "{short:?}");
+    let short_secret = short.body["secret"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let short_expires = short.body["token"]["expires"].clone();
+    let minted = api
+        .post(
+            "/api/tokens",
+            Auth::Bearer(&short_secret),
+            json!({"name": "forever?"}),
+        )
+        .await?;
+    assert_eq!(minted.status, StatusCode::CREATED, "{minted:?}");
+    let expires: jiff::Timestamp = minted.body["token"]["expires"]
+        .as_str()
+        .unwrap_or_default()
+        .parse()?;
+    let limit: jiff::Timestamp = short_expires.as_str().unwrap_or_default().parse()?;
+    assert!(expires <= limit, "{expires} after {limit}");
+    Ok(())
+}
