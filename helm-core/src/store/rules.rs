@@ -127,6 +127,24 @@ pub(crate) fn importer(actor: &Actor) -> Option<crate::model::UserId> {
     acting_person(actor)
 }
 
+/// How many turns one member may have waiting to start in a channel: the
+/// Captain's provider pays for every turn, so a member (or a script with
+/// their token) cannot queue hundreds at once. The Captain and admins are
+/// not held to it.
+pub(crate) const MAX_QUEUED_PER_PERSON: i64 = 10;
+
+/// Refuses a post that would queue one turn more than
+/// [`MAX_QUEUED_PER_PERSON`] for `author` (`queued`: theirs waiting now).
+pub(crate) fn check_queued(author: &crate::model::User, queued: i64) -> crate::error::Result<()> {
+    if author.role.is_admin() || queued < MAX_QUEUED_PER_PERSON {
+        return Ok(());
+    }
+    Err(crate::error::Error::Refused(format!(
+        "you already have {queued} requests waiting for this channel's agent; wait for them to \
+         start, or stop some, before asking for more"
+    )))
+}
+
 /// The person an actor is, if a person.
 pub(crate) fn acting_person(actor: &Actor) -> Option<crate::model::UserId> {
     match actor {

@@ -1038,3 +1038,36 @@ async fn an_approval_expires_when_a_shutdown_ends_the_turn_waiting_for_it() -> a
     }
     Ok(())
 }
+
+#[tokio::test]
+async fn a_member_cannot_queue_more_than_ten_turns_in_a_channel() -> anyhow::Result<()> {
+    for on_postgres in [false, true] {
+        let (t, _scripted) = launch_on(on_postgres).await?;
+        let bob = t.member("bob").await?;
+        let launch: helm_core::model::ChannelRef = "launch".parse()?;
+        // Nothing runs: every turn asked for stays queued.
+        t.helm.shutdown_runtime(false).await;
+        for i in 0..10 {
+            t.helm
+                .post_message(&bob, &launch, &format!("@launch-agent task {i}"), None)
+                .await?;
+        }
+        let refused = t
+            .helm
+            .post_message(&bob, &launch, "@launch-agent one more", None)
+            .await
+            .err();
+        assert_eq!(
+            refused.as_ref().map(|e| e.kind()),
+            Some(helm_core::ErrorKind::Refused),
+            "on_postgres {on_postgres}: {refused:?}"
+        );
+        // Nothing of the refused post was kept, and the Captain is not held.
+        let threads = t.helm.threads(&launch, 50).await?;
+        assert_eq!(threads.len(), 10, "on_postgres {on_postgres}");
+        t.helm
+            .post_message(&t.captain, &launch, "@launch-agent also this", None)
+            .await?;
+    }
+    Ok(())
+}

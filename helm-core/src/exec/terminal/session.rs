@@ -383,8 +383,7 @@ impl TerminalSession {
         let mut state = self.state.clone();
         // An error means the session's feed is gone, which is an end too.
         let _ = state.wait_for(|s| !s.running).await;
-        let exit_code = state.borrow().exit_code;
-        exit_code
+        state.borrow().exit_code
     }
 
     /// Sends keystrokes (or any bytes) to the shell.

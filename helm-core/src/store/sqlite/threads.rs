@@ -354,6 +354,14 @@ pub(super) fn post(tx: &mut Tx<'_>, post: NewPost) -> Result<Posted> {
     let mut turn = None;
     let mut ahead = 0;
     if wake {
+        let queued: i64 = tx
+            .conn()
+            .prepare_cached(
+                "SELECT count(*) FROM turns WHERE state = 'queued' AND channel_id = ?1 \
+                 AND requested_by = ?2",
+            )?
+            .query_row(params![post.channel_id, post.author.id], |r| r.get(0))?;
+        crate::store::rules::check_queued(&post.author, queued)?;
         let (admitted, before) = turns::admit(
             tx,
             &thread,

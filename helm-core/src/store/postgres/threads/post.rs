@@ -190,6 +190,16 @@ pub(super) async fn post(tx: &impl Db, post: NewPost) -> Result<Posted> {
     let mut turn = None;
     let mut ahead = 0;
     if wake {
+        let queued: i64 = tx
+            .query_one(
+                "SELECT count(*) FROM turns WHERE state = 'queued' AND channel_id = $1 \
+                 AND requested_by = $2",
+                &[&post.channel_id.get(), &post.author.id.get()],
+            )
+            .await
+            .map_err(failed("counting a person's queued turns"))?
+            .get(0);
+        crate::store::rules::check_queued(&post.author, queued)?;
         let (admitted, before) = turns::admit(
             tx,
             &thread_row,
