@@ -258,9 +258,13 @@ pub enum MemoryCommand {
         /// Only this thread's.
         #[arg(long, value_name = "ID")]
         thread: Option<String>,
-        /// At most this many records, newest first (1 to 500).
-        #[arg(long, default_value_t = 100)]
+        /// At most this many records, pinned first, then newest first (1 to 500).
+        #[arg(long, default_value_t = MEMORY_PAGE)]
         limit: usize,
+        /// The next page: the records listed after this one (the last
+        /// record of the page before).
+        #[arg(long, value_name = "MEMORY_ID")]
+        before: Option<String>,
     },
     /// Add a record by hand.
     Add {
@@ -439,6 +443,15 @@ pub struct NoteArgs {
 /// How many threads `thread list` shows unless told.
 pub const THREAD_PAGE: usize = 50;
 
+/// How many messages `thread show` prints unless asked.
+pub const MESSAGE_PAGE: usize = 100;
+
+/// How many records `memory list` shows unless asked.
+pub const MEMORY_PAGE: usize = 100;
+
+/// How many tool actions `activity` shows unless asked.
+pub const ACTIVITY_PAGE: usize = 100;
+
 #[derive(Debug, Subcommand)]
 pub enum ThreadCommand {
     /// A channel's threads, most recently active first, a page at a time.
@@ -463,10 +476,21 @@ pub enum ThreadCommand {
         #[arg(long, value_name = "THREAD_ID", conflicts_with = "search")]
         before: Option<String>,
     },
-    /// A thread's transcript and turns.
+    /// A thread's transcript and turns: its newest messages, a page at a
+    /// time.
     Show {
         /// The thread id.
         id: String,
+        /// How many messages, the newest (1 to 500).
+        #[arg(long, default_value_t = MESSAGE_PAGE, conflicts_with = "all")]
+        limit: usize,
+        /// The next page back: the messages just before this one (the
+        /// first message of the page after).
+        #[arg(long, value_name = "MESSAGE_ID", conflicts_with = "all")]
+        before: Option<String>,
+        /// Every message, however many.
+        #[arg(long)]
+        all: bool,
     },
     /// Mark a thread resolved (a new message reopens it) and summarise it.
     Resolve {
@@ -518,9 +542,13 @@ pub struct ActivityArgs {
     /// Only this thread.
     #[arg(long, value_name = "ID")]
     pub thread: Option<String>,
-    /// How many of the most recent actions.
-    #[arg(long, default_value_t = 100)]
+    /// How many of the most recent actions (1 to 500).
+    #[arg(long, default_value_t = ACTIVITY_PAGE)]
     pub limit: usize,
+    /// The next page back: the actions older than this one (the first
+    /// action of the page after).
+    #[arg(long, value_name = "ACTION_ID")]
+    pub before: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -4,8 +4,8 @@ use helm_core::exec::{CommandResult, FileBytes, FileEntry, FileText, RUN_AND_WAI
 use helm_core::memory::import::ImportReport;
 use helm_core::memory::recall::{RecallHit, RecallQuery};
 use helm_core::model::{
-    MemoryId, MemoryItem, Message, ModelChoice, ResolvedModel, Role, Thread, ThreadId,
-    ThreadStatus, ToolAction, Turn, User, UserId,
+    MemoryId, MemoryItem, Message, MessageId, ModelChoice, ResolvedModel, Role, Thread, ThreadId,
+    ThreadStatus, ToolAction, ToolActionId, Turn, User, UserId,
 };
 use helm_core::provider::ProviderConfig;
 use helm_core::store::{ChannelRecord, MemoryFilter, ThreadCursor};
@@ -131,6 +131,10 @@ impl Client {
         }
         if filter.limit > 0 {
             query.push(("limit", &limit));
+        }
+        let before = filter.before.map(|b| b.to_string());
+        if let Some(before) = &before {
+            query.push(("before", before));
         }
         self.get_query(
             &format!("/api/channels/{}/memory", channel_path(channel)?),
@@ -550,23 +554,60 @@ impl Client {
             .await
     }
 
-    /// A channel's tool journal (or one thread's).
+    /// A channel's tool journal (or one thread's): its newest actions.
     pub async fn activity(
         &self,
         channel: &str,
         thread: Option<ThreadId>,
         limit: usize,
     ) -> Result<(ChannelRecord, Vec<ToolAction>)> {
+        self.activity_before(channel, thread, None, limit).await
+    }
+
+    /// A page of a channel's tool journal: the `limit` newest actions
+    /// older than `before` (the newest without it), newest last.
+    pub async fn activity_before(
+        &self,
+        channel: &str,
+        thread: Option<ThreadId>,
+        before: Option<ToolActionId>,
+        limit: usize,
+    ) -> Result<(ChannelRecord, Vec<ToolAction>)> {
         let detail = self.channel(channel).await?;
         let mut path = format!(
             "/api/channels/{}/activity?limit={}",
             detail.record.channel.id,
-            limit.clamp(1, 500)
+            limit.clamp(1, MAX_PAGE)
         );
         if let Some(thread) = thread {
             path.push_str(&format!("&thread={thread}"));
         }
+        if let Some(before) = before {
+            path.push_str(&format!("&before={before}"));
+        }
         Ok((detail.record, self.get(&path).await?))
+    }
+
+    /// A thread with its `limit` messages just before message `before`
+    /// (its newest without it), oldest first, and its turns.
+    pub async fn thread_messages_before(
+        &self,
+        id: ThreadId,
+        before: Option<MessageId>,
+        limit: usize,
+    ) -> Result<ThreadView> {
+        let detail: ThreadDetail = self.get(&format!("/api/threads/{id}")).await?;
+        let limit = limit.clamp(1, MAX_PAGE);
+        let path = match before {
+            Some(before) => format!("/api/threads/{id}/messages?before={before}&limit={limit}"),
+            None => format!("/api/threads/{id}/messages?newest=true&limit={limit}"),
+        };
+        let page: Page = self.get(&path).await?;
+        Ok(ThreadView {
+            thread: detail.thread,
+            messages: page.items,
+            turns: detail.turns,
+        })
     }
 
     /// Registers a model provider; with `replace`, replaces the one of that

@@ -457,6 +457,30 @@ impl Backend for Local {
         })
     }
 
+    async fn thread_page(
+        &self,
+        id: ThreadId,
+        before: Option<helm_core::model::MessageId>,
+        limit: usize,
+    ) -> anyhow::Result<ThreadView> {
+        let (thread, _) = self.helm.visible_thread(&self.actor, id).await?;
+        let messages = self
+            .helm
+            .messages_before(
+                &self.actor,
+                &ChannelRef::Id(thread.channel_id),
+                Some(id),
+                before,
+                limit,
+            )
+            .await?;
+        Ok(ThreadView {
+            thread,
+            messages,
+            turns: self.helm.thread_turns(id).await?,
+        })
+    }
+
     async fn set_thread_status(
         &self,
         id: ThreadId,
@@ -483,6 +507,7 @@ impl Backend for Local {
         &self,
         channel: &str,
         thread: Option<ThreadId>,
+        before: Option<helm_core::model::ToolActionId>,
         limit: usize,
     ) -> anyhow::Result<(ChannelRecord, Vec<ToolAction>)> {
         let record = self
@@ -491,7 +516,7 @@ impl Backend for Local {
             .await?;
         Ok(self
             .helm
-            .activity(&ChannelRef::Id(record.channel.id), thread, limit)
+            .activity_before(&ChannelRef::Id(record.channel.id), thread, before, limit)
             .await?)
     }
 

@@ -218,6 +218,14 @@ pub trait Backend: Send + Sync {
     async fn thread_cursor(&self, channel: &str, id: ThreadId) -> anyhow::Result<ThreadCursor>;
     /// A thread with its transcript and turns.
     async fn thread(&self, id: ThreadId) -> anyhow::Result<ThreadView>;
+    /// A thread with a page of its transcript: the `limit` messages just
+    /// before message `before` (its newest without it), oldest first.
+    async fn thread_page(
+        &self,
+        id: ThreadId,
+        before: Option<helm_core::model::MessageId>,
+        limit: usize,
+    ) -> anyhow::Result<ThreadView>;
     /// Resolves, reopens or archives a thread.
     async fn set_thread_status(&self, id: ThreadId, status: ThreadStatus)
     -> anyhow::Result<Thread>;
@@ -227,11 +235,13 @@ pub trait Backend: Send + Sync {
     async fn stop_thread(&self, id: ThreadId) -> anyhow::Result<()>;
     /// Runs a thread's failed last turn again; the new turn, queued.
     async fn retry_thread(&self, id: ThreadId) -> anyhow::Result<helm_core::model::Turn>;
-    /// A channel's tool journal.
+    /// A page of a channel's tool journal: the `limit` newest actions
+    /// older than `before` (the newest without it), newest last.
     async fn activity(
         &self,
         channel: &str,
         thread: Option<ThreadId>,
+        before: Option<helm_core::model::ToolActionId>,
         limit: usize,
     ) -> anyhow::Result<(ChannelRecord, Vec<ToolAction>)>;
     /// Registers a provider; with `replace`, replaces the one of that name.

@@ -236,6 +236,18 @@ impl Backend for Remote {
         Ok(self.client.thread(id).await?)
     }
 
+    async fn thread_page(
+        &self,
+        id: ThreadId,
+        before: Option<helm_core::model::MessageId>,
+        limit: usize,
+    ) -> anyhow::Result<ThreadView> {
+        Ok(self
+            .client
+            .thread_messages_before(id, before, limit)
+            .await?)
+    }
+
     async fn set_thread_status(
         &self,
         id: ThreadId,
@@ -260,9 +272,13 @@ impl Backend for Remote {
         &self,
         channel: &str,
         thread: Option<ThreadId>,
+        before: Option<helm_core::model::ToolActionId>,
         limit: usize,
     ) -> anyhow::Result<(ChannelRecord, Vec<ToolAction>)> {
-        Ok(self.client.activity(channel, thread, limit).await?)
+        Ok(self
+            .client
+            .activity_before(channel, thread, before, limit)
+            .await?)
     }
 
     async fn add_provider(

@@ -8,7 +8,7 @@ use helm_core::model::{MemoryId, MemoryItem, MemoryScope, ThreadId};
 use helm_core::store::MemoryFilter;
 
 use super::Ctx;
-use crate::cli::{MemoryCommand, RecallArgs};
+use crate::cli::{MEMORY_PAGE, MemoryCommand, RecallArgs};
 use crate::exit;
 use crate::output::{clip, table};
 
@@ -31,6 +31,31 @@ fn render_item(item: &MemoryItem) -> String {
     )
 }
 
+/// The command that lists the records after `last`, as this one was asked.
+fn older_records_hint(
+    channel: &str,
+    kind: &Option<String>,
+    all: bool,
+    thread: &Option<String>,
+    limit: usize,
+    last: MemoryId,
+) -> String {
+    let mut command = format!("1helm memory list {channel}");
+    if let Some(kind) = kind {
+        command.push_str(&format!(" --kind {kind}"));
+    }
+    if all {
+        command.push_str(" --all");
+    }
+    if let Some(thread) = thread {
+        command.push_str(&format!(" --thread {thread}"));
+    }
+    if limit != MEMORY_PAGE {
+        command.push_str(&format!(" --limit {limit}"));
+    }
+    format!("\nOlder records: `{command} --before {last}`")
+}
+
 pub async fn run(ctx: &Ctx, cmd: MemoryCommand) -> Result<i32> {
     let backend = ctx.backend().await?;
     match cmd {
@@ -40,6 +65,7 @@ pub async fn run(ctx: &Ctx, cmd: MemoryCommand) -> Result<i32> {
             all,
             thread,
             limit,
+            before,
         } => {
             if !(1..=MAX_LIST).contains(&limit) {
                 return Err(helm_core::Error::invalid(
@@ -49,13 +75,31 @@ pub async fn run(ctx: &Ctx, cmd: MemoryCommand) -> Result<i32> {
                 .into());
             }
             let filter = MemoryFilter {
-                kind: kind.map(|k| k.parse()).transpose()?,
-                thread: thread.map(|t| t.parse::<ThreadId>()).transpose()?,
+                kind: kind.as_deref().map(str::parse).transpose()?,
+                thread: thread.as_deref().map(str::parse::<ThreadId>).transpose()?,
                 include_inactive: all,
                 limit,
+                before: before.as_deref().map(str::parse::<MemoryId>).transpose()?,
             };
-            let items = backend.memory(&channel, filter).await?;
+            let items = backend.memory(&channel, filter.clone()).await?;
+            // Whether records remain after a full page: one more asked for
+            // says so exactly (a page that happens to end the list offers
+            // no next one).
+            let more = match items.last() {
+                Some(last) if items.len() == limit => {
+                    let next = MemoryFilter {
+                        limit: 1,
+                        before: Some(last.id),
+                        ..filter.clone()
+                    };
+                    !backend.memory(&channel, next).await?.is_empty()
+                }
+                _ => false,
+            };
             ctx.out.print(&items, || {
+                if items.is_empty() && filter.before.is_some() {
+                    return "No older records.".to_string();
+                }
                 if items.is_empty() {
                     return "No memory yet. Agents record decisions and facts as they work; add one \
                             with `1helm memory add CHANNEL --kind decision TEXT`."
@@ -79,9 +123,9 @@ pub async fn run(ctx: &Ctx, cmd: MemoryCommand) -> Result<i32> {
                     })
                     .collect();
                 let mut out = table(&["ID", "KIND", "STATUS", "THREAD", "BY", "CONTENT"], &rows);
-                if items.len() == limit {
-                    out.push_str(&format!(
-                        "(the newest {limit}; --limit N shows up to {MAX_LIST})"
+                if let (true, Some(last)) = (more, items.last()) {
+                    out.push_str(&older_records_hint(
+                        &channel, &kind, all, &thread, limit, last.id,
                     ));
                 }
                 out

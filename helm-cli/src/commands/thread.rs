@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 use helm_core::ThreadFilter;
-use helm_core::model::{ThreadId, ThreadStatus};
+use helm_core::model::{MessageId, ThreadId, ThreadStatus};
 use serde_json::json;
 
 use helm_core::runtime::follow::Follow;
@@ -10,9 +10,23 @@ use helm_core::runtime::follow::Follow;
 use super::Ctx;
 use super::say::{Render, follow_to_the_end};
 use crate::backend::Backend;
-use crate::cli::{THREAD_PAGE, ThreadCommand};
+use crate::cli::{MESSAGE_PAGE, THREAD_PAGE, ThreadCommand};
 use crate::exit;
 use crate::output::{clip, table};
+
+/// The most messages one page of `thread show` holds (as the HTTP API's page).
+const MAX_MESSAGES: usize = 500;
+
+/// What `thread show --json` prints: the thread with the page of its
+/// messages shown, and where the page before starts while older ones remain.
+#[derive(serde::Serialize)]
+struct ThreadShown<'a> {
+    #[serde(flatten)]
+    view: &'a helm_client::ThreadView,
+    /// The first message shown, to give as `--before` for older ones;
+    /// absent when none are older.
+    next_before: Option<MessageId>,
+}
 
 pub async fn run(ctx: &Ctx, cmd: ThreadCommand) -> Result<i32> {
     let backend = ctx.backend().await?;
@@ -65,9 +79,41 @@ pub async fn run(ctx: &Ctx, cmd: ThreadCommand) -> Result<i32> {
                 out
             })?;
         }
-        ThreadCommand::Show { id } => {
+        ThreadCommand::Show {
+            id,
+            limit,
+            before,
+            all,
+        } => {
             let id: ThreadId = id.parse()?;
-            let view = backend.thread(id).await?;
+            if !(1..=MAX_MESSAGES).contains(&limit) {
+                return Err(helm_core::Error::invalid(
+                    "limit",
+                    format!(
+                        "--limit must be between 1 and {MAX_MESSAGES}; --all shows every message"
+                    ),
+                )
+                .into());
+            }
+            let before = before.as_deref().map(str::parse::<MessageId>).transpose()?;
+            let view = if all {
+                backend.thread(id).await?
+            } else {
+                backend.thread_page(id, before, limit).await?
+            };
+            // Whether older messages remain before a full page: one more
+            // asked for says so exactly.
+            let older = match view.messages.first() {
+                Some(first) if !all && view.messages.len() == limit => {
+                    let next = backend.thread_page(id, Some(first.id), 1).await?;
+                    (!next.messages.is_empty()).then_some(first.id)
+                }
+                _ => None,
+            };
+            let shown = ThreadShown {
+                view: &view,
+                next_before: older,
+            };
             let (thread, messages) = (&view.thread, &view.messages);
             // The channel by name, as people know it; its number only if it
             // cannot be read.
@@ -75,13 +121,31 @@ pub async fn run(ctx: &Ctx, cmd: ThreadCommand) -> Result<i32> {
                 Ok(detail) => detail.record.channel.name.to_string(),
                 Err(_) => format!("channel {}", thread.channel_id),
             };
-            ctx.out.print(&view, || {
+            ctx.out.print(&shown, || {
                 let mut out = format!(
                     "Thread {} in {channel}: {} ({})\n",
                     thread.id, thread.title, thread.status
                 );
                 if !thread.summary.is_empty() {
                     out.push_str(&format!("Summary: {}\n", thread.summary));
+                }
+                if messages.is_empty() && before.is_some() {
+                    out.push_str("\nNo older messages.\n");
+                }
+                // Said first, where a reader starts: the page is the newest
+                // messages, and how to see the ones before.
+                if let Some(first) = older {
+                    let sized = if limit == MESSAGE_PAGE {
+                        String::new()
+                    } else {
+                        format!(" --limit {limit}")
+                    };
+                    out.push_str(&format!(
+                        "({} messages shown; older ones: `1helm thread show {id}{sized} --before {first}`; \
+                         all of them: `1helm thread show {id} --all`)\n",
+                        messages.len(),
+                        id = thread.id
+                    ));
                 }
                 // Times are UTC; the date shows on the first message and
                 // wherever the day changes.

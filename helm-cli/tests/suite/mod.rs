@@ -4,6 +4,7 @@ mod computer;
 mod config;
 mod kit;
 mod lifetimes;
+mod pages;
 mod people;
 mod recall;
 mod recall_mode;

@@ -115,7 +115,9 @@ impl Helm {
         }
     }
 
-    /// The memory records of a channel `actor` may see.
+    /// The memory records of a channel `actor` may see, a page at a time:
+    /// `filter.before` names the last record of the page before, which
+    /// must be one of this channel's (otherwise invalid input).
     pub async fn channel_memory(
         &self,
         actor: &User,
@@ -127,6 +129,24 @@ impl Helm {
             let found = self.inner.store.thread(thread).await?;
             if found.channel_id != record.channel.id {
                 return Err(Error::not_found("thread", thread));
+            }
+        }
+        if let Some(before) = filter.before {
+            // A record of another channel marks no place in this list: a
+            // page cut at it would silently skip or repeat records.
+            let known = match self.inner.store.memory(before).await {
+                Ok(item) => item.channel_id == record.channel.id,
+                Err(Error::NotFound { .. }) => false,
+                Err(e) => return Err(e),
+            };
+            if !known {
+                return Err(Error::invalid(
+                    "page",
+                    format!(
+                        "memory record {before} is not in {}; page on from the last record listed",
+                        record.channel.name
+                    ),
+                ));
             }
         }
         self.inner

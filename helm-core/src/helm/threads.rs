@@ -5,8 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::model::{
-    Actor, ChannelRef, ChannelStatus, Message, Thread, ThreadId, ThreadStatus, ToolAction, Turn,
-    TurnId, User,
+    Actor, ChannelRef, ChannelStatus, Message, Thread, ThreadId, ThreadStatus, ToolAction,
+    ToolActionId, Turn, TurnId, User,
 };
 use crate::runtime::wake::mentions_handle;
 use crate::store::{ChannelRecord, NewPost, ThreadCursor, ThreadMatch, ThreadPage, search_threads};
@@ -421,18 +421,32 @@ impl Helm {
         Ok(turn)
     }
 
-    /// The tool journal of a channel (or one of its threads), newest last.
+    /// The tool journal of a channel (or one of its threads): its `limit`
+    /// newest actions, newest last.
     pub async fn activity(
         &self,
         channel: &ChannelRef,
         thread: Option<ThreadId>,
         limit: usize,
     ) -> Result<(ChannelRecord, Vec<ToolAction>)> {
+        self.activity_before(channel, thread, None, limit).await
+    }
+
+    /// A page of the tool journal: the `limit` newest actions older than
+    /// `before` (the first action of the page after it; the newest without
+    /// it), newest last. A page shorter than `limit` is the oldest.
+    pub async fn activity_before(
+        &self,
+        channel: &ChannelRef,
+        thread: Option<ThreadId>,
+        before: Option<ToolActionId>,
+        limit: usize,
+    ) -> Result<(ChannelRecord, Vec<ToolAction>)> {
         let record = self.channel(channel).await?;
         let actions = self
             .inner
             .store
-            .tool_actions(record.channel.id, thread, limit)
+            .tool_actions(record.channel.id, thread, before, limit)
             .await?;
         Ok((record, actions))
     }

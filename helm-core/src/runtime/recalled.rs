@@ -85,6 +85,7 @@ async fn summary_of(rt: &Runtime, hit: &RecallHit, thread: ThreadId) -> Option<R
         thread: Some(thread),
         include_inactive: false,
         limit: 1,
+        before: None,
     };
     let record = match rt.store.list_memory(hit.channel_id, filter).await {
         Ok(records) => records.into_iter().next()?,

@@ -195,7 +195,12 @@ pub(super) async fn drive(
     let notes = ToolNotes::new(
         &rt.store.thread_turns(turn.thread_id).await?,
         &rt.store
-            .tool_actions(turn.channel_id, Some(turn.thread_id), TOOL_NOTES_CALLS)
+            .tool_actions(
+                turn.channel_id,
+                Some(turn.thread_id),
+                None,
+                TOOL_NOTES_CALLS,
+            )
             .await?,
         turn.id,
     );

@@ -6,9 +6,9 @@ use serde::{Deserialize, Serialize};
 use crate::error::Result;
 use crate::model::{
     Actor, Agent, AgentId, AgentKind, AgentProfile, AuthorType, CapabilityPolicy, Channel,
-    ChannelId, ChannelName, Handle, MemoryKind, MemoryScope, MemorySource, Message, MessageId,
-    Role, Thread, ThreadId, ToolStatus, Turn, TurnId, TurnModel, TurnState, User, UserId,
-    Visibility, Workspace,
+    ChannelId, ChannelName, Handle, MemoryId, MemoryKind, MemoryScope, MemorySource, Message,
+    MessageId, Role, Thread, ThreadId, ToolStatus, Turn, TurnId, TurnModel, TurnState, User,
+    UserId, Visibility, Workspace,
 };
 use crate::provider::Usage;
 
@@ -387,6 +387,11 @@ pub struct MemoryFilter {
     pub include_inactive: bool,
     /// At most this many (newest first); 0 means all.
     pub limit: usize,
+    /// The next page: only records listed after this one (the last of the
+    /// page before) in the list's order, pinned first and then newest
+    /// first. Keyed on the record, so records added meanwhile neither
+    /// repeat nor push others past the page boundary.
+    pub before: Option<MemoryId>,
 }
 
 /// A session summary to store.

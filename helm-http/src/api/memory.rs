@@ -202,7 +202,8 @@ impl From<sm::WrittenSummary> for WrittenSummary {
     }
 }
 
-/// `?kind=&all=&thread=&limit=`: which records to list.
+/// `?kind=&all=&thread=&limit=&before=`: which records to list, a page at
+/// a time.
 #[derive(Debug, Clone, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct MemoryQuery {
@@ -220,6 +221,13 @@ pub struct MemoryQuery {
     #[serde(default)]
     #[param(minimum = 1, maximum = 500)]
     pub limit: Option<u32>,
+    /// The next page: the id of the last record of the page before (one
+    /// of this channel's); the records listed after it, in the same order
+    /// (pinned first, then newest first). A page shorter than `limit` is
+    /// the last.
+    #[serde(default)]
+    #[param(minimum = 1)]
+    pub before: Option<i64>,
 }
 
 /// `?q=&limit=&superseded=`: a recall.

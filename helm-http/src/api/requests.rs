@@ -355,7 +355,7 @@ pub struct LifecycleQuery {
     pub limit: Option<u32>,
 }
 
-/// `?thread=&limit=` for the tool journal.
+/// `?thread=&limit=&before=` for the tool journal.
 #[derive(Debug, Clone, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct ActivityQuery {
@@ -367,6 +367,12 @@ pub struct ActivityQuery {
     #[serde(default)]
     #[param(minimum = 1, maximum = 500)]
     pub limit: Option<u32>,
+    /// The next page back: only actions older than this one (the id of the
+    /// first, oldest, action of the page before). A page shorter than
+    /// `limit` holds the oldest.
+    #[serde(default)]
+    #[param(minimum = 1)]
+    pub before: Option<i64>,
 }
 
 /// `?after=&limit=` (forwards), `?before=` or `?newest=true` (backwards)

@@ -5,9 +5,9 @@ use super::described::{Api, handlers};
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use helm_core::model::{ChannelRef, ThreadId};
+use helm_core::model::{ChannelRef, ThreadId, ToolActionId};
 
-use super::{ReadErrors, channel_ref, page_size, path_id};
+use super::{ReadErrors, before_id, channel_ref, page_size, path_id};
 use crate::api::{ActivityQuery, Event, LifecycleQuery, ToolAction};
 use crate::caller::Caller;
 use crate::error::{ApiError, ApiResult};
@@ -20,10 +20,13 @@ pub fn routes() -> Api {
         .routes(handlers!(lifecycle))
 }
 
-/// What the channel's agent ran and changed, newest last.
+/// What the channel's agent ran and changed: the newest actions, newest
+/// last. A page at a time: a full page may have older actions before it,
+/// asked for with `before` set to its first (oldest) action's id; a
+/// shorter page holds the oldest.
 #[utoipa::path(get, path = "/api/channels/{channel}/activity", tag = "channels",
     params(("channel" = String, Path, description = "The channel's name or id"), ActivityQuery),
-    responses((status = 200, description = "Tool actions", body = [ToolAction]), ReadErrors))]
+    responses((status = 200, description = "Tool actions, newest last", body = [ToolAction]), ReadErrors))]
 async fn activity(
     State(state): State<AppState>,
     caller: Caller,
@@ -37,9 +40,10 @@ async fn activity(
     let thread = query.thread.map(path_id::<ThreadId>).transpose()?;
     let (_, actions) = state
         .helm
-        .activity(
+        .activity_before(
             &ChannelRef::Id(record.channel.id),
             thread,
+            query.before.map(before_id::<ToolActionId>).transpose()?,
             page_size(query.limit, 100, 500)?,
         )
         .await?;

@@ -13,7 +13,7 @@ use helm_core::memory::recall::{MAX_LIMIT, RecallQuery as CoreRecall};
 use helm_core::model::{ChannelRef, MemoryId, MemoryKind, MemoryScope, ThreadId};
 use helm_core::store::MemoryFilter;
 
-use super::{ReadErrors, WriteErrors, channel_ref, created, page_size, path_id};
+use super::{ReadErrors, WriteErrors, before_id, channel_ref, created, page_size, path_id};
 use crate::api::{
     EditMemoryRequest, ImportReport, MemoryItem, MemoryQuery, NewMemoryRequest, RecallHit,
     RecallQuery, WrittenSummary,
@@ -26,7 +26,7 @@ use crate::state::AppState;
 pub fn routes() -> Api {
     Api::new()
         .routes(handlers!(list_memory, add_memory))
-        .routes(handlers!(edit_memory))
+        .routes(handlers!(get_memory, edit_memory))
         .routes(handlers!(forget_memory))
         .routes(handlers!(restore_memory))
         .routes(handlers!(pin_memory))
@@ -36,10 +36,14 @@ pub fn routes() -> Api {
         .routes(handlers!(summarize_thread))
 }
 
-/// A channel's memory records, newest first: current ones, or all with `all=true`.
+/// A channel's memory records, pinned first, then newest first: current
+/// ones, or all with `all=true`. A page at a time: a full page may have
+/// more after it, asked for with `before` set to its last record's id; a
+/// shorter page is the last. A `before` that is not a record of this
+/// channel is invalid (422).
 #[utoipa::path(get, path = "/api/channels/{channel}/memory", tag = "memory",
     params(("channel" = String, Path, description = "The channel's name or id"), MemoryQuery),
-    responses((status = 200, description = "Records, newest first", body = [MemoryItem]), ReadErrors))]
+    responses((status = 200, description = "Records, pinned first, then newest first", body = [MemoryItem]), ReadErrors))]
 async fn list_memory(
     State(state): State<AppState>,
     caller: Caller,
@@ -55,6 +59,7 @@ async fn list_memory(
         thread: query.thread.map(path_id::<ThreadId>).transpose()?,
         include_inactive: query.all.unwrap_or(false),
         limit: page_size(query.limit, 100, 500)?,
+        before: query.before.map(before_id::<MemoryId>).transpose()?,
     };
     let items = state
         .helm
@@ -94,6 +99,24 @@ async fn add_memory(
         .remember(&caller.user, &channel_ref(&channel)?, note)
         .await?;
     Ok(created(item.into()))
+}
+
+/// One record, by id: for a view that names a record beyond the pages it
+/// loaded (a recall hit). A record of a channel the caller may not see is
+/// not found (404).
+#[utoipa::path(get, path = "/api/memory/{id}", tag = "memory",
+    params(("id" = i64, Path, description = "The record's id")),
+    responses((status = 200, description = "The record", body = MemoryItem), ReadErrors))]
+async fn get_memory(
+    State(state): State<AppState>,
+    caller: Caller,
+    PathParams(id): PathParams<i64>,
+) -> ApiResult<Json<MemoryItem>> {
+    let item = state
+        .helm
+        .visible_memory(&caller.user, path_id(id)?)
+        .await?;
+    Ok(Json(item.into()))
 }
 
 /// Edits a record: a new record (the editor's) replaces it, and the old

@@ -149,6 +149,20 @@ pub fn path_id<T: FromStr<Err = helm_core::Error>>(raw: i64) -> Result<T, ApiErr
         .map_err(|e: helm_core::Error| ApiError::bad_path(e.to_string()))
 }
 
+/// A page's `before` cursor: an id (a positive number), otherwise a 400
+/// saying so.
+pub fn before_id<T: FromStr<Err = helm_core::Error>>(raw: i64) -> Result<T, ApiError> {
+    raw.to_string().parse().map_err(|_| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "bad_query",
+            format!(
+                "before {raw} is not an id: give the id (a positive number) the last page ended at"
+            ),
+        )
+    })
+}
+
 /// A page size: `default` when absent; 400 outside 1..=`max`.
 pub fn page_size(asked: Option<u32>, default: usize, max: usize) -> Result<usize, ApiError> {
     match asked {

@@ -223,3 +223,85 @@ async fn memory_is_kept_recalled_imported_and_private() -> anyhow::Result<()> {
     assert!(!text.contains("7f3a"), "private memory events do not");
     Ok(())
 }
+
+#[tokio::test]
+async fn memory_and_activity_page_back_with_before() -> anyhow::Result<()> {
+    let api = Api::new().await?;
+    let ada = api.setup().await?;
+    let a = Auth::Bearer(&ada);
+    for name in ["launch", "ops"] {
+        api.post("/api/channels", a, json!({"name": name, "purpose": "Work"}))
+            .await?;
+    }
+    let mut ids = Vec::new();
+    for n in 1..=3 {
+        let added = api
+            .post(
+                "/api/channels/launch/memory",
+                a,
+                json!({"kind": "fact", "content": format!("Fact {n}")}),
+            )
+            .await?;
+        ids.push(added.body["id"].as_i64().unwrap_or_default());
+    }
+    let listed = |reply: &super::kit::Reply| -> Vec<i64> {
+        reply
+            .body
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|m| m["id"].as_i64())
+            .collect()
+    };
+    let first = api.get("/api/channels/launch/memory?limit=2", a).await?;
+    assert_eq!(listed(&first), [ids[2], ids[1]], "{first:?}");
+    let next = api
+        .get(
+            &format!("/api/channels/launch/memory?limit=2&before={}", ids[1]),
+            a,
+        )
+        .await?;
+    assert_eq!(next.status, StatusCode::OK, "{next:?}");
+    assert_eq!(listed(&next), [ids[0]], "{next:?}");
+
+    // A place that is no id is a bad query; another channel's record, invalid.
+    for bad in ["0", "-4", "last"] {
+        let reply = api
+            .get(&format!("/api/channels/launch/memory?before={bad}"), a)
+            .await?;
+        assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{bad}: {reply:?}");
+        assert!(!reply.body.to_string().contains("--"), "{reply:?}");
+    }
+    let theirs = api
+        .post(
+            "/api/channels/ops/memory",
+            a,
+            json!({"kind": "fact", "content": "Ops keeps the pager"}),
+        )
+        .await?;
+    let theirs = theirs.body["id"].as_i64().unwrap_or_default();
+    let wrong = api
+        .get(&format!("/api/channels/launch/memory?before={theirs}"), a)
+        .await?;
+    assert_eq!(wrong.status, StatusCode::UNPROCESSABLE_ENTITY, "{wrong:?}");
+    assert!(
+        wrong.body.to_string().contains("is not in #launch"),
+        "{wrong:?}"
+    );
+
+    // A record beyond the pages read is read by itself; an outsider's
+    // channel's record is not found.
+    let one = api.get(&format!("/api/memory/{}", ids[0]), a).await?;
+    assert_eq!(one.status, StatusCode::OK, "{one:?}");
+    assert_eq!(one.body["content"], "Fact 1");
+    let missing = api.get("/api/memory/9999", a).await?;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND, "{missing:?}");
+
+    // The tool journal pages back the same way (nothing older than 1).
+    let none = api.get("/api/channels/launch/activity?before=1", a).await?;
+    assert_eq!(none.status, StatusCode::OK, "{none:?}");
+    assert_eq!(none.body, json!([]));
+    let bad = api.get("/api/channels/launch/activity?before=0", a).await?;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST, "{bad:?}");
+    Ok(())
+}

@@ -30,6 +30,7 @@ fn memory_filter(kind: Option<&str>, limit: usize, all: bool) -> Result<MemoryFi
         thread: None,
         include_inactive: all,
         limit,
+        before: None,
     })
 }
 

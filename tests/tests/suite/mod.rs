@@ -3,6 +3,7 @@ mod escapes;
 mod journey;
 mod mcp_client;
 mod memory;
+mod pages;
 mod ports;
 mod postgres_channels;
 mod postgres_store;

@@ -410,10 +410,23 @@ async fn turn_script(
                 .await,
         ),
     );
-    log("journal", shown(s.tool_actions(RESEARCH, None, 10).await));
+    log(
+        "journal",
+        shown(s.tool_actions(RESEARCH, None, None, 10).await),
+    );
+    // The page back from action 2: only what is older, on both stores.
+    let older = s
+        .tool_actions(RESEARCH, None, Some(ToolActionId(2)), 10)
+        .await?;
+    assert_eq!(
+        older.iter().map(|a| a.id).collect::<Vec<_>>(),
+        [ToolActionId(1)],
+        "the journal before action 2"
+    );
+    log("journal before 2", shown(Ok(older)));
     log(
         "journal of thread, last 1",
-        shown(s.tool_actions(RESEARCH, Some(ThreadId(1)), 1).await),
+        shown(s.tool_actions(RESEARCH, Some(ThreadId(1)), None, 1).await),
     );
     log("runnable after", shown(s.runnable_turns(1).await));
     // A queued turn can be ended (cancelled) without starting.

@@ -101,11 +101,13 @@ pub trait TurnStore: Send + Sync + 'static {
         outcome: ToolActionOutcome,
     ) -> Result<ToolAction>;
 
-    /// The tool journal of a channel (or a thread), newest last.
+    /// The tool journal of a channel (or a thread): the `limit` newest
+    /// actions older than `before` (all when `None`), newest last.
     async fn tool_actions(
         &self,
         channel: ChannelId,
         thread: Option<ThreadId>,
+        before: Option<ToolActionId>,
         limit: usize,
     ) -> Result<Vec<ToolAction>>;
 

@@ -958,10 +958,11 @@ impl TurnStore for PostgresStore {
         &self,
         channel: ChannelId,
         thread: Option<ThreadId>,
+        before: Option<ToolActionId>,
         limit: usize,
     ) -> Result<Vec<ToolAction>> {
         let client = self.client().await?;
-        tools::list(&client, channel, thread, limit).await
+        tools::list(&client, channel, thread, before, limit).await
     }
 
     async fn record_artifacts(

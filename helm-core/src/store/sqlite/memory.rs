@@ -210,6 +210,8 @@ pub(super) fn list(
         "SELECT {COLUMNS} FROM memory_items m WHERE m.channel_id = ?1 \
          AND (?2 IS NULL OR m.kind = ?2) AND (?3 IS NULL OR m.thread_id = ?3) \
          AND (?4 OR m.status = 'current') \
+         AND (?6 IS NULL OR (m.pinned, m.id) < \
+              (SELECT c.pinned, c.id FROM memory_items c WHERE c.id = ?6)) \
          ORDER BY m.pinned DESC, m.id DESC LIMIT ?5"
     ))?;
     let items = stmt
@@ -219,7 +221,8 @@ pub(super) fn list(
                 filter.kind.map(|k| k.as_str()),
                 filter.thread,
                 filter.include_inactive,
-                limit
+                limit,
+                filter.before
             ],
             |r| from_row(r, 0),
         )?

@@ -193,14 +193,16 @@ pub(super) fn list(
     conn: &Connection,
     channel: ChannelId,
     thread: Option<ThreadId>,
+    before: Option<ToolActionId>,
     limit: usize,
 ) -> Result<Vec<ToolAction>> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM (SELECT * FROM tool_actions WHERE channel_id = ?1 \
-         AND (?2 IS NULL OR thread_id = ?2) ORDER BY id DESC LIMIT ?3) ORDER BY id"
+         AND (?2 IS NULL OR thread_id = ?2) AND (?4 IS NULL OR id < ?4) \
+         ORDER BY id DESC LIMIT ?3) ORDER BY id"
     ))?;
     let actions = stmt
-        .query_map(params![channel, thread, limit as i64], from_row)?
+        .query_map(params![channel, thread, limit as i64, before], from_row)?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     Ok(actions)
 }

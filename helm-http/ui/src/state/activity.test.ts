@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { LiveEvent } from "../api/events";
 import type { Approval, Escalation, ToolAction } from "../api/types";
-import { actionSignal, actionsOfTurn, activityKey, activityOf, applyActivityEvent, approvals, escalations, loadActivity, putAction, putApproval, putEscalation } from "./activity";
+import { ACTIVITY_PAGE, actionSignal, actionsOfTurn, activityKey, activityOf, activityPaging, applyActivityEvent, approvals, escalations, loadActivity, loadOlderActivity, moreActivity, putAction, putApproval, putEscalation, shownActivity } from "./activity";
 
 function action(id: number, status: ToolAction["status"], result = ""): ToolAction {
   return { id, agent_id: 1, channel_id: 7, thread_id: 3, turn_id: 9, tool: "write_file", input_summary: "plan.md", result_summary: result, status, created: "2026-01-01T00:00:00Z" };
@@ -66,4 +66,42 @@ test("a decided approval, or an answered call for Skipper, never goes back to wa
   putEscalation({ ...open, status: "resolved" } as Escalation);
   putEscalation(open);
   assert.equal(escalations.value.get(42)?.status, "resolved");
+});
+
+test("Activity that outgrows a page shows nothing older than its oldest loaded action, until older ones are loaded", async () => {
+  // 260 actions a second apart, the channel made before the first of them.
+  const at = (n: number) => new Date(Date.UTC(2026, 0, 2, 0, 0, n)).toISOString();
+  const all = Array.from({ length: 260 }, (_, i) => ({ ...action(1000 + i, "ok"), channel_id: 9, created: at(i + 1) }));
+  const created = { type: "channel.created", seq: 3, at: at(0), channel_id: 9 };
+  const asked: string[] = [];
+  const realFetch = globalThis.fetch;
+  globalThis.fetch = (async (url: string | URL | Request) => {
+    const u = new URL(String(url), "http://localhost");
+    asked.push(u.pathname + u.search);
+    if (u.pathname.endsWith("/lifecycle")) return new Response(JSON.stringify([created]), { status: 200, headers: { "content-type": "application/json" } });
+    const before = Number(u.searchParams.get("before") ?? Infinity);
+    const limit = Number(u.searchParams.get("limit"));
+    const page = all.filter((a) => a.id < before).slice(-limit);
+    return new Response(JSON.stringify(page), { status: 200, headers: { "content-type": "application/json" } });
+  }) as typeof fetch;
+  try {
+    await loadActivity(9, "big");
+    const paging = activityPaging(9).value;
+    assert.ok(moreActivity(paging), "older actions remain");
+    const first = shownActivity(activityOf(9).value ?? [], paging).map(activityKey);
+    assert.equal(first.length, ACTIVITY_PAGE);
+    assert.equal(first.at(-1), "t1060", "the oldest loaded action ends the list");
+    assert.ok(!first.includes("l3"), "the channel's creation is not shown right below it");
+    await loadOlderActivity(9, "big");
+    assert.ok(asked.some((q) => q.includes("before=1060")), asked.join(" "));
+    const after = activityPaging(9).value;
+    assert.ok(!moreActivity(after), "everything is loaded");
+    const every = shownActivity(activityOf(9).value ?? [], after).map(activityKey);
+    assert.equal(every.length, 261);
+    assert.deepEqual(every.slice(-2), ["t1000", "l3"], "the creation comes after the first action");
+    // The lifecycle had one page: it was not read again.
+    assert.equal(asked.filter((q) => q.includes("/lifecycle")).length, 1);
+  } finally {
+    globalThis.fetch = realFetch;
+  }
 });

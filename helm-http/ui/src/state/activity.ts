@@ -68,7 +68,8 @@ function addActivity(channel: number, entry: ActivityEntry): void {
   }
   const key = activityKey(entry);
   if (list.value.some((e) => activityKey(e) === key)) return;
-  list.value = [entry, ...list.value].slice(0, 500);
+  // Not cut to a size: what was loaded, older pages too, stays until left.
+  list.value = [entry, ...list.value];
 }
 
 export function putAction(action: ToolAction): void {
@@ -90,23 +91,99 @@ export async function loadThreadActions(channelName: string, thread: number): Pr
   batch(() => list.forEach(putAction));
 }
 
+/** How many tool actions, and lifecycle events, one read of Activity brings. */
+export const ACTIVITY_PAGE = 200;
+
 /**
- * Loads a channel's Activity view: its tool journal and its lifecycle (both
- * kept by the server, so a page opened later says what one that watched
- * saw), with the approvals and calls for Skipper already loaded.
+ * Per channel: how far back Activity's two server lists are loaded. While
+ * either has older items left, nothing older than its oldest loaded item
+ * is shown (it would sit as if adjacent to what is loaded, hiding what
+ * lies between).
+ */
+export type ActivityPaging = {
+  /** Older tool actions remain; the next page is before `actionId`. */
+  actionsMore: boolean;
+  actionId?: number;
+  /** When the oldest loaded tool action happened. */
+  actionsFrom?: string;
+  /** Older lifecycle events remain; the next page is before `seq`. */
+  storyMore: boolean;
+  seq?: number;
+  storyFrom?: string;
+  loading: boolean;
+};
+const pagings = new Map<number, Signal<ActivityPaging>>();
+
+export function activityPaging(channel: number): Signal<ActivityPaging> {
+  let s = pagings.get(channel);
+  if (!s) {
+    s = signal<ActivityPaging>({ actionsMore: false, storyMore: false, loading: false });
+    pagings.set(channel, s);
+  }
+  return s;
+}
+
+/** Whether older activity remains to be loaded. */
+export function moreActivity(p: ActivityPaging): boolean {
+  return p.actionsMore || p.storyMore;
+}
+
+/**
+ * The entries to show: all of them once everything is loaded; otherwise
+ * none older than the oldest loaded item of a list with more left (its
+ * older items, not loaded, would belong between).
+ */
+export function shownActivity(entries: ActivityEntry[], p: ActivityPaging): ActivityEntry[] {
+  const edges = [p.actionsMore ? p.actionsFrom : undefined, p.storyMore ? p.storyFrom : undefined].filter((at): at is string => at !== undefined).map(Date.parse);
+  if (edges.length === 0) return entries;
+  const from = Math.max(...edges);
+  return entries.filter((e) => Date.parse(e.at) >= from);
+}
+
+type Pages = { actions?: ToolAction[]; story?: LiveEvent[]; paging: Omit<ActivityPaging, "loading"> };
+
+/**
+ * Reads a page of either list (one more than a page, to know exactly
+ * whether more remain): the actions before `actionId`, the lifecycle
+ * before `seq`, or the newest of each when none is given. A list with
+ * nothing left is not read.
+ */
+async function readPages(channelName: string, from: ActivityPaging | undefined): Promise<Pages> {
+  const path = { channel: channelName };
+  const limit = ACTIVITY_PAGE + 1;
+  const [got, told] = await Promise.all([
+    !from || from.actionsMore ? api.get("/api/channels/{channel}/activity", { path, query: { limit, before: from?.actionId } }) : undefined,
+    !from || from.storyMore ? api.get("/api/channels/{channel}/lifecycle", { path, query: { limit, before: from?.seq } }) : undefined,
+  ]);
+  const paging: Omit<ActivityPaging, "loading"> = { actionsMore: false, storyMore: false, ...from };
+  // Actions come newest last, lifecycle events newest first.
+  const actions = got && (got.length > ACTIVITY_PAGE ? got.slice(1) : got);
+  if (got) Object.assign(paging, { actionsMore: got.length > ACTIVITY_PAGE, actionId: actions?.[0]?.id ?? from?.actionId, actionsFrom: actions?.[0]?.created ?? from?.actionsFrom });
+  const story = told && told.slice(0, ACTIVITY_PAGE);
+  if (told) Object.assign(paging, { storyMore: told.length > ACTIVITY_PAGE, seq: story?.at(-1)?.seq ?? from?.seq, storyFrom: story?.at(-1)?.at ?? from?.storyFrom });
+  return { actions, story: story as LiveEvent[] | undefined, paging };
+}
+
+function entriesOf(pages: Pages): ActivityEntry[] {
+  const entries: ActivityEntry[] = (pages.actions ?? []).map((a) => ({ kind: "tool", id: a.id, at: a.created }));
+  for (const event of pages.story ?? []) {
+    const line = lifecycleEntry(event);
+    if (line) entries.push(line);
+  }
+  return entries;
+}
+
+/**
+ * Loads a channel's Activity view: the newest page of its tool journal and
+ * of its lifecycle (both kept by the server, so a page opened later says
+ * what one that watched saw), with the approvals and calls for Skipper
+ * already loaded.
  */
 export async function loadActivity(channel: number, channelName: string): Promise<void> {
-  const [list, story] = await Promise.all([
-    api.get("/api/channels/{channel}/activity", { path: { channel: channelName }, query: { limit: 200 } }),
-    api.get("/api/channels/{channel}/lifecycle", { path: { channel: channelName }, query: { limit: 200 } }),
-  ]);
+  const pages = await readPages(channelName, undefined);
   batch(() => {
-    list.forEach(putAction);
-    const entries: ActivityEntry[] = list.map((a) => ({ kind: "tool", id: a.id, at: a.created }));
-    for (const event of story) {
-      const line = lifecycleEntry(event);
-      if (line) entries.push(line);
-    }
+    (pages.actions ?? []).forEach(putAction);
+    const entries = entriesOf(pages);
     for (const e of escalations.value.values()) if (e.channel_id === channel) entries.push({ kind: "escalation", escalation: e, at: e.created });
     for (const a of approvals.value.values()) if (a.channel_id === channel) entries.push({ kind: "approval", approval: a, at: a.created });
     const loaded = new Set(entries.map(activityKey));
@@ -114,7 +191,31 @@ export async function loadActivity(channel: number, channelName: string): Promis
     early.delete(channel);
     entries.sort((a, b) => Date.parse(b.at) - Date.parse(a.at));
     activityOf(channel).value = entries;
+    activityPaging(channel).value = { ...pages.paging, loading: false };
   });
+}
+
+/** Loads the next older page of whichever lists have more, into what is loaded. */
+export async function loadOlderActivity(channel: number, channelName: string): Promise<void> {
+  const paging = activityPaging(channel);
+  if (!moreActivity(paging.value) || paging.value.loading) return;
+  paging.value = { ...paging.value, loading: true };
+  try {
+    const pages = await readPages(channelName, paging.value);
+    batch(() => {
+      (pages.actions ?? []).forEach(putAction);
+      const list = activityOf(channel);
+      const have = list.value ?? [];
+      const known = new Set(have.map(activityKey));
+      const entries = [...have, ...entriesOf(pages).filter((e) => !known.has(activityKey(e)))];
+      entries.sort((a, b) => Date.parse(b.at) - Date.parse(a.at));
+      list.value = entries;
+      paging.value = { ...pages.paging, loading: false };
+    });
+  } catch (e) {
+    paging.value = { ...paging.value, loading: false };
+    throw e;
+  }
 }
 
 // Approvals and escalations are few: one map each is enough.

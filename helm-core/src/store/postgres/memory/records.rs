@@ -257,6 +257,8 @@ pub(crate) async fn list(
             "SELECT {COLUMNS} FROM memory_items m WHERE m.channel_id = $1 \
              AND ($2::TEXT IS NULL OR m.kind = $2) AND ($3::BIGINT IS NULL OR m.thread_id = $3) \
              AND ($4 OR m.status = 'current') \
+             AND ($6::BIGINT IS NULL OR (m.pinned, m.id) < \
+                  (SELECT c.pinned, c.id FROM memory_items c WHERE c.id = $6)) \
              ORDER BY m.pinned DESC, m.id DESC LIMIT $5"
         ),
         &[
@@ -265,6 +267,7 @@ pub(crate) async fn list(
             &filter.thread.map(ThreadId::get),
             &filter.include_inactive,
             &n,
+            &filter.before.map(MemoryId::get),
         ],
     )
     .await

@@ -224,18 +224,21 @@ pub(super) async fn list(
     c: &impl Db,
     channel: ChannelId,
     thread: Option<ThreadId>,
+    before: Option<ToolActionId>,
     limit: usize,
 ) -> Result<Vec<ToolAction>> {
     c.query(
         &format!(
             "SELECT * FROM (SELECT {ACTION} FROM tool_actions a WHERE a.channel_id = $1
-               AND ($2::BIGINT IS NULL OR a.thread_id = $2) ORDER BY a.id DESC LIMIT $3) n
+               AND ($2::BIGINT IS NULL OR a.thread_id = $2)
+               AND ($4::BIGINT IS NULL OR a.id < $4) ORDER BY a.id DESC LIMIT $3) n
              ORDER BY n.id"
         ),
         &[
             &channel.get(),
             &thread.map(ThreadId::get),
             &i64::try_from(limit).unwrap_or(i64::MAX),
+            &before.map(|b| b.0),
         ],
     )
     .await

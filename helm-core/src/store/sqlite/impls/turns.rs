@@ -123,9 +123,10 @@ impl TurnStore for SqliteStore {
         &self,
         channel: ChannelId,
         thread: Option<ThreadId>,
+        before: Option<ToolActionId>,
         limit: usize,
     ) -> Result<Vec<ToolAction>> {
-        self.read(move |c| tool_actions::list(c, channel, thread, limit))
+        self.read(move |c| tool_actions::list(c, channel, thread, before, limit))
             .await
     }
 

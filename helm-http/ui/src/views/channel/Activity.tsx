@@ -8,7 +8,7 @@ import { useRetryOnReconnect } from "../../lib/reconnect";
 import { Icon } from "../../components/Icon";
 import { Time } from "../../components/Time";
 import { Tokens } from "../../components/Tokens";
-import { actionSignal, activityKey, activityOf, loadActivity, type ActivityEntry } from "../../state/activity";
+import { actionSignal, activityKey, activityOf, activityPaging, loadActivity, loadOlderActivity, moreActivity, shownActivity, type ActivityEntry } from "../../state/activity";
 import type { ChannelEntry } from "../../state/channels";
 import { channelPath } from "../../state/router";
 import { ensureThreads, threadSignal } from "../../state/threads";
@@ -17,7 +17,9 @@ import { ToolCard } from "../chat/ToolCard";
 
 export function Activity({ entry }: { entry: ChannelEntry }) {
   const channel = entry.channel;
-  const list = activityOf(channel.id).value;
+  const loaded = activityOf(channel.id).value;
+  const paging = activityPaging(channel.id).value;
+  const list = loaded && shownActivity(loaded, paging);
   const [error, setError] = useState<string>();
   const latest = useLatest();
   const load = () => {
@@ -38,7 +40,7 @@ export function Activity({ entry }: { entry: ChannelEntry }) {
         <p class="muted">Everything the agent and Skipper did here, as it happens.</p>
       </div>
       <ErrorNote error={error} onRetry={load} />
-      {list && list.length === 0 && <p class="muted">Nothing has happened here yet.</p>}
+      {list && list.length === 0 && !moreActivity(paging) && <p class="muted">Nothing has happened here yet.</p>}
       <ol class="activity-list" aria-label="Activity, newest first">
         {(list ?? []).map((e) => (
           <li key={activityKey(e)} class={`activity-item activity-${e.kind}`}>
@@ -46,6 +48,28 @@ export function Activity({ entry }: { entry: ChannelEntry }) {
           </li>
         ))}
       </ol>
+      {list && moreActivity(paging) && <OlderActivity channel={channel.id} channelName={channel.name} />}
+    </div>
+  );
+}
+
+/** Below the oldest row shown while older activity remains: says so, and loads the next page. */
+function OlderActivity({ channel, channelName }: { channel: number; channelName: string }) {
+  const paging = activityPaging(channel).value;
+  const [error, setError] = useState<string>();
+  const latest = useLatest();
+  const more = () => {
+    const current = latest();
+    setError(undefined);
+    loadOlderActivity(channel, channelName).catch((e) => current() && setError(describeError(e)));
+  };
+  return (
+    <div class="activity-more" aria-live="polite">
+      <p class="muted small">Older activity is not shown yet.</p>
+      <button type="button" class="btn" disabled={paging.loading} onClick={more}>
+        {paging.loading ? "Loading…" : "Show older"}
+      </button>
+      <ErrorNote error={error} onRetry={more} />
     </div>
   );
 }

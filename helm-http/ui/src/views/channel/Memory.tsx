@@ -16,7 +16,7 @@ import { plainText } from "../../lib/markdown";
 import { useLatest } from "../../lib/latest";
 import { useRetryOnReconnect } from "../../lib/reconnect";
 import type { ChannelEntry } from "../../state/channels";
-import { addMemory, editMemory, forgetMemory, loadMemory, memoryOf, pinMemory, recall, restoreMemory } from "../../state/memory";
+import { addMemory, editMemory, forgetMemory, loadMemory, loadOlderMemory, memoryOf, memoryPaging, memoryRecord, pinMemory, recall, restoreMemory } from "../../state/memory";
 import { channelPath, messagePath } from "../../state/router";
 import { me } from "../../state/session";
 import { toast } from "../../state/toasts";
@@ -35,6 +35,7 @@ type Addable = Exclude<MemoryKind, "summary">;
 export function Memory({ entry, recall: asked }: { entry: ChannelEntry; recall?: string }) {
   const channel = entry.channel;
   const items = memoryOf(channel.id).value;
+  const paging = memoryPaging(channel.id).value;
   const [kind, setKind] = useState<MemoryKind | "all">("all");
   const [history, setHistory] = useState(false);
   const [error, setError] = useState<string>();
@@ -70,7 +71,7 @@ export function Memory({ entry, recall: asked }: { entry: ChannelEntry; recall?:
         <h2>Memory</h2>
         <p class="muted">What #{channel.name} knows. It belongs to the channel and stays when the model changes.</p>
       </div>
-      <Recall key={channel.id} channel={channel.name} asked={asked} />
+      <Recall key={channel.id} channel={channel.name} channelId={channel.id} asked={asked} mayChange={mayChange} onEdit={setEditing} onForget={setForgetting} />
       <AddRecord channel={channel.name} />
       <div class="memory-filters">
         <div class="segmented" role="group" aria-label="Kind">
@@ -79,7 +80,13 @@ export function Memory({ entry, recall: asked }: { entry: ChannelEntry; recall?:
           </button>
           {KINDS.map((k) => (
             <button key={k.id} type="button" aria-pressed={kind === k.id} onClick={() => setKind(k.id)}>
-              {k.plural} {counts.get(k.id) ? <span class="count">{counts.get(k.id)}</span> : null}
+              {k.plural}{" "}
+              {counts.get(k.id) ? (
+                <span class="count">
+                  {counts.get(k.id)}
+                  {paging.more ? "+" : ""}
+                </span>
+              ) : null}
             </button>
           ))}
         </div>
@@ -89,14 +96,85 @@ export function Memory({ entry, recall: asked }: { entry: ChannelEntry; recall?:
         </label>
       </div>
       <ErrorNote error={error} onRetry={load} />
-      {items !== undefined && shown.length === 0 && <p class="muted">Nothing recorded here yet.</p>}
+      {items !== undefined && shown.length === 0 && !paging.more && <p class="muted">Nothing recorded here yet.</p>}
       <ul class="memory-list">
         {shown.map((m) => (
           <MemoryRow key={m.id} item={m} channel={channel.name} mayChange={mayChange(m)} onEdit={() => setEditing(m)} onForget={() => setForgetting(m)} />
         ))}
       </ul>
+      {items !== undefined && <OlderRecords channel={channel.id} channelName={channel.name} loaded={items.length} />}
       {editing && <EditDialog item={editing} onClose={() => setEditing(undefined)} />}
       {forgetting && <ForgetDialog item={forgetting} onClose={() => setForgetting(undefined)} />}
+    </div>
+  );
+}
+
+/**
+ * Says how many records are loaded and, while older ones remain, loads
+ * the next page of them: a long-used channel's oldest records stay
+ * reachable (and the list never ends as if they did not exist).
+ */
+function OlderRecords({ channel, channelName, loaded }: { channel: number; channelName: string; loaded: number }) {
+  const paging = memoryPaging(channel).value;
+  const [error, setError] = useState<string>();
+  const latest = useLatest();
+  const more = () => {
+    const current = latest();
+    setError(undefined);
+    loadOlderMemory(channel, channelName).catch((e) => current() && setError(describeError(e)));
+  };
+  if (!paging.more && loaded === 0) return null;
+  const records = loaded === 1 ? "record" : "records";
+  return (
+    <div class="memory-more" aria-live="polite">
+      <p class="muted small">{paging.more ? `The newest ${loaded} ${records} are loaded; older ones are not shown yet.` : `All ${loaded} ${records} are loaded.`}</p>
+      {paging.more && (
+        <button type="button" class="btn" disabled={paging.loading} onClick={more}>
+          {paging.loading ? "Loading…" : "Show older records"}
+        </button>
+      )}
+      <ErrorNote error={error} onRetry={more} />
+    </div>
+  );
+}
+
+/**
+ * A recall hit's record offers what its row in the list offers (Edit,
+ * Pin, Forget), however old it is: read by itself when it is older than
+ * the pages loaded.
+ */
+function HitActions({ channel, id, mayChange, onEdit, onForget }: { channel: number; id: number; mayChange: (m: MemoryItem) => boolean; onEdit: (m: MemoryItem) => void; onForget: (m: MemoryItem) => void }) {
+  const item = memoryRecord(channel, id).value;
+  if (!item) return null;
+  // Under the hit's text (the hit is a two-column grid; views.css is shared).
+  const under = { gridColumn: 2 };
+  if (item.status !== "current")
+    return (
+      <span class="pill pill-archived" style={under}>
+        {item.status}
+      </span>
+    );
+  if (!mayChange(item)) return null;
+  return (
+    <div class="memory-actions" style={under}>
+      <button type="button" class="btn btn-small btn-ghost" onClick={() => onEdit(item)}>
+        <Icon name="edit" size={14} /> Edit
+      </button>
+      <button
+        type="button"
+        class="btn btn-small btn-ghost"
+        onClick={() =>
+          pinMemory(item.id, !item.pinned).then(
+            () => toast(item.pinned ? "Unpinned." : "Pinned: the agent always sees it."),
+            (e) => toast(describeError(e), "error"),
+          )
+        }
+      >
+        <Icon name="pin" size={14} /> {item.pinned ? "Unpin" : "Pin"}
+      </button>
+      <button type="button" class="btn btn-small btn-ghost" onClick={() => onForget(item)}>
+        <Icon name="trash" size={14} /> Forget
+      </button>
     </div>
   );
 }
@@ -207,8 +285,25 @@ function AddRecord({ channel }: { channel: string }) {
   );
 }
 
-/** Recall; `asked` (from the address: the command palette's "Search memory") is filled in and run. */
-function Recall({ channel, asked }: { channel: string; asked?: string }) {
+/**
+ * Recall; `asked` (from the address: the command palette's "Search
+ * memory") is filled in and run. A record it finds offers its actions.
+ */
+function Recall({
+  channel,
+  channelId,
+  asked,
+  mayChange,
+  onEdit,
+  onForget,
+}: {
+  channel: string;
+  channelId: number;
+  asked?: string;
+  mayChange: (m: MemoryItem) => boolean;
+  onEdit: (m: MemoryItem) => void;
+  onForget: (m: MemoryItem) => void;
+}) {
   const [q, setQ] = useState(asked ?? "");
   const [hits, setHits] = useState<RecallHit[]>();
   const [error, setError] = useState<string>();
@@ -267,6 +362,7 @@ function Recall({ channel, asked }: { channel: string; asked?: string }) {
                   </>
                 )}
               </span>
+              {h.kind !== "message" && <HitActions channel={channelId} id={h.id} mayChange={mayChange} onEdit={onEdit} onForget={onForget} />}
             </li>
           ))}
         </ol>
