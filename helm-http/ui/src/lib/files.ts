@@ -30,6 +30,23 @@ export async function entryQuietly(channel: string, path: string): Promise<FileE
   return entries?.find((e) => e.name === path.slice(cut + 1));
 }
 
+/**
+ * How many rows a folder's listing shows at first and adds at each "Show
+ * more": a folder of twenty thousand files would otherwise put every row in
+ * the page at once (seconds of work, and a page that scrolls slowly).
+ */
+export const FILE_ROWS_PER_PAGE = 200;
+
+/**
+ * How many of a folder's `total` entries to show: the pages asked for, and
+ * always far enough to include the open file (at `selected`, or -1), so a
+ * link to a file deep in a big folder shows it, marked, in the list.
+ */
+export function rowsShown(total: number, asked: number, selected: number): number {
+  const reach = selected >= 0 ? Math.ceil((selected + 1) / FILE_ROWS_PER_PAGE) * FILE_ROWS_PER_PAGE : 0;
+  return Math.min(total, Math.max(asked, reach, FILE_ROWS_PER_PAGE));
+}
+
 /** What says a file changed on disk: its time and size. */
 export interface Stamp {
   modified?: string | null;

@@ -7,7 +7,7 @@ import type { LiveEvent } from "../api/events";
 import type { Message, Thread } from "../api/types";
 import { repliesShown } from "../lib/failure";
 import { heldFetch } from "./heldFetch";
-import { applyMessageEvent, feedOf, loadFeed, loadThreadMessages, messageSignal, putMessage, threadLog, threadProgress } from "./messages";
+import { applyMessageEvent, feedOf, loadFeed, loadThreadMessages, messageSignal, putMessage, threadLog, threadProgress, unreadStart } from "./messages";
 import { applyThreadEvent } from "./threads";
 
 const at = "2026-01-01T00:00:00Z";
@@ -194,4 +194,15 @@ test("a message heard before a channel's feed was read does not stand for its hi
   } finally {
     held.restore();
   }
+});
+
+test("what is unread starts at the first entry after the read marker by someone else", () => {
+  const by = (id: number, user: number): Message => ({ ...message(id, id, "complete", "x"), author: { kind: "human", user_id: user, name: `u${user}` } });
+  [by(500, 1), by(501, 2), by(502, 1), by(503, 2)].forEach(putMessage);
+  const entries = [500, 501, 502, 503].map((id) => ({ messageId: id, threadId: id }));
+  assert.equal(unreadStart(entries, 500, 1), 501);
+  assert.equal(unreadStart(entries, 501, 1), 503, "the person's own thread is not new to them");
+  assert.equal(unreadStart(entries, 503, 1), undefined, "all read");
+  assert.equal(unreadStart(entries, undefined, 1), undefined, "no marker: no line");
+  assert.equal(unreadStart(entries, 10, 2), 500, "the unread began before the loaded page: its first entry");
 });

@@ -266,6 +266,33 @@ export function newestKnown(channel: number): number | undefined {
   return newest;
 }
 
+/**
+ * Where what is unread starts in a loaded feed: the first entry (a thread's
+ * first message, or an announcement) posted after the read marker `after`
+ * by someone other than `me`, or undefined when none of the loaded entries
+ * is (or there is no marker: a channel never read has no "since").
+ */
+export function unreadStart(entries: readonly FeedEntry[], after: number | undefined, me: number | undefined): number | undefined {
+  if (after === undefined) return undefined;
+  for (const entry of entries) {
+    if (entry.messageId <= after) continue;
+    const author = byId.get(entry.messageId)?.peek().author;
+    if (author?.kind === "human" && author.user_id === me) continue;
+    return entry.messageId;
+  }
+  return undefined;
+}
+
+/**
+ * The newest message of a channel, of any thread (the server's read marker
+ * takes a message id; the feed's pages may hold neither the newest threads
+ * nor an old thread with new replies).
+ */
+export async function channelNewest(channel: number): Promise<number | undefined> {
+  const page = await api.get("/api/channels/{channel}/messages", { path: { channel: String(channel) }, query: { newest: true, limit: 1 } });
+  return page.items.at(-1)?.id;
+}
+
 // The reducer -------------------------------------------------------------
 
 function onCreated(message: Message): void {

@@ -232,11 +232,20 @@ function liveOrAfter(events: EventStream, ms: number): Promise<void> {
   });
 }
 
-/** Ends the session here: back to a clean sign-in page. */
+/**
+ * Ends the session here: back to a clean sign-in page. A session that ended
+ * by itself (elsewhere, or expired) says so, and signing in again returns
+ * to the page the person was on (`next`), where their drafts wait.
+ */
 function endSession(reason?: string): void {
   stream.value?.stop();
-  const query = reason ? `?ended=1` : "";
-  location.assign(`/login${query}`);
+  location.assign(reason ? signInAgainPath(location.pathname + location.search) : "/login");
+}
+
+/** The sign-in page after a session ended while `here` (path and query) was open. */
+export function signInAgainPath(here: string): string {
+  const back = here.startsWith("/") && !here.startsWith("//") && !/^\/(login|join|setup)\b/.test(here) && here !== "/";
+  return back ? `/login?ended=1&next=${encodeURIComponent(here)}` : "/login?ended=1";
 }
 
 export async function signIn(name: string, password: string): Promise<void> {

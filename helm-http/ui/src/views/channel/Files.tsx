@@ -12,7 +12,7 @@ import { ErrorNote, Field } from "../../components/Field";
 import { Icon } from "../../components/Icon";
 import { Markdown } from "../../components/Markdown";
 import { Time } from "../../components/Time";
-import { listQuietly, sameStamp } from "../../lib/files";
+import { FILE_ROWS_PER_PAGE, listQuietly, rowsShown, sameStamp } from "../../lib/files";
 import { bytes, plural } from "../../lib/format";
 import { useRetryOnReconnect } from "../../lib/reconnect";
 import type { ChannelEntry } from "../../state/channels";
@@ -142,6 +142,21 @@ export function Files({ entry, path }: { entry: ChannelEntry; path?: string }) {
   }, [live.tick]);
 
   const byPath = useMemo(() => new Map(artifacts.map((a) => [a.path, a])), [artifacts]);
+  // Rows asked for in this folder ("Show more"); another folder starts at one page.
+  const [asked, setAsked] = useState({ dir, rows: FILE_ROWS_PER_PAGE });
+  const selectedAt = useMemo(() => (selected && entries ? entries.findIndex((e) => e.path === selected.path) : -1), [entries, selected?.path]);
+  const shownRows = entries ? rowsShown(entries.length, asked.dir === dir ? asked.rows : FILE_ROWS_PER_PAGE, selectedAt) : 0;
+  const listRef = useRef<HTMLUListElement>(null);
+  // The open file's row in view (a link to a file far down a big folder).
+  useEffect(() => {
+    if (selectedAt >= 0) listRef.current?.querySelector<HTMLElement>(`li[data-row="${selectedAt}"]`)?.scrollIntoView({ block: "nearest" });
+  }, [selectedAt]);
+  const showMore = () => {
+    const from = shownRows;
+    setAsked({ dir, rows: from + FILE_ROWS_PER_PAGE });
+    // A keyboard user goes on from the first row added, not back to the top.
+    requestAnimationFrame(() => listRef.current?.querySelector<HTMLElement>(`li[data-row="${from}"] a`)?.focus());
+  };
   const refresh = () => setVersion((v) => v + 1);
   const retry = () => {
     setError(undefined);
@@ -238,7 +253,7 @@ export function Files({ entry, path }: { entry: ChannelEntry; path?: string }) {
         {entries === undefined ? (
           !error && <p class="muted pad">Loading…</p>
         ) : (
-          <ul class="file-list" aria-label={`Contents of ${dir}`}>
+          <ul class="file-list" aria-label={`Contents of ${dir}`} ref={listRef}>
             {dir !== ROOT && (
               <li>
                 <a class="file-row" href={filesPath(channel, parent(dir))}>
@@ -248,8 +263,8 @@ export function Files({ entry, path }: { entry: ChannelEntry; path?: string }) {
               </li>
             )}
             {entries.length === 0 && <li class="muted pad">This folder is empty. Drop files here to upload them.</li>}
-            {entries.map((e) => (
-              <li key={e.path}>
+            {entries.slice(0, shownRows).map((e, i) => (
+              <li key={e.path} data-row={i}>
                 <a class={selected?.path === e.path ? "file-row selected" : "file-row"} href={filesPath(channel, e.path)} aria-current={selected?.path === e.path ? "true" : undefined}>
                   <Icon name={e.kind === "dir" ? "folder" : e.kind === "symlink" ? "link" : "file"} size={16} />
                   <span class="file-name">{e.name}</span>
@@ -258,6 +273,16 @@ export function Files({ entry, path }: { entry: ChannelEntry; path?: string }) {
                 </a>
               </li>
             ))}
+            {shownRows < entries.length && (
+              <li class="file-more">
+                <span class="muted small">
+                  {shownRows.toLocaleString()} of {entries.length.toLocaleString()} shown
+                </span>
+                <button type="button" class="btn btn-small" onClick={showMore}>
+                  Show {Math.min(FILE_ROWS_PER_PAGE, entries.length - shownRows).toLocaleString()} more
+                </button>
+              </li>
+            )}
           </ul>
         )}
       </div>
@@ -426,7 +451,7 @@ function Preview({
           </p>
         </div>
         <div class="toolbar-actions">
-          {text && !editing && !archived && (
+          {text && !text.truncated && !editing && !archived && (
             <button type="button" class="btn btn-small" onClick={() => setEditing(true)}>
               <Icon name="edit" size={15} /> Edit
             </button>
@@ -446,6 +471,12 @@ function Preview({
           )}
         </div>
       </header>
+      {text?.truncated && (
+        // Saving what is shown would write its first part over the whole file: read-only here.
+        <p class="preview-note muted small" role="note">
+          This file ({bytes(file.size)}) is too big to show whole: only its first part is here, so it opens read-only (saving that part would put it in place of the whole file). <a href={download} download={file.name}>Download it</a> for all of it.
+        </p>
+      )}
       <ErrorNote error={error} />
       {image && <img class="preview-image" src={download} alt={file.name} />}
       {binary && <p class="muted pad">This file is not text, so it cannot be shown here. Download it to open it.</p>}
@@ -468,7 +499,6 @@ function Preview({
         </Suspense>
       )}
       {text && !editing && (MARKDOWN.test(file.name) ? <Markdown text={text.content} class="preview-markdown" /> : <pre class="preview-text">{text.content}</pre>)}
-      {text?.truncated && <p class="muted small">Only the first part is shown; download the file for all of it.</p>}
     </div>
   );
 }

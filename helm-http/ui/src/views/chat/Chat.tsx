@@ -3,7 +3,7 @@
 // thread in full. A new message starts a thread and opens it; files
 // dropped anywhere on the chat are uploaded to /workspace/uploads.
 import { memo } from "preact/compat";
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { api, describeError } from "../../api/client";
 import { Avatar } from "../../components/Avatar";
 import { ErrorNote } from "../../components/Field";
@@ -19,11 +19,12 @@ import { useLatest } from "../../lib/latest";
 import { useRetryOnReconnect } from "../../lib/reconnect";
 import type { ChannelEntry } from "../../state/channels";
 import { composerInsert } from "../../state/composer";
-import { feedOf, loadFeed, loadOlderFeed, messageSignal, newestKnown, threadProgress, type FeedEntry } from "../../state/messages";
+import { channelNewest, feedOf, loadFeed, loadOlderFeed, messageSignal, newestKnown, threadProgress, unreadStart, type FeedEntry } from "../../state/messages";
 import { channelPath } from "../../state/router";
 import { threadSignal } from "../../state/threads";
 import { toast } from "../../state/toasts";
-import { markRead } from "../../state/unread";
+import { me } from "../../state/session";
+import { markRead, unread } from "../../state/unread";
 import { offHostComputer } from "../channel/hostComputer";
 import { Composer } from "./Composer";
 import { authorKind, authorName } from "./MessageItem";
@@ -52,13 +53,48 @@ export function Chat({ entry, thread, message }: { entry: ChannelEntry; thread?:
     }
   }, [feed.loaded]);
 
-  // Reading the chat marks the channel read, up to the newest message seen.
+  // Where the person had read to when the chat opened (the read marker, if
+  // anything was unread then): the "new since you last read" line goes
+  // before the first entry after it, and the chat opens there.
+  const [since, setSince] = useState<{ channel: number; after?: number }>();
+  useEffect(() => {
+    if (!feed.loaded || since?.channel === channel.id) return;
+    const counts = unread.peek().get(channel.id);
+    setSince({ channel: channel.id, after: counts && counts.unread + counts.mentions > 0 ? counts.lastRead : undefined });
+  }, [feed.loaded, channel.id]);
+  const after = since?.channel === channel.id ? since.after : undefined;
+  const firstUnread = unreadStart(feed.entries, after, me.value?.id);
+  // Where the chat opens: the line's entry as it was when the chat first
+  // showed (older pages loading above later do not move the view).
+  const [landing, setLanding] = useState<{ channel: number; at?: number }>();
+  useEffect(() => {
+    if (since?.channel === channel.id && landing?.channel !== channel.id) setLanding({ channel: channel.id, at: firstUnread });
+  }, [since, channel.id]);
+  const reveal = landing?.channel === channel.id ? landing.at : undefined;
+
+  // Reading the chat marks the channel read, up to its newest message: the
+  // newest one the feed knows and, when something was unread on opening,
+  // the channel's newest as the server says (new replies in an old thread
+  // are in no loaded feed page, yet the person has come to read them).
   const newest = newestKnown(channel.id);
+  const [serverNewest, setServerNewest] = useState<{ channel: number; id?: number }>();
   useEffect(() => {
-    if (feed.loaded && document.visibilityState === "visible") markRead(channel.id, newest);
-  }, [feed.loaded, newest, channel.id]);
+    if (!feed.loaded) return;
+    const counts = unread.peek().get(channel.id);
+    if (!counts || counts.unread + counts.mentions === 0) return;
+    const current = latest();
+    channelNewest(channel.id)
+      .then((id) => current() && setServerNewest({ channel: channel.id, id }))
+      .catch(() => undefined);
+  }, [feed.loaded, channel.id]);
+  const readTo = Math.max(newest ?? 0, serverNewest?.channel === channel.id ? (serverNewest.id ?? 0) : 0) || undefined;
+  const readToNow = useRef(readTo);
+  readToNow.current = readTo;
   useEffect(() => {
-    const visible = () => document.visibilityState === "visible" && markRead(channel.id, newestKnown(channel.id));
+    if (feed.loaded && document.visibilityState === "visible") markRead(channel.id, readTo);
+  }, [feed.loaded, readTo, channel.id]);
+  useEffect(() => {
+    const visible = () => document.visibilityState === "visible" && markRead(channel.id, Math.max(readToNow.current ?? 0, newestKnown(channel.id) ?? 0) || undefined);
     document.addEventListener("visibilitychange", visible);
     return () => document.removeEventListener("visibilitychange", visible);
   }, [channel.id]);
@@ -114,7 +150,13 @@ export function Chat({ entry, thread, message }: { entry: ChannelEntry; thread?:
           stickToBottom
           onNearTop={() => void loadOlderFeed(channel.id, channel.name).catch(() => undefined)}
           header={feed.olderCursor !== undefined ? <p class="muted small center">Loading earlier messages…</p> : <ChannelStart entry={entry} />}
-          render={(e: FeedEntry) => <FeedItem entry={e} channel={channel.name} open={thread === e.threadId && thread !== undefined} />}
+          reveal={reveal}
+          render={(e: FeedEntry) => (
+            <>
+              {e.messageId === firstUnread && <NewSince />}
+              <FeedItem entry={e} channel={channel.name} open={thread === e.threadId && thread !== undefined} />
+            </>
+          )}
         />
         <Composer
           key={`new-${channel.id}`}
@@ -131,6 +173,15 @@ export function Chat({ entry, thread, message }: { entry: ChannelEntry; thread?:
           Drop to upload to /workspace/uploads
         </div>
       )}
+    </div>
+  );
+}
+
+/** The line where what the person has not read begins. */
+function NewSince() {
+  return (
+    <div class="new-since" role="separator" aria-label="New since you last read">
+      <span>New since you last read</span>
     </div>
   );
 }

@@ -5,6 +5,7 @@
 // a thread, a line under the box says whether this reply wakes the agent
 // (the server's rule, lib/wake.ts). A message that fails to send stays in
 // the box, with the reason (and, when no model can answer, what to do).
+// Unsent text is kept as a draft per person and box (lib/drafts.ts).
 import { computed } from "@preact/signals";
 import type { ComponentChildren } from "preact";
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
@@ -22,6 +23,7 @@ import { members, loadMembers } from "../../state/members";
 import { mentionablePeople, unseenMentions, unseenWords } from "../../lib/audience";
 import { composerInsert } from "../../state/composer";
 import { replyWakes, type Wake } from "../../lib/wake";
+import { browserStore, keepDraft, readDraft, type DraftPlace } from "../../lib/drafts";
 import { MANAGERS, useManages } from "../channel/manages";
 import { NoModelError, isModelUnavailable } from "./NoModel";
 
@@ -63,7 +65,12 @@ export function Composer({
    */
   closed?: ComponentChildren;
 }) {
-  const [text, setText] = useState("");
+  // What was typed and not sent is kept (per person, per box), so a session
+  // that ends or a page that reloads loses nothing.
+  const user = me.value?.id;
+  const place: DraftPlace = thread !== undefined ? { channel: entry.channel.id, thread } : { channel: entry.channel.id, box: prepare ? "panel" : "new" };
+  const [text, setText] = useState(() => readDraft(browserStore(), user, place));
+  useEffect(() => keepDraft(browserStore(), user, place, text), [text, user]);
   const [error, setError] = useState<unknown>();
   const [busy, setBusy] = useState(false);
   const [ask, setAsk] = useState(askByDefault);
