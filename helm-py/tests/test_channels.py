@@ -203,6 +203,17 @@ def test_a_history_is_imported_and_records_are_kept_by_hand(data: Path, tmp_path
         assert launch.memory.forget(edited.id).status == "forgotten"
         assert launch.memory.list(kind="decision") == []
 
+        # Page by page: every record once, in order.
+        for n in range(5):
+            launch.memory.add("fact", f"Fact number {n}.")
+        everything = [m.id for m in launch.memory.list(limit=500)]
+        paged: list[int] = []
+        page = launch.memory.list(limit=2)
+        while page:
+            paged += [m.id for m in page]
+            page = launch.memory.list(limit=2, before=page[-1].id)
+        assert paged == everything
+
 
 async def test_memory_records_are_kept_by_hand_async(data: Path) -> None:
     async with onehelm.AsyncHelm.open(data) as helm:

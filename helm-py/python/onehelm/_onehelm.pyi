@@ -477,7 +477,12 @@ class Memory:
         self, kind: str, text: str, *, thread: int | None = None, scope: str = "channel"
     ) -> MemoryItem: ...
     def list(
-        self, *, kind: str | None = None, limit: int = 100, all: bool = False
+        self,
+        *,
+        kind: str | None = None,
+        limit: int = 100,
+        all: bool = False,
+        before: int | None = None,
     ) -> list[MemoryItem]: ...
     def edit(self, id: int, text: str) -> MemoryItem: ...
     def forget(self, id: int) -> MemoryItem: ...
@@ -491,7 +496,12 @@ class AsyncMemory:
         self, kind: str, text: str, *, thread: int | None = None, scope: str = "channel"
     ) -> Awaitable[MemoryItem]: ...
     def list(
-        self, *, kind: str | None = None, limit: int = 100, all: bool = False
+        self,
+        *,
+        kind: str | None = None,
+        limit: int = 100,
+        all: bool = False,
+        before: int | None = None,
     ) -> Awaitable[list[MemoryItem]]: ...
     def edit(self, id: int, text: str) -> Awaitable[MemoryItem]: ...
     def forget(self, id: int) -> Awaitable[MemoryItem]: ...

@@ -24,13 +24,18 @@ fn memory_note(kind: &str, text: String, thread: Option<i64>, scope: &str) -> Re
     })
 }
 
-fn memory_filter(kind: Option<&str>, limit: usize, all: bool) -> Result<MemoryFilter> {
+fn memory_filter(
+    kind: Option<&str>,
+    limit: usize,
+    all: bool,
+    before: Option<i64>,
+) -> Result<MemoryFilter> {
     Ok(MemoryFilter {
         kind: kind.map(str::parse::<MemoryKind>).transpose()?,
         thread: None,
         include_inactive: all,
         limit,
-        before: None,
+        before: before.map(MemoryId),
     })
 }
 
@@ -80,13 +85,21 @@ twins! {
         }
     }
 
-    /// The channel's memory records, newest first (only current ones unless
-    /// `all`).
+    /// The channel's memory records, pinned first, then newest first (only
+    /// current ones unless `all`); `before` (a record's id, the last of the
+    /// page before) gives the next page.
     async
-    /// The channel's memory records, newest first.
-    #[pyo3(signature = (*, kind=None, limit=100, all=false))]
-    fn list(&self, kind: Option<&str>, limit: usize, all: bool) -> Vec<MemoryItem> {
-        let filter = memory_filter(kind, check_limit(limit).map_err(to_py)?, all).map_err(to_py)?;
+    /// The channel's memory records, a page at a time (see `Memory.list`).
+    #[pyo3(signature = (*, kind=None, limit=100, all=false, before=None))]
+    fn list(
+        &self,
+        kind: Option<&str>,
+        limit: usize,
+        all: bool,
+        before: Option<i64>,
+    ) -> Vec<MemoryItem> {
+        let limit = check_limit(limit).map_err(to_py)?;
+        let filter = memory_filter(kind, limit, all, before).map_err(to_py)?;
         let core = self.core.clone();
         async move {
             let items = core.backend.memory(&core.key, filter).await?;
