@@ -154,9 +154,10 @@ async fn host_guard(
 }
 
 /// Refuses at once a request whose declared `Content-Length` is over the
-/// body limit: the limit itself applies as the body is read, so without
-/// this a request declaring far more than it sends would hold its
-/// connection until the body timeout, to be told it was malformed.
+/// limit it is read under (uploads have their own, larger one): the limit
+/// itself applies as the body is read, so without this a request declaring
+/// far more than it sends would hold its connection until the body
+/// timeout, to be told it was malformed.
 async fn declared_size_guard(
     State(state): State<AppState>,
     request: axum::http::Request<axum::body::Body>,
@@ -167,7 +168,12 @@ async fn declared_size_guard(
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok());
-    let limit = u64::try_from(state.config.max_body_bytes).unwrap_or(u64::MAX);
+    let limit = if request.uri().path().ends_with("/files/upload") {
+        state.config.max_upload_bytes
+    } else {
+        state.config.max_body_bytes
+    };
+    let limit = u64::try_from(limit).unwrap_or(u64::MAX);
     match declared {
         Some(size) if size > limit => ApiError::new(
             axum::http::StatusCode::PAYLOAD_TOO_LARGE,

@@ -547,3 +547,34 @@ async fn a_providers_url_never_shows_a_credential() -> anyhow::Result<()> {
     assert!(text.contains("api-version=1"), "{text}");
     Ok(())
 }
+
+/// Uploads are read under their own limit, larger than the body limit: one
+/// over the body limit declared up front is taken, not refused at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upload_over_the_body_limit_but_within_its_own_is_taken() -> anyhow::Result<()> {
+    let served = super::kit::Served::start(Api::new().await?).await?;
+    let token = served.api.setup().await?;
+    let http = super::kit::client()?;
+    http.post(served.url("/api/channels"))
+        .bearer_auth(&token)
+        .json(&json!({"name": "alpha", "purpose": "Work"}))
+        .send()
+        .await?;
+    let limit = served.api.state.config.max_body_bytes;
+    let bytes = vec![b'x'; limit + limit / 2];
+    let body = multipart("XyZ", b"big.log", &bytes);
+    let uploaded = http
+        .post(served.url("/api/channels/alpha/files/upload"))
+        .bearer_auth(&token)
+        .header("content-type", "multipart/form-data; boundary=XyZ")
+        .header("content-length", body.len())
+        .body(body)
+        .send()
+        .await?;
+    assert!(
+        uploaded.status().is_success(),
+        "{:?}",
+        uploaded.text().await
+    );
+    served.stop().await
+}
