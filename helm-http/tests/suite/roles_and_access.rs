@@ -397,37 +397,7 @@ async fn a_deactivated_persons_terminals_close_at_once() -> anyhow::Result<()> {
     super::computer::read_until(&mut terminal, "READY-42").await?;
 
     // ...and another over Open Terminal's, with the key he made.
-    let key: Value = http
-        .post(served.url("/api/channels/bench/ot-key"))
-        .bearer_auth(&bob)
-        .send()
-        .await?
-        .json()
-        .await?;
-    let key = key["secret"].as_str().unwrap_or_default().to_string();
-    let ot: Value = http
-        .post(served.url("/api/channels/bench/ot/api/terminals"))
-        .bearer_auth(&key)
-        .send()
-        .await?
-        .json()
-        .await?;
-    let tid = ot["id"].as_str().unwrap_or_default();
-    let url = served.ws_url(&format!("/api/channels/bench/ot/api/terminals/{tid}"));
-    let (mut open_terminal, _) = tokio_tungstenite::connect_async(url.as_str()).await?;
-    open_terminal
-        .send(Message::Text(
-            json!({"type": "auth", "token": key}).to_string().into(),
-        ))
-        .await?;
-    open_terminal
-        .send(Message::Text(
-            json!({"type": "input", "data": "echo OT-$((6*7))\n"})
-                .to_string()
-                .into(),
-        ))
-        .await?;
-    super::computer::read_until(&mut open_terminal, "OT-42").await?;
+    let (_, mut open_terminal) = open_terminal_in(&served, &bob, "bench").await?;
 
     let reply = http
         .patch(served.url(&patch_path(bob_id)))
@@ -497,34 +467,7 @@ async fn sockets_close_at_once_when_their_access_or_credential_ends() -> anyhow:
         json!({"name": "bench", "purpose": "Bob's bench"}),
     )
     .await?;
-    let key: Value = post("/api/channels/bench/ot-key", &bob, json!({}))
-        .await?
-        .json()
-        .await?;
-    let key = key["secret"].as_str().unwrap_or_default().to_string();
-    let ot: Value = http
-        .post(served.url("/api/channels/bench/ot/api/terminals"))
-        .bearer_auth(&key)
-        .send()
-        .await?
-        .json()
-        .await?;
-    let tid = ot["id"].as_str().unwrap_or_default();
-    let url = served.ws_url(&format!("/api/channels/bench/ot/api/terminals/{tid}"));
-    let (mut open_terminal, _) = tokio_tungstenite::connect_async(url.as_str()).await?;
-    open_terminal
-        .send(Message::Text(
-            json!({"type": "auth", "token": key}).to_string().into(),
-        ))
-        .await?;
-    open_terminal
-        .send(Message::Text(
-            json!({"type": "input", "data": "echo OT-$((6*7))\n"})
-                .to_string()
-                .into(),
-        ))
-        .await?;
-    super::computer::read_until(&mut open_terminal, "OT-42").await?;
+    let (_, mut open_terminal) = open_terminal_in(&served, &bob, "bench").await?;
     http.delete(served.url("/api/channels/bench/ot-key"))
         .bearer_auth(&bob)
         .send()
@@ -547,4 +490,52 @@ async fn sockets_close_at_once_when_their_access_or_credential_ends() -> anyhow:
         .await?;
     anyhow::ensure!(close_code(&mut events).await? == 4001);
     served.stop().await
+}
+
+/// Makes `channel`'s Open Terminal key as the holder of `token`, opens a
+/// terminal with it and connects to it, checked by a command's output.
+/// Returns the key and the socket.
+async fn open_terminal_in(
+    served: &Served,
+    token: &str,
+    channel: &str,
+) -> anyhow::Result<(
+    String,
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>,
+)> {
+    use futures_util::SinkExt;
+    use tokio_tungstenite::tungstenite::Message;
+    let http = client()?;
+    let key: Value = http
+        .post(served.url(&format!("/api/channels/{channel}/ot-key")))
+        .bearer_auth(token)
+        .send()
+        .await?
+        .json()
+        .await?;
+    let key = key["secret"].as_str().unwrap_or_default().to_string();
+    let ot: Value = http
+        .post(served.url(&format!("/api/channels/{channel}/ot/api/terminals")))
+        .bearer_auth(&key)
+        .send()
+        .await?
+        .json()
+        .await?;
+    let tid = ot["id"].as_str().unwrap_or_default();
+    let url = served.ws_url(&format!("/api/channels/{channel}/ot/api/terminals/{tid}"));
+    let (mut socket, _) = tokio_tungstenite::connect_async(url.as_str()).await?;
+    socket
+        .send(Message::Text(
+            json!({"type": "auth", "token": key}).to_string().into(),
+        ))
+        .await?;
+    socket
+        .send(Message::Text(
+            json!({"type": "input", "data": "echo OT-$((6*7))\n"})
+                .to_string()
+                .into(),
+        ))
+        .await?;
+    super::computer::read_until(&mut socket, "OT-42").await?;
+    Ok((key, socket))
 }
